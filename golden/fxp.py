@@ -1,0 +1,170 @@
+"""Scalar arithmetic primitives of the accelerator, vectorised with numpy (golden/SPEC.md sections 1-3).
+
+Every integer here is an exact Python/numpy int64; nothing is rounded implicitly. These functions are the
+reference the RTL requantiser, LFSR and element-wise unit are checked against, and are themselves checked
+against the scalar `fixedpoint`-library model in golden/fxp_ref.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ACC_W = 48  # accumulator width in bits (SPEC 1.2)
+RAND_BITS = 8  # random bits per stochastic rounding (SPEC 2.2)
+SHIFT_MIN, SHIFT_MAX = -16, 47  # legal requantisation shifts (SPEC 2.1)
+LFSR_MASK = 0x80200003  # x^32 + x^22 + x^2 + x + 1, Galois, right-shifting (SPEC 3)
+LFSR_STEPS_PER_DRAW = 8
+LFSR_SEED_XOR = 0xA5A5A5A5
+
+NEAREST, STOCHASTIC = 0, 1
+
+
+@dataclass(frozen=True)
+class Fmt:
+    """Signed two's-complement format: `width` bits, `frac` fraction bits; value = q * 2**-frac."""
+
+    width: int
+    frac: int
+
+    def __post_init__(self):
+        if not 2 <= self.width <= 32:
+            raise ValueError(f"format width {self.width} out of range 2..32")
+        if not -32 <= self.frac <= 47:
+            raise ValueError(f"format fraction bits {self.frac} out of range -32..47")
+
+    @property
+    def qmin(self) -> int:
+        return -(1 << (self.width - 1))
+
+    @property
+    def qmax(self) -> int:
+        return (1 << (self.width - 1)) - 1
+
+    def __str__(self):
+        return f"Q{self.width - self.frac}.{self.frac}"
+
+
+def check_shift(shift: int) -> int:
+    if not SHIFT_MIN <= shift <= SHIFT_MAX:
+        raise ValueError(f"requantisation shift {shift} outside the RTL's range {SHIFT_MIN}..{SHIFT_MAX}")
+    return shift
+
+
+def check_acc(acc: np.ndarray, what: str = "accumulator") -> None:
+    """The RTL accumulator is ACC_W bits; the compiler bounds every op so this can never fire."""
+    lim = 1 << (ACC_W - 1)
+    if acc.size and (acc.max() >= lim or acc.min() < -lim):
+        raise OverflowError(f"{what} exceeds the {ACC_W}-bit accumulator")
+
+
+def saturate(q: np.ndarray, fmt: Fmt) -> tuple[np.ndarray, int]:
+    """Clamp to the format's range; returns (values, number of elements that were clamped)."""
+    q = np.asarray(q, dtype=np.int64)
+    hi, lo = q > fmt.qmax, q < fmt.qmin
+    n_sat = int(np.count_nonzero(hi) + np.count_nonzero(lo))
+    return np.clip(q, fmt.qmin, fmt.qmax), n_sat
+
+
+def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None = None) -> np.ndarray:
+    """Arithmetic shift right by `shift` with rounding (SPEC 2.1-2.2); a negative shift is an exact left shift.
+
+    NEAREST adds half an output LSB (ties go up). STOCHASTIC adds the RAND_BITS random bits placed just
+    below the kept LSB: bias = floor(r * 2**shift / 2**RAND_BITS).
+    """
+    acc = np.asarray(acc, dtype=np.int64)
+    check_shift(shift)
+    if shift <= 0:
+        return acc << -shift
+    if mode == NEAREST:
+        bias = np.int64(1) << (shift - 1)
+    elif mode == STOCHASTIC:
+        r = np.asarray(rand, dtype=np.int64)
+        if r.shape != acc.shape:
+            raise ValueError(f"random bits shape {r.shape} != values shape {acc.shape}")
+        bias = (r << shift) >> RAND_BITS
+    else:
+        raise ValueError(f"unknown rounding mode {mode}")
+    return (acc + bias) >> shift
+
+
+def requantize(acc, shift: int, mode: int, fmt: Fmt, rand=None) -> tuple[np.ndarray, int]:
+    """RQ(acc, s, mode) -> saturated output in `fmt` and the saturation count (SPEC 2)."""
+    check_acc(np.asarray(acc, dtype=np.int64))
+    return saturate(round_shift(acc, shift, mode, rand), fmt)
+
+
+# --- LFSR (SPEC 3) -------------------------------------------------------------------------------------
+
+def lfsr_seed_state(seed: int) -> int:
+    state = (int(seed) ^ LFSR_SEED_XOR) & 0xFFFFFFFF
+    return state or 1
+
+
+def lfsr_step(state: int) -> int:
+    """One Galois step (right shift; the bit shifted out selects the feedback mask)."""
+    return (state >> 1) ^ (LFSR_MASK if state & 1 else 0)
+
+
+def lfsr_draw(state: int) -> tuple[int, int]:
+    """Scalar reference: advance LFSR_STEPS_PER_DRAW steps, return (new state, random byte)."""
+    for _ in range(LFSR_STEPS_PER_DRAW):
+        state = lfsr_step(state)
+    return state, state & ((1 << RAND_BITS) - 1)
+
+
+def _gf2_matrix_of(fn) -> np.ndarray:
+    """32x32 GF(2) matrix (as 32 column words) of a linear map on 32-bit states."""
+    return np.array([fn(1 << b) for b in range(32)], dtype=np.uint64)
+
+
+def _gf2_apply(cols: np.ndarray, state: int) -> int:
+    out = 0
+    for b in range(32):
+        if state >> b & 1:
+            out ^= int(cols[b])
+    return out
+
+
+class LfsrStream:
+    """The single random stream of the accelerator: one draw per stochastically rounded element.
+
+    `take(n)` returns the next n random bytes and advances the state, equal to n calls of `lfsr_draw`,
+    vectorised with a jump table: state_{i+j} = J^j state_i for j < BLOCK.
+    """
+
+    BLOCK = 4096
+    _table = None  # (BLOCK, 32) uint64: column b of J^(j+1)
+
+    def __init__(self, seed: int = 0, state: int | None = None):
+        self.state = lfsr_seed_state(seed) if state is None else int(state)
+        if not self.state:
+            raise ValueError("LFSR state must be non-zero")
+        self.drawn = 0  # total draws, for reports
+
+    @classmethod
+    def _jump_table(cls) -> np.ndarray:
+        if cls._table is None:
+            one = _gf2_matrix_of(lambda s: lfsr_draw(s)[0])
+            tab = np.empty((cls.BLOCK, 32), dtype=np.uint64)
+            cur = one
+            for j in range(cls.BLOCK):
+                tab[j] = cur
+                # next = J * cur  (apply J to every column)
+                cur = np.array([_gf2_apply(one, int(c)) for c in cur], dtype=np.uint64)
+            cls._table = tab
+        return cls._table
+
+    def take(self, n: int) -> np.ndarray:
+        out = np.empty(n, dtype=np.int64)
+        tab = self._jump_table()
+        pos = 0
+        while pos < n:
+            m = min(self.BLOCK, n - pos)
+            bits = np.array([(self.state >> b) & 1 for b in range(32)], dtype=bool)
+            states = np.bitwise_xor.reduce(np.where(bits[None, :], tab[:m], np.uint64(0)), axis=1)
+            out[pos:pos + m] = (states & np.uint64((1 << RAND_BITS) - 1)).astype(np.int64)
+            self.state = int(states[-1])
+            pos += m
+        self.drawn += n
+        return out

@@ -1,0 +1,87 @@
+"""`make regress`: lint, then every pytest suite (golden model, RTL blocks on both simulators) in parallel.
+
+Writes build/regress/junit.xml and build/regress/summary.json, prints a summary table, and fails when a
+test fails or when no test ran. The seed is passed to every test through the SEED environment variable.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "build" / "regress"
+SUITES = ["golden/tests", "verif"]
+
+
+def run_lint() -> bool:
+    print("regress: lint", flush=True)
+    return subprocess.run(["bash", str(ROOT / "scripts" / "lint.sh")], cwd=ROOT).returncode == 0
+
+
+def run_pytest(jobs: int, seed: int, extra: list[str]) -> int:
+    junit = OUT / "junit.xml"
+    suites = [s for s in SUITES if (ROOT / s).exists()]
+    cmd = [sys.executable, "-m", "pytest", *suites, "-n", str(jobs), "--timeout=900",
+           f"--junitxml={junit}", "-o", "junit_family=xunit2", "-q", "-p", "no:cacheprovider", *extra]
+    print("regress:", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT, env={**os.environ, "SEED": str(seed)}).returncode
+
+
+def summarise(seed: int, wall: float) -> dict:
+    junit = OUT / "junit.xml"
+    if not junit.exists():
+        return {"tests": 0}
+    rows = defaultdict(lambda: {"tests": 0, "passed": 0, "failed": 0, "skipped": 0, "time_s": 0.0})
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        group = case.get("classname", "?").rsplit(".", 1)[0]
+        r = rows[group]
+        r["tests"] += 1
+        r["time_s"] += float(case.get("time", 0))
+        if case.find("failure") is not None or case.find("error") is not None:
+            r["failed"] += 1
+        elif case.find("skipped") is not None:
+            r["skipped"] += 1
+        else:
+            r["passed"] += 1
+    total = {k: sum(r[k] for r in rows.values()) for k in ("tests", "passed", "failed", "skipped")}
+    print(f"\n{'suite':48s} {'tests':>6s} {'pass':>6s} {'fail':>6s} {'skip':>6s} {'time s':>8s}")
+    for name in sorted(rows):
+        r = rows[name]
+        print(f"{name:48s} {r['tests']:6d} {r['passed']:6d} {r['failed']:6d} {r['skipped']:6d} {r['time_s']:8.1f}")
+    print(f"{'total':48s} {total['tests']:6d} {total['passed']:6d} {total['failed']:6d} {total['skipped']:6d}"
+          f"   wall {wall:.0f} s, SEED={seed}")
+    summary = {"seed": seed, "wall_s": round(wall, 1), **total, "suites": rows}
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. -k name)")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "junit.xml").unlink(missing_ok=True)
+    t0 = time.time()
+    lint_ok = run_lint()
+    rc = run_pytest(args.jobs, args.seed, args.pytest_args)
+    summary = summarise(args.seed, time.time() - t0)
+    if summary["tests"] == 0:
+        print("regress: FAILED: no test ran")
+        return 1
+    ok = lint_ok and rc == 0 and summary["failed"] == 0
+    print(f"{summary['passed']} passed, {summary['failed']} failed, {summary['skipped']} skipped")
+    print("regress:", "PASSED" if ok else "FAILED" + ("" if lint_ok else " (lint)"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
