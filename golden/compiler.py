@@ -1,0 +1,280 @@
+"""Compiler: network config -> tensors, memory layout and the programs the accelerator executes (SPEC 6).
+
+The golden machine (golden/machine.py) and the RTL execute the same op lists. A program never holds a shift:
+every op derives it from the current formats of its tensors (SPEC 4.2), so shift control needs no rewrite.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+
+from golden.config import LayerCfg, NetConfig
+from golden.fxp import NEAREST, STOCHASTIC, Fmt
+
+# Memory banks: what a tensor is stored in. Sample-local tensors live in ACT and are rewritten per sample.
+BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT, BANK_RANK = "core", "master", "state", "act", "rank"
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: tuple[int, ...]
+    bank: str
+    fmt: Fmt  # initial format; adaptive tensors change F during training
+    adaptive: bool = False
+    indices: str = ""  # einsum letters of the dimensions (contraction operands)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def per_sample(self) -> bool:
+        return self.bank == BANK_ACT
+
+
+@dataclass
+class Op:
+    kind: str  # contract | acc | axpby | relu | relu_bwd | sce | derive | zero
+    out: str
+    ins: tuple[str, ...] = ()
+    spec: str = ""  # einsum of a contract op
+    mode: int = STOCHASTIC
+    accumulate: bool = False  # contract: out <- SAT(out + RQ(result))
+    alpha: tuple[int, int] = (1, 0)  # axpby constants as (integer, fraction bits), see quant_const
+    beta: tuple[int, int] = (1, 0)
+    macs: int = 0
+    note: str = ""
+
+
+@dataclass
+class Step:
+    """One pairwise contraction chosen by the planner."""
+
+    left: frozenset
+    right: frozenset
+    result: frozenset
+    indices: str
+    macs: int
+
+
+@dataclass
+class Compiled:
+    cfg: NetConfig
+    tensors: dict[str, Tensor]
+    train_sample: list[Op]
+    update: list[Op]
+    infer: list[Op]
+    letter_sizes: dict[str, int]
+    layout: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (bank, base address)
+    bank_words: dict[str, int] = field(default_factory=dict)
+
+    def macs(self, program: str) -> int:
+        return sum(op.macs for op in getattr(self, program))
+
+
+def quant_const(x: float, width: int = 16) -> tuple[int, int]:
+    """A constant as a `width`-bit integer with as many fraction bits as fit (at most 30): (q, F)."""
+    if x == 0:
+        return 0, 0
+    lim = (1 << (width - 1)) - 1
+    frac = 30
+    while frac > -16 and abs(round(x * 2**frac)) > lim:
+        frac -= 1
+    q = round(x * 2**frac)
+    if q == 0 or abs(q) > lim:
+        raise ValueError(f"constant {x} cannot be represented in {width} bits")
+    return q, frac
+
+
+# --- contraction order ------------------------------------------------------------------------------------
+
+def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indices: str,
+                     cached: dict[frozenset, str], weights: frozenset = frozenset()) -> tuple[list[Step], int]:
+    """Binary contraction tree over `operands` (name -> index letters) minimising MACs.
+
+    Dynamic programme over subsets. A subset in `cached` (already computed, e.g. a forward intermediate saved
+    for the backward pass) costs nothing. Subsets made only of `weights` with two or more members are not
+    allowed: merged cores would have to be recomputed for every sample.
+    """
+    names = sorted(operands)
+    full = frozenset(names)
+
+    def indices_of(subset: frozenset) -> str:
+        inside = set("".join(operands[n] for n in subset))
+        outside = set(out_indices).union(*(set(operands[n]) for n in full - subset))
+        order = "".join(dict.fromkeys("".join(operands[n] for n in names)))  # first-appearance order
+        return "".join(c for c in order if c in inside and c in outside)
+
+    best: dict[frozenset, tuple[int, list[Step]]] = {}
+    for size in range(1, len(names) + 1):
+        for combo in itertools.combinations(names, size):
+            s = frozenset(combo)
+            if size == 1 or s in cached:
+                best[s] = (0, [])
+                continue
+            if s <= weights:
+                continue
+            cands = []
+            members = sorted(s)
+            for k in range(1, size // 2 + 1):
+                for left in itertools.combinations(members, k):
+                    a = frozenset(left)
+                    b = s - a
+                    if len(a) == len(b) and min(a) > min(b):
+                        continue
+                    if a not in best or b not in best:
+                        continue
+                    idx = set(indices_of(a)) | set(indices_of(b))
+                    macs = math.prod(sizes[c] for c in idx)
+                    cands.append((best[a][0] + best[b][0] + macs, best[a][1] + best[b][1]
+                                  + [Step(a, b, s, indices_of(s), macs)]))
+            if cands:
+                best[s] = min(cands, key=lambda t: t[0])
+    cost, steps = best[full]
+    if steps:
+        steps[-1].indices = out_indices
+    return steps, cost
+
+
+# --- network compilation ----------------------------------------------------------------------------------
+
+class _Letters:
+    def __init__(self):
+        self._it = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY")
+
+    def __call__(self) -> str:
+        return next(self._it)
+
+
+def _layer_indices(layer: LayerCfg, fresh: _Letters):
+    n = [fresh() for _ in range(layer.d)]
+    m = [fresh() for _ in range(layer.d)]
+    r = [fresh() for _ in range(layer.d - 1)]
+    core_idx = []
+    for k in range(layer.d):
+        core_idx.append((r[k - 1] if k > 0 else "") + m[k] + n[k] + (r[k] if k < layer.d - 1 else ""))
+    sizes = {}
+    for k in range(layer.d):
+        sizes[n[k]], sizes[m[k]] = layer.in_shape[k], layer.out_shape[k]
+        if k < layer.d - 1:
+            sizes[r[k]] = layer.ranks[k]
+    return "".join(n), "".join(m), core_idx, sizes
+
+
+def core_name(l: int, k: int) -> str:
+    return f"G{l}.{k}"
+
+
+def compile_network(cfg: NetConfig) -> Compiled:
+    f = cfg.formats
+    t: dict[str, Tensor] = {}
+    fwd: list[Op] = []
+    infer: list[Op] = []
+    update: list[Op] = []
+
+    def add(name, shape, bank, fmt, adaptive=False, indices=""):
+        t[name] = Tensor(name, tuple(shape), bank, fmt, adaptive, indices)
+        return name
+
+    def emit_chain(prog, operands, sizes, out_name, out_idx, out_fmt_kind, cache, weights, label,
+                   mode=STOCHASTIC, accumulate=False):
+        """Emit the planned pairwise contractions; intermediates become adaptive ACT tensors."""
+        steps, _ = plan_contraction(operands, sizes, out_idx, {k: v for k, v in cache.items()}, weights)
+        names_of = dict(cache)
+        for n in operands:
+            names_of[frozenset([n])] = n
+        for i, st in enumerate(steps):
+            last = i == len(steps) - 1
+            a, b = names_of[st.left], names_of[st.right]
+            if last:
+                dst = out_name
+            else:
+                dst = f"{label}[{'+'.join(sorted(st.result))}]"
+                init = f.act if out_fmt_kind == "act" else f.bwd
+                add(dst, [sizes[c] for c in st.indices], BANK_ACT, init, True, st.indices)
+            spec = f"{operands.get(a, t[a].indices)},{operands.get(b, t[b].indices)}->{st.indices}"
+            prog.append(Op("contract", dst, (a, b), spec, mode, accumulate and last, macs=st.macs,
+                           note=label))
+            names_of[st.result] = dst
+            if not last:
+                cache[st.result] = dst
+        return steps
+
+    letters = _Letters()
+    all_sizes: dict[str, int] = {}
+    x_name = add("X0", [cfg.padded_input], BANK_ACT, f.input)
+    layer_info = []
+    for l, layer in enumerate(cfg.layers):
+        n_idx, m_idx, core_idx, sizes = _layer_indices(layer, letters)
+        all_sizes.update(sizes)
+        t[x_name].indices = n_idx  # the previous layer's output, seen as this layer's (n1..nd)
+        cores = []
+        for k in range(layer.d):
+            shape = layer.core_shape(k)
+            g = add(core_name(l, k), shape, BANK_CORE, f.core, indices=core_idx[k])
+            add(f"W{l}.{k}", shape, BANK_MASTER, f.master)
+            add(f"dG{l}.{k}", shape, BANK_STATE, f.grad, True, core_idx[k])
+            add(f"V{l}.{k}", shape, BANK_STATE, f.momentum)
+            cores.append(g)
+        add(f"B{l}", [layer.n_out], BANK_STATE, f.bias)
+        add(f"dB{l}", [layer.n_out], BANK_STATE, f.grad, True)
+        add(f"VB{l}", [layer.n_out], BANK_STATE, f.momentum)
+        z = add(f"Z{l}", [layer.n_out], BANK_ACT, f.act, True, m_idx)  # W x, before the bias
+        y = add(f"Y{l}", [layer.n_out], BANK_ACT, f.act, True, m_idx)  # + bias (and ReLU in place)
+        operands = {x_name: n_idx, **{g: core_idx[k] for k, g in enumerate(cores)}}
+        cache: dict[frozenset, str] = {}
+        weights = frozenset(cores)
+        emit_chain(fwd, operands, sizes, z, m_idx, "act", cache, weights, f"F{l}")
+        fwd.append(Op("axpby", y, (z, f"B{l}"), note="bias"))
+        if layer.relu:
+            fwd.append(Op("relu", y, (y,)))
+        layer_info.append((l, layer, x_name, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y))
+        x_name = y
+    # inference = the forward ops with nearest rounding
+    infer = [replace(o, mode=NEAREST) for o in fwd]
+
+    last_y = x_name
+    err = add("E_out", [cfg.layers[-1].n_out], BANK_ACT, f.err, False, layer_info[-1][7])
+    bwd: list[Op] = [Op("sce", err, (last_y,))]
+    for (l, layer, x_in, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y) in reversed(layer_info):
+        bwd.append(Op("acc", f"dB{l}", (err,), note="bias gradient"))
+        weights = frozenset(cores)
+        if l > 0:
+            e_in = add(f"EX{l}", [layer.n_in], BANK_ACT, f.bwd, True, n_idx)
+            ops_e = {err: m_idx, **{g: core_idx[k] for k, g in enumerate(cores)}}
+            emit_chain(bwd, ops_e, sizes, e_in, n_idx, "bwd", cache, weights, f"B{l}")
+        for k, g in enumerate(cores):
+            ops_g = {x_in: n_idx, err: m_idx, **{h: core_idx[j] for j, h in enumerate(cores) if j != k}}
+            emit_chain(bwd, ops_g, sizes, f"dG{l}.{k}", core_idx[k], "bwd", cache,
+                       weights - {g}, f"D{l}.{k}", accumulate=True)
+        if l > 0:
+            bwd.append(Op("relu_bwd", e_in, (e_in, x_in)))  # in place: the error keeps its format
+            err = e_in
+
+    for l, layer in enumerate(cfg.layers):
+        params = [(f"W{l}.{k}", f"dG{l}.{k}", f"V{l}.{k}", core_name(l, k)) for k in range(layer.d)]
+        params.append((f"B{l}", f"dB{l}", f"VB{l}", None))
+        step = quant_const(-cfg.train.lr / cfg.train.batch)
+        for w, g, v, compute in params:
+            if cfg.train.momentum:
+                update.append(Op("axpby", v, (v, g), alpha=quant_const(cfg.train.momentum), note="momentum"))
+                update.append(Op("axpby", w, (w, v), beta=step, note="sgd step"))
+            else:
+                update.append(Op("axpby", w, (w, g), beta=step, note="sgd step"))
+            if compute:
+                update.append(Op("derive", compute, (w,), mode=NEAREST))
+            update.append(Op("zero", g))
+
+    comp = Compiled(cfg, t, fwd + bwd, update, infer, all_sizes)
+    _allocate(comp)
+    return comp
+
+
+def _allocate(comp: Compiled) -> None:
+    """Linear allocation per bank (no reuse of sample buffers yet): base addresses in words of the bank."""
+    for name, ten in comp.tensors.items():
+        base = comp.bank_words.get(ten.bank, 0)
+        comp.layout[name] = (ten.bank, base)
+        comp.bank_words[ten.bank] = base + ten.size
