@@ -1,0 +1,48 @@
+"""Command line of the golden model: `python -m golden train|memory|plan ...` (see --help)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m golden", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    tr = sub.add_parser("train", help="train a model with the bit-exact golden model")
+    tr.add_argument("--model", default="digits", help="tiny|digits|paper or a config JSON file")
+    tr.add_argument("--dataset", default="digits", help="digits|fashion-mnist|mnist|tiny")
+    tr.add_argument("--data-dir", default=None, help="directory of MNIST-format IDX files")
+    tr.add_argument("--epochs", type=int, default=None, help="override the config's epochs")
+    tr.add_argument("--seed", type=int, default=1)
+    tr.add_argument("--out", required=True, help="output directory (resumes if it holds a checkpoint)")
+    for name, helptext in (("memory", "memory report of a model"), ("plan", "compiled programs of a model")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--model", default="digits")
+    args = ap.parse_args(argv)
+
+    from golden.config import ConfigError
+    from golden.datasets import DatasetError
+    try:
+        if args.cmd == "train":
+            from golden.train import main_train
+            return main_train(args)
+        from golden.compiler import compile_network
+        from golden.config import load_config
+        comp = compile_network(load_config(args.model))
+        if args.cmd == "memory":
+            from golden.memory import memory_report
+            print(json.dumps(memory_report(comp), indent=1))
+        else:
+            for prog in ("train_sample", "update", "infer"):
+                print(f"{prog}: {comp.macs(prog)} MACs")
+                for op in getattr(comp, prog):
+                    print(f"  {op.kind:9s} {op.out:28s} <- {', '.join(op.ins):40s} {op.spec:24s} {op.macs}")
+        return 0
+    except (ConfigError, DatasetError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

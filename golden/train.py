@@ -1,0 +1,235 @@
+"""Training driver: data, mini-batches, epochs, checkpoints that resume bit-exactly, reports and plots.
+
+The device it drives is anything with the Machine interface (`train_batch`, `infer`, `calibrate`,
+`state_dict`/`load_state_dict`): the golden model here; the co-simulated RTL uses the same loop.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from golden.compiler import compile_network
+from golden.config import NetConfig, config_to_dict, load_config
+from golden.datasets import Dataset, load_dataset
+from golden.float_model import init_tt_cores
+from golden.machine import Machine
+from golden.memory import memory_report
+
+CHECKPOINT = "checkpoint.npz"
+CHECKPOINT_EVERY_S = 30.0
+
+
+def init_float_params(cfg: NetConfig, rng: np.random.Generator):
+    """The float initial parameters the float and fixed-point runs of one seed share."""
+    cores = [init_tt_cores(layer, rng, dtype=np.float64) for layer in cfg.layers]
+    biases = [np.zeros(layer.n_out) for layer in cfg.layers]
+    return cores, biases
+
+
+def check_compatible(cfg: NetConfig, data: Dataset) -> None:
+    d = data.train_x.shape[1]
+    if d != cfg.input_size:
+        raise SystemExit(f"error: dataset {data.name} has {d} inputs per image but model {cfg.name} expects "
+                         f"{cfg.input_size}")
+    if data.classes > cfg.classes:
+        raise SystemExit(f"error: dataset {data.name} has {data.classes} classes but model {cfg.name} "
+                         f"has {cfg.classes}")
+
+
+class Run:
+    """One training run in an output directory; resumes from its checkpoint if one is there."""
+
+    def __init__(self, cfg: NetConfig, data: Dataset, seed: int, out: Path, epochs: int):
+        self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
+        self.comp = compile_network(cfg)
+        self.machine = Machine(self.comp, seed)
+        self.rng = np.random.default_rng(seed)
+        self.xq_train = self.machine.quantize_input(data.train_x)
+        self.xq_test = self.machine.quantize_input(data.test_x)
+        self.history: list[dict] = []
+        self.epoch, self.batch_pos, self.perm = 0, 0, None
+        self.stats = self._fresh_stats()
+        self.interrupted = False
+        out.mkdir(parents=True, exist_ok=True)
+        if (out / CHECKPOINT).exists():
+            self._resume()
+        else:
+            cores, biases = init_float_params(cfg, self.rng)
+            self.machine.load_float_params(cores, biases)
+            b = cfg.train.batch
+            first = self.rng.permutation(len(data.train_y))[:b]
+            rounds = self.machine.calibrate(self.xq_train[first], data.train_y[first])
+            print(f"calibrated adaptive formats in {rounds} rounds on one batch")
+
+    # --- checkpoints --------------------------------------------------------------------------------------
+    def _identity(self) -> dict:
+        return {"config": config_to_dict(self.cfg), "dataset": self.data.name, "seed": self.seed}
+
+    def save(self) -> None:
+        st = self.machine.state_dict()
+        tmp = self.out / (CHECKPOINT + ".tmp.npz")
+        np.savez(tmp, **{f"mem/{k}": v for k, v in st["mem"].items()},
+                 meta=json.dumps({"identity": self._identity(), "frac": st["frac"], "maxabs": st["maxabs"],
+                                  "lfsr": st["lfsr"], "drawn": st["drawn"], "sat_total": st["sat_total"],
+                                  "samples_seen": st["samples_seen"], "epoch": self.epoch,
+                                  "batch_pos": self.batch_pos, "history": self.history,
+                                  "rng": self.rng.bit_generator.state, "stats": self.stats}),
+                 perm=self.perm if self.perm is not None else np.zeros(0, dtype=np.int64))
+        tmp.replace(self.out / CHECKPOINT)  # atomic: a kill mid-write leaves the previous checkpoint
+
+    def _resume(self) -> None:
+        with np.load(self.out / CHECKPOINT) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta["identity"] != self._identity():
+                raise SystemExit(f"error: {self.out / CHECKPOINT} belongs to another run (config, dataset or "
+                                 f"seed differ); use another OUT directory or delete it")
+            mem = {k[4:]: z[k] for k in z.files if k.startswith("mem/")}
+            perm = z["perm"]
+        self.machine.load_state_dict({**meta, "mem": mem})
+        self.epoch, self.batch_pos, self.history = meta["epoch"], meta["batch_pos"], meta["history"]
+        self.stats = meta["stats"]
+        self.rng.bit_generator.state = meta["rng"]
+        self.perm = perm if perm.size else None
+        print(f"resuming from {self.out / CHECKPOINT}: epoch {self.epoch + 1}, batch {self.batch_pos}")
+
+    # --- the loop -----------------------------------------------------------------------------------------
+    def _on_signal(self, signum, frame):
+        self.interrupted = True
+
+    def run(self) -> dict:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        b = self.cfg.train.batch
+        n_batches = len(self.data.train_y) // b  # a last partial batch is dropped: the program's lr is per B
+        last_save = time.time()
+        while self.epoch < self.epochs and not self.interrupted:
+            if self.perm is None:
+                self.perm = self.rng.permutation(len(self.data.train_y))
+                self.batch_pos, self.stats = 0, self._fresh_stats()
+            stats = self.stats
+            stats["t0"] = time.time() - stats["elapsed"]
+            bar = tqdm(total=n_batches * b, initial=self.batch_pos * b, unit="sample", leave=False,
+                       desc=f"epoch {self.epoch + 1}/{self.epochs}", file=sys.stdout, mininterval=1.0,
+                       disable=None)
+            while self.batch_pos < n_batches and not self.interrupted:
+                idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
+                res = self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx])
+                stats["loss"] += float(res["loss"].sum())
+                stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
+                stats["n"] += len(idx)
+                stats["elapsed"] = time.time() - stats["t0"]
+                self.batch_pos += 1
+                bar.update(len(idx))
+                bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}")
+                if time.time() - last_save > CHECKPOINT_EVERY_S:
+                    self.save()
+                    last_save = time.time()
+            bar.close()
+            if self.interrupted:
+                break
+            self._end_epoch(stats)
+            self.epoch += 1
+            self.perm = None
+            self.save()
+            last_save = time.time()
+        if self.interrupted:
+            self.save()
+            print(f"interrupted: checkpoint saved in {self.out}; run the same command again to resume")
+            raise SystemExit(130)
+        return self.finish()
+
+    def _fresh_stats(self) -> dict:
+        return {"loss": 0.0, "correct": 0, "n": 0, "elapsed": 0.0, "sat0": self.machine.sat_total}
+
+    def _end_epoch(self, stats: dict) -> None:
+        test_acc = self.evaluate()
+        dt = max(stats["elapsed"], 1e-9)
+        rec = {"epoch": self.epoch + 1, "train_loss": stats["loss"] / max(stats["n"], 1),
+               "train_acc": stats["correct"] / max(stats["n"], 1), "test_acc": test_acc,
+               "saturations": self.machine.sat_total - stats["sat0"], "samples_per_s": stats["n"] / dt,
+               "ranks": self.live_ranks()}
+        self.history.append(rec)
+        print(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
+              f"test acc {test_acc:.4f}  saturations {rec['saturations']}  {rec['samples_per_s']:.0f} samples/s",
+              flush=True)
+
+    def evaluate(self) -> float:
+        preds = np.concatenate([self.machine.infer(self.xq_test[i:i + 512])
+                                for i in range(0, len(self.xq_test), 512)])
+        return float((preds == self.data.test_y).mean())
+
+    def live_ranks(self) -> list[list[int]]:
+        return [list(layer.ranks) for layer in self.cfg.layers]
+
+    def finish(self) -> dict:
+        report = {
+            "model": self.cfg.name, "dataset": self.data.name, "seed": self.seed, "executor": "golden",
+            "epochs": self.epoch, "test_acc": self.history[-1]["test_acc"] if self.history else None,
+            "history": self.history,
+            "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
+            "formats": {k: v for k, v in self.machine.frac.items() if self.comp.tensors[k].adaptive},
+            "saturations_total": self.machine.sat_total, "lfsr_draws": self.machine.stream.drawn,
+            "memory": memory_report(self.comp),
+            "config": config_to_dict(self.cfg),
+        }
+        (self.out / "report.json").write_text(json.dumps(report, indent=1))
+        self.save_weights()
+        plot_history(self.history, self.out)
+        print(f"wrote {self.out / 'report.json'}, weights.npz and plots")
+        return report
+
+    def save_weights(self) -> None:
+        cores, biases = self.machine.float_params()
+        arrays = {f"mem/{k}": v for k, v in self.machine.mem.items() if not k.startswith(("d", "V"))}
+        np.savez(self.out / "weights.npz", **arrays,
+                 frac=json.dumps(self.machine.frac), config=json.dumps(config_to_dict(self.cfg)))
+
+
+def plot_history(history: list[dict], out: Path) -> None:
+    if not history:
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ep = [h["epoch"] for h in history]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    ax[0].plot(ep, [h["train_loss"] for h in history], marker="o")
+    ax[0].set(xlabel="epoch", ylabel="train loss", title="loss")
+    ax[1].plot(ep, [h["train_acc"] for h in history], marker="o", label="train")
+    ax[1].plot(ep, [h["test_acc"] for h in history], marker="o", label="test")
+    ax[1].set(xlabel="epoch", ylabel="accuracy", title="accuracy")
+    ax[1].legend()
+    fig.tight_layout()
+    fig.savefig(out / "training.png", dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for li, ranks in enumerate(zip(*[[r for layer in h["ranks"] for r in layer] for h in history])):
+        ax.plot(ep, ranks, marker="o", label=f"bond {li}")
+    ax.set(xlabel="epoch", ylabel="live rank", title="ranks")
+    if history[0]["ranks"] and any(history[0]["ranks"]):
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "ranks.png", dpi=100)
+    plt.close(fig)
+
+
+def main_train(args) -> int:
+    cfg = load_config(args.model)
+    if args.epochs:
+        cfg = replace(cfg, train=replace(cfg.train, epochs=args.epochs))
+    data = load_dataset(args.dataset, args.data_dir)
+    check_compatible(cfg, data)
+    print(f"seed {args.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / "
+          f"{len(data.test_y)} test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  out {args.out}")
+    run = Run(cfg, data, args.seed, Path(args.out), cfg.train.epochs)
+    report = run.run()
+    print(f"test accuracy {report['test_acc']:.4f}")
+    return 0
+
