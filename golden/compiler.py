@@ -14,6 +14,10 @@ from golden.fxp import NEAREST, STOCHASTIC, Fmt
 
 # Memory banks: what a tensor is stored in. Sample-local tensors live in ACT and are rewritten per sample.
 BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT, BANK_RANK = "core", "master", "state", "act", "rank"
+LAMBDA_FMT = Fmt(32, 24)  # SPEC 5.6
+MASK_FMT = Fmt(2, 0)  # one bit in hardware: 1 = live
+LAMBDA_DECAY_Q16 = 58982  # round(0.9 * 2^16)
+LAMBDA_GAIN_Q16 = 6554  # round(0.1 * 2^16)
 
 
 @dataclass
@@ -66,6 +70,7 @@ class Compiled:
     train_sample: list[Op]
     update: list[Op]
     infer: list[Op]
+    rank_update: list[Op]
     letter_sizes: dict[str, int]
     layout: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (bank, base address)
     bank_words: dict[str, int] = field(default_factory=dict)
@@ -253,21 +258,45 @@ def compile_network(cfg: NetConfig) -> Compiled:
             bwd.append(Op("relu_bwd", e_in, (e_in, x_in)))  # in place: the error keeps its format
             err = e_in
 
+    rank_update: list[Op] = []
+    rank = cfg.train.rank
+    bonds = {}  # (l, k) -> (lambda, tau, mask) tensor names of the bond between cores k and k+1 of layer l
+    if rank.enabled:
+        tau_fmt = Fmt(16, quant_const(rank.prior * cfg.train.batch / rank.threshold)[1])
+        for l, layer in enumerate(cfg.layers):
+            for k in range(layer.d - 1):
+                r = layer.ranks[k]
+                names = (add(f"LAM{l}.{k}", [r], BANK_RANK, LAMBDA_FMT),
+                         add(f"TAU{l}.{k}", [r], BANK_RANK, tau_fmt),
+                         add(f"MASK{l}.{k}", [r], BANK_RANK, MASK_FMT))
+                bonds[(l, k)] = names
+                rank_update.append(Op("rank", names[0], (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]),
+                                      mode=NEAREST, note=f"bond {l}.{k}"))
+
     for l, layer in enumerate(cfg.layers):
         params = [(f"W{l}.{k}", f"dG{l}.{k}", f"V{l}.{k}", core_name(l, k)) for k in range(layer.d)]
         params.append((f"B{l}", f"dB{l}", f"VB{l}", None))
         step = quant_const(-cfg.train.lr / cfg.train.batch)
-        for w, g, v, compute in params:
+        for k, (w, g, v, compute) in enumerate(params):
+            left = bonds.get((l, k - 1)) if compute else None
+            right = bonds.get((l, k)) if compute else None
+            if compute and (left or right):
+                taus = (left[1] if left else "", right[1] if right else "")
+                update.append(Op("penalty", g, (g, w, *taus), note="rank prior"))
             if cfg.train.momentum:
                 update.append(Op("axpby", v, (v, g), alpha=quant_const(cfg.train.momentum), note="momentum"))
                 update.append(Op("axpby", w, (w, v), beta=step, note="sgd step"))
             else:
                 update.append(Op("axpby", w, (w, g), beta=step, note="sgd step"))
+            if compute and (left or right):
+                masks = (left[2] if left else "", right[2] if right else "")
+                for target in (w, v) if cfg.train.momentum else (w,):
+                    update.append(Op("mask", target, (target, *masks)))
             if compute:
                 update.append(Op("derive", compute, (w,), mode=NEAREST))
             update.append(Op("zero", g))
 
-    comp = Compiled(cfg, t, fwd + bwd, update, infer, all_sizes)
+    comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, all_sizes)
     _allocate(comp)
     return comp
 

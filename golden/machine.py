@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from golden import fxp
-from golden.compiler import BANK_ACT, Compiled, Op
+from golden.compiler import (BANK_ACT, LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
+                             quant_const)
 from golden.fxp import NEAREST, STOCHASTIC, Fmt
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
@@ -65,7 +66,9 @@ class Machine:
         for n, m in self.maxabs.items():
             w = self.comp.tensors[n].fmt.width
             f = self.frac[n]
-            if m > (9 << (w - 1)) // 10:
+            if m == 0:  # nothing written, or all zeros: no evidence of scale
+                pass
+            elif m > (9 << (w - 1)) // 10:
                 f = max(f - 1, lo_f)
             elif m < (3 << (w - 1)) // 10:
                 f = min(f + 1, hi_f)
@@ -84,6 +87,7 @@ class Machine:
                 self._derive(f"G{l}.{k}", w)
             b = f"B{l}"
             self.mem[b] = fxp.saturate(np.floor(biases[l] * 2.0 ** self.frac[b] + 0.5), self.fmt(b))[0]
+        self.init_rank_state()
 
     def float_params(self):
         cores = [[self.mem[f"W{l}.{k}"].reshape(layer.core_shape(k)) * 2.0 ** -self.frac[f"W{l}.{k}"]
@@ -104,7 +108,7 @@ class Machine:
         offs, pos = [], 0
         for op in prog:
             offs.append(pos)
-            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby"):
+            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby", "penalty"):
                 pos += self.comp.tensors[op.out].size
         offs.append(pos)
         return offs
@@ -201,12 +205,111 @@ class Machine:
                 env[op.out], env["p"], env["pred"] = err, p, pred
                 self.sat_total += n
                 self.sat_by_tensor[op.out] += n
+            elif op.kind == "penalty":
+                self._penalty(op, r[0])
+            elif op.kind == "mask":
+                self.mem[op.out] = self.mem[op.ins[0]] * self._keep(op.out, *op.ins[1:])
+            elif op.kind == "rank":
+                self._rank(op)
             elif op.kind == "derive":
                 self._derive(op.out, op.ins[0])
             elif op.kind == "zero":
                 self.mem[op.out][:] = 0
             else:
                 raise ValueError(f"unknown op kind {op.kind}")
+
+    # --- rank adaptation (SPEC 5.6) ------------------------------------------------------------------------
+    def _slice_view(self, name: str) -> np.ndarray:
+        return self.mem[name].reshape(self.comp.tensors[name].shape)
+
+    def _keep(self, core: str, mask_left: str, mask_right: str) -> np.ndarray:
+        """1 where neither adjoining rank slice of an element of `core` (r_prev, m, n, r_next) is pruned."""
+        r0, _, _, r1 = self.comp.tensors[core].shape
+        left = self.mem[mask_left] if mask_left else np.ones(r0, dtype=np.int64)
+        right = self.mem[mask_right] if mask_right else np.ones(r1, dtype=np.int64)
+        return (left[:, None, None, None] * right[None, None, None, :] * np.ones(
+            self.comp.tensors[core].shape, dtype=np.int64)).ravel()
+
+    def _tau_sum(self, core: str, tau_left: str, tau_right: str) -> np.ndarray:
+        r0, _, _, r1 = self.comp.tensors[core].shape
+        left = self.mem[tau_left] if tau_left else np.zeros(r0, dtype=np.int64)
+        right = self.mem[tau_right] if tau_right else np.zeros(r1, dtype=np.int64)
+        return (left[:, None, None, None] + right[None, None, None, :] + np.zeros(
+            self.comp.tensors[core].shape, dtype=np.int64)).ravel()
+
+    def _penalty(self, op: Op, rand: np.ndarray) -> None:
+        """g <- RQ(g 2^kg + (tau_l[r_prev] + tau_r[r_next]) w 2^kw, s): the prior's gradient, batch-summed."""
+        g, w, tau_l, tau_r = op.ins
+        f_tau = self.frac[tau_l or tau_r]
+        fg, fw = self.frac[g], self.frac[w]
+        fc = max(fg, f_tau + fw)
+        acc = (self.mem[g] << (fc - fg)) + self._tau_sum(w, tau_l, tau_r) * self.mem[w] * (1 << (fc - f_tau - fw))
+        fxp.check_acc(acc, f"penalty -> {g}")
+        self.mem[g], n = fxp.saturate(fxp.round_shift(acc, fc - fg, op.mode, rand), self.fmt(g))
+        self.sat_total += n
+        self.sat_by_tensor[g] += n
+
+    def _slice_mean_square(self, left: str, right: str) -> np.ndarray:
+        """Q = RQ(M * INV_D, 2 F_w + 24 - F_lambda, NEAREST): sum of squares of each slice / (D + 1)."""
+        a, b = self._slice_view(left), self._slice_view(right)
+        m = (a * a).sum(axis=(0, 1, 2)) + (b * b).sum(axis=(1, 2, 3))
+        d = a[..., 0].size + b[0].size
+        inv_d = round(2**24 / (d + 1))
+        fw = self.frac[left]
+        assert self.frac[right] == fw
+        return fxp.round_shift(m * inv_d, 2 * fw + 24 - LAMBDA_FMT.frac, NEAREST)
+
+    def _rank(self, op: Op) -> None:
+        lam, (w_left, w_right, tau, mask) = op.out, op.ins
+        rank = self.cfg.train.rank
+        q = self._slice_mean_square(w_left, w_right)
+        acc = LAMBDA_DECAY_Q16 * self.mem[lam] + LAMBDA_GAIN_Q16 * q
+        self.mem[lam] = fxp.saturate(fxp.round_shift(acc, 16, NEAREST), LAMBDA_FMT)[0]
+        thr = round(rank.threshold * 2**LAMBDA_FMT.frac)
+        keep = np.where(self.mem[lam] < thr, 0, self.mem[mask])
+        if not keep.any():  # a bond never goes to rank 0: its slice with the largest lambda stays
+            keep[np.argmax(np.where(self.mem[mask] > 0, self.mem[lam], -1))] = 1
+        self.mem[mask] = keep
+        self._apply_masks()
+        c_q, c_f = quant_const(rank.prior * self.cfg.train.batch)
+        num = c_q << (LAMBDA_FMT.frac + self.frac[tau] - c_f)
+        live = self.mem[mask] > 0
+        safe = np.where(live, np.maximum(self.mem[lam], 1), 1)
+        self.mem[tau] = np.where(live, np.minimum(num // safe, (1 << 15) - 1), 0)
+
+    def _apply_masks(self) -> None:
+        """Zero the pruned slices of every master, momentum and compute core (SPEC 5.6 step 3)."""
+        for op in self.comp.update:
+            if op.kind == "mask":
+                self.mem[op.out] = self.mem[op.out] * self._keep(op.out, *op.ins[1:])
+            elif op.kind == "derive":
+                self._derive(op.out, op.ins[0])
+
+    def init_rank_state(self) -> None:
+        """All slices live, lambda = M/(D+1) of the initial master cores, tau from it."""
+        for op in self.comp.rank_update:
+            lam, (w_left, w_right, tau, mask) = op.out, op.ins
+            self.mem[mask][:] = 1
+            self.mem[lam] = self._slice_mean_square(w_left, w_right)
+            self.mem[tau][:] = 0  # no penalty before the warm-up ends: the first rank update sets tau
+
+    def live_ranks(self) -> list[list[int]]:
+        out = []
+        for l, layer in enumerate(self.cfg.layers):
+            out.append([int(self.mem[f"MASK{l}.{k}"].sum()) if f"MASK{l}.{k}" in self.mem else layer.ranks[k]
+                        for k in range(layer.d - 1)])
+        return out
+
+    def live_core_params(self) -> int:
+        ranks = self.live_ranks()
+        total = 0
+        for l, layer in enumerate(self.cfg.layers):
+            r = (1, *ranks[l], 1)
+            total += sum(r[k] * layer.out_shape[k] * layer.in_shape[k] * r[k + 1] for k in range(layer.d))
+        return total
+
+    def rank_update(self) -> None:
+        self.run(self.comp.rank_update, {}, None, observe=False)
 
     def _derive(self, compute: str, master: str) -> None:
         y = fxp.round_shift(self.mem[master], self.frac[master] - self.frac[compute], NEAREST)

@@ -121,6 +121,9 @@ class Run:
             while self.batch_pos < n_batches and not self.interrupted:
                 idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
                 res = self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx])
+                rank = self.cfg.train.rank
+                if rank.enabled and self.epoch >= rank.warmup_epochs and (self.batch_pos + 1) % rank.every == 0:
+                    self.machine.rank_update()
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
                 stats["n"] += len(idx)
@@ -154,19 +157,17 @@ class Run:
         rec = {"epoch": self.epoch + 1, "train_loss": stats["loss"] / max(stats["n"], 1),
                "train_acc": stats["correct"] / max(stats["n"], 1), "test_acc": test_acc,
                "saturations": self.machine.sat_total - stats["sat0"], "samples_per_s": stats["n"] / dt,
-               "ranks": self.live_ranks()}
+               "ranks": self.machine.live_ranks(),
+               "live_core_params": self.machine.live_core_params()}
         self.history.append(rec)
         print(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
-              f"test acc {test_acc:.4f}  saturations {rec['saturations']}  {rec['samples_per_s']:.0f} samples/s",
+              f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  {rec['samples_per_s']:.0f} samples/s",
               flush=True)
 
     def evaluate(self) -> float:
         preds = np.concatenate([self.machine.infer(self.xq_test[i:i + 512])
                                 for i in range(0, len(self.xq_test), 512)])
         return float((preds == self.data.test_y).mean())
-
-    def live_ranks(self) -> list[list[int]]:
-        return [list(layer.ranks) for layer in self.cfg.layers]
 
     def finish(self) -> dict:
         report = {
@@ -176,7 +177,7 @@ class Run:
             "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
             "formats": {k: v for k, v in self.machine.frac.items() if self.comp.tensors[k].adaptive},
             "saturations_total": self.machine.sat_total, "lfsr_draws": self.machine.stream.drawn,
-            "memory": memory_report(self.comp),
+            "memory": memory_report(self.comp, self.machine.live_core_params()),
             "config": config_to_dict(self.cfg),
         }
         (self.out / "report.json").write_text(json.dumps(report, indent=1))
