@@ -129,12 +129,14 @@ def _gf2_apply(cols: np.ndarray, state: int) -> int:
 class LfsrStream:
     """The single random stream of the accelerator: one draw per stochastically rounded element.
 
-    `take(n)` returns the next n random bytes and advances the state, equal to n calls of `lfsr_draw`,
-    vectorised with a jump table: state_{i+j} = J^j state_i for j < BLOCK.
+    `take(n)` returns the next n random bytes and advances the state, equal to n calls of `lfsr_draw`.
+    Vectorised with byte-sliced jump tables: the draw j+1 blocks ahead of a state s is linear in s, so its low
+    byte is the XOR of four table rows indexed by the bytes of s.
     """
 
     BLOCK = 4096
-    _table = None  # (BLOCK, 32) uint64: column b of J^(j+1)
+    _low = None  # uint8 (4, 256, BLOCK): low byte of J^(j+1) (v << 8p)
+    _last = None  # uint64 (4, 256): J^BLOCK (v << 8p), the state after a whole block
 
     def __init__(self, seed: int = 0, state: int | None = None):
         self.state = lfsr_seed_state(seed) if state is None else int(state)
@@ -143,28 +145,41 @@ class LfsrStream:
         self.drawn = 0  # total draws, for reports
 
     @classmethod
-    def _jump_table(cls) -> np.ndarray:
-        if cls._table is None:
+    def _tables(cls):
+        if cls._low is None:
             one = _gf2_matrix_of(lambda s: lfsr_draw(s)[0])
-            tab = np.empty((cls.BLOCK, 32), dtype=np.uint64)
+            cols = np.empty((cls.BLOCK, 32), dtype=np.uint64)  # column b of J^(j+1)
             cur = one
             for j in range(cls.BLOCK):
-                tab[j] = cur
-                # next = J * cur  (apply J to every column)
+                cols[j] = cur
                 cur = np.array([_gf2_apply(one, int(c)) for c in cur], dtype=np.uint64)
-            cls._table = tab
-        return cls._table
+            full = np.zeros((4, 256, cls.BLOCK), dtype=np.uint64)
+            for p in range(4):
+                for v in range(1, 256):
+                    low = (v & -v).bit_length() - 1
+                    full[p, v] = full[p, v & (v - 1)] ^ cols[:, 8 * p + low]
+            cls._low = (full & np.uint64(0xFF)).astype(np.uint8)
+            cls._last = full[:, :, -1].copy()
+        return cls._low, cls._last
 
     def take(self, n: int) -> np.ndarray:
+        low, last = self._tables()
         out = np.empty(n, dtype=np.int64)
-        tab = self._jump_table()
         pos = 0
         while pos < n:
             m = min(self.BLOCK, n - pos)
-            bits = np.array([(self.state >> b) & 1 for b in range(32)], dtype=bool)
-            states = np.bitwise_xor.reduce(np.where(bits[None, :], tab[:m], np.uint64(0)), axis=1)
-            out[pos:pos + m] = (states & np.uint64((1 << RAND_BITS) - 1)).astype(np.int64)
-            self.state = int(states[-1])
+            b = [(self.state >> (8 * p)) & 0xFF for p in range(4)]
+            out[pos:pos + m] = low[0, b[0], :m] ^ low[1, b[1], :m] ^ low[2, b[2], :m] ^ low[3, b[3], :m]
+            if m == self.BLOCK:
+                self.state = int(last[0, b[0]] ^ last[1, b[1]] ^ last[2, b[2]] ^ last[3, b[3]])
+            else:
+                self.state = self._advance(self.state, m)
             pos += m
         self.drawn += n
         return out
+
+    @staticmethod
+    def _advance(state: int, draws: int) -> int:
+        for _ in range(draws * LFSR_STEPS_PER_DRAW):
+            state = lfsr_step(state)
+        return state
