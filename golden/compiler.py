@@ -221,11 +221,13 @@ def compile_network(cfg: NetConfig) -> Compiled:
             g = add(core_name(l, k), shape, BANK_CORE, f.core, indices=core_idx[k])
             add(f"W{l}.{k}", shape, BANK_MASTER, f.master)
             add(f"dG{l}.{k}", shape, BANK_STATE, f.grad, True, core_idx[k])
-            add(f"V{l}.{k}", shape, BANK_STATE, f.momentum)
+            if cfg.train.momentum:
+                add(f"V{l}.{k}", shape, BANK_STATE, f.momentum)
             cores.append(g)
         add(f"B{l}", [layer.n_out], BANK_STATE, f.bias)
         add(f"dB{l}", [layer.n_out], BANK_STATE, f.grad, True)
-        add(f"VB{l}", [layer.n_out], BANK_STATE, f.momentum)
+        if cfg.train.momentum:
+            add(f"VB{l}", [layer.n_out], BANK_STATE, f.momentum)
         z = add(f"Z{l}", [layer.n_out], BANK_ACT, f.act, True, m_idx)  # W x, before the bias
         y = add(f"Y{l}", [layer.n_out], BANK_ACT, f.act, True, m_idx)  # + bias (and ReLU in place)
         operands = {x_name: n_idx, **{g: core_idx[k] for k, g in enumerate(cores)}}
@@ -244,6 +246,8 @@ def compile_network(cfg: NetConfig) -> Compiled:
     err = add("E_out", [cfg.layers[-1].n_out], BANK_ACT, f.err, False, layer_info[-1][7])
     bwd: list[Op] = [Op("sce", err, (last_y,))]
     for (l, layer, x_in, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y) in reversed(layer_info):
+        if not cfg.train.reuse_forward:
+            cache = {}  # recompute partial products in the backward pass instead of keeping them
         bwd.append(Op("acc", f"dB{l}", (err,), note="bias gradient"))
         weights = frozenset(cores)
         if l > 0:
@@ -301,9 +305,37 @@ def compile_network(cfg: NetConfig) -> Compiled:
     return comp
 
 
+def _live_ranges(prog: list[Op], tensors: dict[str, Tensor]) -> dict[str, tuple[int, int]]:
+    """First write and last read (op index) of every per-sample tensor; the input is written before op 0."""
+    ranges: dict[str, list[int]] = {}
+    for i, op in enumerate(prog):
+        for name in (*op.ins, op.out):
+            if name in tensors and tensors[name].per_sample:
+                r = ranges.setdefault(name, [i, i])
+                r[1] = i
+    ranges["X0"][0] = -1
+    return {k: (a, b) for k, (a, b) in ranges.items()}
+
+
 def _allocate(comp: Compiled) -> None:
-    """Linear allocation per bank (no reuse of sample buffers yet): base addresses in words of the bank."""
+    """Base addresses, in words of each bank. Parameters and state get fixed places; the per-sample ACT
+    tensors share space where their live ranges in train_sample do not overlap (first fit, largest first)."""
+    live = _live_ranges(comp.train_sample, comp.tensors)
+    placed: list[tuple[int, int, int, int]] = []  # (base, size, first, last)
+    for name in sorted(live, key=lambda n: (-comp.tensors[n].size, live[n])):
+        size, (first, last) = comp.tensors[name].size, live[name]
+        busy = sorted((b, b + sz) for b, sz, f, l in placed if not (l < first or f > last))
+        base = 0
+        for lo, hi in busy:
+            if base + size <= lo:
+                break
+            base = max(base, hi)
+        placed.append((base, size, first, last))
+        comp.layout[name] = (BANK_ACT, base)
+    comp.bank_words[BANK_ACT] = max((b + sz for b, sz, _, _ in placed), default=0)
     for name, ten in comp.tensors.items():
+        if ten.per_sample:
+            continue
         base = comp.bank_words.get(ten.bank, 0)
         comp.layout[name] = (ten.bank, base)
         comp.bank_words[ten.bank] = base + ten.size

@@ -24,7 +24,7 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
       },
       "train": {                       # optional, and so is every key in it (defaults: `TrainCfg`)
         "optimizer": "sgd" | "adam", "lr": number > 0, "momentum": 0 <= number < 1,
-        "batch": int >= 1, "epochs": int >= 1,
+        "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool,
         "rank": {"enabled": bool, "prior": number >= 0, "threshold": number > 0,
                  "every": int >= 1, "warmup_epochs": int >= 0}
       }
@@ -121,6 +121,7 @@ class TrainCfg:
     momentum: float = 0.9
     batch: int = 16
     epochs: int = 10
+    reuse_forward: bool = True  # keep forward partial products for the backward pass (fewer MACs, more memory)
     rank: RankCfg = field(default_factory=RankCfg)
 
 
@@ -288,6 +289,8 @@ def _train(value: object) -> TrainCfg:
         kwargs["batch"] = _int(obj["batch"], "train.batch", lo=1)
     if "epochs" in obj:
         kwargs["epochs"] = _int(obj["epochs"], "train.epochs", lo=1)
+    if "reuse_forward" in obj:
+        kwargs["reuse_forward"] = _bool(obj["reuse_forward"], "train.reuse_forward")
     if "rank" in obj:
         kwargs["rank"] = _rank(obj["rank"])
     return TrainCfg(**kwargs)

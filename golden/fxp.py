@@ -61,9 +61,8 @@ def check_acc(acc: np.ndarray, what: str = "accumulator") -> None:
 def saturate(q: np.ndarray, fmt: Fmt) -> tuple[np.ndarray, int]:
     """Clamp to the format's range; returns (values, number of elements that were clamped)."""
     q = np.asarray(q, dtype=np.int64)
-    hi, lo = q > fmt.qmax, q < fmt.qmin
-    n_sat = int(np.count_nonzero(hi) + np.count_nonzero(lo))
-    return np.clip(q, fmt.qmin, fmt.qmax), n_sat
+    n_sat = int(np.count_nonzero(q > fmt.qmax)) + int(np.count_nonzero(q < fmt.qmin))
+    return (np.clip(q, fmt.qmin, fmt.qmax) if n_sat else q), n_sat
 
 
 def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None = None) -> np.ndarray:
@@ -77,15 +76,16 @@ def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None 
     if shift <= 0:
         return acc << -shift
     if mode == NEAREST:
-        bias = np.int64(1) << (shift - 1)
-    elif mode == STOCHASTIC:
-        r = np.asarray(rand, dtype=np.int64)
-        if r.shape != acc.shape:
-            raise ValueError(f"random bits shape {r.shape} != values shape {acc.shape}")
-        bias = (r << shift) >> RAND_BITS
-    else:
+        return (acc + (1 << (shift - 1))) >> shift
+    if mode != STOCHASTIC:
         raise ValueError(f"unknown rounding mode {mode}")
-    return (acc + bias) >> shift
+    r = np.asarray(rand, dtype=np.int64)
+    if r.shape != acc.shape:
+        raise ValueError(f"random bits shape {r.shape} != values shape {acc.shape}")
+    bias = r << (shift - RAND_BITS) if shift >= RAND_BITS else r >> (RAND_BITS - shift)
+    bias += acc
+    bias >>= shift
+    return bias
 
 
 def requantize(acc, shift: int, mode: int, fmt: Fmt, rand=None) -> tuple[np.ndarray, int]:
@@ -136,7 +136,7 @@ class LfsrStream:
 
     BLOCK = 4096
     _low = None  # uint8 (4, 256, BLOCK): low byte of J^(j+1) (v << 8p)
-    _last = None  # uint64 (4, 256): J^BLOCK (v << 8p), the state after a whole block
+    _full = None  # uint32 (4, 256, BLOCK): all of J^(j+1) (v << 8p), for the state after the last draw
 
     def __init__(self, seed: int = 0, state: int | None = None):
         self.state = lfsr_seed_state(seed) if state is None else int(state)
@@ -153,33 +153,25 @@ class LfsrStream:
             for j in range(cls.BLOCK):
                 cols[j] = cur
                 cur = np.array([_gf2_apply(one, int(c)) for c in cur], dtype=np.uint64)
-            full = np.zeros((4, 256, cls.BLOCK), dtype=np.uint64)
+            full = np.zeros((4, 256, cls.BLOCK), dtype=np.uint32)
             for p in range(4):
                 for v in range(1, 256):
                     low = (v & -v).bit_length() - 1
-                    full[p, v] = full[p, v & (v - 1)] ^ cols[:, 8 * p + low]
-            cls._low = (full & np.uint64(0xFF)).astype(np.uint8)
-            cls._last = full[:, :, -1].copy()
-        return cls._low, cls._last
+                    full[p, v] = full[p, v & (v - 1)] ^ cols[:, 8 * p + low].astype(np.uint32)
+            cls._low = (full & 0xFF).astype(np.uint8)
+            cls._full = full
+        return cls._low, cls._full
 
     def take(self, n: int) -> np.ndarray:
-        low, last = self._tables()
+        low, full = self._tables()
         out = np.empty(n, dtype=np.int64)
         pos = 0
         while pos < n:
             m = min(self.BLOCK, n - pos)
             b = [(self.state >> (8 * p)) & 0xFF for p in range(4)]
             out[pos:pos + m] = low[0, b[0], :m] ^ low[1, b[1], :m] ^ low[2, b[2], :m] ^ low[3, b[3], :m]
-            if m == self.BLOCK:
-                self.state = int(last[0, b[0]] ^ last[1, b[1]] ^ last[2, b[2]] ^ last[3, b[3]])
-            else:
-                self.state = self._advance(self.state, m)
+            self.state = int(full[0, b[0], m - 1] ^ full[1, b[1], m - 1] ^ full[2, b[2], m - 1]
+                             ^ full[3, b[3], m - 1])
             pos += m
         self.drawn += n
         return out
-
-    @staticmethod
-    def _advance(state: int, draws: int) -> int:
-        for _ in range(draws * LFSR_STEPS_PER_DRAW):
-            state = lfsr_step(state)
-        return state

@@ -157,7 +157,7 @@ class Machine:
         sa, sb, so = ("Z" if ba else "") + ia, ("Z" if bb else "") + ib, ("Z" if batched else "") + out_idx
         acc = np.einsum(f"{sa},{sb}->{so}", self._operand(env, a, ia, True).astype(np.float64),
                         self._operand(env, b, ib, True).astype(np.float64), optimize=True)
-        acc = np.rint(acc).astype(np.int64)
+        acc = acc.astype(np.int64)  # exact: every value is an integer below 2^53
         shift = self.frac[a] + self.frac[b] - self.frac[op.out]
         self._write(env, op, acc, shift, rand, observe)
 

@@ -29,8 +29,10 @@ def memory_report(comp: Compiled, live_core_params: int | None = None) -> dict:
     """Bytes of every part of the accelerator's training state, and the FP32 dense baselines."""
     by_kind: dict[str, int] = {}
     for name, t in comp.tensors.items():
-        bits = t.size * t.fmt.width
-        by_kind[_kind(name, t.bank)] = by_kind.get(_kind(name, t.bank), 0) + bits
+        if not t.per_sample:
+            by_kind[_kind(name, t.bank)] = by_kind.get(_kind(name, t.bank), 0) + t.size * t.fmt.width
+    act_width = max(t.fmt.width for t in comp.tensors.values() if t.per_sample)
+    by_kind[_kind("", BANK_ACT)] = comp.bank_words[BANK_ACT] * act_width  # shared by live range
     total_bits = sum(by_kind.values())
     sizes = dense_sizes(comp)
     weights = sum(a * b for a, b in zip(sizes, sizes[1:]))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "build" / "regress"
-SUITES = ["golden/tests", "verif"]
+SUITES = ["golden/tests", "scripts/tests", "verif"]
 
 
 def run_lint() -> bool:
