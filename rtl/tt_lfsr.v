@@ -1,0 +1,80 @@
+`default_nettype none
+// tt_lfsr: the accelerator's single random stream (golden/SPEC.md section 3).
+//
+// A 32-bit right-shifting Galois LFSR, mask 0x80200003 (x^32 + x^22 + x^2 + x + 1). One draw = 8 steps;
+// the draw is the low byte of the new state. DRAWS draws are offered per cycle (leap-ahead): rnd byte i
+// is draw i counted from the current state, so rnd is valid combinationally from state_q and is consumed
+// (the state jumps DRAWS draws ahead) on a cycle with advance high. The leap-ahead is a chain of step
+// functions that synthesis flattens into XOR trees (the constant GF(2) matrices J^1..J^DRAWS).
+//
+// Latency: rnd/state are combinational from the register; seed_load/advance take effect on the next edge.
+// Priority: rst > seed_load > advance. Reset loads the state of seed 0 (0xA5A5A5A5).
+module tt_lfsr #(
+  parameter integer DRAWS = 1  // draws per cycle, 1..16
+) (
+  input  wire                 clk,
+  input  wire                 rst,
+  input  wire                 seed_load,  // state <= map(seed)
+  input  wire [31:0]          seed,
+  input  wire                 advance,    // consume the DRAWS draws on rnd
+  output wire [8*DRAWS-1:0]   rnd,        // draw i in bits [8i+7:8i]
+  output wire [31:0]          state       // current state, for checkpoints
+);
+
+  localparam [31:0] LFSR_MASK = 32'h8020_0003;
+  localparam [31:0] SEED_XOR = 32'hA5A5_A5A5;
+
+  // Elaboration-time parameter check: instantiating a module that does not exist stops both
+  // Icarus 11 and Verilator with the module name as the message (Icarus 11 has no elaboration $fatal).
+  generate
+    if (DRAWS < 1 || DRAWS > 16) begin : g_bad_draws
+      error_tt_lfsr_DRAWS_must_be_1_to_16 u_error ();
+    end
+  endgenerate
+
+  // One draw: eight Galois steps.
+  function automatic [31:0] lfsr_draw(input [31:0] s);
+    integer i;
+    reg [31:0] t;
+    begin
+      t = s;
+      for (i = 0; i < 8; i = i + 1) begin
+        t = {1'b0, t[31:1]} ^ (t[0] ? LFSR_MASK : 32'd0);
+      end
+      lfsr_draw = t;
+    end
+  endfunction
+
+  reg  [31:0] state_q;
+  wire [31:0] seed_state = seed ^ SEED_XOR;
+
+  // Leap-ahead: draw i is taken from the state after i+1 draws; next_state is the state after DRAWS.
+  // One combinational block (not a chain of nets) so Verilator sees no false combinational loop.
+  reg [8*DRAWS-1:0] rnd_c;
+  reg [31:0]        next_state;
+  integer           d;
+  always @* begin
+    next_state = state_q;
+    rnd_c = {(8*DRAWS){1'b0}};
+    for (d = 0; d < DRAWS; d = d + 1) begin
+      next_state = lfsr_draw(next_state);
+      rnd_c[8*d +: 8] = next_state[7:0];
+    end
+  end
+  assign rnd = rnd_c;
+
+  always @(posedge clk) begin
+    if (rst) begin
+      state_q <= SEED_XOR;
+    end else if (seed_load) begin
+      // The all-zero state is the LFSR's fixed point: the SPEC maps it to 1.
+      state_q <= (seed_state == 32'd0) ? 32'd1 : seed_state;
+    end else if (advance) begin
+      state_q <= next_state;
+    end
+  end
+
+  assign state = state_q;
+
+endmodule
+`default_nettype wire

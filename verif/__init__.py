@@ -1,0 +1,1 @@
+"""Verification: cocotb block tests (verif/blocks) and the shared runner helper (verif/runner.py)."""

