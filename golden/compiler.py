@@ -207,6 +207,10 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 cache[st.result] = dst
         return steps
 
+    def add_optimizer_state(suffix: str, shape) -> None:
+        for prefix, fmt in optimizer_state(cfg):
+            add(f"{prefix}{suffix}", shape, BANK_STATE, fmt)
+
     letters = _Letters()
     all_sizes: dict[str, int] = {}
     x_name = add("X0", [cfg.padded_input], BANK_ACT, f.input)
@@ -221,13 +225,11 @@ def compile_network(cfg: NetConfig) -> Compiled:
             g = add(core_name(l, k), shape, BANK_CORE, f.core, indices=core_idx[k])
             add(f"W{l}.{k}", shape, BANK_MASTER, f.master)
             add(f"dG{l}.{k}", shape, BANK_STATE, f.grad, True, core_idx[k])
-            if cfg.train.momentum:
-                add(f"V{l}.{k}", shape, BANK_STATE, f.momentum)
+            add_optimizer_state(f"{l}.{k}", shape)
             cores.append(g)
         add(f"B{l}", [layer.n_out], BANK_STATE, f.bias)
         add(f"dB{l}", [layer.n_out], BANK_STATE, f.grad, True)
-        if cfg.train.momentum:
-            add(f"VB{l}", [layer.n_out], BANK_STATE, f.momentum)
+        add_optimizer_state(f"B{l}", [layer.n_out])
         z = add(f"Z{l}", [layer.n_out], BANK_ACT, f.act, True, m_idx)  # W x, before the bias
         y = add(f"Y{l}", [layer.n_out], BANK_ACT, f.act, True, m_idx)  # + bias (and ReLU in place)
         operands = {x_name: n_idx, **{g: core_idx[k] for k, g in enumerate(cores)}}
@@ -277,24 +279,34 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 rank_update.append(Op("rank", names[0], (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]),
                                       mode=NEAREST, note=f"bond {l}.{k}"))
 
+    tr = cfg.train
     for l, layer in enumerate(cfg.layers):
-        params = [(f"W{l}.{k}", f"dG{l}.{k}", f"V{l}.{k}", core_name(l, k)) for k in range(layer.d)]
-        params.append((f"B{l}", f"dB{l}", f"VB{l}", None))
-        step = quant_const(-cfg.train.lr / cfg.train.batch)
-        for k, (w, g, v, compute) in enumerate(params):
+        params = [(f"W{l}.{k}", f"dG{l}.{k}", f"{l}.{k}", core_name(l, k)) for k in range(layer.d)]
+        params.append((f"B{l}", f"dB{l}", f"B{l}", None))
+        step = quant_const(-tr.lr / tr.batch)
+        for k, (w, g, suffix, compute) in enumerate(params):
             left = bonds.get((l, k - 1)) if compute else None
             right = bonds.get((l, k)) if compute else None
             if compute and (left or right):
                 taus = (left[1] if left else "", right[1] if right else "")
                 update.append(Op("penalty", g, (g, w, *taus), note="rank prior"))
-            if cfg.train.momentum:
-                update.append(Op("axpby", v, (v, g), alpha=quant_const(cfg.train.momentum), note="momentum"))
+            state = [f"{prefix}{suffix}" for prefix, _ in optimizer_state(cfg)]
+            if tr.optimizer == "adam":
+                m, v = state
+                update.append(Op("axpby", m, (m, g), alpha=quant_const(tr.momentum),
+                                 beta=quant_const(1 - tr.momentum), note="adam first moment"))
+                update.append(Op("adam_v", v, (v, g), alpha=quant_const(tr.beta2), beta=quant_const(1 - tr.beta2),
+                                 note="adam second moment"))
+                update.append(Op("adam_step", w, (w, m, v), note="adam step"))
+            elif state:
+                (v,) = state
+                update.append(Op("axpby", v, (v, g), alpha=quant_const(tr.momentum), note="momentum"))
                 update.append(Op("axpby", w, (w, v), beta=step, note="sgd step"))
             else:
                 update.append(Op("axpby", w, (w, g), beta=step, note="sgd step"))
             if compute and (left or right):
                 masks = (left[2] if left else "", right[2] if right else "")
-                for target in (w, v) if cfg.train.momentum else (w,):
+                for target in (w, *state):
                     update.append(Op("mask", target, (target, *masks)))
             if compute:
                 update.append(Op("derive", compute, (w,), mode=NEAREST))
@@ -303,6 +315,15 @@ def compile_network(cfg: NetConfig) -> Compiled:
     comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, all_sizes)
     _allocate(comp)
     return comp
+
+
+def optimizer_state(cfg: NetConfig) -> list[tuple[str, Fmt]]:
+    """(name prefix, format) of the optimizer state kept per parameter tensor."""
+    if cfg.train.optimizer == "adam":
+        return [("M", cfg.formats.adam_m), ("S", cfg.formats.adam_v)]
+    if cfg.train.momentum:
+        return [("V", cfg.formats.momentum)]
+    return []
 
 
 def _live_ranges(prog: list[Op], tensors: dict[str, Tensor]) -> dict[str, tuple[int, int]]:

@@ -19,11 +19,13 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
       ],
       "formats": {                     # optional, and so is every key in it (defaults: `Formats`)
         "core": [W, F], "master": [W, F], "bias": [W, F], "input": [W, F], "act": [W, F],
-        "err": [W, F], "bwd": [W, F], "grad": [W, F], "momentum": [W, F],
+        "err": [W, F], "bwd": [W, F], "grad": [W, F], "momentum": [W, F], "adam_m": [W, F],
+        "adam_v": [W, F],
         "frac_min": int, "frac_max": int
       },
       "train": {                       # optional, and so is every key in it (defaults: `TrainCfg`)
-        "optimizer": "sgd" | "adam", "lr": number > 0, "momentum": 0 <= number < 1,
+        "optimizer": "sgd" | "adam", "lr": number > 0, "momentum": 0 <= number < 1 (Adam: beta1),
+        "beta2": 0 < number < 1, "eps": number > 0,
         "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool,
         "rank": {"enabled": bool, "prior": number >= 0, "threshold": number > 0,
                  "every": int >= 1, "warmup_epochs": int >= 0}
@@ -101,6 +103,8 @@ class Formats:
     bwd: Fmt = Fmt(16, 12)  # initial format of back-propagated errors and their intermediates (adapts)
     grad: Fmt = Fmt(16, 12)  # initial format of gradient buffers (adapts)
     momentum: Fmt = Fmt(16, 12)
+    adam_m: Fmt = Fmt(16, 8)  # Adam first moment of the batch-summed gradient
+    adam_v: Fmt = Fmt(32, 16)  # Adam second moment
     frac_min: int = -8  # bounds of every adaptive fraction
     frac_max: int = 30
 
@@ -118,7 +122,9 @@ class RankCfg:
 class TrainCfg:
     optimizer: str = "sgd"  # "sgd" (with momentum) or "adam"
     lr: float = 0.05
-    momentum: float = 0.9
+    momentum: float = 0.9  # SGD momentum, and Adam's beta1
+    beta2: float = 0.999  # Adam's second-moment decay
+    eps: float = 1e-8  # Adam's epsilon (on the batch-mean gradient)
     batch: int = 16
     epochs: int = 10
     reuse_forward: bool = True  # keep forward partial products for the backward pass (fewer MACs, more memory)
@@ -285,6 +291,10 @@ def _train(value: object) -> TrainCfg:
         kwargs["lr"] = _number(obj["lr"], "train.lr", lo=0.0, lo_open=True)
     if "momentum" in obj:
         kwargs["momentum"] = _number(obj["momentum"], "train.momentum", lo=0.0, hi=1.0)
+    if "beta2" in obj:
+        kwargs["beta2"] = _number(obj["beta2"], "train.beta2", lo=0.0, hi=1.0, lo_open=True)
+    if "eps" in obj:
+        kwargs["eps"] = _number(obj["eps"], "train.eps", lo=0.0, lo_open=True)
     if "batch" in obj:
         kwargs["batch"] = _int(obj["batch"], "train.batch", lo=1)
     if "epochs" in obj:

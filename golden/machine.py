@@ -18,6 +18,24 @@ from golden.compiler import (BANK_ACT, LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN
 from golden.fxp import NEAREST, STOCHASTIC, Fmt
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
+RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in range(256)], dtype=np.int64)
+
+
+AXPBY_GUARD = 8  # fraction bits kept below the output LSB when AXPBY aligns its two terms
+
+
+def align(q: np.ndarray, frac: int, to: int) -> np.ndarray:
+    """Re-express q (with `frac` fraction bits) with `to` fraction bits: exact left shift, or floor."""
+    return q << (to - frac) if to >= frac else q >> (frac - to)
+
+
+def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
+    """SPEC 5.5: 1/sqrt(u 2^-frac) = RSQRT_ROM[idx] 2^-16 2^-h for u >= 1, with idx in [64, 256)."""
+    b = np.frexp(u.astype(np.float64))[1].astype(np.int64)  # bit length: exact, u < 2^53
+    t = b - 8
+    t += (t + frac) & 1  # make t + frac even so the square root of 2^(t - frac) is a power of two
+    idx = np.where(t >= 0, u >> np.maximum(t, 0), u << np.maximum(-t, 0))
+    return RSQRT_ROM[idx], (t - frac) >> 1
 LOG2E_Q12 = 5909
 
 
@@ -53,6 +71,7 @@ class Machine:
         self.sat_by_tensor = {n: 0 for n in t}
         self.stream = fxp.LfsrStream(seed)
         self.samples_seen = 0
+        self.updates = 0  # mini-batch updates done (Adam's t - 1)
         self._draw_offsets = self._plan_draws(comp.train_sample)
 
     # --- formats ------------------------------------------------------------------------------------------
@@ -108,7 +127,7 @@ class Machine:
         offs, pos = [], 0
         for op in prog:
             offs.append(pos)
-            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby", "penalty"):
+            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby", "penalty", "adam_v", "adam_step"):
                 pos += self.comp.tensors[op.out].size
         offs.append(pos)
         return offs
@@ -162,10 +181,11 @@ class Machine:
         self._write(env, op, acc, shift, rand, observe)
 
     def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int):
+        """SPEC 5.2: both products aligned to F_y + AXPBY_GUARD fraction bits (floor when finer), summed;
+        returns (sum, shift) for the final RQ."""
         (qa, fa), (qb, fb) = op.alpha, op.beta
-        fc = max(fa + fx, fb + fz)
-        acc = qa * x * (1 << (fc - fa - fx)) + qb * z * (1 << (fc - fb - fz))
-        return acc, fc - fy
+        fc = fy + AXPBY_GUARD
+        return align(qa * x, fa + fx, fc) + align(qb * z, fb + fz, fc), AXPBY_GUARD
 
     def run(self, prog: list[Op], env: dict, rand: np.ndarray | None, observe: bool) -> None:
         """Execute `prog`; per-sample tensors in `env` have a leading batch axis. `rand` [B, draws per sample]."""
@@ -185,12 +205,7 @@ class Machine:
                 zv = env[z] if z in env else self.mem[z]
                 acc, shift = self._axpby(xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out])
                 if not self.comp.tensors[op.out].per_sample:  # a parameter update: one row, written in place
-                    f = self.fmt(op.out)
-                    fxp.check_acc(acc, f"axpby -> {op.out}")
-                    y, n = fxp.saturate(fxp.round_shift(acc, shift, op.mode, r[0] if r is not None else None), f)
-                    self.mem[op.out] = y
-                    self.sat_total += n
-                    self.sat_by_tensor[op.out] += n
+                    self._store(op.out, acc, shift, op.mode, r[0] if r is not None else None)
                 else:
                     self._write(env, op, acc, shift, r, observe)
             elif op.kind == "relu":
@@ -205,6 +220,10 @@ class Machine:
                 env[op.out], env["p"], env["pred"] = err, p, pred
                 self.sat_total += n
                 self.sat_by_tensor[op.out] += n
+            elif op.kind == "adam_v":
+                self._adam_v(op, r[0])
+            elif op.kind == "adam_step":
+                self._adam_step(op, r[0])
             elif op.kind == "penalty":
                 self._penalty(op, r[0])
             elif op.kind == "mask":
@@ -217,6 +236,44 @@ class Machine:
                 self.mem[op.out][:] = 0
             else:
                 raise ValueError(f"unknown op kind {op.kind}")
+
+    # --- Adam (SPEC 5.5) ----------------------------------------------------------------------------------
+    def _store(self, name: str, acc: np.ndarray, shift: int, mode: int, rand) -> None:
+        fxp.check_acc(acc, f"{name}")
+        self.mem[name], n = fxp.saturate(fxp.round_shift(acc, shift, mode, rand), self.fmt(name))
+        self.sat_total += n
+        self.sat_by_tensor[name] += n
+
+    def _adam_v(self, op: Op, rand) -> None:
+        """v <- RQ(beta2 v 2^kv + (1 - beta2) g^2 2^kg, s)."""
+        v, g = op.ins
+        gg = self.mem[g] * self.mem[g]
+        acc, shift = self._axpby(self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v])
+        self._store(v, acc, shift, op.mode, rand)
+
+    def adam_lr(self) -> tuple[int, int]:
+        """The step size of update t with both bias corrections folded in (the host's per-step register)."""
+        tr, t = self.cfg.train, self.updates + 1
+        return quant_const(tr.lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t))
+
+    def _adam_step(self, op: Op, rand) -> None:
+        """w <- SAT(w - RQ(lr_t m RSQRT(v + eps), ...)), the shift per element from the normalisation of v."""
+        w, m, v = op.ins
+        tr = self.cfg.train
+        fv = self.frac[v]
+        eps_q = max(1, round((tr.eps * tr.batch) ** 2 * 2.0**fv))
+        r, h = rsqrt_parts(np.maximum(self.mem[v], 0) + eps_q, fv)
+        lr_q, lr_f = self.adam_lr()
+        acc = lr_q * self.mem[m] * r
+        fxp.check_acc(acc, f"adam step -> {w}")
+        shifts = lr_f + self.frac[m] + 16 + h - self.frac[w]
+        delta = np.empty_like(acc)
+        for s in np.unique(shifts):  # the per-element shift of the hardware, grouped for numpy
+            sel = shifts == s
+            delta[sel] = fxp.round_shift(acc[sel], int(s), op.mode, rand[sel])
+        self.mem[w], n = fxp.saturate(self.mem[w] - delta, self.fmt(w))
+        self.sat_total += n
+        self.sat_by_tensor[w] += n
 
     # --- rank adaptation (SPEC 5.6) ------------------------------------------------------------------------
     def _slice_view(self, name: str) -> np.ndarray:
@@ -244,10 +301,7 @@ class Machine:
         fg, fw = self.frac[g], self.frac[w]
         fc = max(fg, f_tau + fw)
         acc = (self.mem[g] << (fc - fg)) + self._tau_sum(w, tau_l, tau_r) * self.mem[w] * (1 << (fc - f_tau - fw))
-        fxp.check_acc(acc, f"penalty -> {g}")
-        self.mem[g], n = fxp.saturate(fxp.round_shift(acc, fc - fg, op.mode, rand), self.fmt(g))
-        self.sat_total += n
-        self.sat_by_tensor[g] += n
+        self._store(g, acc, fc - fg, op.mode, rand)
 
     def _slice_mean_square(self, left: str, right: str) -> np.ndarray:
         """Q = RQ(M * INV_D, 2 F_w + 24 - F_lambda, NEAREST): sum of squares of each slice / (D + 1)."""
@@ -322,6 +376,7 @@ class Machine:
         out = self.accumulate_batch(xq, labels)
         self.run(self.comp.update, {}, self.stream.take(self._plan_draws(self.comp.update)[-1])[None, :],
                  observe=False)
+        self.updates += 1
         self.adapt()
         return out
 
@@ -357,7 +412,7 @@ class Machine:
     def state_dict(self) -> dict:
         return {"mem": {k: v.copy() for k, v in self.mem.items()}, "frac": dict(self.frac),
                 "maxabs": dict(self.maxabs), "lfsr": self.stream.state, "drawn": self.stream.drawn,
-                "sat_total": self.sat_total, "samples_seen": self.samples_seen}
+                "sat_total": self.sat_total, "samples_seen": self.samples_seen, "updates": self.updates}
 
     def load_state_dict(self, s: dict) -> None:
         self.mem = {k: np.asarray(v, dtype=np.int64).copy() for k, v in s["mem"].items()}
@@ -365,6 +420,7 @@ class Machine:
         self.maxabs.update(s["maxabs"])
         self.stream.state, self.stream.drawn = int(s["lfsr"]), int(s["drawn"])
         self.sat_total, self.samples_seen = int(s["sat_total"]), int(s["samples_seen"])
+        self.updates = int(s["updates"])
 
 
 def param_count(comp: Compiled) -> int:

@@ -78,7 +78,8 @@ class Run:
         np.savez(tmp, **{f"mem/{k}": v for k, v in st["mem"].items()},
                  meta=json.dumps({"identity": self._identity(), "frac": st["frac"], "maxabs": st["maxabs"],
                                   "lfsr": st["lfsr"], "drawn": st["drawn"], "sat_total": st["sat_total"],
-                                  "samples_seen": st["samples_seen"], "epoch": self.epoch,
+                                  "samples_seen": st["samples_seen"], "updates": st["updates"],
+                                  "epoch": self.epoch,
                                   "batch_pos": self.batch_pos, "history": self.history,
                                   "rng": self.rng.bit_generator.state, "stats": self.stats}),
                  perm=self.perm if self.perm is not None else np.zeros(0, dtype=np.int64))
@@ -115,9 +116,8 @@ class Run:
                 self.batch_pos, self.stats = 0, self._fresh_stats()
             stats = self.stats
             stats["t0"] = time.time() - stats["elapsed"]
-            bar = tqdm(total=n_batches * b, initial=self.batch_pos * b, unit="sample", leave=False,
-                       desc=f"epoch {self.epoch + 1}/{self.epochs}", file=sys.stdout, mininterval=1.0,
-                       disable=None)
+            bar = progress(total=n_batches * b, initial=self.batch_pos * b,
+                           desc=f"epoch {self.epoch + 1}/{self.epochs}")
             while self.batch_pos < n_batches and not self.interrupted:
                 idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
                 res = self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx])
@@ -176,7 +176,8 @@ class Run:
             "history": self.history,
             "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
             "formats": {k: v for k, v in self.machine.frac.items() if self.comp.tensors[k].adaptive},
-            "saturations_total": self.machine.sat_total, "lfsr_draws": self.machine.stream.drawn,
+            "saturations_total": self.machine.sat_total,
+            "saturations_by_tensor": {k: v for k, v in self.machine.sat_by_tensor.items() if v}, "lfsr_draws": self.machine.stream.drawn,
             "memory": memory_report(self.comp, self.machine.live_core_params()),
             "config": config_to_dict(self.cfg),
         }
@@ -191,6 +192,15 @@ class Run:
         arrays = {f"mem/{k}": v for k, v in self.machine.mem.items() if not k.startswith(("d", "V"))}
         np.savez(self.out / "weights.npz", **arrays,
                  frac=json.dumps(self.machine.frac), config=json.dumps(config_to_dict(self.cfg)))
+
+
+def progress(total: int, initial: int, desc: str):
+    """A tqdm bar on a terminal; in a log file, a plain line every 15 s with the rate and the ETA."""
+    interactive = sys.stdout.isatty()
+    return tqdm(total=total, initial=initial, unit="sample", desc=desc, file=sys.stdout, leave=not interactive,
+                mininterval=1.0 if interactive else 15.0, ascii=not interactive,
+                bar_format=None if interactive else "{desc}: {n_fmt}/{total_fmt} samples, {rate_fmt}, "
+                                                    "eta {remaining}{postfix}\n")
 
 
 def plot_history(history: list[dict], out: Path) -> None:
