@@ -19,6 +19,8 @@ declare -A DEB_PROBE=(
   [g++]="cmd:g++"
   [make]="cmd:make"
   [python3-venv]="py:ensurepip"
+  [ccache]="cmd:ccache"                    # Verilator builds reuse the compiled runtime (about 30 s each)
+  [liblz4-dev]="file:/usr/include/lz4.h"   # Verilator's FST writer (WAVES=1)
 )
 
 missing=()
