@@ -1,0 +1,205 @@
+"""Tests of the training driver (golden/train.py) and the command line (golden/__main__.py): bit-exact resume,
+refused checkpoints, data set / model checks, the outputs of `train` and the `memory` report."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import golden.train as train_mod
+from golden.__main__ import main
+from golden.config import config_from_dict, config_to_dict, load_config
+from golden.datasets import load_dataset
+from golden.train import CHECKPOINT, Run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _restore_signals():
+    """Run.run installs SIGINT/SIGTERM handlers; give pytest its own back afterwards."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+@pytest.fixture(scope="module")
+def tiny_data():
+    return load_dataset("tiny")
+
+
+@pytest.fixture
+def no_plots(monkeypatch):
+    monkeypatch.setattr(train_mod, "plot_history", lambda history, out: None)
+
+
+def _cfg(rank: bool = False, epochs: int = 2):
+    d = config_to_dict(load_config("tiny"))
+    d["train"]["epochs"] = epochs
+    if rank:
+        d["train"]["rank"] = {"enabled": True, "prior": 1e-2, "warmup_epochs": 1, "every": 3}
+    return config_from_dict(d)
+
+
+def _interrupt_after(run: Run, calls: int) -> None:
+    """Make the run stop (as on SIGINT) once `calls` mini-batches have been trained by this Run object."""
+    inner = run.machine.train_batch
+    count = [0]
+
+    def train_batch(*args, **kwargs):
+        res = inner(*args, **kwargs)
+        count[0] += 1
+        if count[0] == calls:
+            run.interrupted = True
+        return res
+
+    run.machine.train_batch = train_batch
+
+
+def _weights(path: Path) -> dict:
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+STABLE_KEYS = ("epoch", "train_loss", "train_acc", "test_acc", "saturations", "ranks", "live_core_params")
+
+
+def _assert_same_outcome(a: Path, b: Path) -> None:
+    wa, wb = _weights(a / "weights.npz"), _weights(b / "weights.npz")
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert np.array_equal(wa[k], wb[k]), f"weights.npz[{k}] differs"
+    ra, rb = (json.loads((p / "report.json").read_text()) for p in (a, b))
+    assert ra["test_acc"] == rb["test_acc"]
+    assert [{k: h[k] for k in STABLE_KEYS} for h in ra["history"]] == \
+        [{k: h[k] for k in STABLE_KEYS} for h in rb["history"]]
+    for k in ("formats", "saturations_total", "lfsr_draws", "epochs", "macs_per_sample", "memory"):
+        assert ra[k] == rb[k], k
+
+
+@pytest.mark.parametrize("rank,stops", [(False, [37]), (False, [64, 20]), (True, [10, 70])],
+                         ids=["mid-epoch-1", "epoch-boundary-then-mid-epoch-2", "rank-adaptation"])
+def test_resume_is_bit_identical(tmp_path, tiny_data, no_plots, rank, stops):
+    cfg = _cfg(rank)
+    ref = Run(cfg, tiny_data, 5, tmp_path / "ref", cfg.train.epochs).run()
+    out = tmp_path / "interrupted"
+    for calls in stops:
+        run = Run(cfg, tiny_data, 5, out, cfg.train.epochs)
+        _interrupt_after(run, calls)
+        with pytest.raises(SystemExit) as e:
+            run.run()
+        assert e.value.code == 130
+        assert (out / CHECKPOINT).exists() and not (out / "report.json").exists()
+    report = Run(cfg, tiny_data, 5, out, cfg.train.epochs).run()
+    assert report["test_acc"] == ref["test_acc"] and len(report["history"]) == cfg.train.epochs
+    _assert_same_outcome(tmp_path / "ref", out)
+
+
+def test_save_and_new_run_on_same_directory_resumes(tmp_path, tiny_data, no_plots):
+    """A checkpoint written by save() after construction is resumed as is: no second calibration."""
+    cfg = _cfg(epochs=1)
+    ref = Run(cfg, tiny_data, 8, tmp_path / "ref", 1).run()
+    first = Run(cfg, tiny_data, 8, tmp_path / "b", 1)
+    first.save()
+    again = Run(cfg, tiny_data, 8, tmp_path / "b", 1)
+    s1, s2 = first.machine.state_dict(), again.machine.state_dict()
+    assert all(np.array_equal(s1["mem"][k], s2["mem"][k]) for k in s1["mem"])
+    assert (s1["frac"], s1["lfsr"], s1["drawn"]) == (s2["frac"], s2["lfsr"], s2["drawn"])
+    assert again.run()["test_acc"] == ref["test_acc"]
+    _assert_same_outcome(tmp_path / "ref", tmp_path / "b")
+
+
+@pytest.mark.parametrize("change", ["seed", "config"])
+def test_foreign_checkpoint_is_refused(tmp_path, tiny_data, change):
+    cfg = _cfg()
+    Run(cfg, tiny_data, 1, tmp_path, cfg.train.epochs).save()
+    before = (tmp_path / CHECKPOINT).read_bytes()
+    seed, other = 1, cfg
+    if change == "seed":
+        seed = 2
+    else:
+        d = config_to_dict(cfg)
+        d["train"]["lr"] = 0.2
+        other = config_from_dict(d)
+    with pytest.raises(SystemExit) as e:
+        Run(other, tiny_data, seed, tmp_path, cfg.train.epochs)
+    msg = str(e.value.code)
+    assert msg.startswith("error:") and "another run" in msg and str(tmp_path / CHECKPOINT) in msg
+    assert (tmp_path / CHECKPOINT).read_bytes() == before
+
+
+def _cli(*args, timeout=120):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "golden", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_dataset_model_mismatch_exits_before_training(tmp_path):
+    out = tmp_path / "out"
+    r = _cli("train", "--model", "digits", "--dataset", "tiny", "--out", str(out))
+    assert r.returncode != 0
+    err = r.stderr
+    assert err.startswith("error:") and all(w in err for w in ("tiny", "digits", "16", "64")), err
+    assert "Traceback" not in r.stderr
+    assert not out.exists(), "nothing is written before the check"
+
+
+def test_dataset_with_more_classes_than_the_model_is_refused(tmp_path):
+    d = config_to_dict(load_config("tiny"))
+    d["classes"] = 3
+    cfg_file = tmp_path / "three.json"
+    cfg_file.write_text(json.dumps(d))
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--model", str(cfg_file), "--dataset", "tiny", "--out", str(tmp_path / "out")])
+    msg = str(e.value.code)
+    assert msg.startswith("error:") and "classes" in msg and "4" in msg and "3" in msg, msg
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_train_writes_report_weights_and_plots(tmp_path):
+    out = tmp_path / "run"
+    r = _cli("train", "--model", "tiny", "--dataset", "tiny", "--epochs", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert 0.0 <= report["test_acc"] <= 1.0
+    assert len(report["history"]) == 1 and report["history"][0]["test_acc"] == report["test_acc"]
+    assert report["memory"]["accelerator_total_bytes"] > 0
+    assert report["macs_per_sample"]["infer"] > 0
+    with np.load(out / "weights.npz") as z:
+        assert any(k.startswith("mem/") for k in z.files) and "frac" in z.files
+    for png in ("training.png", "ranks.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+    assert "test accuracy" in r.stdout
+
+
+@pytest.mark.parametrize("content", ['{"name": "x"', '{"name": "x", "input_size": 16, "classes": 4, "layers": [],'
+                                     ' "bogus": 1}'], ids=["bad-json", "bad-field"])
+def test_cli_invalid_config_exits_2(tmp_path, content):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    r = _cli("train", "--model", str(bad), "--dataset", "tiny", "--out", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert r.stderr.startswith("error:") and str(bad) in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_memory_report_of_paper():
+    r = _cli("memory", "--model", "paper")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    cfg = load_config("paper")
+    sizes = [cfg.input_size] + [layer.n_out for layer in cfg.layers[:-1]] + [cfg.classes]
+    dense_weights = sum(a * b for a, b in zip(sizes, sizes[1:]))
+    core_params = sum(layer.n_core_params for layer in cfg.layers)
+    assert isinstance(rep["accelerator_total_bytes"], int)
+    # at least the master and compute copies of every core are on chip
+    assert rep["accelerator_total_bytes"] >= core_params * (cfg.formats.master.width + cfg.formats.core.width) / 8
+    assert rep["parameter_only_ratio"] == pytest.approx(dense_weights * 32 / (core_params * cfg.formats.core.width))
+    assert rep["parameter_only_ratio"] > 100
