@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from golden.config import LayerCfg, NetConfig
-from golden.fxp import NEAREST, STOCHASTIC, Fmt
+from golden.fxp import ACC_W, NEAREST, STOCHASTIC, Fmt
 
 # Memory banks: what a tensor is stored in. Sample-local tensors live in ACT and are rewritten per sample.
 BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT, BANK_RANK = "core", "master", "state", "act", "rank"
@@ -313,8 +313,27 @@ def compile_network(cfg: NetConfig) -> Compiled:
             update.append(Op("zero", g))
 
     comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, all_sizes)
+    _check_accumulator_bounds(comp)
     _allocate(comp)
     return comp
+
+
+class CompileError(ValueError):
+    """A network the accelerator cannot run as configured, with the op and the reason."""
+
+
+def _check_accumulator_bounds(comp: Compiled) -> None:
+    """SPEC 1.2: the worst-case sum of every contraction must fit the accumulator, so it can never wrap."""
+    for op in comp.train_sample:
+        if op.kind != "contract":
+            continue
+        lhs, out = op.spec.split("->")
+        k = math.prod(comp.letter_sizes[c] for c in set(lhs.replace(",", "")) - set(out))
+        wa, wb = (comp.tensors[n].fmt.width for n in op.ins)
+        if k << (wa - 1 + wb - 1) >= 1 << (ACC_W - 1):
+            raise CompileError(f"contraction {op.out} <- {' x '.join(op.ins)} sums {k} products of {wa}- and "
+                               f"{wb}-bit values: the worst case needs more than the {ACC_W}-bit accumulator; "
+                               f"use narrower formats or smaller factors")
 
 
 def optimizer_state(cfg: NetConfig) -> list[tuple[str, Fmt]]:

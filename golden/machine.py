@@ -21,6 +21,7 @@ EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=
 RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in range(256)], dtype=np.int64)
 
 
+SAT_COUNTER_MAX = 2**32 - 1
 AXPBY_GUARD = 8  # fraction bits kept below the output LSB when AXPBY aligns its two terms
 
 
@@ -73,6 +74,11 @@ class Machine:
         self.samples_seen = 0
         self.updates = 0  # mini-batch updates done (Adam's t - 1)
         self._draw_offsets = self._plan_draws(comp.train_sample)
+
+    def _count_sat(self, name: str, n: int) -> None:
+        """The 32-bit saturating counters of SPEC 2.3: the global one and one per tensor."""
+        self.sat_total = min(self.sat_total + n, SAT_COUNTER_MAX)
+        self.sat_by_tensor[name] = min(self.sat_by_tensor[name] + n, SAT_COUNTER_MAX)
 
     # --- formats ------------------------------------------------------------------------------------------
     def fmt(self, name: str) -> Fmt:
@@ -162,8 +168,7 @@ class Machine:
                 states = np.stack(rows)
             self.mem[out] = states[-1].copy()
             maxabs = int(np.abs(states).max(initial=0))
-        self.sat_total += n
-        self.sat_by_tensor[out] += n
+        self._count_sat(out, n)
         if observe and out in self.maxabs:
             self.maxabs[out] = max(self.maxabs[out], maxabs)
 
@@ -218,8 +223,7 @@ class Machine:
                 err, n, p, pred = sce_gradient(env[z], self.frac[z], env["labels"], self.cfg.classes,
                                                self.fmt(op.out))
                 env[op.out], env["p"], env["pred"] = err, p, pred
-                self.sat_total += n
-                self.sat_by_tensor[op.out] += n
+                self._count_sat(op.out, n)
             elif op.kind == "adam_v":
                 self._adam_v(op, r[0])
             elif op.kind == "adam_step":
@@ -241,8 +245,7 @@ class Machine:
     def _store(self, name: str, acc: np.ndarray, shift: int, mode: int, rand) -> None:
         fxp.check_acc(acc, f"{name}")
         self.mem[name], n = fxp.saturate(fxp.round_shift(acc, shift, mode, rand), self.fmt(name))
-        self.sat_total += n
-        self.sat_by_tensor[name] += n
+        self._count_sat(name, n)
 
     def _adam_v(self, op: Op, rand) -> None:
         """v <- RQ(beta2 v 2^kv + (1 - beta2) g^2 2^kg, s)."""
@@ -272,8 +275,7 @@ class Machine:
             sel = shifts == s
             delta[sel] = fxp.round_shift(acc[sel], int(s), op.mode, rand[sel])
         self.mem[w], n = fxp.saturate(self.mem[w] - delta, self.fmt(w))
-        self.sat_total += n
-        self.sat_by_tensor[w] += n
+        self._count_sat(w, n)
 
     # --- rank adaptation (SPEC 5.6) ------------------------------------------------------------------------
     def _slice_view(self, name: str) -> np.ndarray:
@@ -368,7 +370,7 @@ class Machine:
     def _derive(self, compute: str, master: str) -> None:
         y = fxp.round_shift(self.mem[master], self.frac[master] - self.frac[compute], NEAREST)
         self.mem[compute], n = fxp.saturate(y, self.fmt(compute))
-        self.sat_total += n
+        self._count_sat(compute, n)
 
     # --- the host's view ----------------------------------------------------------------------------------
     def train_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:

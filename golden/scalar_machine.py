@@ -151,7 +151,7 @@ class ScalarMachine:
     def _count(self, name: str, sat: bool | int) -> None:
         if sat:
             self.sat_total = min(self.sat_total + int(sat), SAT_COUNTER_MAX)
-            self.sat_by_tensor[name] += int(sat)
+            self.sat_by_tensor[name] = min(self.sat_by_tensor[name] + int(sat), SAT_COUNTER_MAX)
 
     def _observe(self, name: str, v: int, observe: bool) -> None:
         if observe and name in self.maxabs and abs(v) > self.maxabs[name]:

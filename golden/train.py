@@ -70,7 +70,10 @@ class Run:
 
     # --- checkpoints --------------------------------------------------------------------------------------
     def _identity(self) -> dict:
-        return {"config": config_to_dict(self.cfg), "dataset": self.data.name, "seed": self.seed}
+        """What a checkpoint must match to be resumed; the epoch count may grow (to extend a run)."""
+        cfg = config_to_dict(self.cfg)
+        del cfg["train"]["epochs"]
+        return {"config": cfg, "dataset": self.data.name, "seed": self.seed}
 
     def save(self) -> None:
         st = self.machine.state_dict()

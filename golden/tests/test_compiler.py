@@ -417,10 +417,6 @@ def test_layout_never_overlaps_live_tensors(model):
             assert la < fb or lb < fa, f"{a} {live[a]} and {b} {live[b]} are live together but share words"
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC 1.2: the compiler must bound every op (K * 2^(Wa-1) * 2^(Wb-1) < 2^47) "
-                   "and reject a program that could overflow the 48-bit accumulator; compile_network accepts this "
-                   "one (K = 1024, 32-bit input, 8-bit core: 2^48) and the machine only raises OverflowError at "
-                   "run time on large inputs")
 def test_compiler_rejects_a_program_that_could_overflow_the_accumulator():
     cfg = config_from_dict({
         "name": "wide", "input_size": 1024, "classes": 4,
