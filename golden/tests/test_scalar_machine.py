@@ -127,19 +127,19 @@ def test_perturbed_machine_is_detected(tiny):
     m.load_float_params(cores, biases)
     xq = m.quantize_input(data.train_x[:12])
     m.calibrate(xq[:8], data.train_y[:8])
-    state = m.state_dict()
+    state, sat0 = m.state_dict(), dict(m.sat_by_tensor)  # per-tensor counters are not in state_dict
     xb, yb = xq[8:12], data.train_y[8:12]
 
     s = ScalarMachine(comp, SEED)
     s.load_state_dict(state)
-    s.sat_by_tensor = dict(m.sat_by_tensor)  # not part of state_dict (Machine's neither)
+    s.sat_by_tensor = dict(sat0)
     m.train_batch(xb, yb)
     s.train_batch(xb, yb)
     assert diff(m, s) == []
 
     bad = SkipOneDraw(comp, SEED)
     bad.load_state_dict(state)
-    bad.sat_by_tensor = dict(s.sat_by_tensor)
+    bad.sat_by_tensor = dict(sat0)
     bad.skip_at = state["drawn"] + 10
     bad.train_batch(xb, yb)
     found = diff(m, bad)
@@ -160,6 +160,7 @@ def test_wrong_buffer_sharing_is_detected(tiny):
     m, s = machines(comp, cfg)
     s_bad = ScalarMachine(bad, SEED)
     s_bad.load_state_dict(s.state_dict())
+    s_bad.sat_by_tensor = dict(s.sat_by_tensor)
     xq, y = m.quantize_input(data.train_x[:2]), data.train_y[:2]
     for mach in (m, s, s_bad):
         mach.accumulate_batch(xq, y)
