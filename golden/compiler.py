@@ -79,12 +79,12 @@ class Compiled:
         return sum(op.macs for op in getattr(self, program))
 
 
-def quant_const(x: float, width: int = 16) -> tuple[int, int]:
-    """A constant as a `width`-bit integer with as many fraction bits as fit (at most 30): (q, F)."""
+def quant_const(x: float, width: int = 16, max_frac: int = 30) -> tuple[int, int]:
+    """A constant as a `width`-bit integer with as many fraction bits as fit (at most max_frac): (q, F)."""
     if x == 0:
         return 0, 0
     lim = (1 << (width - 1)) - 1
-    frac = 30
+    frac = max_frac
     while frac > -16 and abs(round(x * 2**frac)) > lim:
         frac -= 1
     q = round(x * 2**frac)

@@ -94,6 +94,30 @@ def requantize(acc, shift: int, mode: int, fmt: Fmt, rand=None) -> tuple[np.ndar
     return saturate(round_shift(acc, shift, mode, rand), fmt)
 
 
+def quantize_float(x, fmt: Fmt) -> tuple[np.ndarray, int]:
+    """Host side: floats to `fmt`, round half up, saturating. Exact: x 2^F is exact in float64 (a power-of-two
+    scale) and the half-up decision compares the exact remainder, with no rounding of x 2^F + 0.5."""
+    v = np.asarray(x, dtype=np.float64) * 2.0**fmt.frac
+    if not np.isfinite(v).all():
+        raise ValueError("cannot quantise NaN or infinity")
+    lo = np.floor(v)
+    q = lo + (v - lo >= 0.5)
+    n_sat = int(np.count_nonzero(q > fmt.qmax)) + int(np.count_nonzero(q < fmt.qmin))
+    return np.clip(q, fmt.qmin, fmt.qmax).astype(np.int64), n_sat
+
+
+def align(q: np.ndarray, frac: int, to: int) -> np.ndarray:
+    """Re-express q (with `frac` fraction bits) with `to` fraction bits: exact left shift, or floor.
+    A left shift that would leave the accumulator raises rather than wrap."""
+    q = np.asarray(q, dtype=np.int64)
+    if to >= frac:
+        up = to - frac
+        if up >= ACC_W - 1 and q.any() or q.size and int(np.abs(q).max()) >= 1 << max(ACC_W - 1 - up, 0):
+            raise OverflowError(f"aligning by {up} bits exceeds the {ACC_W}-bit accumulator")
+        return q << up
+    return q >> (frac - to)
+
+
 # --- LFSR (SPEC 3) -------------------------------------------------------------------------------------
 
 def lfsr_seed_state(seed: int) -> int:

@@ -207,12 +207,12 @@ def _align(prod: FixedPoint, frac: int, to: int) -> FixedPoint:
 def axpby_acc_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int,
                      alpha: tuple[int, int], beta: tuple[int, int], fy: int) -> int:
     """The accumulator of AXPBY: A(alpha x) + A(beta z), each product re-expressed with Fc = F_y + 8 fraction
-    bits (SPEC 5.2); a sum that does not fit the accumulator raises OverflowError."""
+    bits (SPEC 5.2); a term or a sum that does not fit the accumulator raises OverflowError."""
     (qa, fa), (qb, fb) = alpha, beta
     fc = fy + AXPBY_GUARD
-    acc = _align(word(qa, CONST_W) * word(x, wx), fa + fx, fc)
+    acc = _fit_acc(_align(word(qa, CONST_W) * word(x, wx), fa + fx, fc), "axpby term")
     if z is not None:
-        acc = acc + _align(word(qb, CONST_W) * word(z, wz), fb + fz, fc)
+        acc = acc + _fit_acc(_align(word(qb, CONST_W) * word(z, wz), fb + fz, fc), "axpby term")
     return int(_fit_acc(acc, "axpby accumulator"))
 
 

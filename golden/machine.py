@@ -15,19 +15,15 @@ import numpy as np
 from golden import fxp
 from golden.compiler import (BANK_ACT, LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
                              quant_const)
-from golden.fxp import NEAREST, STOCHASTIC, Fmt
+from golden.fxp import NEAREST, STOCHASTIC, Fmt, align
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
 RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in range(256)], dtype=np.int64)
 
 
 SAT_COUNTER_MAX = 2**32 - 1
+ADAM_DELTA_FMT = Fmt(16, 0)  # the Adam step saturates to 16 bits before it is subtracted
 AXPBY_GUARD = 8  # fraction bits kept below the output LSB when AXPBY aligns its two terms
-
-
-def align(q: np.ndarray, frac: int, to: int) -> np.ndarray:
-    """Re-express q (with `frac` fraction bits) with `to` fraction bits: exact left shift, or floor."""
-    return q << (to - frac) if to >= frac else q >> (frac - to)
 
 
 def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
@@ -49,7 +45,7 @@ def sce_gradient(z: np.ndarray, frac_z: int, labels: np.ndarray, classes: int, e
     e = np.where(ip >= 16, 0, EXP2_ROM[t & 255] >> np.minimum(ip, 63))
     s = e.sum(axis=1, keepdims=True)
     r = (1 << 31) // s
-    p = (e * r) >> (31 - err_fmt.frac)
+    p = align(e * r, 31, err_fmt.frac)
     onehot = np.zeros_like(p)
     onehot[np.arange(len(labels)), labels] = 1 << err_fmt.frac
     err = np.zeros_like(z)
@@ -108,10 +104,10 @@ class Machine:
         for l, layer_cores in enumerate(cores):
             for k, g in enumerate(layer_cores):
                 w = f"W{l}.{k}"
-                self.mem[w] = fxp.saturate(np.floor(g.ravel() * 2.0 ** self.frac[w] + 0.5), self.fmt(w))[0]
+                self.mem[w] = fxp.quantize_float(g.ravel(), self.fmt(w))[0]
                 self._derive(f"G{l}.{k}", w)
             b = f"B{l}"
-            self.mem[b] = fxp.saturate(np.floor(biases[l] * 2.0 ** self.frac[b] + 0.5), self.fmt(b))[0]
+            self.mem[b] = fxp.quantize_float(biases[l], self.fmt(b))[0]
         self.init_rank_state()
 
     def float_params(self):
@@ -125,7 +121,7 @@ class Machine:
         """Host-side: float pixels [B, input_size] -> input format, zero-padded to the first layer."""
         f = self.fmt("X0")
         q = np.zeros((x.shape[0], self.cfg.padded_input), dtype=np.int64)
-        q[:, :x.shape[1]] = fxp.saturate(np.floor(x * 2.0 ** f.frac + 0.5), f)[0]
+        q[:, :x.shape[1]] = fxp.quantize_float(x, f)[0]
         return q
 
     # --- execution ----------------------------------------------------------------------------------------
@@ -154,13 +150,14 @@ class Machine:
             y, n = fxp.saturate(y, f)
             env[out] = y
             maxabs = int(np.abs(y).max(initial=0))
-        else:  # accumulate into the buffer, one sample after another, saturating each time
+        else:  # SPEC 5.1: out <- SAT(out + RQ(...)), sample after sample; RQ saturates first
+            y, n = fxp.saturate(y, f)
             buf = self.mem[out]
             csum = buf + np.cumsum(y, axis=0)
             if csum.max(initial=0) <= f.qmax and csum.min(initial=0) >= f.qmin:
-                n, states = 0, csum
+                states = csum
             else:
-                n, rows = 0, []
+                rows = []
                 for row in y:
                     buf, k = fxp.saturate(buf + row, f)
                     n += k
@@ -257,7 +254,10 @@ class Machine:
     def adam_lr(self) -> tuple[int, int]:
         """The step size of update t with both bias corrections folded in (the host's per-step register)."""
         tr, t = self.cfg.train, self.updates + 1
-        return quant_const(tr.lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t))
+        fv = self.cfg.formats.adam_v
+        h_max = (fv.width + 1 - fv.frac) // 2  # the largest normalisation exponent of v (rsqrt_parts)
+        max_frac = fxp.SHIFT_MAX - (self.cfg.formats.adam_m.frac + 16 + h_max - self.cfg.formats.master.frac)
+        return quant_const(tr.lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t), max_frac=max_frac)
 
     def _adam_step(self, op: Op, rand) -> None:
         """w <- SAT(w - RQ(lr_t m RSQRT(v + eps), ...)), the shift per element from the normalisation of v."""
@@ -274,6 +274,7 @@ class Machine:
         for s in np.unique(shifts):  # the per-element shift of the hardware, grouped for numpy
             sel = shifts == s
             delta[sel] = fxp.round_shift(acc[sel], int(s), op.mode, rand[sel])
+        delta = fxp.saturate(delta, ADAM_DELTA_FMT)[0]
         self.mem[w], n = fxp.saturate(self.mem[w] - delta, self.fmt(w))
         self._count_sat(w, n)
 
@@ -414,7 +415,8 @@ class Machine:
     def state_dict(self) -> dict:
         return {"mem": {k: v.copy() for k, v in self.mem.items()}, "frac": dict(self.frac),
                 "maxabs": dict(self.maxabs), "lfsr": self.stream.state, "drawn": self.stream.drawn,
-                "sat_total": self.sat_total, "samples_seen": self.samples_seen, "updates": self.updates}
+                "sat_total": self.sat_total, "sat_by_tensor": dict(self.sat_by_tensor),
+                "samples_seen": self.samples_seen, "updates": self.updates}
 
     def load_state_dict(self, s: dict) -> None:
         self.mem = {k: np.asarray(v, dtype=np.int64).copy() for k, v in s["mem"].items()}
@@ -423,6 +425,7 @@ class Machine:
         self.stream.state, self.stream.drawn = int(s["lfsr"]), int(s["drawn"])
         self.sat_total, self.samples_seen = int(s["sat_total"]), int(s["samples_seen"])
         self.updates = int(s["updates"])
+        self.sat_by_tensor.update(s["sat_by_tensor"])
 
 
 def param_count(comp: Compiled) -> int:

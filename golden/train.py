@@ -81,6 +81,7 @@ class Run:
         np.savez(tmp, **{f"mem/{k}": v for k, v in st["mem"].items()},
                  meta=json.dumps({"identity": self._identity(), "frac": st["frac"], "maxabs": st["maxabs"],
                                   "lfsr": st["lfsr"], "drawn": st["drawn"], "sat_total": st["sat_total"],
+                                  "sat_by_tensor": st["sat_by_tensor"],
                                   "samples_seen": st["samples_seen"], "updates": st["updates"],
                                   "epoch": self.epoch,
                                   "batch_pos": self.batch_pos, "history": self.history,

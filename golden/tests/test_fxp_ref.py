@@ -151,16 +151,18 @@ consts = st.one_of(st.just((1, 0)), st.tuples(st.integers(-32768, 32767), st.int
 @example(x=-32768, z=-1, fx=0, fz=20, alpha=(1, 0), beta=(-3, 24), fy=-8, mode=NEAREST, r=0)  # floors
 def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
     fc = fy + ref.AXPBY_GUARD
-    terms = [(q * v) << (fc - f) if fc >= f else (q * v) >> (f - fc)
-             for (q, fq), v, f in ((alpha, x, alpha[1] + fx), (beta, z, beta[1] + fz))]
-    assume(all(abs(t) < 1 << 62 for t in terms))  # int64 wrap: see test_axpby_wide_shift_overflow_detected
-    acc, shift = Machine._axpby(None, np.array([x]), fx, np.array([z]), fz, _Op(alpha, beta), fy)
+    def machine_acc():
+        acc, shift = Machine._axpby(None, np.array([x]), fx, np.array([z]), fz, _Op(alpha, beta), fy)
+        fxp.check_acc(acc)
+        return acc, shift
+
     try:
         acc_ref = ref.axpby_acc_scalar(x, fx, 16, z, fz, 16, alpha, beta, fy)
-    except OverflowError:  # the sum does not fit 48 bits: the machine's check must fire too
+    except OverflowError:  # a term or the sum does not fit 48 bits: the machine must refuse too
         with pytest.raises(OverflowError):
-            fxp.check_acc(acc)
+            machine_acc()
         return
+    acc, shift = machine_acc()
     assert (int(acc[0]), shift) == (acc_ref, ref.AXPBY_GUARD)
     fmt = Fmt(16, fy)
     assert vec_requantize(acc_ref, shift, mode, fmt, r) == \
@@ -168,17 +170,12 @@ def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
                                                        r if mode == STOCHASTIC else None))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "machine.align / Machine._axpby form alpha*x << (F_y + 8 - F_alpha - F_x) in int64: with a large left "
-    "shift the product wraps modulo 2^64 before fxp.check_acc looks at it, so an accumulator overflow can pass "
-    "silently (here 4096 << 52 = 2^64 wraps to 0; SPEC 1.2: the accumulator never wraps, an overflow must be "
-    "rejected). Not reachable with today's compiler constants and default formats"))
 def test_axpby_wide_shift_overflow_detected():
-    acc, _ = Machine._axpby(None, np.array([4096]), 0, np.array([0]), 0, _Op((1, -14), (1, 0)), 30)
+    """4096 << 52 = 2^64 would wrap in int64: both implementations must refuse it, not pass a wrapped 0."""
     with pytest.raises(OverflowError):
-        ref.axpby_acc_scalar(4096, 0, 16, 0, 0, 16, (1, -14), (1, 0), 30)  # exact: 2^64, does not fit
+        ref.axpby_acc_scalar(4096, 0, 16, 0, 0, 16, (1, -14), (1, 0), 30)
     with pytest.raises(OverflowError):
-        fxp.check_acc(acc)  # Machine: acc == [0], passes
+        Machine._axpby(None, np.array([4096]), 0, np.array([0]), 0, _Op((1, -14), (1, 0)), 30)
 
 
 @SETTINGS
@@ -239,10 +236,6 @@ def test_sce_negative_err_frac_rejected_by_both():
         ref.sce_scalar([1, 2], 8, 16, 0, 2, Fmt(16, -1))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "machine.sce_gradient: p = (e * r) >> (31 - F_e) shifts by a negative amount when the error format has "
-    "F_e > 31 (legal: Fmt allows F up to 47 and config validation accepts it); numpy yields 0, so every p_j is "
-    "0 instead of E_j R 2^(F_e - 31) (SPEC 5.4 step 5) and e_j is wrong"))
 def test_sce_err_frac_above_31():
     z, fe = [100, 200, -50, 7], Fmt(32, 32)
     err, n, p, _ = sce_gradient(np.array([z]), 8, np.array([1]), 4, fe)

@@ -177,11 +177,6 @@ def test_unsupported_ops_refused(tiny):
 
 # --- discrepancies found (the scalar machine follows SPEC; Machine does not) ------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "machine.py Machine._write (persistent branch, used by `acc` ops and `accumulate` contractions) adds the "
-    "UNSATURATED round_shift output to the gradient buffer (csum = buf + cumsum(y); saturate(buf + row)); SPEC "
-    "5.1 says out <- SAT(out + RQ(...)) and RQ saturates to the format (SPEC 2, 2.3). When one sample's "
-    "contribution exceeds the buffer format the values and the saturation counts differ"))
 def test_gradient_accumulate_saturates_each_contribution(tiny):
     cfg, comp, data = tiny
     m, s = machines(comp, cfg)
@@ -207,10 +202,6 @@ def test_derive_saturations_counted_per_tensor(tiny):
     assert m.sat_by_tensor["G0.0"] == s.sat_by_tensor["G0.0"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "machine.py quantize_input / load_float_params round with floor(x * 2^F + 0.5) in floating point: the add "
-    "of 0.5 itself rounds, so x * 2^F = 0.5 - 1 ulp (float32 pixels: 2^-8 - 2^-32 at F = 7; float64 "
-    "parameters: (0.5 - 2^-54) 2^-7 at F = 7) becomes 1 instead of 0 (round half up of the exact value)"))
 def test_host_quantisation_rounds_the_exact_value(tiny):
     cfg, comp, _ = tiny
     m, s = Machine(comp, SEED), ScalarMachine(comp, SEED)
@@ -235,10 +226,6 @@ def test_compiler_rejects_possible_accumulator_overflow(tiny):
         compile_network(wide)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SPEC 5.5 Adam step / Machine._adam_step: the per-element shift F_lr + F_m + 16 + h - F_w is not bounded "
-    "to SPEC 2.1's [-16, 47]; with lr = 1e-4 (lr_t = (16977, 29)), default formats (F_m 8, F_v 16, F_w 7) and "
-    "a second moment near full scale (v = 2^31 - 1: h = 4) it is 50, and the update raises ValueError"))
 def test_adam_step_shift_in_range(tiny):
     cfg, _, _ = tiny
     adam = replace(cfg, train=replace(cfg.train, optimizer="adam", lr=1e-4))
