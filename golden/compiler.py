@@ -256,7 +256,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
             e_in = add(f"EX{l}", [layer.n_in], BANK_ACT, f.bwd, True, n_idx)
             ops_e = {err: m_idx, **{g: core_idx[k] for k, g in enumerate(cores)}}
             emit_chain(bwd, ops_e, sizes, e_in, n_idx, "bwd", cache, weights, f"B{l}")
-        for k, g in enumerate(cores):
+        for k, g in reversed(list(enumerate(cores))):  # from the error side: shared partial products die sooner
             ops_g = {x_in: n_idx, err: m_idx, **{h: core_idx[j] for j, h in enumerate(cores) if j != k}}
             emit_chain(bwd, ops_g, sizes, f"dG{l}.{k}", core_idx[k], "bwd", cache,
                        weights - {g}, f"D{l}.{k}", accumulate=True)

@@ -27,7 +27,7 @@ def test_tiny_shapes_and_training():
     assert (tt.in_shape, tt.out_shape, tt.ranks, tt.relu) == ((4, 4), (4, 2), (2,), True)
     assert (dense.in_shape, dense.out_shape, dense.ranks, dense.relu) == ((8,), (4,), (), False)
     t = cfg.train
-    assert (t.optimizer, t.lr, t.momentum, t.batch, t.epochs) == ("sgd", 0.1, 0.9, 8, 5)
+    assert (t.optimizer, t.lr, t.momentum, t.batch, t.epochs) == ("sgd", 0.05, 0.9, 8, 5)
 
 
 def test_digits_shapes_and_training():
@@ -37,7 +37,7 @@ def test_digits_shapes_and_training():
     assert (tt.in_shape, tt.out_shape, tt.ranks, tt.relu) == ((4, 4, 4), (4, 4, 4), (8, 8), True)
     assert (dense.in_shape, dense.out_shape, dense.ranks, dense.relu) == ((64,), (10,), (), False)
     t = cfg.train
-    assert (t.optimizer, t.lr, t.momentum, t.batch, t.epochs, t.rank.enabled) == ("sgd", 0.05, 0.9, 16, 20, False)
+    assert (t.optimizer, t.lr, t.momentum, t.batch, t.epochs, t.rank.enabled) == ("sgd", 0.02, 0.9, 16, 20, False)
 
 
 def test_paper_matches_the_published_parameter_counts():
@@ -50,7 +50,7 @@ def test_paper_matches_the_published_parameter_counts():
     assert sum(l.n_out for l in cfg.layers) == 528
     assert (cfg.input_size, cfg.padded_input, fc2.n_out, cfg.classes) == (784, 896, 16, 10)
     t = cfg.train
-    assert (t.optimizer, t.lr, t.momentum, t.batch, t.epochs) == ("sgd", 0.05, 0.9, 64, 10)
+    assert (t.optimizer, t.lr, t.momentum, t.batch, t.epochs) == ("sgd", 0.02, 0.9, 64, 10)
 
 
 @pytest.mark.parametrize("name", ["tiny", "digits", "paper"])
