@@ -1,0 +1,150 @@
+"""Accuracy table of one model on one dataset: float dense MLP, float TT, bit-exact low-precision TT (golden),
+each TT row with and without rank adaptation. Writes results/accuracy-<model>-<dataset>.{json,md,png}.
+
+The golden runs are resumable training runs under build/accuracy/ (run the command again after an
+interruption and it continues); the float runs take seconds to minutes. Example, the issue's targets:
+    python scripts/accuracy.py --model paper --dataset fashion-mnist      # about 1 h on 2 cores
+    python scripts/accuracy.py --model digits --dataset digits            # about 2 min
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from golden.compiler import compile_network
+from golden.config import RankCfg, load_config
+from golden.datasets import load_dataset
+from golden.float_model import train_float
+from golden.memory import dense_sizes, memory_report
+from golden.train import Run, check_compatible
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def golden_row(cfg, data, seed, out: Path) -> dict:
+    run = Run(cfg, data, seed, out, cfg.train.epochs)
+    rep = run.run()
+    last = rep["history"][-1]
+    return {"test_acc": rep["test_acc"], "ranks": last["ranks"], "core_params": last["live_core_params"],
+            "samples_per_s": float(np.mean([h["samples_per_s"] for h in rep["history"]])),
+            "curve": [h["test_acc"] for h in rep["history"]], "memory": rep["memory"]}
+
+
+def float_row(cfg, data, seed, dense=False) -> dict:
+    r = train_float(cfg, data, seed=seed, dense=dense, progress=True)
+    return {"test_acc": r["final_test_acc"], "ranks": None if dense else r["live_ranks"][-1],
+            "core_params": None if dense else r["core_params"][-1], "samples_per_s": r["samples_per_s"],
+            "curve": list(r["test_acc"])}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="digits")
+    ap.add_argument("--dataset", default="digits")
+    ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=None)
+    ap.add_argument("--prior", type=float, default=None, help="rank prior (default: the config's)")
+    ap.add_argument("--threshold", type=float, default=None)
+    ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--rows", default="dense,float,golden,float_rank,golden_rank")
+    args = ap.parse_args()
+
+    cfg = load_config(args.model)
+    if args.epochs:
+        cfg = replace(cfg, train=replace(cfg.train, epochs=args.epochs))
+    rk = cfg.train.rank
+    rank = RankCfg(enabled=True, prior=args.prior if args.prior is not None else rk.prior,
+                   threshold=args.threshold if args.threshold is not None else rk.threshold, every=rk.every,
+                   warmup_epochs=args.warmup if args.warmup is not None else rk.warmup_epochs)
+    plain = replace(cfg, train=replace(cfg.train, rank=replace(rk, enabled=False)))
+    ranked = replace(cfg, train=replace(cfg.train, rank=rank))
+    data = load_dataset(args.dataset, args.data_dir)
+    check_compatible(cfg, data)
+    tag = f"{cfg.name}-{data.name}"
+    work = ROOT / "build" / "accuracy" / f"{tag}-seed{args.seed}"
+    rows: dict[str, dict] = {}
+    runners = {
+        "dense": lambda: float_row(plain, data, args.seed, dense=True),
+        "float": lambda: float_row(plain, data, args.seed),
+        "golden": lambda: golden_row(plain, data, args.seed, work / "golden"),
+        "float_rank": lambda: float_row(ranked, data, args.seed),
+        "golden_rank": lambda: golden_row(ranked, data, args.seed, work / f"golden-rank-{rank.prior:g}"),
+    }
+    for name in args.rows.split(","):
+        t0 = time.time()
+        print(f"== {tag}: {name}", flush=True)
+        rows[name] = runners[name]()
+        rows[name]["wall_s"] = round(time.time() - t0, 1)
+        print(f"== {name}: test accuracy {rows[name]['test_acc']:.4f}", flush=True)
+
+    comp = compile_network(plain)
+    full = comp.cfg.layers
+    result = {
+        "model": cfg.name, "dataset": data.name, "seed": args.seed, "epochs": cfg.train.epochs,
+        "recipe": {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
+                   "batch": cfg.train.batch},
+        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs},
+        "dense_mlp": "-".join(map(str, dense_sizes(comp))),
+        "core_params_full": sum(l.n_core_params for l in full),
+        "rows": rows,
+        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
+    }
+    if "golden_rank" in rows:
+        result["memory_after_pruning"] = memory_report(comp, rows["golden_rank"]["core_params"])
+    out = ROOT / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"accuracy-{tag}.json").write_text(json.dumps(result, indent=1))
+    (out / f"accuracy-{tag}.md").write_text(markdown(result))
+    plot(result, out / f"accuracy-{tag}.png")
+    print((out / f"accuracy-{tag}.md").read_text())
+    return 0
+
+
+LABELS = {"dense": "float dense MLP", "float": "float TT", "golden": "low-precision TT (bit-exact golden)",
+          "float_rank": "float TT + rank adaptation", "golden_rank": "low-precision TT + rank adaptation"}
+
+
+def markdown(r: dict) -> str:
+    lines = [f"# Accuracy: {r['model']} on {r['dataset']} (seed {r['seed']}, {r['epochs']} epochs, "
+             f"{r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum {r['recipe']['momentum']} "
+             f"batch {r['recipe']['batch']})", "",
+             f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
+             f"warm-up {r['rank']['warmup_epochs']} epochs. Full TT core parameters: {r['core_params_full']}. "
+             f"Dense reference: {r['dense_mlp']}.", "",
+             "| row | test accuracy | live ranks | core parameters | samples/s |", "|---|---|---|---|---|"]
+    for name, row in r["rows"].items():
+        lines.append(f"| {LABELS[name]} | {100 * row['test_acc']:.2f}% | {row['ranks'] or '-'} | "
+                     f"{row['core_params'] if row['core_params'] is not None else '-'} | "
+                     f"{row['samples_per_s']:.0f} |")
+    if "memory_after_pruning" in r:
+        m = r["memory_after_pruning"]
+        lines += ["", f"Parameter-only ratio after pruning (FP32 dense {m['dense_mlp']} weights vs "
+                      f"{m['live_core_params']} live 4-bit core parameters): {m['parameter_only_ratio']:.0f}x.",
+                  f"Whole on-chip training state: {m['accelerator_total_bytes']} bytes "
+                  f"({m['accelerator_total_bytes'] / 1024:.1f} KiB)."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(r: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, row in r["rows"].items():
+        ax.plot(range(1, len(row["curve"]) + 1), [100 * a for a in row["curve"]], marker="o", label=LABELS[name])
+    ax.set(xlabel="epoch", ylabel="test accuracy (%)", title=f"{r['model']} on {r['dataset']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
