@@ -198,13 +198,37 @@ class Run:
                  frac=json.dumps(self.machine.frac), config=json.dumps(config_to_dict(self.cfg)))
 
 
+class LogProgress:
+    """Progress for a log file: a line every `every` seconds with the count, the rate and the ETA."""
+
+    def __init__(self, total: int, initial: int, desc: str, every: float = 15.0):
+        self.total, self.n, self.desc, self.every = total, initial, desc, every
+        self.start_n, self.t0 = initial, time.time()
+        self.last, self.postfix = self.t0, ""
+
+    def update(self, k: int) -> None:
+        self.n += k
+        now = time.time()
+        if now - self.last >= self.every:
+            self.last = now
+            rate = (self.n - self.start_n) / max(now - self.t0, 1e-9)
+            eta = (self.total - self.n) / max(rate, 1e-9)
+            print(f"{self.desc}: {self.n}/{self.total} samples, {rate:.0f} samples/s, eta {eta:.0f} s"
+                  f"{self.postfix}", flush=True)
+
+    def set_postfix(self, **kw) -> None:
+        self.postfix = "".join(f", {k}={v}" for k, v in kw.items())
+
+    def close(self) -> None:
+        pass
+
+
 def progress(total: int, initial: int, desc: str):
-    """A tqdm bar on a terminal; in a log file, a plain line every 15 s with the rate and the ETA."""
-    interactive = sys.stdout.isatty()
-    return tqdm(total=total, initial=initial, unit="sample", desc=desc, file=sys.stdout, leave=not interactive,
-                mininterval=1.0 if interactive else 15.0, ascii=not interactive,
-                bar_format=None if interactive else "{desc}: {n_fmt}/{total_fmt} samples, {rate_fmt}, "
-                                                    "eta {remaining}{postfix}\n")
+    """A tqdm bar on a terminal, periodic lines in a log file."""
+    if not sys.stdout.isatty():
+        return LogProgress(total, initial, desc)
+    return tqdm(total=total, initial=initial, unit="sample", desc=desc, file=sys.stdout, leave=False,
+                mininterval=1.0)
 
 
 def plot_history(history: list[dict], out: Path) -> None:
