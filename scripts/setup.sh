@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-time, idempotent set-up: Debian tools (apt-get when root) and the pinned Python venv.
+# One-time, idempotent set-up: Debian tools (apt-get when root, unless NO_APT=1) and the pinned Python venv.
 # A second run with nothing to do returns in well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ for pkg in "${!DEB_PROBE[@]}"; do
 done
 
 if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && [ "${NO_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian packages: ${missing[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
