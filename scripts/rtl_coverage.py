@@ -53,17 +53,16 @@ def coverage_run_block(toplevel, sources, parameters=None, sim="icarus", test_mo
     """Drop-in for verif.runner.run_block: Verilator only, coverage build, build/test dirs under build/coverage."""
     import pytest
 
-    from verif.runner import param_tag
-    from verif.uvm.runner_ext import run_cocotb
+    from verif.runner import param_tag, run_block
 
     if sim != "verilator":
         pytest.skip("RTL coverage is measured on Verilator only")
     tag = param_tag(dict(parameters or {}))
     module = (test_module or "default").rsplit(".", 1)[-1]
-    return run_cocotb(toplevel, sources, parameters, "verilator", test_module,
-                      build_dir=COV / "sim" / toplevel / tag / module,
-                      test_dir=COV / "runs" / toplevel / tag / module,
-                      build_args=COVERAGE_ARGS, testcase=testcase)
+    return run_block(toplevel, sources, parameters, "verilator", test_module,
+                     build_dir=COV / "sim" / toplevel / tag / module,
+                     test_dir=COV / "runs" / toplevel / tag / module,
+                     build_args=COVERAGE_ARGS, testcase=testcase, waves=False)
 
 
 def run_tests(select: str, extra: list[str]) -> int:

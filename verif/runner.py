@@ -73,9 +73,13 @@ def param_tag(parameters: Mapping[str, object]) -> str:
 
 def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object] | None = None,
               sim: str = "icarus", test_module: str | None = None, test_dir: os.PathLike | str | None = None,
-              waves: bool | None = None, testcase: str | list[str] | None = None) -> Path:
+              waves: bool | None = None, testcase: str | list[str] | None = None,
+              build_dir: os.PathLike | str | None = None, build_args: Iterable[str] = (),
+              always: bool | None = None) -> Path:
     """Build `toplevel` from `sources` with `parameters` on `sim` and run the cocotb module `test_module`.
 
+    `build_dir` defaults to build/sim/<toplevel>/<parameters>/<sim>; callers that build something else from
+    the same toplevel (coverage builds with extra `build_args`, mutated RTL copies) pass their own.
     Returns the results xml (one per test, in the build dir). Fails the calling pytest test if any
     cocotb test fails.
     """
@@ -87,15 +91,18 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         waves = env_flag("WAVES")
     seed = os.environ.get("SEED")
     seed = int(seed) if seed not in (None, "") else None
-    build_dir = BUILD / toplevel / param_tag(parameters) / (sim + ("-waves" if waves else ""))
+    if build_dir is None:
+        build_dir = BUILD / toplevel / param_tag(parameters) / (sim + ("-waves" if waves else ""))
+    build_dir = Path(build_dir)
     test_dir = Path(test_dir) if test_dir is not None else build_dir
+    test_dir.mkdir(parents=True, exist_ok=True)
     results_xml = test_dir / "results.xml"
 
     # 2 cores: one Verilator C++ job per pytest-xdist worker, two when running alone.
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     cocotb_runner.MAX_PARALLEL_BUILD_JOBS = max(1, (os.cpu_count() or 1) // max(1, workers))
 
-    build_args: list[str] = []
+    build_args = list(build_args)
     plusargs: list[str] = []
     if sim == "verilator":
         _use_ccache()
@@ -115,7 +122,8 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         parameters=parameters,
         build_dir=build_dir,
         build_args=build_args,
-        always=(sim == "icarus"),  # Icarus only checks source dates, not parameters; its build is < 1 s
+        # Icarus only checks source dates, not parameters; its build is < 1 s
+        always=(sim == "icarus") if always is None else always,
         timescale=("1ns", "1ps"),
         waves=waves,
     )
@@ -134,7 +142,7 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         )
     except SystemExit as exc:
         # cocotb's runner exits on failure; turn that into a plain test failure with the log's location.
-        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim}: cocotb tests failed "
+        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: cocotb tests failed "
                              f"(exit {exc.code}); results {results_xml}") from None
 
 

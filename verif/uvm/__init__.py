@@ -17,8 +17,6 @@ Pieces (each module's docstring has the details):
                          attributes (factory-created, so a test can override any of them); reads the DUT's HDL
                          parameters into ConfigDB "PARAMS"; clock, reset, drain
   env.BlockTest          test base: run the (factory-overridable) main sequence, drain, check
-  runner_ext.run_cocotb  verif.runner.run_block with a caller-chosen build dir and extra build arguments
-                         (coverage builds, mutated RTL copies)
 
 A new environment (example: verif/blocks/tt_requant/tb_uvm_requant.py):
   1. transactions: SeqItem subclasses with FIELDS (compared) and do_randomize(rng, **constraints);

@@ -12,7 +12,6 @@ import re
 import pytest
 
 from verif.runner import BUILD, RTL, SIMS, run_block
-from verif.uvm.runner_ext import run_cocotb
 
 CONFIGS = {
     "a48w16l1": {"ACC_W": 48, "OUT_W": 16, "LANES": 1},  # the accelerator's default shape
@@ -48,7 +47,8 @@ MUTANT_CONFIG = CONFIGS["a40w8l3"]
 
 def _run_expecting_failure(capfd, sources, build_dir, testcase):
     with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_cocotb("tt_requant", sources, MUTANT_CONFIG, "icarus", TB, build_dir, testcase=testcase)
+        run_block("tt_requant", sources, MUTANT_CONFIG, "icarus", TB, build_dir=build_dir, testcase=testcase,
+                  waves=False)
     out = capfd.readouterr().out
     counts = [dict(zip(("matched", "mismatched", "missing", "extra"), map(int, m)))
               for m in SCOREBOARD_RE.findall(out)]
