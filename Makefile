@@ -25,7 +25,7 @@ J        ?= 2
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)
 export SIM SEED WAVES
 
-.PHONY: help setup train regress lint synth bench clean
+.PHONY: help setup train regress lint synth qor coverage bench clean
 
 help: ## list the targets and variables
 	@echo "Targets:"
@@ -50,6 +50,12 @@ lint: setup ## verilator --lint-only -Wall over rtl/
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
 	$(PY) scripts/synth.py --target $(TARGET)
+
+qor: setup ## synthesize every target and fail on an area or Fmax regression against the baselines
+	@for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || exit 1; done
+
+coverage: setup ## Verilator line and toggle coverage of rtl/ from the block tests, in build/coverage
+	$(PY) scripts/rtl_coverage.py
 
 bench: setup ## measure the project's figures into results/
 	$(PY) scripts/bench.py
