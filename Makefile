@@ -21,6 +21,7 @@ DATA_DIR ?=
 MODEL    ?= digits
 EPOCHS   ?=
 TARGET   ?= ice40-up5k
+QUICK    ?= 0
 J        ?= 2
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)
 export SIM SEED WAVES
@@ -58,7 +59,7 @@ coverage: setup ## Verilator line and toggle coverage of rtl/ from the block tes
 	$(PY) scripts/rtl_coverage.py
 
 bench: setup ## measure the project's figures into results/
-	$(PY) scripts/bench.py
+	$(PY) scripts/bench.py $(if $(filter 1,$(QUICK)),--quick)
 
 clean: ## remove build outputs (keeps .venv)
 	rm -rf build

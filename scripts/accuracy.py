@@ -43,6 +43,59 @@ def float_row(cfg, data, seed, dense=False) -> dict:
             "curve": list(r["test_acc"])}
 
 
+def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epochs: int | None = None,
+                   prior: float | None = None, threshold: float | None = None, warmup: int | None = None,
+                   rows: str = "dense,float,golden,float_rank,golden_rank") -> dict:
+    """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result."""
+    cfg = load_config(model)
+    if epochs:
+        cfg = replace(cfg, train=replace(cfg.train, epochs=epochs))
+    rk = cfg.train.rank
+    rank = RankCfg(enabled=True, prior=prior if prior is not None else rk.prior,
+                   threshold=threshold if threshold is not None else rk.threshold, every=rk.every,
+                   warmup_epochs=warmup if warmup is not None else rk.warmup_epochs)
+    plain = replace(cfg, train=replace(cfg.train, rank=replace(rk, enabled=False)))
+    ranked = replace(cfg, train=replace(cfg.train, rank=rank))
+    data = load_dataset(dataset, data_dir)
+    check_compatible(cfg, data)
+    tag = f"{cfg.name}-{data.name}"
+    work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}"
+    results: dict[str, dict] = {}
+    runners = {
+        "dense": lambda: float_row(plain, data, seed, dense=True),
+        "float": lambda: float_row(plain, data, seed),
+        "golden": lambda: golden_row(plain, data, seed, work / "golden"),
+        "float_rank": lambda: float_row(ranked, data, seed),
+        "golden_rank": lambda: golden_row(ranked, data, seed, work / f"golden-rank-{rank.prior:g}"),
+    }
+    for name in rows.split(","):
+        t0 = time.time()
+        print(f"== {tag}: {name}", flush=True)
+        results[name] = runners[name]()
+        results[name]["wall_s"] = round(time.time() - t0, 1)
+        print(f"== {name}: test accuracy {results[name]['test_acc']:.4f}", flush=True)
+
+    comp = compile_network(plain)
+    result = {
+        "model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
+        "recipe": {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
+                   "batch": cfg.train.batch},
+        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs},
+        "dense_mlp": "-".join(map(str, dense_sizes(comp))),
+        "core_params_full": sum(l.n_core_params for l in comp.cfg.layers),
+        "rows": results,
+        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
+    }
+    if "golden_rank" in results:
+        result["memory_after_pruning"] = memory_report(comp, results["golden_rank"]["core_params"])
+    out = ROOT / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"accuracy-{tag}.json").write_text(json.dumps(result, indent=1))
+    (out / f"accuracy-{tag}.md").write_text(markdown(result))
+    plot(result, out / f"accuracy-{tag}.png")
+    return result
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="digits")
@@ -54,56 +107,10 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--rows", default="dense,float,golden,float_rank,golden_rank")
-    args = ap.parse_args()
-
-    cfg = load_config(args.model)
-    if args.epochs:
-        cfg = replace(cfg, train=replace(cfg.train, epochs=args.epochs))
-    rk = cfg.train.rank
-    rank = RankCfg(enabled=True, prior=args.prior if args.prior is not None else rk.prior,
-                   threshold=args.threshold if args.threshold is not None else rk.threshold, every=rk.every,
-                   warmup_epochs=args.warmup if args.warmup is not None else rk.warmup_epochs)
-    plain = replace(cfg, train=replace(cfg.train, rank=replace(rk, enabled=False)))
-    ranked = replace(cfg, train=replace(cfg.train, rank=rank))
-    data = load_dataset(args.dataset, args.data_dir)
-    check_compatible(cfg, data)
-    tag = f"{cfg.name}-{data.name}"
-    work = ROOT / "build" / "accuracy" / f"{tag}-seed{args.seed}"
-    rows: dict[str, dict] = {}
-    runners = {
-        "dense": lambda: float_row(plain, data, args.seed, dense=True),
-        "float": lambda: float_row(plain, data, args.seed),
-        "golden": lambda: golden_row(plain, data, args.seed, work / "golden"),
-        "float_rank": lambda: float_row(ranked, data, args.seed),
-        "golden_rank": lambda: golden_row(ranked, data, args.seed, work / f"golden-rank-{rank.prior:g}"),
-    }
-    for name in args.rows.split(","):
-        t0 = time.time()
-        print(f"== {tag}: {name}", flush=True)
-        rows[name] = runners[name]()
-        rows[name]["wall_s"] = round(time.time() - t0, 1)
-        print(f"== {name}: test accuracy {rows[name]['test_acc']:.4f}", flush=True)
-
-    comp = compile_network(plain)
-    full = comp.cfg.layers
-    result = {
-        "model": cfg.name, "dataset": data.name, "seed": args.seed, "epochs": cfg.train.epochs,
-        "recipe": {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
-                   "batch": cfg.train.batch},
-        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs},
-        "dense_mlp": "-".join(map(str, dense_sizes(comp))),
-        "core_params_full": sum(l.n_core_params for l in full),
-        "rows": rows,
-        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
-    }
-    if "golden_rank" in rows:
-        result["memory_after_pruning"] = memory_report(comp, rows["golden_rank"]["core_params"])
-    out = ROOT / "results"
-    out.mkdir(exist_ok=True)
-    (out / f"accuracy-{tag}.json").write_text(json.dumps(result, indent=1))
-    (out / f"accuracy-{tag}.md").write_text(markdown(result))
-    plot(result, out / f"accuracy-{tag}.png")
-    print((out / f"accuracy-{tag}.md").read_text())
+    a = ap.parse_args()
+    result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs, a.prior, a.threshold, a.warmup,
+                            a.rows)
+    print(markdown(result))
     return 0
 
 

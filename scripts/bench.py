@@ -1,0 +1,199 @@
+"""`make bench`: the project's figures, measured side by side, into results/ (bench.json, BENCH.md, PNGs).
+
+Sections: memory of the whole on-chip training state against FP32 dense training; work per training sample
+(MACs) and the ideal cycles at each synthesized target's lane count and Fmax; CPU software speed on one core
+(float TT at batch 1 and 64, dense float, and the bit-exact golden model); accuracy tables
+(scripts/accuracy.py: digits always, Fashion-MNIST with the paper model unless QUICK=1).
+
+Honest limits, stated in the output too: the accelerator's engine does not exist yet, so accelerator
+throughput here is the ideal bound (MACs / lanes at the synthesized probe's Fmax), not a measured cycle count,
+and there is no RTL simulation speed to report.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from accuracy import accuracy_table  # noqa: E402
+
+from golden.compiler import compile_network  # noqa: E402
+from golden.config import load_config  # noqa: E402
+from golden.float_model import measure_speed  # noqa: E402
+from golden.machine import Machine  # noqa: E402
+from golden.memory import memory_report  # noqa: E402
+from golden.train import init_float_params  # noqa: E402
+
+MODELS = ("tiny", "digits", "paper")
+TARGETS = ("ice40-up5k", "ecp5-85k", "zynq-usplus")
+OUT = ROOT / "results"
+
+
+def section_memory() -> dict:
+    return {m: memory_report(compile_network(load_config(m))) for m in MODELS}
+
+
+def section_work() -> dict:
+    """MACs per sample and the ideal accelerator throughput at each target's lanes and Fmax."""
+    targets = {}
+    for t in TARGETS:
+        base = json.loads((ROOT / "scripts" / "qor_baselines" / f"{t}.json").read_text())
+        fmax = base["metrics"].get("fmax_mhz", {}).get("clk")
+        targets[t] = {"lanes": base["params"]["LANES"], "fmax_mhz": fmax, "top": base["top"]}
+    out = {"targets": targets, "models": {}}
+    for m in MODELS:
+        comp = compile_network(load_config(m))
+        train, infer = comp.macs("train_sample"), comp.macs("infer")
+        rows = {}
+        for t, tv in targets.items():
+            cycles = math.ceil(train / tv["lanes"])
+            rows[t] = {"ideal_cycles_per_sample": cycles,
+                       "ideal_samples_per_s": tv["fmax_mhz"] * 1e6 / cycles if tv["fmax_mhz"] else None}
+        out["models"][m] = {"train_macs_per_sample": train, "infer_macs_per_sample": infer, "targets": rows}
+    return out
+
+
+def golden_speed(model: str, batches: int) -> dict:
+    """Bit-exact golden model, one BLAS thread: samples per CPU second and per wall second."""
+    cfg = load_config(model)
+    comp = compile_network(cfg)
+    rng = np.random.default_rng(1)
+    m = Machine(comp, seed=1)
+    m.load_float_params(*init_float_params(cfg, rng))
+    b = cfg.train.batch
+    x = m.quantize_input(rng.random((b * batches, cfg.input_size)))
+    y = rng.integers(0, cfg.classes, b * batches)
+    with threadpool_limits(limits=1):
+        m.calibrate(x[:b], y[:b])
+        c0, w0 = time.process_time(), time.time()
+        for i in range(0, b * batches, b):
+            m.train_batch(x[i:i + b], y[i:i + b])
+        cpu, wall = time.process_time() - c0, time.time() - w0
+    n = b * batches
+    return {"batch": b, "samples_per_cpu_s": n / cpu, "samples_per_wall_s": n / wall}
+
+
+def section_cpu(quick: bool) -> dict:
+    out = {}
+    for m in ("digits", "paper"):
+        cfg = load_config(m)
+        n = 1280 if quick else 6400
+        out[m] = {
+            "float_tt_batch1": measure_speed(cfg, batch=1, n=n // 10),
+            "float_tt_batch64": measure_speed(cfg, batch=64, n=n),
+            "float_dense_batch64": measure_speed(cfg, batch=64, n=n, dense=True),
+            "golden": golden_speed(m, 4 if quick else 12),
+        }
+    return out
+
+
+def section_accuracy(quick: bool) -> dict:
+    out = {"digits": accuracy_table("digits", "digits", prior=3e-4)}
+    if not quick:
+        out["paper-fashion-mnist"] = accuracy_table("paper", "fashion-mnist")
+    return out
+
+
+def markdown(r: dict) -> str:
+    lines = [f"# Benchmarks ({r['date']}, {r['machine']})", "",
+             "Regenerate with `make bench` (`QUICK=1` for the short subset). " + r["note"], "",
+             "## Memory: the whole on-chip training state", "",
+             "| model | accelerator bytes | FP32 dense + SGD momentum | ratio | FP32 dense + Adam | ratio | "
+             "parameter-only ratio (paper's count) |", "|---|---|---|---|---|---|---|"]
+    for m, v in r["memory"].items():
+        lines.append(f"| {m} | {v['accelerator_total_bytes']} | {v['dense_fp32_sgd_momentum_bytes']} | "
+                     f"{v['ratio_vs_dense_sgd_momentum']:.1f}x | {v['dense_fp32_adam_bytes']} | "
+                     f"{v['ratio_vs_dense_adam']:.1f}x | {v['parameter_only_ratio']:.0f}x |")
+    lines += ["", "## Work per training sample and the ideal accelerator bound", "",
+              "Ideal = MACs / lanes cycles at the Fmax of the synthesized probe (not a measured cycle count).", "",
+              "| model | train MACs | infer MACs | " + " | ".join(f"{t} ideal samples/s" for t in TARGETS) + " |",
+              "|---|---|---|" + "---|" * len(TARGETS)]
+    for m, v in r["work"]["models"].items():
+        ideal = " | ".join(f"{v['targets'][t]['ideal_samples_per_s']:.0f}"
+                           if v["targets"][t]["ideal_samples_per_s"] else "-" for t in TARGETS)
+        lines.append(f"| {m} | {v['train_macs_per_sample']} | {v['infer_macs_per_sample']} | {ideal} |")
+    lines += ["", "Targets: " + ", ".join(f"{t}: {v['lanes']} lanes, "
+                                          f"{v['fmax_mhz'] or 'no'} MHz ({v['top']})"
+                                          for t, v in r["work"]["targets"].items()), "",
+              "## CPU software on one core (samples/s)", "",
+              "| model | float TT batch 1 | float TT batch 64 | float dense batch 64 | bit-exact golden "
+              "(per CPU s) | bit-exact golden (wall) |", "|---|---|---|---|---|---|"]
+    for m, v in r["cpu"].items():
+        g = v["golden"]
+        lines.append(f"| {m} | {v['float_tt_batch1']:.0f} | {v['float_tt_batch64']:.0f} | "
+                     f"{v['float_dense_batch64']:.0f} | {g['samples_per_cpu_s']:.0f} | {g['samples_per_wall_s']:.0f} |")
+    lines += ["", "## Accuracy", ""]
+    for name in r["accuracy"]:
+        lines.append(f"See [accuracy-{name}.md](accuracy-{name}.md).")
+    return "\n".join(lines) + "\n"
+
+
+def plot(r: dict) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 4))
+    models = list(r["memory"])
+    kinds = sorted({k for v in r["memory"].values() for k in v["accelerator_bytes"]})
+    bottom = np.zeros(len(models))
+    for k in kinds:
+        vals = np.array([r["memory"][m]["accelerator_bytes"].get(k, 0) / 1024 for m in models])
+        ax.bar(models, vals, bottom=bottom, label=k)
+        bottom += vals
+    ax.set(ylabel="KiB", title="on-chip training state by kind")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(OUT / "memory.png", dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    labels, vals = [], []
+    for m in ("digits", "paper"):
+        c = r["cpu"][m]
+        labels += [f"{m}\nfloat TT b1", f"{m}\nfloat TT b64", f"{m}\ngolden"]
+        vals += [c["float_tt_batch1"], c["float_tt_batch64"], c["golden"]["samples_per_cpu_s"]]
+        for t in TARGETS:
+            ideal = r["work"]["models"][m]["targets"][t]["ideal_samples_per_s"]
+            if ideal:
+                labels.append(f"{m}\n{t} ideal")
+                vals.append(ideal)
+    ax.bar(range(len(vals)), vals)
+    ax.set_xticks(range(len(vals)), labels, fontsize=6, rotation=60)
+    ax.set(yscale="log", ylabel="training samples/s", title="CPU (measured) vs accelerator (ideal bound)")
+    fig.tight_layout()
+    fig.savefig(OUT / "throughput.png", dpi=100)
+    plt.close(fig)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="the short subset (digits accuracy only, fewer batches)")
+    args = ap.parse_args()
+    OUT.mkdir(exist_ok=True)
+    t0 = time.time()
+    r = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, Python {platform.python_version()}",
+         "quick": args.quick,
+         "note": "The accelerator engine is not built yet: no measured cycles, no RTL simulation speed."}
+    for name, fn in (("memory", section_memory), ("work", section_work),
+                     ("cpu", lambda: section_cpu(args.quick)), ("accuracy", lambda: section_accuracy(args.quick))):
+        print(f"bench: {name} ({time.time() - t0:.0f} s)", flush=True)
+        r[name] = fn()
+    (OUT / "bench.json").write_text(json.dumps(r, indent=1, default=str))
+    (OUT / "BENCH.md").write_text(markdown(r))
+    plot(r)
+    print((OUT / "BENCH.md").read_text())
+    print(f"bench: done in {time.time() - t0:.0f} s; results in {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
