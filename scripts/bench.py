@@ -98,7 +98,7 @@ def section_cpu(quick: bool) -> dict:
 
 
 def section_accuracy(quick: bool) -> dict:
-    out = {"digits": accuracy_table("digits", "digits", prior=3e-4)}
+    out = {"digits-digits": accuracy_table("digits", "digits", prior=3e-4)}
     if not quick:
         out["paper-fashion-mnist"] = accuracy_table("paper", "fashion-mnist")
     return out
