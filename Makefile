@@ -13,7 +13,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 PY           := $(VENV)/bin/python
 
 # User-facing knobs (see README).
-SIM      ?= verilator
+SIM      ?=
 SEED     ?= 1
 WAVES    ?= 0
 DATASET  ?= digits
@@ -31,7 +31,7 @@ export SIM SEED WAVES
 help: ## list the targets and variables
 	@echo "Targets:"
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## (.*)/  make \1\t\2/' | expand -t 20
-	@echo "Variables: SIM=icarus|verilator SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
+	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)

@@ -4,7 +4,7 @@
 pytest-xdist workers never share a build) and runs one cocotb test module on it.
 
 Environment knobs (the Makefile exports them too):
-  SIM   -- not read here; the pytest files parametrise over both simulators (use `-k icarus` to pick one).
+  SIM   -- icarus or verilator: the block tests parametrise over that simulator only; unset: both.
   SEED  -- cocotb random seed (COCOTB_RANDOM_SEED); the cocotb modules seed numpy from it, so `SEED=n`
            reproduces a run exactly. Unset: cocotb picks one and logs it.
   WAVES -- 1 records waves: <build dir>/<toplevel>.fst (Icarus) or dump.fst (Verilator, --trace-fst, which
@@ -25,7 +25,21 @@ from typing import Iterable, Mapping
 ROOT = Path(__file__).resolve().parent.parent
 RTL = ROOT / "rtl"
 BUILD = ROOT / "build" / "sim"
-SIMS = ("icarus", "verilator")
+ALL_SIMS = ("icarus", "verilator")
+
+
+def _selected_sims() -> tuple[str, ...]:
+    """SIM=icarus or SIM=verilator runs the block tests on that simulator only; unset (the default of
+    `make regress`) runs both."""
+    sim = os.environ.get("SIM", "").strip()
+    if not sim:
+        return ALL_SIMS
+    if sim not in ALL_SIMS:
+        raise ValueError(f"SIM={sim!r}: expected one of {', '.join(ALL_SIMS)} (or unset for both)")
+    return (sim,)
+
+
+SIMS = _selected_sims()
 
 
 def _use_venv_verilator() -> None:
