@@ -50,6 +50,7 @@ class Op:
     beta: tuple[int, int] = (1, 0)
     macs: int = 0
     note: str = ""
+    host_step: bool = False  # axpby: beta is the step-size register the host writes before each update
 
 
 @dataclass
@@ -301,9 +302,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
             elif state:
                 (v,) = state
                 update.append(Op("axpby", v, (v, g), alpha=quant_const(tr.momentum), note="momentum"))
-                update.append(Op("axpby", w, (w, v), beta=step, note="sgd step"))
+                update.append(Op("axpby", w, (w, v), beta=step, note="sgd step", host_step=True))
             else:
-                update.append(Op("axpby", w, (w, g), beta=step, note="sgd step"))
+                update.append(Op("axpby", w, (w, g), beta=step, note="sgd step", host_step=True))
             if compute and (left or right):
                 masks = (left[2] if left else "", right[2] if right else "")
                 for target in (w, *state):

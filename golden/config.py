@@ -26,7 +26,7 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
       "train": {                       # optional, and so is every key in it (defaults: `TrainCfg`)
         "optimizer": "sgd" | "adam", "lr": number > 0, "momentum": 0 <= number < 1 (Adam: beta1),
         "beta2": 0 < number < 1, "eps": number > 0,
-        "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool,
+        "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool, "lr_schedule": "constant" | "cosine",
         "rank": {"enabled": bool, "prior": number >= 0, "threshold": number > 0,
                  "every": int >= 1, "warmup_epochs": int >= 0}
       }
@@ -49,6 +49,7 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 MAX_RANK = 64
 MAX_CORES = 6
 OPTIMIZERS = ("sgd", "adam")
+LR_SCHEDULES = ("constant", "cosine")
 ADAPTIVE_FORMATS = ("act", "bwd", "grad")  # formats whose fraction bits move within [frac_min, frac_max]
 
 
@@ -128,7 +129,14 @@ class TrainCfg:
     batch: int = 16
     epochs: int = 10
     reuse_forward: bool = True  # keep forward partial products for the backward pass (fewer MACs, more memory)
+    lr_schedule: str = "constant"  # "constant" or "cosine" (decay to 0 over the run)
     rank: RankCfg = field(default_factory=RankCfg)
+
+    def lr_at(self, update: int, total: int) -> float:
+        """Learning rate of update `update` (0-based) of `total`; the host writes it before each update."""
+        if self.lr_schedule == "cosine" and total > 0:
+            return self.lr * 0.5 * (1.0 + math.cos(math.pi * min(update, total) / total))
+        return self.lr
 
 
 @dataclass(frozen=True)
@@ -299,6 +307,11 @@ def _train(value: object) -> TrainCfg:
         kwargs["batch"] = _int(obj["batch"], "train.batch", lo=1)
     if "epochs" in obj:
         kwargs["epochs"] = _int(obj["epochs"], "train.epochs", lo=1)
+    if "lr_schedule" in obj:
+        kwargs["lr_schedule"] = _str(obj["lr_schedule"], "train.lr_schedule")
+        if kwargs["lr_schedule"] not in LR_SCHEDULES:
+            raise ConfigError(f"train.lr_schedule: unknown schedule {kwargs['lr_schedule']!r}; "
+                              f"known: {', '.join(LR_SCHEDULES)}")
     if "reuse_forward" in obj:
         kwargs["reuse_forward"] = _bool(obj["reuse_forward"], "train.reuse_forward")
     if "rank" in obj:

@@ -707,7 +707,8 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
                 progress: bool = True, dtype=np.float32, eval_every_epoch: bool = True) -> dict:
     """Train the float TT net (or the dense MLP when ``dense``) on ``dataset`` with ``cfg.train``.
 
-    One seed drives all randomness (init, then the per-epoch shuffles). Constant learning rate. The last
+    One seed drives all randomness (init, then the per-epoch shuffles). Learning rate from
+    ``cfg.train.lr_at`` (the schedule), set before each update. The last
     mini-batch of an epoch may be smaller. Rank adaptation (TT only, ``cfg.train.rank.enabled``): from epoch
     ``warmup_epochs`` (0-based) on, the penalty is on and every ``every``-th mini-batch runs the lambda update
     and pruning. Returns a dict of per-epoch lists (``train_loss`` = mean CE of the epoch's batches,
@@ -729,6 +730,7 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
     hist["pruned"] = []
     params = net.params()
     step = 0
+    updates = 0  # for the learning-rate schedule
     t_train = 0.0
     bar_mod = None
     if progress:
@@ -749,6 +751,8 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
         for i in it:
             idx = perm[i:i + B]
             yb = Ytr[idx]
+            opt.lr = tc.lr_at(updates, E * len(starts))
+            updates += 1
             _, grads = net.loss_and_grads(Xtr[idx], yb)
             ce_sum += net.last_ce * len(idx)
             correct += int(np.sum(net._pred == yb))

@@ -9,6 +9,7 @@ to the 48-bit accumulator).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -69,6 +70,7 @@ class Machine:
         self.stream = fxp.LfsrStream(seed)
         self.samples_seen = 0
         self.updates = 0  # mini-batch updates done (Adam's t - 1)
+        self.total_updates = 0  # of the whole run, for the learning-rate schedule (set by the host)
         self._draw_offsets = self._plan_draws(comp.train_sample)
 
     def _count_sat(self, name: str, n: int) -> None:
@@ -205,6 +207,8 @@ class Machine:
                 x, z = op.ins
                 xv = env[x] if x in env else self.mem[x]
                 zv = env[z] if z in env else self.mem[z]
+                if op.host_step:
+                    op = replace(op, beta=self.sgd_step())
                 acc, shift = self._axpby(xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out])
                 if not self.comp.tensors[op.out].per_sample:  # a parameter update: one row, written in place
                     self._store(op.out, acc, shift, op.mode, r[0] if r is not None else None)
@@ -251,13 +255,19 @@ class Machine:
         acc, shift = self._axpby(self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v])
         self._store(v, acc, shift, op.mode, rand)
 
+    def sgd_step(self) -> tuple[int, int]:
+        """-lr_t / B for this update (the host's step-size register), lr_t from the schedule."""
+        tr = self.cfg.train
+        return quant_const(-tr.lr_at(self.updates, self.total_updates) / tr.batch)
+
     def adam_lr(self) -> tuple[int, int]:
         """The step size of update t with both bias corrections folded in (the host's per-step register)."""
         tr, t = self.cfg.train, self.updates + 1
         fv = self.cfg.formats.adam_v
         h_max = (fv.width + 1 - fv.frac) // 2  # the largest normalisation exponent of v (rsqrt_parts)
         max_frac = fxp.SHIFT_MAX - (self.cfg.formats.adam_m.frac + 16 + h_max - self.cfg.formats.master.frac)
-        return quant_const(tr.lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t), max_frac=max_frac)
+        lr = tr.lr_at(self.updates, self.total_updates)
+        return quant_const(lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t), max_frac=max_frac)
 
     def _adam_step(self, op: Op, rand) -> None:
         """w <- SAT(w - RQ(lr_t m RSQRT(v + eps), ...)), the shift per element from the normalisation of v."""

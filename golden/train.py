@@ -50,6 +50,7 @@ class Run:
         self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
         self.comp = compile_network(cfg)
         self.machine = Machine(self.comp, seed)
+        self.machine.total_updates = epochs * (len(data.train_y) // cfg.train.batch)
         self.rng = np.random.default_rng(seed)
         self.xq_train = self.machine.quantize_input(data.train_x)
         self.xq_test = self.machine.quantize_input(data.test_x)
