@@ -171,6 +171,27 @@ def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
     return check_desc(desc)
 
 
+def desc_beats(desc: ContractDesc):
+    """The MAC beats of a descriptor in execution order: (addr a, addr b, addr out, first of a reduction,
+    last of a reduction), the sequence rtl/tt_loop_addr.v produces."""
+    loops = desc.loops
+    n_out = len(desc.out_loops)
+    idx = [0] * len(loops)
+    while True:
+        yield (desc.a_base + sum(i * lp.sa for i, lp in zip(idx, loops)),
+               desc.b_base + sum(i * lp.sb for i, lp in zip(idx, loops)),
+               desc.o_base + sum(i * lp.so for i, lp in zip(idx, loops)),
+               all(i == 0 for i in idx[n_out:]),
+               all(i == lp.count - 1 for i, lp in zip(idx[n_out:], desc.red_loops)))
+        k = len(loops) - 1  # odometer step, innermost loop first
+        while k >= 0 and idx[k] == loops[k].count - 1:
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return
+        idx[k] += 1
+
+
 def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None) -> tuple[np.ndarray, int, int]:
     """Plain reference of one descriptor on flat memories (exact Python ints).
 
@@ -179,33 +200,18 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None) -> tuple[np
     of the sum (SPEC 5.1), so one element may count twice.
     """
     fmt = Fmt(desc.out_w, 0)
-    loops = desc.loops
     mem_o = np.array(mem_o, dtype=np.int64, copy=True)
     if desc.mode == STOCHASTIC:
         rand = np.asarray(rand, dtype=np.int64)
         if rand.shape != (desc.out_count,):
             raise ValueError(f"need {desc.out_count} draws, got shape {rand.shape}")
     accs, addrs = [], []
-    idx = [0] * len(loops)
-    n_out = len(desc.out_loops)
     acc = 0
-    while True:
-        ra = desc.a_base + sum(i * lp.sa for i, lp in zip(idx, loops))
-        rb = desc.b_base + sum(i * lp.sb for i, lp in zip(idx, loops))
-        if all(i == 0 for i in idx[n_out:]):
-            acc = 0
-        acc += int(mem_a[ra]) * int(mem_b[rb])
-        if all(i == lp.count - 1 for i, lp in zip(idx[n_out:], desc.red_loops)):
+    for ra, rb, ro, first, last in desc_beats(desc):
+        acc = (0 if first else acc) + int(mem_a[ra]) * int(mem_b[rb])
+        if last:
             accs.append(acc)
-            addrs.append(desc.o_base + sum(i * lp.so for i, lp in zip(idx, loops)))
-        # odometer step, innermost loop first
-        k = len(loops) - 1
-        while k >= 0 and idx[k] == loops[k].count - 1:
-            idx[k] = 0
-            k -= 1
-        if k < 0:
-            break
-        idx[k] += 1
+            addrs.append(ro)
     acc_v = np.array(accs, dtype=np.int64)
     fxp.check_acc(acc_v, f"contract -> {desc.names[2]}")
     y = fxp.round_shift(acc_v, desc.shift, desc.mode, rand if desc.mode == STOCHASTIC else None)
@@ -236,5 +242,5 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
             "mode": desc.mode, "accumulate": int(desc.accumulate), "out_w": desc.out_w}
 
 
-__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "check_desc", "pack_ports", "MAX_OUT",
+__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "check_desc", "pack_ports", "MAX_OUT",
            "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W"]

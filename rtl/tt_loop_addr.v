@@ -1,0 +1,158 @@
+`default_nettype none
+// tt_loop_addr: nested-loop address generator of the contraction engine (golden/isa.py, ContractDesc).
+//
+// Walks a nest of NLOOPS loops, loop 0 the innermost (the packed buses hold loop i in [W*i +: W]); loops
+// 0..NRED-1 are the reduction loops. Per beat it gives three element addresses
+//   addr_x = base_x + sum_i idx_i * stride_x[i]   (mod 2^ADDR_W)
+// and the reduction flags: first_red (every reduction index is 0: clear the accumulator), last_red (every
+// reduction index is at its end: the output element is complete) and last (the final beat of the nest).
+//
+// No multipliers: per loop and operand a mark register holds the address with every inner index at 0. When
+// loop k steps (all inner loops wrap), the new address is mark_k + stride_k, and it becomes the mark of loop k
+// and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles.
+//
+// Strides are ADDR_W-bit and the sums wrap modulo 2^ADDR_W, so a two's-complement stride walks backwards;
+// the lowering emits only non-negative strides. A count of 0 acts as 1.
+//
+// Handshake: start (any time; it restarts) loads the bases; from the next cycle valid is high with the first
+// beat; a beat is consumed on a cycle with valid && ready; after the last beat valid falls and done rises
+// (held until the next start or rst). counts and strides must be held stable from start until done; the
+// bases are sampled at start only. rst clears valid and done; the datapath registers need no reset.
+module tt_loop_addr #(
+  parameter integer NLOOPS = 10,  // loops, 1..10
+  parameter integer NRED   = 4,   // innermost loops that are reductions, 0..NLOOPS
+  parameter integer CNT_W  = 16,  // count width, 1..32
+  parameter integer ADDR_W = 20   // address and stride width, 1..32
+) (
+  input  wire                     clk,
+  input  wire                     rst,
+  input  wire                     start,
+  input  wire [NLOOPS*CNT_W-1:0]  counts,    // loop i in [CNT_W*i +: CNT_W], unsigned
+  input  wire [NLOOPS*ADDR_W-1:0] stride_a,  // loop i in [ADDR_W*i +: ADDR_W]
+  input  wire [NLOOPS*ADDR_W-1:0] stride_b,
+  input  wire [NLOOPS*ADDR_W-1:0] stride_o,
+  input  wire [ADDR_W-1:0]        base_a,
+  input  wire [ADDR_W-1:0]        base_b,
+  input  wire [ADDR_W-1:0]        base_o,
+  output wire                     valid,
+  input  wire                     ready,
+  output wire [ADDR_W-1:0]        addr_a,
+  output wire [ADDR_W-1:0]        addr_b,
+  output wire [ADDR_W-1:0]        addr_o,
+  output wire                     first_red,
+  output wire                     last_red,
+  output wire                     last,
+  output wire                     done
+);
+
+  // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator).
+  generate
+    if (NLOOPS < 1 || NLOOPS > 10) begin : g_bad_nloops
+      error_tt_loop_addr_NLOOPS_must_be_1_to_10 u_error ();
+    end
+    if (NRED < 0 || NRED > NLOOPS) begin : g_bad_nred
+      error_tt_loop_addr_NRED_must_be_0_to_NLOOPS u_error ();
+    end
+    if (CNT_W < 1 || CNT_W > 32) begin : g_bad_cnt_w
+      error_tt_loop_addr_CNT_W_must_be_1_to_32 u_error ();
+    end
+    if (ADDR_W < 1 || ADDR_W > 32) begin : g_bad_addr_w
+      error_tt_loop_addr_ADDR_W_must_be_1_to_32 u_error ();
+    end
+  endgenerate
+
+  reg                     valid_q;
+  reg                     done_q;
+  reg [NLOOPS*CNT_W-1:0]  idx_q;
+  reg [NLOOPS*ADDR_W-1:0] mark_a_q;
+  reg [NLOOPS*ADDR_W-1:0] mark_b_q;
+  reg [NLOOPS*ADDR_W-1:0] mark_o_q;
+
+  // Carry chain over the loops, in one block so Verilator sees no false combinational loop:
+  // at_last[i]: loop i is at its final index; inner_last[i]: every loop inside i is (loop i moves on a
+  // beat). The stepping loop is the innermost one not at its end; next_* is its mark plus its stride.
+  reg [NLOOPS-1:0] at_last;
+  reg [NLOOPS-1:0] inner_last;
+  reg              all_last;
+  reg              first_red_c;
+  reg              last_red_c;
+  reg [ADDR_W-1:0] next_a;
+  reg [ADDR_W-1:0] next_b;
+  reg [ADDR_W-1:0] next_o;
+  reg [CNT_W-1:0]  cnt_c;
+  reg [CNT_W-1:0]  idx_c;
+  integer          i;
+  always @* begin
+    all_last    = 1'b1;
+    first_red_c = 1'b1;
+    last_red_c  = 1'b1;
+    next_a      = {ADDR_W{1'b0}};
+    next_b      = {ADDR_W{1'b0}};
+    next_o      = {ADDR_W{1'b0}};
+    at_last     = {NLOOPS{1'b0}};
+    inner_last  = {NLOOPS{1'b0}};
+    for (i = 0; i < NLOOPS; i = i + 1) begin
+      cnt_c         = counts[CNT_W*i +: CNT_W];
+      idx_c         = idx_q[CNT_W*i +: CNT_W];
+      at_last[i]    = (cnt_c == {CNT_W{1'b0}}) || (idx_c == cnt_c - 1'b1);
+      inner_last[i] = all_last;
+      if (all_last && !at_last[i]) begin
+        next_a = mark_a_q[ADDR_W*i +: ADDR_W] + stride_a[ADDR_W*i +: ADDR_W];
+        next_b = mark_b_q[ADDR_W*i +: ADDR_W] + stride_b[ADDR_W*i +: ADDR_W];
+        next_o = mark_o_q[ADDR_W*i +: ADDR_W] + stride_o[ADDR_W*i +: ADDR_W];
+      end
+      all_last = all_last && at_last[i];
+      if (i < NRED) begin
+        first_red_c = first_red_c && (idx_c == {CNT_W{1'b0}});
+        last_red_c  = last_red_c && at_last[i];
+      end
+    end
+  end
+
+  wire step = valid_q && ready;
+
+  always @(posedge clk) begin
+    if (rst) begin
+      valid_q <= 1'b0;
+      done_q  <= 1'b0;
+    end else if (start) begin
+      valid_q <= 1'b1;
+      done_q  <= 1'b0;
+    end else if (step && all_last) begin
+      valid_q <= 1'b0;
+      done_q  <= 1'b1;
+    end
+  end
+
+  // Datapath: loops inside the stepping one restart (index 0, mark = the new address), the stepping loop
+  // counts up, outer loops hold.
+  integer j;
+  always @(posedge clk) begin
+    if (start) begin
+      idx_q    <= {(NLOOPS*CNT_W){1'b0}};
+      mark_a_q <= {NLOOPS{base_a}};
+      mark_b_q <= {NLOOPS{base_b}};
+      mark_o_q <= {NLOOPS{base_o}};
+    end else if (step && !all_last) begin
+      for (j = 0; j < NLOOPS; j = j + 1) begin
+        if (inner_last[j]) begin
+          idx_q[CNT_W*j +: CNT_W]     <= at_last[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
+          mark_a_q[ADDR_W*j +: ADDR_W] <= next_a;
+          mark_b_q[ADDR_W*j +: ADDR_W] <= next_b;
+          mark_o_q[ADDR_W*j +: ADDR_W] <= next_o;
+        end
+      end
+    end
+  end
+
+  assign valid     = valid_q;
+  assign addr_a    = mark_a_q[ADDR_W-1:0];
+  assign addr_b    = mark_b_q[ADDR_W-1:0];
+  assign addr_o    = mark_o_q[ADDR_W-1:0];
+  assign first_red = first_red_c;
+  assign last_red  = last_red_c;
+  assign last      = all_last;
+  assign done      = done_q;
+
+endmodule
+`default_nettype wire

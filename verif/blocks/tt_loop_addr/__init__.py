@@ -1,0 +1,1 @@
+"""tt_loop_addr block tests."""
