@@ -12,6 +12,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from golden import fxp
+from verif.lanes import pack, unpack
 
 SHIFT_W = 7  # width of each lane's shift field (signed)
 ILLEGAL_SHIFTS = [fxp.SHIFT_MIN - 1, fxp.SHIFT_MAX + 1, -(1 << (SHIFT_W - 1)), (1 << (SHIFT_W - 1)) - 1]
@@ -31,32 +32,15 @@ class Dut:
         assert 1 <= self.latency <= 8
         self.acc_min, self.acc_max = -(1 << (self.acc_w - 1)), (1 << (self.acc_w - 1)) - 1
 
-    @staticmethod
-    def pack(values, width):
-        word = 0
-        for i, v in enumerate(values):
-            word |= (int(v) & ((1 << width) - 1)) << (width * i)
-        return word
-
-    @staticmethod
-    def unpack(word, width, n, signed):
-        out = []
-        for i in range(n):
-            v = (word >> (width * i)) & ((1 << width) - 1)
-            if signed and v >> (width - 1):
-                v -= 1 << width
-            out.append(v)
-        return out
-
     def drive(self, valid, elems):
         """elems: LANES tuples (acc, shift, mode, rnd); lanes beyond len(elems) get zeros."""
         elems = list(elems) + [(0, 0, 0, 0)] * (self.lanes - len(elems))
         d = self.dut
         d.in_valid.value = int(valid)
-        d.acc.value = self.pack([e[0] for e in elems], self.acc_w)
-        d.shift.value = self.pack([e[1] for e in elems], SHIFT_W)
-        d.mode.value = self.pack([e[2] for e in elems], 1)
-        d.rnd.value = self.pack([e[3] for e in elems], 8)
+        d.acc.value = pack([e[0] for e in elems], self.acc_w)
+        d.shift.value = pack([e[1] for e in elems], SHIFT_W)
+        d.mode.value = pack([e[2] for e in elems], 1)
+        d.rnd.value = pack([e[3] for e in elems], 8)
 
     def sample(self):
         """(out_valid, y, sat, shift_err); the data registers are not reset, so they are read only when valid."""
@@ -64,9 +48,9 @@ class Dut:
         if not int(d.out_valid.value):
             return 0, None, None, None
         return (1,
-                self.unpack(int(d.y.value), self.out_w, self.lanes, True),
-                self.unpack(int(d.sat.value), 1, self.lanes, False),
-                self.unpack(int(d.shift_err.value), 1, self.lanes, False))
+                unpack(int(d.y.value), self.out_w, self.lanes, True),
+                unpack(int(d.sat.value), 1, self.lanes, False),
+                unpack(int(d.shift_err.value), 1, self.lanes, False))
 
     def expect(self, elem):
         """Golden (y, sat, shift_err) of one element."""

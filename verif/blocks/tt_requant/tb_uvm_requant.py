@@ -29,6 +29,7 @@ import pyuvm
 from pyuvm import ConfigDB, uvm_factory, uvm_sequence
 
 from golden import fxp
+from verif.lanes import pack, unpack
 from verif.uvm import (BlockEnv, BlockTest, ClockedDriver, ClockedMonitor, Coverage, Predictor, SeqItem,
                        current_test_name, seeded_rng, signal_int)
 
@@ -50,23 +51,6 @@ def shift_class(s: int) -> str:
     if not fxp.SHIFT_MIN <= s <= fxp.SHIFT_MAX:
         return "out_of_range"
     return "negative" if s < 0 else "zero" if s == 0 else "1..7" if s < 8 else "8" if s == 8 else "9..47"
-
-
-def pack(values, width: int) -> int:
-    word = 0
-    for i, v in enumerate(values):
-        word |= (int(v) & ((1 << width) - 1)) << (width * i)
-    return word
-
-
-def unpack(word: int, width: int, n: int, signed: bool) -> list[int]:
-    out = []
-    for i in range(n):
-        v = (word >> (width * i)) & ((1 << width) - 1)
-        if signed and v >> (width - 1):
-            v -= 1 << width
-        out.append(v)
-    return out
 
 
 def golden_lane(acc: int, shift: int, mode: int, rnd: int, acc_w: int, fmt: fxp.Fmt) -> tuple[int, int, int]:
