@@ -1,0 +1,361 @@
+`default_nettype none
+// tt_contract: the contraction engine, v1 (one MAC per cycle). Executes one CONTRACT descriptor
+// (golden/isa.py ContractDesc, SPEC 5.1) bit-exactly:
+//   out[o] = RQ(sum_k a[.] * b[.], shift, mode)                       (accumulate = 0)
+//   out[o] = SAT(out[o] + RQ(sum_k a[.] * b[.], shift, mode))         (accumulate = 1)
+// with saturation to out_w bits, one LFSR draw per output element in output order (STOCHASTIC only,
+// SPEC 2.2), a per-op saturation count (an accumulated element can count twice: the RQ clamp and the clamp
+// of the sum, as in the golden machine) and max |word written| for shift control (SPEC 4.2).
+//
+// Memories are outside (the future top owns the banks): synchronous-read ports with a fixed latency of
+// MEM_LAT cycles (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and
+// (accumulate only) the old output word, and one write port (the write is taken at the end of the cycle
+// wr_en is high). Read data are signed; a narrow bank sign-extends its words. Each output address is read
+// and written once per op, and the read of element n+1 is issued before the write of element n only at a
+// different address, so the read-modify-write needs no forwarding.
+//
+// Descriptor ports: loop i of the packed buses in [W*i +: W], loop 0 the innermost; loops 0..NRED-1 are the
+// reductions, NRED..NRED+NOUT-1 the output loops (golden.isa.pack_ports). They must be held stable from
+// start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
+//
+// Timing (no stalls: the memories never back-pressure): start in cycle 0, beats (one MAC each) in cycles
+// 1..M, the write of the last element in cycle M + MEM_LAT + 4, done (and busy low) from cycle
+// M + MEM_LAT + 5 until the next start. Pipeline: issue -> MEM_LAT -> MAC (tt_mac_array, 1) ->
+// requant (tt_requant, 2) -> clamp/accumulate, registered write.
+//
+// Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and
+// the LFSR untouched: done and error rise the next cycle with error_code 1 (shift outside -16..47, the
+// range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W) or 3 (a
+// loop count of 0). A start while busy is ignored; seed_load belongs between ops.
+module tt_contract #(
+  parameter integer NOUT    = 6,   // output loops
+  parameter integer NRED    = 4,   // reduction loops (NOUT + NRED <= 10)
+  parameter integer CNT_W   = 16,  // loop count width
+  parameter integer ADDR_W  = 20,  // element address and stride width
+  parameter integer A_W     = 16,  // a read data width, signed
+  parameter integer B_W     = 16,  // b read data width, signed
+  parameter integer OUT_W   = 16,  // output word width (the widest out_w), 2..32
+  parameter integer ACC_W   = 48,  // accumulator (SPEC 1.2)
+  parameter integer MEM_LAT = 1    // read latency of the memory ports, 1..8
+) (
+  input  wire                           clk,
+  input  wire                           rst,
+  // random stream (SPEC 3): persistent across ops
+  input  wire                           seed_load,
+  input  wire [31:0]                    seed,
+  output wire [31:0]                    lfsr_state,
+  // op descriptor
+  input  wire                           start,
+  input  wire [ADDR_W-1:0]              a_base,
+  input  wire [ADDR_W-1:0]              b_base,
+  input  wire [ADDR_W-1:0]              o_base,
+  input  wire [(NOUT+NRED)*CNT_W-1:0]   counts,
+  input  wire [(NOUT+NRED)*ADDR_W-1:0]  stride_a,
+  input  wire [(NOUT+NRED)*ADDR_W-1:0]  stride_b,
+  input  wire [(NOUT+NRED)*ADDR_W-1:0]  stride_o,
+  input  wire [6:0]                     shift,       // signed
+  input  wire                           mode,        // 0 nearest, 1 stochastic
+  input  wire                           accumulate,
+  input  wire [5:0]                     out_w,       // output width, 2..OUT_W
+  // status
+  output wire                           busy,
+  output wire                           done,
+  output wire                           error,
+  output wire [3:0]                     error_code,
+  output wire [31:0]                    sat_count,   // this op's saturations, saturating
+  output wire [OUT_W-1:0]               maxabs,      // this op's max |word written|
+  // memory ports
+  output wire                           a_rd_en,
+  output wire [ADDR_W-1:0]              a_rd_addr,
+  input  wire [A_W-1:0]                 a_rd_data,
+  output wire                           b_rd_en,
+  output wire [ADDR_W-1:0]              b_rd_addr,
+  input  wire [B_W-1:0]                 b_rd_data,
+  output wire                           o_rd_en,
+  output wire [ADDR_W-1:0]              o_rd_addr,
+  input  wire [OUT_W-1:0]               o_rd_data,
+  output wire                           o_wr_en,
+  output wire [ADDR_W-1:0]              o_wr_addr,
+  output wire [OUT_W-1:0]               o_wr_data
+);
+
+  localparam integer NLOOPS = NOUT + NRED;
+  localparam integer RQ_LAT = 2;  // tt_requant's LATENCY
+  localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
+  localparam integer WB_W = OUT_W + 2;  // holds old + y of two OUT_W-bit words, and the limits
+  localparam [31:0] OUT_W_U = OUT_W;
+  localparam [3:0] ERR_NONE = 4'd0;
+  localparam [3:0] ERR_SHIFT = 4'd1;
+  localparam [3:0] ERR_OUT_W = 4'd2;
+  localparam [3:0] ERR_COUNT = 4'd3;
+
+  // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator); the
+  // submodules check their own (NLOOPS, widths, ACC_W > A_W + B_W).
+  generate
+    if (NOUT < 1 || NRED < 0 || NOUT + NRED > 10) begin : g_bad_loops
+      error_tt_contract_NOUT_must_be_at_least_1_and_NOUT_plus_NRED_at_most_10 u_error ();
+    end
+    if (MEM_LAT < 1 || MEM_LAT > 8) begin : g_bad_mem_lat
+      error_tt_contract_MEM_LAT_must_be_1_to_8 u_error ();
+    end
+    if (OUT_W < 2 || OUT_W > 32) begin : g_bad_out_w
+      error_tt_contract_OUT_W_must_be_2_to_32 u_error ();
+    end
+  endgenerate
+
+  // ---- op control: legality check at start, busy / done / error ----
+  reg zero_count;
+  integer c;
+  always @* begin
+    zero_count = 1'b0;
+    for (c = 0; c < NLOOPS; c = c + 1) begin
+      zero_count = zero_count || (counts[CNT_W*c +: CNT_W] == {CNT_W{1'b0}});
+    end
+  end
+
+  wire signed [6:0] shift_s = shift;
+  wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
+                     (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
+                     zero_count                                       ? ERR_COUNT : ERR_NONE;
+
+  reg       busy_q;
+  reg       done_q;
+  reg [3:0] err_q;
+  reg       fin_q;  // the last element's write is on the port this cycle
+  wire      go = start && !busy_q;
+  wire      run = go && (err_d == ERR_NONE);
+
+  always @(posedge clk) begin
+    if (rst) begin
+      busy_q <= 1'b0;
+      done_q <= 1'b0;
+      err_q  <= ERR_NONE;
+    end else if (go) begin
+      busy_q <= run;
+      done_q <= !run;
+      err_q  <= err_d;
+    end else if (fin_q) begin
+      busy_q <= 1'b0;
+      done_q <= 1'b1;
+    end
+  end
+
+  // ---- issue: the loop nest drives the read ports, one beat per cycle ----
+  wire              la_valid;
+  wire [ADDR_W-1:0] la_addr_a;
+  wire [ADDR_W-1:0] la_addr_b;
+  wire [ADDR_W-1:0] la_addr_o;
+  wire              la_first;
+  wire              la_last_red;
+  wire              la_last;
+  wire              la_done;
+
+  tt_loop_addr #(
+    .NLOOPS (NLOOPS),
+    .NRED   (NRED),
+    .CNT_W  (CNT_W),
+    .ADDR_W (ADDR_W)
+  ) u_loop (
+    .clk       (clk),
+    .rst       (rst),
+    .start     (run),
+    .counts    (counts),
+    .stride_a  (stride_a),
+    .stride_b  (stride_b),
+    .stride_o  (stride_o),
+    .base_a    (a_base),
+    .base_b    (b_base),
+    .base_o    (o_base),
+    .valid     (la_valid),
+    .ready     (1'b1),
+    .addr_a    (la_addr_a),
+    .addr_b    (la_addr_b),
+    .addr_o    (la_addr_o),
+    .first_red (la_first),
+    .last_red  (la_last_red),
+    .last      (la_last),
+    .done      (la_done)
+  );
+
+  assign a_rd_en   = la_valid;
+  assign a_rd_addr = la_addr_a;
+  assign b_rd_en   = la_valid;
+  assign b_rd_addr = la_addr_b;
+  // The old output word is read when its last product issues; it waits in old_q for the requantised sum.
+  assign o_rd_en   = la_valid && la_last_red && accumulate;
+  assign o_rd_addr = la_addr_o;
+
+  // ---- beat tags through the memory latency ----
+  wire [TAG_W-1:0]         tag_issue = {la_addr_o, la_last, la_last_red, la_first, la_valid};
+  reg  [TAG_W*MEM_LAT-1:0] mem_tag_q;
+  integer k;
+  always @(posedge clk) begin
+    if (rst) begin
+      mem_tag_q <= {(TAG_W*MEM_LAT){1'b0}};
+    end else begin
+      for (k = MEM_LAT - 1; k > 0; k = k - 1) begin
+        mem_tag_q[TAG_W*k +: TAG_W] <= mem_tag_q[TAG_W*(k-1) +: TAG_W];
+      end
+      mem_tag_q[TAG_W-1:0] <= tag_issue;
+    end
+  end
+  wire [TAG_W-1:0]  tag_m      = mem_tag_q[TAG_W*(MEM_LAT-1) +: TAG_W];
+  wire              m_valid    = tag_m[0];
+  wire              m_first    = tag_m[1];
+  wire              m_last_red = tag_m[2];
+  wire              m_last     = tag_m[3];
+  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:4];
+
+  // ---- MAC: the operands arrive MEM_LAT cycles after their addresses ----
+  wire [ACC_W-1:0] acc;
+  tt_mac_array #(
+    .LANES (1),
+    .A_W   (A_W),
+    .B_W   (B_W),
+    .ACC_W (ACC_W)
+  ) u_mac (
+    .clk   (clk),
+    .rst   (rst),
+    .en    (m_valid),
+    .clear (m_first),
+    .a     (a_rd_data),
+    .b     (b_rd_data),
+    .acc   (acc)
+  );
+
+  // The sum is complete in acc the cycle after its last product: requantise it then.
+  reg              rq_in_q;
+  reg              rq_fin_q;
+  reg [ADDR_W-1:0] rq_addr_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      rq_in_q  <= 1'b0;
+      rq_fin_q <= 1'b0;
+    end else begin
+      rq_in_q  <= m_valid && m_last_red;
+      rq_fin_q <= m_valid && m_last;
+    end
+    rq_addr_q <= m_addr_o;
+  end
+
+  // ---- random stream: one draw per requantised element, STOCHASTIC only (SPEC 2.2) ----
+  wire [7:0] rnd;
+  tt_lfsr #(
+    .DRAWS (1)
+  ) u_lfsr (
+    .clk       (clk),
+    .rst       (rst),
+    .seed_load (seed_load),
+    .seed      (seed),
+    .advance   (rq_in_q && mode),
+    .rnd       (rnd),
+    .state     (lfsr_state)
+  );
+
+  wire             rq_valid;
+  wire [OUT_W-1:0] rq_y;
+  wire             rq_sat;
+  wire             unused_rq_shift_err;  // cannot fire: shifts are checked at start
+  tt_requant #(
+    .ACC_W (ACC_W),
+    .OUT_W (OUT_W),
+    .LANES (1)
+  ) u_rq (
+    .clk       (clk),
+    .rst       (rst),
+    .in_valid  (rq_in_q),
+    .acc       (acc),
+    .shift     (shift),
+    .mode      (mode),
+    .rnd       (rnd),
+    .out_valid (rq_valid),
+    .y         (rq_y),
+    .sat       (rq_sat),
+    .shift_err (unused_rq_shift_err)
+  );
+
+  // Address, final flag and old word, delayed to meet the requantiser's output.
+  reg [RQ_LAT*ADDR_W-1:0] wb_addr_q;
+  reg [RQ_LAT-1:0]        wb_fin_q;
+  reg [OUT_W-1:0]         old_q1;
+  reg [OUT_W-1:0]         old_q2;
+  reg [OUT_W-1:0]         old_q3;
+  always @(posedge clk) begin
+    if (rst) begin
+      wb_fin_q <= {RQ_LAT{1'b0}};
+    end else begin
+      wb_fin_q <= {wb_fin_q[RQ_LAT-2:0], rq_fin_q};
+    end
+    wb_addr_q <= {wb_addr_q[ADDR_W*(RQ_LAT-1)-1:0], rq_addr_q};
+    // read in the issue cycle, data at +MEM_LAT, then the MAC cycle and the two requant cycles
+    old_q1 <= o_rd_data;
+    old_q2 <= old_q1;
+    old_q3 <= old_q2;
+  end
+  wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W*(RQ_LAT-1) +: ADDR_W];
+  wire              wb_fin  = wb_fin_q[RQ_LAT-1];
+
+  // ---- write back: clamp to out_w, saturating accumulate, statistics ----
+  reg              wr_en_q;
+  reg [ADDR_W-1:0] wr_addr_q;
+  reg [OUT_W-1:0]  wr_data_q;
+  reg [31:0]       sat_cnt_q;
+  reg [OUT_W-1:0]  maxabs_q;
+  wire signed [WB_W-1:0] one    = {{(WB_W-1){1'b0}}, 1'b1};
+  wire signed [WB_W-1:0] lim_hi = (one <<< (out_w - 6'd1)) - one;
+  wire signed [WB_W-1:0] lim_lo = -(one <<< (out_w - 6'd1));
+  wire signed [WB_W-1:0] y_rq   = {{2{rq_y[OUT_W-1]}}, rq_y};
+  wire                   hi1    = y_rq > lim_hi;
+  wire                   lo1    = y_rq < lim_lo;
+  wire signed [WB_W-1:0] y1     = hi1 ? lim_hi : (lo1 ? lim_lo : y_rq);
+  wire                   sat1   = rq_sat || hi1 || lo1;  // one RQ saturation, whichever range clamped
+  wire signed [WB_W-1:0] old    = {{2{old_q3[OUT_W-1]}}, old_q3};
+  wire signed [WB_W-1:0] sum    = old + y1;
+  wire                   hi2    = sum > lim_hi;
+  wire                   lo2    = sum < lim_lo;
+  wire signed [WB_W-1:0] y2     = hi2 ? lim_hi : (lo2 ? lim_lo : sum);
+  wire                   sat2   = accumulate && (hi2 || lo2);
+  wire signed [WB_W-1:0] word   = accumulate ? y2 : y1;
+  wire [WB_W-1:0]        absw   = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
+  wire [1:0]             sat_inc = {1'b0, sat1} + {1'b0, sat2};
+  wire [32:0]            sat_sum = {1'b0, sat_cnt_q} + {31'd0, sat_inc};
+  wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
+
+  always @(posedge clk) begin
+    if (rst) begin
+      wr_en_q <= 1'b0;
+      fin_q   <= 1'b0;
+    end else begin
+      wr_en_q <= rq_valid;
+      fin_q   <= rq_valid && wb_fin;
+    end
+    wr_addr_q <= wb_addr;
+    wr_data_q <= word[OUT_W-1:0];
+  end
+
+  always @(posedge clk) begin
+    if (rst || run) begin
+      sat_cnt_q <= 32'd0;
+      maxabs_q  <= {OUT_W{1'b0}};
+    end else if (rq_valid) begin
+      sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
+      if (absw[OUT_W-1:0] > maxabs_q) begin
+        maxabs_q <= absw[OUT_W-1:0];
+      end
+    end
+  end
+
+  assign o_wr_en    = wr_en_q;
+  assign o_wr_addr  = wr_addr_q;
+  assign o_wr_data  = wr_data_q;
+  assign busy       = busy_q;
+  assign done       = done_q;
+  assign error      = err_q != ERR_NONE;
+  assign error_code = err_q;
+  assign sat_count  = sat_cnt_q;
+  assign maxabs     = maxabs_q;
+
+  wire unused_la_done = la_done;  // the op ends when its last write is out, not when the nest ends
+
+endmodule
+`default_nettype wire

@@ -1,0 +1,1 @@
+"""tt_contract block tests."""

@@ -1,0 +1,226 @@
+"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py,
+executed on synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
+LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
+(golden/tests/test_isa.py helpers). Illegal descriptors must raise the error without touching a memory or the
+random stream. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, RisingEdge
+
+from golden import fxp, isa
+from golden.compiler import compile_network
+from golden.config import load_config
+from golden.fxp import STOCHASTIC
+from golden.tests.test_isa import contract_case, contract_ops, desc_contract, machine_contract, synthetic
+
+ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
+PIPE = 5  # cycles after the last beat besides MEM_LAT: MAC, requant x2, write, done (rtl/tt_contract.v)
+
+
+def signed(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) & 1 else v
+
+
+class Memories:
+    """The three read ports (a, b, old output) with MEM_LAT cycles of latency and the output write port.
+
+    Driven and sampled at falling edges: a request seen in cycle c is answered in cycle c + MEM_LAT (the DUT
+    takes it at the rising edge ending that cycle); between answers the data bus carries junk. A write seen in
+    cycle c is committed after the reads of cycle c (read-first).
+    """
+
+    def __init__(self, dut, lat: int):
+        self.dut, self.lat = dut, lat
+        self.widths = {"a": int(dut.A_W.value), "b": int(dut.B_W.value), "o": int(dut.OUT_W.value)}
+        self.mem = {"a": None, "b": None, "o": None}
+        self.pipe = {p: [None] * lat for p in "abo"}
+        self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
+        self.accesses = 0
+
+    def junk(self, w: int) -> int:
+        return int(self.gen.integers(0, 1 << w))
+
+    async def run(self):
+        d = self.dut
+        ports = {"a": (d.a_rd_en, d.a_rd_addr, d.a_rd_data), "b": (d.b_rd_en, d.b_rd_addr, d.b_rd_data),
+                 "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
+        while True:
+            await FallingEdge(d.clk)
+            for p, (en, addr, data) in ports.items():
+                w = self.widths[p]
+                v = self.pipe[p].pop(0)
+                data.value = (v & ((1 << w) - 1)) if v is not None else self.junk(w)
+                if int(en.value):
+                    self.accesses += 1
+                    self.pipe[p].append(int(self.mem[p][int(addr.value)]))
+                else:
+                    self.pipe[p].append(None)
+            if int(d.o_wr_en.value):
+                self.accesses += 1
+                self.mem["o"][int(d.o_wr_addr.value)] = signed(int(d.o_wr_data.value), self.widths["o"])
+
+
+class Tb:
+    def __init__(self, dut):
+        self.dut = dut
+        self.lat = int(dut.MEM_LAT.value)
+        self.out_w_max = int(dut.OUT_W.value)
+        assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
+        assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
+        self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
+        self.mems = Memories(dut, self.lat)
+        self.seed = int(self.gen.integers(0, 1 << 32))
+        self.stream = fxp.LfsrStream(self.seed)  # the DUT's stream, drawn alongside
+
+    async def setup(self):
+        d = self.dut
+        Clock(d.clk, 10, unit="ns").start()
+        d.rst.value = 1
+        d.start.value = 0
+        d.seed_load.value = 0
+        d.seed.value = 0
+        self.drive(isa.pack_ports(self.desc_of_nothing()))
+        cocotb.start_soon(self.mems.run())
+        await RisingEdge(d.clk)
+        await FallingEdge(d.clk)
+        d.rst.value = 0
+        d.seed.value = self.seed
+        d.seed_load.value = 1
+        await FallingEdge(d.clk)
+        d.seed_load.value = 0
+        assert int(d.lfsr_state.value) == self.stream.state, "seed"
+        assert int(d.busy.value) == 0 and int(d.done.value) == 0 and int(d.error.value) == 0, "idle after reset"
+
+    @staticmethod
+    def desc_of_nothing():
+        pad = (isa.PAD,)
+        return isa.ContractDesc(0, 0, 0, 1, pad * isa.MAX_OUT, pad * isa.MAX_RED, 0, 0, False, 16)
+
+    def drive(self, ports: dict[str, int]):
+        for name, v in ports.items():
+            getattr(self.dut, name).value = v
+
+    async def execute(self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int) -> int:
+        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done."""
+        d = self.dut
+        self.mems.mem.update(a=mem_a, b=mem_b, o=mem_o)
+        self.drive(isa.pack_ports(desc))
+        d.start.value = 1
+        await FallingEdge(d.clk)
+        d.start.value = 0
+        cycles = 1
+        while not int(d.done.value):
+            assert cycles < limit, f"no done after {cycles} cycles"
+            if cycles > 1:
+                assert int(d.busy.value) == 1, f"busy fell before done (cycle {cycles})"
+            await FallingEdge(d.clk)
+            cycles += 1
+        assert int(d.busy.value) == 0, "busy with done"
+        return cycles
+
+    async def check_case(self, case, machine=True):
+        """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine."""
+        desc = case.desc
+        if desc.mode == STOCHASTIC:
+            case.rand = self.stream.take(desc.out_count)
+        want_out, want_sat, want_max, want_bank = desc_contract(case)
+        if machine:  # the two references agree (golden/tests/test_isa.py checks it too)
+            m_out, m_sat, m_max = machine_contract(case)
+            assert np.array_equal(m_out, want_out) and (m_sat, m_max) == (want_sat, want_max)
+        banks = case.banks
+        cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
+                                    desc.macs + 50)
+        d = self.dut
+        what = f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate})"
+        got_bank = banks[desc.banks[2]]
+        bad = np.flatnonzero(got_bank != want_bank)
+        assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, "
+                               f"want {want_bank[bad[0]]}")
+        assert int(d.error.value) == 0, what
+        assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
+        assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
+        assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state"
+        assert cycles == desc.macs + self.lat + PIPE, f"{what}: {cycles} cycles for {desc.macs} MACs"
+        self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
+                           desc.out_count, cycles, want_sat, want_max)
+
+
+@cocotb.test()
+async def test_tiny_ops(dut):
+    """Every contract op of tiny (train STOCHASTIC and infer NEAREST), twice: random and extreme operands."""
+    tb = Tb(dut)
+    await tb.setup()
+    comp = compile_network(load_config("tiny"))
+    for extremes in (False, True):
+        for op in contract_ops(comp):
+            await tb.check_case(contract_case(comp, op, tb.gen, extremes=extremes))
+
+
+@cocotb.test()
+async def test_digits_ops(dut):
+    """A few digits ops: the 16384-MAC core gradient (accumulate), the outer-product gradient (no reduction),
+    the dense layer in both modes, and a 2048-MAC forward step. Only the first with MEM_LAT > 1 (short runs)."""
+    tb = Tb(dut)
+    await tb.setup()
+    comp = compile_network(load_config("digits"))
+    ops = contract_ops(comp)
+    pick = [next(o for o in ops if o.spec == "j,i->ji"), next(o for o in ops if o.spec == "dag,agef->def")]
+    pick += [o for o in ops if o.spec == "ji,i->j"]  # STOCHASTIC (train) and NEAREST (infer)
+    if tb.lat == 1:
+        pick.append(next(o for o in ops if o.out == "dG0.1"))  # efag,abhf->gebh, 16384 MACs, accumulate
+    for op in pick:  # shifts that keep most results in range: the values, not only the clamps, are checked
+        await tb.check_case(contract_case(comp, op, tb.gen, shift=int(tb.gen.choice([12, 16, 20]))))
+
+
+@cocotb.test()
+async def test_random_contractions(dut):
+    """Synthetic contractions: every loop slot, diagonals, output widths below OUT_W, accumulate, both modes."""
+    tb = Tb(dut)
+    await tb.setup()
+    for trial in range(24):
+        n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
+        n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
+        widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
+        comp, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
+                             mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
+        case = contract_case(comp, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
+        await tb.check_case(case, machine=trial % 4 == 0)
+
+
+@cocotb.test()
+async def test_illegal_ops(dut):
+    """Illegal shift, output width and count: error and done the cycle after start, no memory access, no draw;
+    the engine then runs a legal op normally."""
+    tb = Tb(dut)
+    await tb.setup()
+    comp = compile_network(load_config("tiny"))
+    op = next(o for o in contract_ops(comp) if o.mode == STOCHASTIC)
+    case = contract_case(comp, op, tb.gen, shift=9)
+    d0 = case.desc
+    zero = replace(d0.out_loops[-1], count=0)
+    bad = [(replace(d0, shift=48), ERR_SHIFT), (replace(d0, shift=-17), ERR_SHIFT), (replace(d0, shift=63), ERR_SHIFT),
+           (replace(d0, shift=-64), ERR_SHIFT), (replace(d0, out_w=1), ERR_OUT_W),
+           (replace(d0, out_w=tb.out_w_max + 1), ERR_OUT_W), (replace(d0, out_loops=d0.out_loops[:-1] + (zero,)), ERR_COUNT),
+           (replace(d0, shift=50, out_w=0), ERR_SHIFT)]
+    for desc, code in bad:
+        before = {k: v.copy() for k, v in case.banks.items()}
+        state = int(dut.lfsr_state.value)
+        n = tb.mems.accesses
+        banks = case.banks
+        cycles = await tb.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]], 4)
+        assert cycles == 1, f"error after {cycles} cycles"
+        assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
+            f"shift {desc.shift} out_w {desc.out_w}: error {int(dut.error.value)} code {int(dut.error_code.value)}"
+        for _ in range(3):  # nothing moves afterwards
+            await FallingEdge(dut.clk)
+            assert int(dut.done.value) == 1 and int(dut.busy.value) == 0 and int(dut.error_code.value) == code
+        assert tb.mems.accesses == n, "an illegal op touched a memory"
+        assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
+        assert all(np.array_equal(before[k], case.banks[k]) for k in before)
+    await tb.check_case(case)  # and a legal op clears the error

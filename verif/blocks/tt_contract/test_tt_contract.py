@@ -1,0 +1,38 @@
+"""pytest runner for rtl/tt_contract.v: every simulator x two memory latencies (cocotb module: tb_tt_contract.py)."""
+import pytest
+
+from verif.runner import RTL, SIMS, elaborate, param_tag, run_block
+
+SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v", "tt_requant.v", "tt_lfsr.v")]
+
+SHAPES = {
+    "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
+    "lat3": {"MEM_LAT": 3},  # registered address and data around the RAM
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_contract(sim, shape):
+    run_block(toplevel="tt_contract", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
+              test_module="verif.blocks.tt_contract.tb_tt_contract")
+
+
+BAD_PARAMS = [
+    ({"NOUT": 7}, "error_tt_contract_NOUT_must_be_at_least_1_and_NOUT_plus_NRED_at_most_10"),
+    ({"NOUT": 0}, "error_tt_contract_NOUT_must_be_at_least_1_and_NOUT_plus_NRED_at_most_10"),
+    ({"MEM_LAT": 0}, "error_tt_contract_MEM_LAT_must_be_1_to_8"),
+    ({"MEM_LAT": 9}, "error_tt_contract_MEM_LAT_must_be_1_to_8"),
+    ({"OUT_W": 33}, "error_tt_contract_OUT_W_must_be_2_to_32"),
+    ({"A_W": 24, "B_W": 24}, "error_tt_mac_array_ACC_W_must_exceed_A_W_plus_B_W_and_be_at_most_64"),
+    ({"NOUT": 1, "NRED": 0, "MEM_LAT": 8, "OUT_W": 32}, None),  # legal extremes
+]
+
+
+@pytest.mark.parametrize("params,message", [pytest.param(p, m, id=param_tag(p)) for p, m in BAD_PARAMS])
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_contract_parameter_check(sim, params, message):
+    """An illegal parameter stops elaboration with a message naming the rule; legal extremes elaborate."""
+    ok, log = elaborate("tt_contract", SOURCES, params, sim)
+    assert ok == (message is None), log
+    assert message is None or message in log, log
