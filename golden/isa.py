@@ -242,5 +242,5 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
             "mode": desc.mode, "accumulate": int(desc.accumulate), "out_w": desc.out_w}
 
 
-__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "check_desc", "pack_ports", "MAX_OUT",
-           "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W"]
+__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "check_desc", "pack_ports",
+           "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W"]

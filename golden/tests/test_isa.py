@@ -12,11 +12,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from golden import fxp
 from golden.compiler import BANK_ACT, Compiled, Op, Tensor, compile_network
 from golden.config import load_config
-from golden.fxp import NEAREST, STOCHASTIC, Fmt
-from golden.isa import (ADDR_W, CNT_W, MAX_OUT, MAX_RED, ContractDesc, execute_desc, lower_contract, pack_ports)
+from golden.fxp import STOCHASTIC, Fmt
+from golden.isa import ADDR_W, CNT_W, MAX_OUT, MAX_RED, ContractDesc, execute_desc, lower_contract, pack_ports
 from golden.machine import Machine
 
 SHIFTS = (-16, -3, 0, 1, 4, 7, 8, 9, 12, 16, 20, 30, 47)  # legal shifts, both ends and the rounding edges

@@ -204,10 +204,11 @@ async def test_illegal_ops(dut):
     case = contract_case(comp, op, tb.gen, shift=9)
     d0 = case.desc
     zero = replace(d0.out_loops[-1], count=0)
-    bad = [(replace(d0, shift=48), ERR_SHIFT), (replace(d0, shift=-17), ERR_SHIFT), (replace(d0, shift=63), ERR_SHIFT),
-           (replace(d0, shift=-64), ERR_SHIFT), (replace(d0, out_w=1), ERR_OUT_W),
-           (replace(d0, out_w=tb.out_w_max + 1), ERR_OUT_W), (replace(d0, out_loops=d0.out_loops[:-1] + (zero,)), ERR_COUNT),
-           (replace(d0, shift=50, out_w=0), ERR_SHIFT)]
+    bad = [(replace(d0, shift=48), ERR_SHIFT), (replace(d0, shift=-17), ERR_SHIFT),
+           (replace(d0, shift=63), ERR_SHIFT), (replace(d0, shift=-64), ERR_SHIFT),
+           (replace(d0, out_w=1), ERR_OUT_W), (replace(d0, out_w=tb.out_w_max + 1), ERR_OUT_W),
+           (replace(d0, out_loops=d0.out_loops[:-1] + (zero,)), ERR_COUNT),
+           (replace(d0, shift=50, out_w=0), ERR_SHIFT)]  # several errors: the lowest code
     for desc, code in bad:
         before = {k: v.copy() for k, v in case.banks.items()}
         state = int(dut.lfsr_state.value)

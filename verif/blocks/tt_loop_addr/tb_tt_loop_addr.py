@@ -70,7 +70,8 @@ class Tb:
         counts = []
         for _ in range(self.nloops):
             r = g.random()
-            counts.append(0 if r < 0.05 else 1 if r < 0.35 else cmax if r < 0.45 else int(g.integers(1, min(cmax, 4) + 1)))
+            small = int(g.integers(1, min(cmax, 4) + 1))
+            counts.append(0 if r < 0.05 else 1 if r < 0.35 else cmax if r < 0.45 else small)
         while math.prod(max(c, 1) for c in counts) > max_beats:  # bound the run: shrink a big loop
             i = int(np.argmax(counts))
             counts[i] = max(1, counts[i] // 3)
