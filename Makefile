@@ -58,6 +58,9 @@ qor: setup ## synthesize every target and fail on an area or Fmax regression aga
 coverage: setup ## Verilator line and toggle coverage of rtl/ from the block tests, in build/coverage
 	$(PY) scripts/rtl_coverage.py
 
+mutate: setup ## plant known bugs in a copy of rtl/ and check that the regression kills each one
+	$(PY) scripts/mutate.py $(if $(BLOCK),--block $(BLOCK))
+
 bench: setup ## measure the project's figures into results/
 	$(PY) scripts/bench.py $(if $(filter 1,$(QUICK)),--quick)
 

@@ -10,6 +10,9 @@ Environment knobs (the Makefile exports them too):
   WAVES -- 1 records waves: <build dir>/<toplevel>.fst (Icarus) or dump.fst (Verilator, --trace-fst, which
            needs the Debian package liblz4-dev; without it Verilator records dump.vcd). Waves builds get
            their own directory (<sim>-waves) so switching WAVES never reuses a build without tracing.
+  RTL_DIR   -- take the RTL from this directory instead of rtl/ (scripts/mutate.py: a mutated copy).
+  BUILD_TAG -- build under build/sim-<tag>/ instead of build/sim/, so a build of other RTL (a mutant)
+               never reuses or clobbers the normal builds.
 
 Verilator builds use ccache when it is installed (Debian package ccache): the Verilator runtime is the same
 for every block, and caching it cuts a Verilator build from ~30 s of CPU to a few seconds.
@@ -23,8 +26,9 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
-RTL = ROOT / "rtl"
-BUILD = ROOT / "build" / "sim"
+RTL = Path(os.environ.get("RTL_DIR") or ROOT / "rtl").resolve()
+_BUILD_TAG = os.environ.get("BUILD_TAG", "").strip()
+BUILD = ROOT / "build" / (f"sim-{_BUILD_TAG}" if _BUILD_TAG else "sim")
 ALL_SIMS = ("icarus", "verilator")
 
 

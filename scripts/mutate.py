@@ -1,0 +1,384 @@
+"""`make mutate`: plant known bugs (mutants) in a copy of rtl/ and check that the block tests kill each one.
+
+The catalogue is scripts/mutants.json: per mutant an id, the RTL file, the exact `original` text (it must
+occur exactly once in the file: the tool refuses a stale mutant rather than testing nothing), its
+`replacement`, a category, and the block whose tests must kill it.
+
+For each selected mutant:
+  1. copy rtl/ to build/mutate/<id>/rtl and replace `original` by `replacement` there (rtl/ is never touched);
+  2. elaborate the mutated block with iverilog (and `verilator --lint-only` without -Wall with --sim
+     verilator). A mutant that does not elaborate is "stillborn": a catalogue error, not a kill -- it would
+     be killed trivially by any test and says nothing about the tests -- so it fails the run;
+  3. run that block's pytest tests (verif/blocks/<block>) on one simulator (SIM=<sim>, default icarus) with
+     RTL_DIR=build/mutate/<id>/rtl and BUILD_TAG=mutate-<id> (verif/runner.py: builds go to
+     build/sim-mutate-<id>/, never into the normal build/sim/), `-x` (stop at the first failing test) and a
+     per-mutant timeout.
+Results: killed (a test failed), survived (every test passed), timeout (the tests did not finish within
+--timeout: counted as killed, since `make regress` would not pass either, but listed so a slow machine is
+not mistaken for a kill), stillborn and error (pytest could not run the tests: collection error, no test
+selected) -- both fail the run.
+
+Mutants marked `"equivalent": true` (with a `reason`) are proven to behave like the RTL: they are run and
+reported separately and do not fail the run when they survive; if one is killed, the equivalence claim is
+wrong and the run fails.
+
+Before the mutants, each selected block's tests are run once on an unmutated copy (the baseline; skip with
+--no-baseline): if they fail there, every mutant would look killed, so the run stops.
+
+Writes build/mutate/report.json and build/mutate/report.md (id, category, block, result, time); exits
+non-zero if a mutant survived (listed at the end) or on a stillborn / error / refuted-equivalent mutant.
+Run under `nice -n 19` on a shared machine; it runs one simulation at a time.
+
+  python scripts/mutate.py [--block NAME] [--mutant ID ...] [--sim icarus|verilator] [--list]
+  make mutate [BLOCK=name] [SIM=verilator] [SEED=n]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "scripts" / "mutants.json"
+OUT = ROOT / "build" / "mutate"
+SIMS = ("icarus", "verilator")
+CATEGORIES = (
+    "flipped operator",
+    "off-by-one",
+    "off-by-one loop bound",
+    "dropped rounding bit",
+    "wrong saturation bound",
+    "stuck control bit",
+    "wrong reset value",
+    "swapped operands",
+    "dropped sign extension",
+    "wrong bit select",
+    "wrong priority",
+    "dropped condition",
+    "dropped corner case",
+)
+MUTANT_KEYS = {"id", "block", "file", "category", "original", "replacement", "description"}
+OPTIONAL_KEYS = {"equivalent", "reason"}
+ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# results that make the run fail / count as a kill
+KILLED = ("killed", "timeout")
+
+
+class MutantError(Exception):
+    pass
+
+
+# ---- catalogue ---------------------------------------------------------------------------------------------
+def load_catalogue(path: Path = CATALOGUE) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def validate(cat: dict, root: Path = ROOT) -> list[str]:
+    """Every problem with the catalogue, as messages (empty: well-formed and up to date with the RTL)."""
+    errors: list[str] = []
+    blocks = cat.get("blocks")
+    mutants = cat.get("mutants")
+    if not isinstance(blocks, dict) or not isinstance(mutants, list):
+        return ["catalogue needs a 'blocks' object and a 'mutants' list"]
+    for name, b in blocks.items():
+        for key in ("tests", "toplevel", "sources"):
+            if key not in b:
+                errors.append(f"block {name}: missing '{key}'")
+        if "tests" in b and not (root / b["tests"]).is_dir():
+            errors.append(f"block {name}: no test directory {b['tests']}")
+        for s in b.get("sources", []):
+            if not (root / "rtl" / s).is_file():
+                errors.append(f"block {name}: no source rtl/{s}")
+    seen: set[str] = set()
+    for i, m in enumerate(mutants):
+        mid = m.get("id", f"#{i}")
+        missing = MUTANT_KEYS - m.keys()
+        extra = m.keys() - MUTANT_KEYS - OPTIONAL_KEYS
+        if missing:
+            errors.append(f"mutant {mid}: missing {sorted(missing)}")
+            continue
+        if extra:
+            errors.append(f"mutant {mid}: unknown keys {sorted(extra)}")
+        if not ID_RE.match(mid):
+            errors.append(f"mutant {mid}: id must match {ID_RE.pattern}")
+        if mid in seen:
+            errors.append(f"mutant {mid}: duplicate id")
+        seen.add(mid)
+        if m["block"] not in blocks:
+            errors.append(f"mutant {mid}: unknown block {m['block']}")
+        if m["category"] not in CATEGORIES:
+            errors.append(f"mutant {mid}: unknown category {m['category']!r} (scripts/mutate.py CATEGORIES)")
+        if not m["original"] or m["original"] == m["replacement"]:
+            errors.append(f"mutant {mid}: empty original or replacement == original")
+        if m.get("equivalent") and not m.get("reason"):
+            errors.append(f"mutant {mid}: equivalent without a reason")
+        if "equivalent" in m and not isinstance(m["equivalent"], bool):
+            errors.append(f"mutant {mid}: equivalent must be true or false")
+        f = root / m["file"]
+        if not m["file"].startswith("rtl/") or not f.is_file():
+            errors.append(f"mutant {mid}: no RTL file {m['file']}")
+            continue
+        n = f.read_text().count(m["original"])
+        if n != 1:
+            errors.append(f"mutant {mid}: original occurs {n} times in {m['file']} (must be exactly once: "
+                          "stale catalogue?)")
+    return errors
+
+
+def apply_mutant(text: str, m: dict) -> str:
+    """`text` with the mutant's original replaced by its replacement; refuses unless it occurs exactly once."""
+    n = text.count(m["original"])
+    if n != 1:
+        raise MutantError(f"mutant {m['id']}: original occurs {n} times in {m['file']} (must be exactly once)")
+    return text.replace(m["original"], m["replacement"], 1)
+
+
+def plant(m: dict | None, dest: Path, root: Path = ROOT) -> Path:
+    """Copy <root>/rtl to <dest>/rtl and apply mutant `m` (None: the unmutated baseline). Returns the copy."""
+    rtl = dest / "rtl"
+    if rtl.exists():
+        shutil.rmtree(rtl)
+    shutil.copytree(root / "rtl", rtl)
+    if m is not None:
+        f = rtl / Path(m["file"]).relative_to("rtl")
+        f.write_text(apply_mutant(f.read_text(), m))
+    return rtl
+
+
+# ---- running -----------------------------------------------------------------------------------------------
+def elaborates(block: dict, rtl: Path, sim: str) -> tuple[bool, str]:
+    """Elaborate the block's sources in `rtl` with default parameters: iverilog, plus verilator --lint-only
+    (default warnings, like the build, not -Wall) when the tests run on Verilator."""
+    srcs = [str(rtl / s) for s in block["sources"]]
+    cmds = [["iverilog", "-g2012", "-o", os.devnull, "-s", block["toplevel"], *srcs]]
+    if sim == "verilator":
+        cmds.append(["verilator", "--lint-only", "--top-module", block["toplevel"], *srcs])
+    log = ""
+    for cmd in cmds:
+        res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=sim_env())
+        log += " ".join(cmd) + "\n" + res.stdout + res.stderr
+        if res.returncode != 0:
+            return False, log
+    return True, log
+
+
+def sim_env(extra: dict | None = None) -> dict:
+    """The Makefile's tool environment (pinned Verilator first on PATH), plus `extra`."""
+    env = dict(os.environ)
+    venv = Path(sys.prefix)
+    vroot = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "verilator"
+    if (vroot / "bin" / "verilator").exists():
+        env.setdefault("VERILATOR_ROOT", str(vroot))
+        env["PATH"] = os.pathsep.join([str(vroot / "bin"), str(venv / "bin"), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def first_failure(log_text: str) -> str:
+    """The first error the cocotb tests logged (e.g. 'AssertionError: cycle 8 lane 0: ...'), or ''.
+
+    cocotb's messages are indented in the pytest log; the runner's own summary line starts with 'E '."""
+    m = re.search(r"^\s+(\w+(?:Error|Exception|Timeout)\w*: .+)$", log_text, re.M)
+    return m.group(1).strip() if m else ""
+
+
+def run_tests(block: dict, rtl: Path, tag: str, sim: str, seed: int, timeout: float,
+              log: Path) -> tuple[str, list[str]]:
+    """Run the block's pytest tests on `rtl`: ("passed" | "failed" | "timeout" | "error", failing test ids)."""
+    cmd = [sys.executable, "-m", "pytest", str(ROOT / block["tests"]), "-x", "-q", "-rf", "-p", "no:cacheprovider",
+           f"--timeout={int(timeout) + 60}"]
+    if block.get("deselect"):
+        cmd += ["-k", " and ".join(f"not {name}" for name in block["deselect"])]
+    env = sim_env({"SIM": sim, "SEED": str(seed), "RTL_DIR": str(rtl), "BUILD_TAG": tag})
+    env.pop("PYTEST_XDIST_WORKER_COUNT", None)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as fh:
+        fh.write(" ".join(cmd) + f"\n# SIM={sim} SEED={seed} RTL_DIR={rtl} BUILD_TAG={tag}\n")
+        fh.flush()
+        # Own session: on a timeout the whole process group (pytest, the simulator) is stopped by its id.
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(timeout=10)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            return "timeout", []
+    failed = re.findall(r"^FAILED (\S+)", log.read_text(), re.M)
+    if rc == 0:
+        return "passed", []
+    if rc == 1:
+        return "failed", failed
+    return "error", failed
+
+
+def fmt_s(s: float) -> str:
+    return f"{s / 60:.1f} min" if s >= 120 else f"{s:.0f} s"
+
+
+def select(cat: dict, blocks: list[str] | None, ids: list[str] | None) -> list[dict]:
+    muts = cat["mutants"]
+    if blocks:
+        unknown = set(blocks) - set(cat["blocks"])
+        if unknown:
+            raise MutantError(f"unknown block(s) {sorted(unknown)}; catalogue blocks: {sorted(cat['blocks'])}")
+        muts = [m for m in muts if m["block"] in blocks]
+    if ids:
+        by_id = {m["id"]: m for m in cat["mutants"]}
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            raise MutantError(f"unknown mutant(s) {unknown} (--list shows them)")
+        muts = [m for m in muts if m["id"] in ids]
+    return muts
+
+
+def list_mutants(muts: list[dict]) -> None:
+    print(f"{'id':34s} {'block':13s} {'category':24s} change")
+    for m in muts:
+        change = f"{' '.join(m['original'].split())!r} -> {' '.join(m['replacement'].split())!r}"
+        eq = " [equivalent]" if m.get("equivalent") else ""
+        print(f"{m['id']:34s} {m['block']:13s} {m['category']:24s} {change}{eq}")
+    print(f"{len(muts)} mutants")
+
+
+def write_reports(rows: list[dict], meta: dict) -> None:
+    counts: dict[str, int] = {}
+    for r in rows:
+        key = r["result"] + (" (equivalent)" if r.get("equivalent") else "")
+        counts[key] = counts.get(key, 0) + 1
+    (OUT / "report.json").write_text(json.dumps({**meta, "counts": counts, "mutants": rows}, indent=1) + "\n")
+    lines = [f"# Mutation run ({meta['sim']}, SEED={meta['seed']}, {len(rows)} mutants, "
+             f"wall {fmt_s(meta['wall_s'])})", "",
+             "| id | category | block | result | time (s) | killed by | first failure |",
+             "|---|---|---|---|---:|---|---|"]
+    for r in rows:
+        by = ", ".join(t.split("::", 1)[-1] for t in r.get("failed_tests", [])[:2])
+        why = r.get("first_failure", "")
+        why = (why[:117] + "...") if len(why) > 120 else why
+        result = r["result"] + (" (equivalent)" if r.get("equivalent") else "")
+        lines.append(f"| {r['id']} | {r['category']} | {r['block']} | {result} | {r['seconds']:.1f} | {by} | "
+                     f"{why.replace('|', '/')} |")
+    lines += ["", "Results: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
+    (OUT / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--block", action="append", help="only this block's mutants (repeatable)")
+    ap.add_argument("--mutant", nargs="+", metavar="ID", help="only these mutants")
+    ap.add_argument("--sim", choices=SIMS, default=os.environ.get("SIM") or "icarus",
+                    help="simulator (default: $SIM, else icarus, the faster build)")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("SEED") or 1),
+                    help="SEED for the tests (default: $SEED, else 1 as make regress)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant before it is stopped (default 900)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the tests on the unmutated RTL")
+    ap.add_argument("--keep-builds", action="store_true", help="keep build/sim-mutate-<id> of killed mutants too")
+    ap.add_argument("--list", action="store_true", help="list the selected mutants and exit")
+    ap.add_argument("--catalogue", type=Path, default=CATALOGUE)
+    args = ap.parse_args(argv)
+
+    cat = load_catalogue(args.catalogue)
+    errors = validate(cat)
+    if errors:
+        print("mutate: the catalogue is not usable:\n  " + "\n  ".join(errors), file=sys.stderr)
+        return 2
+    try:
+        muts = select(cat, args.block, args.mutant)
+    except MutantError as exc:
+        print(f"mutate: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        list_mutants(muts)
+        return 0
+    if not muts:
+        print("mutate: no mutant selected", file=sys.stderr)
+        return 2
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    t_start = time.time()
+    blocks = sorted({m["block"] for m in muts}, key=list(cat["blocks"]).index)
+    baseline_s: dict[str, float] = {}
+    if not args.no_baseline:
+        rtl = plant(None, OUT / "_baseline")
+        for b in blocks:
+            t0 = time.time()
+            status, failed = run_tests(cat["blocks"][b], rtl, "mutate-baseline", args.sim, args.seed, args.timeout,
+                                       OUT / "_baseline" / f"{b}.log")
+            baseline_s[b] = time.time() - t0
+            print(f"mutate: baseline {b} on {args.sim}: {status} in {baseline_s[b]:.0f} s", flush=True)
+            if status != "passed":
+                print(f"mutate: the {b} tests do not pass on the unmutated RTL ({status}: {failed}); see "
+                      f"{OUT / '_baseline' / (b + '.log')}. Every mutant would look killed: stopping.", file=sys.stderr)
+                return 2
+
+    rows: list[dict] = []
+    n = len(muts)
+    for i, m in enumerate(muts, 1):
+        block = cat["blocks"][m["block"]]
+        mdir = OUT / m["id"]
+        tag = f"mutate-{m['id']}"
+        t0 = time.time()
+        rtl = plant(m, mdir)
+        ok, elab_log = elaborates(block, rtl, args.sim)
+        failed: list[str] = []
+        if not ok:
+            result = "stillborn"
+            (mdir / "elaborate.log").write_text(elab_log)
+        else:
+            status, failed = run_tests(block, rtl, tag, args.sim, args.seed, args.timeout, mdir / "pytest.log")
+            result = {"failed": "killed", "passed": "survived"}.get(status, status)
+        secs = time.time() - t0
+        if result in KILLED and not args.keep_builds:
+            shutil.rmtree(ROOT / "build" / f"sim-{tag}", ignore_errors=True)
+        row = {"id": m["id"], "category": m["category"], "block": m["block"], "file": m["file"], "result": result,
+               "equivalent": bool(m.get("equivalent")), "seconds": round(secs, 1), "failed_tests": failed,
+               "first_failure": first_failure((mdir / "pytest.log").read_text()) if ok else "",
+               "log": str((mdir / ("pytest.log" if ok else "elaborate.log")).relative_to(ROOT))}
+        rows.append(row)
+        done_s = time.time() - t_start - sum(baseline_s.values())
+        eta = done_s / i * (n - i)
+        label = result + (" [equivalent]" if row["equivalent"] else "")
+        by = f" by {failed[0].split('::', 1)[-1]}" if failed else ""
+        print(f"mutant {i}/{n} {m['id']} ({m['block']}, {m['category']}): {label}{by} in {secs:.0f} s, "
+              f"ETA {fmt_s(eta)}", flush=True)
+        write_reports(rows, {"sim": args.sim, "seed": args.seed, "wall_s": round(time.time() - t_start, 1),
+                             "baseline_s": {k: round(v, 1) for k, v in baseline_s.items()}})
+
+    survived = [r for r in rows if r["result"] == "survived" and not r["equivalent"]]
+    equiv = [r for r in rows if r["equivalent"]]
+    refuted = [r for r in equiv if r["result"] in KILLED]
+    broken = [r for r in rows if r["result"] in ("stillborn", "error")]
+    killed = [r for r in rows if r["result"] in KILLED and not r["equivalent"]]
+    print(f"\nmutate: {len(killed)} killed, {len(survived)} survived, {len(equiv)} equivalent, "
+          f"{len(broken)} stillborn/error of {n} in {fmt_s(time.time() - t_start)}; "
+          f"report {(OUT / 'report.md').relative_to(ROOT)}")
+    for r in equiv:
+        print(f"  equivalent {r['id']}: {r['result']}")
+    for title, group in (("SURVIVED (the tests miss these bugs)", survived),
+                         ("equivalence REFUTED (marked equivalent, but a test fails)", refuted),
+                         ("stillborn or error (fix the catalogue or the tests)", broken)):
+        if group:
+            print(f"mutate: {title}:")
+            for r in group:
+                print(f"  {r['id']} ({r['block']}, {r['category']}): {r['result']}, log {r['log']}")
+    return 1 if (survived or refuted or broken) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
