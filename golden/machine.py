@@ -14,14 +14,13 @@ from dataclasses import replace
 import numpy as np
 
 from golden import fxp
-from golden.compiler import (BANK_ACT, LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
+from golden.compiler import (LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
                              quant_const)
 from golden.fxp import NEAREST, STOCHASTIC, Fmt, align
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
+LOG2E_Q12 = 5909  # round(log2(e) * 2^12), SPEC 5.4
 RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in range(256)], dtype=np.int64)
-
-
 SAT_COUNTER_MAX = 2**32 - 1
 ADAM_DELTA_FMT = Fmt(16, 0)  # the Adam step saturates to 16 bits before it is subtracted
 AXPBY_GUARD = 8  # fraction bits kept below the output LSB when AXPBY aligns its two terms
@@ -34,7 +33,6 @@ def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
     t += (t + frac) & 1  # make t + frac even so the square root of 2^(t - frac) is a power of two
     idx = np.where(t >= 0, u >> np.maximum(t, 0), u << np.maximum(-t, 0))
     return RSQRT_ROM[idx], (t - frac) >> 1
-LOG2E_Q12 = 5909
 
 
 def sce_gradient(z: np.ndarray, frac_z: int, labels: np.ndarray, classes: int, err_fmt: Fmt):
@@ -436,11 +434,3 @@ class Machine:
         self.sat_total, self.samples_seen = int(s["sat_total"]), int(s["samples_seen"])
         self.updates = int(s["updates"])
         self.sat_by_tensor.update(s["sat_by_tensor"])
-
-
-def param_count(comp: Compiled) -> int:
-    return sum(t.size for t in comp.tensors.values() if t.bank == "master") + \
-        sum(math.prod(l.out_shape) for l in comp.cfg.layers)
-
-
-__all__ = ["Machine", "sce_gradient", "param_count", "BANK_ACT"]
