@@ -26,7 +26,7 @@ J        ?= 2
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)
 export SIM SEED WAVES
 
-.PHONY: help setup train regress lint synth qor coverage bench clean
+.PHONY: help setup train regress lint synth qor coverage mutate bench clean
 
 help: ## list the targets and variables
 	@echo "Targets:"
