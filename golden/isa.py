@@ -244,3 +244,310 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "check_desc", "pack_ports",
            "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W"]
+
+
+# === Element-wise unit (rtl/tt_ewise.v) =====================================================================
+# One `EwiseDesc` per compiled op of kind axpby, acc, relu, relu_bwd, derive, zero or mask (SPEC 5.2, 5.3, 5.5,
+# 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z and y at base + i):
+#   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)   A(p, e): p * 2^e for e >= 0, floor(p / 2^-e) else
+#   y = SAT_y(RQ(gate_i ? t : 0, shift, mode))              [ACC: y = SAT_y(old_y_i + y)]
+# The z term is formed by AXPBY only; the x term by every op but ZERO. gate_i is 1, except RELU: x_i > 0;
+# RELU_BWD: z_i > 0 (z is the saved activation h); MASK: mask_left[r_prev] and mask_right[r_next] with element
+# i = (r_prev, m*n, r_next) of a core of shape (r0, m*n, r1); ZERO: 0. The engine knows no tensor and no
+# format: the lowering turns fraction bits into the alignments and the shift.
+#   AXPBY (SPEC 5.2): Fc = F_y + 8, align_x = Fc - (F_alpha + F_x), align_z = Fc - (F_beta + F_z), shift 8.
+#   ACC: alpha 1, shift F_src - F_out, accumulate. DERIVE: alpha 1, shift F_w - F_c, NEAREST.
+#   RELU, RELU_BWD, MASK: alpha 1, shift 0, NEAREST (exact, no draw). ZERO: alpha 0, no read.
+# mode STOCHASTIC consumes one draw per element, in element order (SPEC 2.2); NEAREST none.
+#
+# Fields (ValueError from `check_ewise` names the one that does not fit): opcode EW_OP_W = 3 bits; count,
+# bases and m*n ADDR_W = 20 bits unsigned (count >= 1; the last element of every operand addressable); alpha,
+# beta EW_CONST_W = 16 bits two's complement; align_x, align_z and shift EW_ALIGN_W = SHIFT_W = 7 bits two's
+# complement; mode 1 bit; x_w, z_w, y_w OUT_W_W = 6 bits (0 for an operand the op does not read); r0, r1
+# EW_RANK_W = 5 bits. The masks are not descriptor fields: the sequencer gives the unit EW_MASK_N-bit vectors
+# (bit r = slice r is live) read from the MASK tensors named in `masks`.
+# Legal descriptors (checked when the op starts; the RTL raises error_code, `execute_ewise` a ValueError; see
+# `ewise_error`): 1 shift outside -16..47; 2 y_w outside 2..OUT_W or a used x_w / z_w outside 2..X_W / Z_W;
+# 3 count 0, or a MASK with r0 or r1 outside 1..EW_MASK_N or m*n = 0; 4 a used alignment below -47 or with
+# width + align > ACC_W - 17 (then |alpha x 2^align| <= 2^(15 + x_w - 1 + align) <= 2^45 and the sum of the two
+# terms always fits the 48-bit accumulator); 5 unknown opcode. Several: the lowest code.
+
+from golden.machine import AXPBY_GUARD  # noqa: E402  (the guard bits of SPEC 5.2)
+
+EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK = range(7)
+EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "relu": EW_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
+              "zero": EW_ZERO, "mask": EW_MASK}
+EW_OP_W = 3  # opcode field
+EW_CONST_W = 16  # alpha, beta: signed
+EW_ALIGN_W = 7  # align_x, align_z: signed
+EW_RANK_W = 5  # r0, r1
+EW_MASK_N = 16  # mask bits per side (rtl/tt_ewise.v MASK_N)
+EW_PORT_W = 16  # data width of the RTL's read and write ports (X_W, Z_W, OUT_W)
+EW_ALIGN_MIN = -47  # a right shift by 47 leaves 0 or -1 of any product
+EW_ALIGN_TOP = fxp.ACC_W - 17  # width + align <= 31: each term below 2^45 in magnitude
+EW_ERR_SHIFT, EW_ERR_WIDTH, EW_ERR_COUNT, EW_ERR_ALIGN, EW_ERR_OPCODE = 1, 2, 3, 4, 5
+EW_ALL = (1 << EW_MASK_N) - 1  # a mask with every slice live (an absent mask)
+
+
+@dataclass(frozen=True)
+class EwiseDesc:
+    opcode: int
+    count: int  # elements
+    x_base: int
+    z_base: int
+    y_base: int
+    alpha: int  # 16-bit signed constants
+    beta: int
+    align_x: int  # alignment of alpha * x: left shift if >= 0, floor right shift by -align_x if < 0
+    align_z: int
+    shift: int  # RQ shift (SPEC 2.1)
+    mode: int  # NEAREST 0 / STOCHASTIC 1 (one draw per element)
+    x_w: int  # widths in bits: x and z for the accumulator bound, y the saturation range
+    z_w: int
+    y_w: int
+    shape: tuple[int, int, int] = (1, 1, 1)  # MASK: the core as (r0, m*n, r1); other ops (1, count, 1)
+    banks: tuple[str, str, str] = ("", "", "")  # banks of x, z, y (for the sequencer; not a descriptor field)
+    masks: tuple[str, str] = ("", "")  # MASK: the mask tensors (left, right), "" = absent (all live)
+    names: tuple[str, str, str] = field(default=("", "", ""), compare=False)  # tensors x, z, y, for messages
+
+    @property
+    def reads_x(self) -> bool:
+        """The x term is formed (every known op but ZERO)."""
+        return self.opcode in EW_OPCODES.values() and self.opcode != EW_ZERO
+
+    @property
+    def z_term(self) -> bool:
+        return self.opcode == EW_AXPBY
+
+    @property
+    def reads_z(self) -> bool:
+        return self.opcode in (EW_AXPBY, EW_RELU_BWD)
+
+    @property
+    def accumulate(self) -> bool:
+        return self.opcode == EW_ACC
+
+    @property
+    def draws(self) -> int:
+        return self.count if self.mode == STOCHASTIC else 0
+
+
+def _ewfail(what: str, problem: str):
+    raise ValueError(f"ewise descriptor for {what}: {problem}")
+
+
+def _ew_what(desc: EwiseDesc) -> str:
+    kind = {v: k for k, v in EW_OPCODES.items()}.get(desc.opcode, f"opcode {desc.opcode}")
+    return f"{kind} {desc.names[2] or 'op'} <- {', '.join(n for n in desc.names[:2] if n) or '-'}"
+
+
+def check_ewise(desc: EwiseDesc) -> EwiseDesc:
+    """Every field within its width; raises ValueError naming the field that does not fit."""
+    what = _ew_what(desc)
+
+    def unsigned(name, v, bits, lo=0):
+        if not lo <= v < 1 << bits:
+            _ewfail(what, f"{name} {v} outside {lo}..{(1 << bits) - 1} ({bits}-bit field)")
+
+    def signed(name, v, bits):
+        if not -(1 << (bits - 1)) <= v < 1 << (bits - 1):
+            _ewfail(what, f"{name} {v} outside the {bits}-bit two's complement field")
+
+    unsigned("opcode", desc.opcode, EW_OP_W)
+    unsigned("count", desc.count, ADDR_W, lo=1)
+    for name, base, used in (("x", desc.x_base, desc.reads_x), ("z", desc.z_base, desc.reads_z),
+                             ("y", desc.y_base, True)):
+        unsigned(f"{name}_base", base, ADDR_W)
+        if used and base + desc.count - 1 >= 1 << ADDR_W:
+            _ewfail(what, f"operand {name} spans addresses {base}..{base + desc.count - 1}, beyond the "
+                          f"{ADDR_W}-bit address field")
+    signed("alpha", desc.alpha, EW_CONST_W)
+    signed("beta", desc.beta, EW_CONST_W)
+    signed("align_x", desc.align_x, EW_ALIGN_W)
+    signed("align_z", desc.align_z, EW_ALIGN_W)
+    signed("shift", desc.shift, SHIFT_W)
+    unsigned("mode", desc.mode, 1)
+    for name in ("x_w", "z_w", "y_w"):
+        unsigned(name, getattr(desc, name), OUT_W_W)
+    r0, mn, r1 = desc.shape
+    unsigned("r0", r0, EW_RANK_W)
+    unsigned("m*n", mn, ADDR_W)
+    unsigned("r1", r1, EW_RANK_W)
+    if desc.opcode == EW_MASK and r0 * mn * r1 != desc.count:
+        _ewfail(what, f"shape {desc.shape} has {r0 * mn * r1} elements, count is {desc.count}")
+    return desc
+
+
+def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_PORT_W,
+                out_w_max: int = EW_PORT_W) -> tuple[int, str]:
+    """The RTL's start-time check: (error code, reason), (0, "") for a legal descriptor. The *_max are the RTL's
+    port widths X_W, Z_W, OUT_W."""
+    r0, mn, r1 = desc.shape
+    terms = [("x", desc.x_w, desc.align_x, x_w_max)] if desc.reads_x else []
+    terms += [("z", desc.z_w, desc.align_z, z_w_max)] if desc.z_term else []
+    if not fxp.SHIFT_MIN <= desc.shift <= fxp.SHIFT_MAX:
+        return EW_ERR_SHIFT, f"shift {desc.shift} outside {fxp.SHIFT_MIN}..{fxp.SHIFT_MAX}"
+    if not 2 <= desc.y_w <= out_w_max:
+        return EW_ERR_WIDTH, f"y_w {desc.y_w} outside 2..{out_w_max}"
+    for name, w, _, w_max in terms:
+        if not 2 <= w <= w_max:
+            return EW_ERR_WIDTH, f"{name}_w {w} outside 2..{w_max}"
+    if desc.count == 0:
+        return EW_ERR_COUNT, "count 0"
+    if desc.opcode == EW_MASK and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
+        return EW_ERR_COUNT, f"mask shape {desc.shape}: ranks outside 1..{EW_MASK_N} or m*n = 0"
+    for name, w, e, _ in terms:
+        if e < EW_ALIGN_MIN or w + e > EW_ALIGN_TOP:
+            return EW_ERR_ALIGN, (f"align_{name} {e} with {name}_w {w}: outside {EW_ALIGN_MIN}..{EW_ALIGN_TOP - w}, "
+                                  f"the {fxp.ACC_W}-bit accumulator could overflow")
+    if desc.opcode not in EW_OPCODES.values():
+        return EW_ERR_OPCODE, f"unknown opcode {desc.opcode}"
+    return 0, ""
+
+
+def _ew_range(comp, name: str) -> tuple[str, int, int]:
+    bank, base = comp.layout[name]
+    return bank, base, base + comp.tensors[name].size
+
+
+def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | None = None) -> EwiseDesc:
+    """The descriptor of one compiled element-wise op with the current fraction bits `frac` (like Machine.frac).
+
+    `host_step`: the step-size constant (q, F) of an SGD step (op.host_step), which the host writes before each
+    update (Machine.sgd_step). Raises ValueError naming the field when the op does not fit the descriptor or
+    could overflow the accumulator.
+    """
+    if op.kind not in EW_OPCODES:
+        raise ValueError(f"op {op.kind} -> {op.out} is not an element-wise op")
+    opcode = EW_OPCODES[op.kind]
+    out_t = comp.tensors[op.out]
+    y = op.out
+    x = z = ""
+    alpha, beta, align_x, align_z, shift, mode = 1, 0, 0, 0, 0, NEAREST
+    masks = ("", "")
+    shape = (1, out_t.size, 1)
+    what = f"{op.kind} {op.out} <- {', '.join(n for n in op.ins if n) or '-'}"
+    if op.kind == "axpby":
+        x, z = op.ins
+        (alpha, fa), (beta, fb) = op.alpha, op.beta
+        if op.host_step:
+            if host_step is None:
+                _ewfail(what, "beta is the host's step size: pass host_step")
+            beta, fb = host_step
+        fc = frac[y] + AXPBY_GUARD
+        align_x, align_z, shift, mode = fc - (fa + frac[x]), fc - (fb + frac[z]), AXPBY_GUARD, op.mode
+    elif op.kind == "acc":
+        (x,) = op.ins
+        shift, mode = frac[x] - frac[y], op.mode
+    elif op.kind == "relu":
+        (x,) = op.ins
+    elif op.kind == "relu_bwd":
+        x, z = op.ins
+    elif op.kind == "derive":
+        (x,) = op.ins
+        shift = frac[x] - frac[y]  # always NEAREST (SPEC 5.5)
+    elif op.kind == "zero":
+        alpha = 0
+    else:  # mask
+        x, *ms = op.ins
+        masks = (ms[0], ms[1])
+        if len(out_t.shape) != 4:
+            _ewfail(what, f"mask target {y} has shape {out_t.shape}, not a core (r0, m, n, r1)")
+        r0, m, n, r1 = out_t.shape
+        shape = (r0, m * n, r1)
+    if x and comp.tensors[x].size != out_t.size or z and comp.tensors[z].size != out_t.size:
+        _ewfail(what, "operands of different sizes")
+    ranges = {name: _ew_range(comp, name) for name in (x, z, y) if name}
+    for name in (x, z):  # read-all-then-write semantics need a source to be the destination or apart from it
+        if name and name != y and ranges[name][0] == ranges[y][0]:
+            (_, lo, hi), (_, ylo, yhi) = ranges[name], ranges[y]
+            if lo < yhi and ylo < hi and lo != ylo:
+                _ewfail(what, f"{name} overlaps {y} at an offset")
+    width = lambda name: comp.tensors[name].fmt.width if name else 0  # noqa: E731
+    base = lambda name: comp.layout[name][1] if name else 0  # noqa: E731
+    bank = lambda name: comp.layout[name][0] if name else ""  # noqa: E731
+    desc = EwiseDesc(opcode=opcode, count=out_t.size, x_base=base(x), z_base=base(z), y_base=base(y),
+                     alpha=alpha, beta=beta, align_x=align_x, align_z=align_z, shift=shift, mode=mode,
+                     x_w=width(x), z_w=width(z), y_w=out_t.fmt.width, shape=shape,
+                     banks=(bank(x), bank(z), bank(y)), masks=masks, names=(x, z, y))
+    check_ewise(desc)
+    code, why = ewise_error(desc)
+    if code:
+        _ewfail(what, why)
+    return desc
+
+
+def mask_word(values) -> int:
+    """A MASK tensor (one 0/1 value per slice) as the unit's bit vector: bit r = slice r is live."""
+    word = 0
+    for r, v in enumerate(values):
+        word |= int(int(v) != 0) << r
+    return word
+
+
+def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: int = EW_ALL,
+                  mask_right: int = EW_ALL) -> tuple[np.ndarray, int, int, int]:
+    """Plain reference of one descriptor on flat memories (exact Python ints; sources all read before the first
+    write). Returns (the y memory after the op, saturations, max |word written|, draws consumed). `rand`: one
+    draw per element (STOCHASTIC only); mask_left / mask_right: the MASK op's bit vectors. A source not read may
+    be None. Saturations count the RQ clamp and, for ACC, the clamp of the sum, so one element may count twice.
+    """
+    code, why = ewise_error(desc)
+    if code:
+        raise ValueError(f"ewise descriptor for {_ew_what(desc)}: error {code}: {why}")
+    fmt = Fmt(desc.y_w, 0)
+    n = desc.count
+    if desc.mode == STOCHASTIC:
+        rand = np.asarray(rand, dtype=np.int64)
+        if rand.shape != (n,):
+            raise ValueError(f"need {n} draws, got shape {rand.shape}")
+    mem_y = np.array(mem_y, dtype=np.int64, copy=True)
+    xs = [int(mem_x[desc.x_base + i]) if desc.reads_x else 0 for i in range(n)]
+    zs = [int(mem_z[desc.z_base + i]) if desc.reads_z else 0 for i in range(n)]
+    olds = [int(mem_y[desc.y_base + i]) for i in range(n)]
+    _, mn, r1 = desc.shape
+
+    def gate(i: int) -> bool:
+        if desc.opcode == EW_RELU:
+            return xs[i] > 0
+        if desc.opcode == EW_RELU_BWD:
+            return zs[i] > 0
+        if desc.opcode == EW_MASK:  # element i = (r_prev, m*n, r_next)
+            return bool(mask_left >> (i // (mn * r1)) & mask_right >> (i % r1) & 1)
+        return desc.opcode != EW_ZERO
+
+    n_sat = maxabs = 0
+    for i in range(n):
+        g = gate(i)
+        t = 0
+        if g and desc.reads_x:
+            t += int(fxp.align(np.array([desc.alpha * xs[i]]), 0, desc.align_x)[0])
+        if g and desc.z_term:
+            t += int(fxp.align(np.array([desc.beta * zs[i]]), 0, desc.align_z)[0])
+        acc = np.array([t], dtype=np.int64)
+        fxp.check_acc(acc, f"ewise -> {desc.names[2]}")
+        v = fxp.round_shift(acc, desc.shift, desc.mode, rand[i:i + 1] if desc.mode == STOCHASTIC else None)
+        v, k = fxp.saturate(v, fmt)
+        n_sat += k
+        if desc.accumulate:
+            v, k = fxp.saturate(v + olds[i], fmt)
+            n_sat += k
+        mem_y[desc.y_base + i] = int(v[0])
+        maxabs = max(maxabs, abs(int(v[0])))
+    return mem_y, n_sat, maxabs, desc.draws
+
+
+def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int = EW_ALL) -> dict[str, int]:
+    """The descriptor (and the MASK op's bit vectors) as the RTL's port values (rtl/tt_ewise.v)."""
+    r0, mn, r1 = desc.shape
+    sgn = lambda v, bits: v & ((1 << bits) - 1)  # noqa: E731
+    return {"opcode": desc.opcode, "count": desc.count, "x_base": desc.x_base, "z_base": desc.z_base,
+            "y_base": desc.y_base, "alpha": sgn(desc.alpha, EW_CONST_W), "beta": sgn(desc.beta, EW_CONST_W),
+            "align_x": sgn(desc.align_x, EW_ALIGN_W), "align_z": sgn(desc.align_z, EW_ALIGN_W),
+            "shift": sgn(desc.shift, SHIFT_W), "mode": desc.mode, "x_w": desc.x_w, "z_w": desc.z_w,
+            "y_w": desc.y_w, "r0": r0, "mn": mn, "r1": r1, "mask_left": mask_left & EW_ALL,
+            "mask_right": mask_right & EW_ALL}
+
+
+__all__ += ["EwiseDesc", "lower_ewise", "execute_ewise", "check_ewise", "ewise_error", "pack_ewise_ports",
+            "mask_word", "EW_OPCODES", "EW_MASK_N", "EW_ALL"]

@@ -229,3 +229,238 @@ def test_does_not_fit():
     acc_op = replace(op, accumulate=True)  # a per-sample output cannot accumulate
     with pytest.raises(ValueError, match="accumulate=True but the output is per-sample"):
         lower_contract(comp, acc_op, frac(comp))
+
+
+# === element-wise ops (EwiseDesc): every axpby / acc / relu / relu_bwd / derive / zero / mask op of tiny and digits
+# (rank adaptation on, so the mask ops exist), lowered with random legal fractions and executed by execute_ewise
+# on flat banks, equals the Machine's result for that op: values, saturations, max |y| and draws. The helpers are
+# also the reference of the RTL test (verif/blocks/tt_ewise/tb_tt_ewise.py).
+
+from golden.compiler import quant_const  # noqa: E402
+from golden.config import config_from_dict, config_to_dict  # noqa: E402
+from golden.isa import (EW_ALL, EW_ERR_ALIGN, EW_OPCODES, EwiseDesc, check_ewise, ewise_error,  # noqa: E402
+                        execute_ewise, lower_ewise, mask_word)
+
+EWISE_KINDS = tuple(EW_OPCODES)
+FRAC_SPREAD = 5  # fractions drawn within +-FRAC_SPREAD of the configured ones
+
+
+def ewise_compiled(model: str, rank: bool = True) -> Compiled:
+    """The compiled model with rank adaptation switched on (so the update program has its mask ops)."""
+    data = config_to_dict(load_config(model))
+    data["train"]["rank"]["enabled"] = rank
+    return compile_network(config_from_dict(data))
+
+
+def ewise_ops(comp: Compiled) -> list[Op]:
+    """Every element-wise op of train_sample, infer (NEAREST) and update."""
+    return [op for op in comp.train_sample + comp.infer + comp.update if op.kind in EWISE_KINDS]
+
+
+@dataclass
+class EwiseCase:
+    """One element-wise op with its operands: the inputs of both references."""
+
+    comp: Compiled
+    op: Op  # with a host step, the op as the Machine runs it: beta = step, host_step False
+    frac: dict[str, int]
+    values: dict[str, np.ndarray]  # sources, the initial destination and the masks
+    banks: dict[str, np.ndarray]
+    rand: np.ndarray | None
+    desc: EwiseDesc
+    mask_left: int = EW_ALL
+    mask_right: int = EW_ALL
+
+
+def random_step(rng: np.random.Generator, comp: Compiled) -> tuple[int, int]:
+    """A host step-size constant -lr/B (Machine.sgd_step) for a random learning rate."""
+    return quant_const(-float(rng.uniform(1e-4, 2.0)) / comp.cfg.train.batch)
+
+
+def ewise_case(comp: Compiled, op: Op, rng: np.random.Generator, extremes: bool = False,
+               step: tuple[int, int] | None = None, fracs: bool = True) -> EwiseCase:
+    """Random legal fractions (`fracs`), operands over their full ranges (only the extreme values with
+    `extremes`), random garbage elsewhere in the banks, random 0/1 masks; a random host step when the op needs
+    one and `step` is None."""
+    if op.host_step:
+        step = step or random_step(rng, comp)
+        op_m = replace(op, beta=step, host_step=False)
+    else:
+        op_m = op
+    names = [n for n in (*op.ins, op.out) if n]
+    base = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    lo_f, hi_f = comp.cfg.formats.frac_min, comp.cfg.formats.frac_max
+    for _ in range(200):
+        frac = dict(base)
+        if fracs:
+            for n in names:
+                if not n.startswith("MASK"):
+                    frac[n] = int(np.clip(base[n] + rng.integers(-FRAC_SPREAD, FRAC_SPREAD + 1), lo_f, hi_f))
+        try:
+            desc = lower_ewise(comp, op, frac, host_step=step)
+            break
+        except ValueError:
+            continue
+    else:
+        raise AssertionError(f"no legal fractions found for {op.kind} {op.out}")
+    banks = {}
+    for bank, words in comp.bank_words.items():
+        lo, hi = _range(bank_width(comp, bank))
+        banks[bank] = rng.integers(lo, hi + 1, size=words)
+    values = {}
+    for name in names:
+        t = comp.tensors[name]
+        if name.startswith("MASK"):
+            v = rng.integers(0, 2, size=t.size)
+        else:
+            lo, hi = _range(t.fmt.width)
+            if extremes:
+                v = rng.choice(np.array([lo, hi, lo + 1, hi - 1, -1, 0, 1]), size=t.size)
+            else:
+                v = rng.integers(lo, hi + 1, size=t.size)
+        bank, b = comp.layout[name]
+        values[name] = v
+        banks[bank][b:b + t.size] = v
+    rand = rng.integers(0, 256, size=desc.count) if desc.draws else None
+    ml, mr = (mask_word(values[m]) if m else EW_ALL for m in desc.masks)
+    return EwiseCase(comp, op_m, frac, values, banks, rand, desc, ml, mr)
+
+
+def machine_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int | None, int]:
+    """The Machine's result of the op (a batch of one sample for per-sample tensors): (destination, saturations,
+    max |y| where the Machine observes one (per-sample AXPBY, ACC) else None, draws)."""
+    comp, op = case.comp, case.op
+    m = Machine(comp, seed=0)
+    m.frac.update(case.frac)
+    env = {}
+    for name, v in case.values.items():
+        if comp.tensors[name].per_sample:
+            env[name] = v[None, :].astype(np.int64)
+        else:
+            m.mem[name] = v.astype(np.int64).copy()
+    draws = m._plan_draws([op])[-1]
+    m.run([op], env, None if case.rand is None else case.rand[None, :], observe=True)
+    out = env[op.out][0] if comp.tensors[op.out].per_sample else m.mem[op.out]
+    observed = op.kind in ("axpby", "acc") and op.out in m.maxabs
+    return out, m.sat_by_tensor[op.out], m.maxabs[op.out] if observed else None, draws
+
+
+def desc_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int, int, np.ndarray]:
+    """execute_ewise on the case's flat banks: (destination, saturations, max |y|, draws, the whole y bank)."""
+    d = case.desc
+    bank = lambda b: case.banks[b] if b else None  # noqa: E731
+    mem_y, n_sat, maxabs, draws = execute_ewise(d, bank(d.banks[0]), bank(d.banks[1]), case.banks[d.banks[2]],
+                                                case.rand, case.mask_left, case.mask_right)
+    return mem_y[d.y_base:d.y_base + d.count], n_sat, maxabs, draws, mem_y
+
+
+def _check_ewise(case: EwiseCase) -> int:
+    want, want_sat, want_max, want_draws = machine_ewise(case)
+    got, sat, mx, draws, mem_y = desc_ewise(case)
+    d = case.desc
+    what = f"{case.op.kind} {case.op.out} (align {d.align_x}/{d.align_z}, shift {d.shift}, mode {d.mode})"
+    assert np.array_equal(got, want), what
+    assert (sat, draws) == (want_sat, want_draws), what
+    assert want_max is None or mx == want_max, what
+    outside = np.ones(len(mem_y), dtype=bool)
+    outside[d.y_base:d.y_base + d.count] = False
+    assert np.array_equal(mem_y[outside], case.banks[d.banks[2]][outside]), f"{what}: wrote outside the output"
+    return sat
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits"])
+def test_every_ewise_op_matches_machine(model):
+    comp = ewise_compiled(model)
+    rng = np.random.default_rng(5)
+    kinds, sat_kinds = set(), set()
+    for op in ewise_ops(comp):
+        for trial in range(3):
+            if _check_ewise(ewise_case(comp, op, rng, extremes=trial == 2, fracs=trial > 0)):
+                sat_kinds.add(op.kind)
+            kinds.add(op.kind)
+    assert kinds == set(EWISE_KINDS)
+    assert {"axpby", "acc", "derive"} <= sat_kinds, "the cases never saturated: the counts were not tested"
+
+
+def test_ewise_host_step_of_the_machine():
+    """The step the Machine's host writes (Machine.sgd_step), passed to lower_ewise, gives the Machine's update."""
+    comp = ewise_compiled("tiny", rank=False)
+    rng = np.random.default_rng(9)
+    m = Machine(comp, seed=0)
+    for op in (o for o in comp.update if o.host_step):
+        case = ewise_case(comp, op, rng, step=m.sgd_step())
+        _check_ewise(case)
+        case.op = op  # the Machine takes the step from its own host register
+        assert np.array_equal(machine_ewise(case)[0], desc_ewise(case)[0])
+
+
+def test_ewise_descriptor_fields():
+    comp = ewise_compiled("digits")
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    bias = next(o for o in comp.train_sample if o.kind == "axpby")  # Y0 = Z0 + B0
+    d = lower_ewise(comp, bias, frac)
+    fy = frac[bias.out]
+    assert (d.align_x, d.align_z, d.shift) == (fy + 8 - frac["Z0"], fy + 8 - frac["B0"], 8)
+    assert (d.x_base, d.z_base, d.y_base) == tuple(comp.layout[n][1] for n in ("Z0", "B0", "Y0"))
+    assert (d.count, d.mode, d.x_w, d.z_w, d.y_w) == (64, STOCHASTIC, 16, 16, 16)
+    mom = next(o for o in comp.update if o.note == "momentum")
+    d = lower_ewise(comp, mom, frac)
+    fa = mom.alpha[1]
+    assert (d.alpha, d.align_x, d.align_z) == (mom.alpha[0], frac[mom.out] + 8 - fa - frac[mom.ins[0]],
+                                               frac[mom.out] + 8 - frac[mom.ins[1]])
+    sgd = next(o for o in comp.update if o.host_step)
+    d = lower_ewise(comp, sgd, frac, host_step=(-1234, 20))
+    assert (d.beta, d.align_z) == (-1234, frac[sgd.out] + 8 - 20 - frac[sgd.ins[1]])
+    acc = next(o for o in comp.train_sample if o.kind == "acc")
+    d = lower_ewise(comp, acc, frac)
+    assert (d.alpha, d.shift, d.accumulate, d.z_w) == (1, frac[acc.ins[0]] - frac[acc.out], True, 0)
+    mask = next(o for o in comp.update if o.kind == "mask" and o.out == "W0.1")
+    d = lower_ewise(comp, mask, frac)
+    assert d.shape == (8, 16, 8) and d.masks == ("MASK0.0", "MASK0.1") and d.mode == 0 and d.draws == 0
+    derive = next(o for o in comp.update if o.kind == "derive")
+    d = lower_ewise(comp, derive, frac)
+    assert (d.shift, d.mode, d.y_w, d.x_w) == (frac[derive.ins[0]] - frac[derive.out], 0, 4, 8)
+    zero = next(o for o in comp.update if o.kind == "zero")
+    d = lower_ewise(comp, zero, frac)
+    assert (d.alpha, d.x_w, d.z_w, d.draws, d.reads_x) == (0, 0, 0, 0, False)
+
+
+def test_ewise_does_not_fit():
+    comp = ewise_compiled("tiny")
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    sgd = next(o for o in comp.update if o.host_step)
+    with pytest.raises(ValueError, match="pass host_step"):
+        lower_ewise(comp, sgd, frac)
+    with pytest.raises(ValueError, match="not an element-wise op"):
+        lower_ewise(comp, next(o for o in comp.train_sample if o.kind == "contract"), frac)
+    acc = next(o for o in comp.train_sample if o.kind == "acc")
+    with pytest.raises(ValueError, match="shift 48 outside -16..47"):
+        lower_ewise(comp, acc, {**frac, acc.out: frac[acc.ins[0]] - 48})
+    bias = next(o for o in comp.train_sample if o.kind == "axpby")
+    z, b = bias.ins
+    with pytest.raises(ValueError, match="align_x 16 with x_w 16: outside -47..15"):
+        lower_ewise(comp, bias, {**frac, z: frac[bias.out] - 8})
+    with pytest.raises(ValueError, match="align_z -48 with z_w 16"):
+        lower_ewise(comp, bias, {**frac, b: frac[bias.out] + 56})
+    lower_ewise(comp, bias, {**frac, b: frac[bias.out] + 55})  # -47: fits
+    with pytest.raises(ValueError, match="align_x 100 outside the 7-bit"):
+        lower_ewise(comp, bias, {**frac, z: frac[bias.out] - 92})
+    d = lower_ewise(comp, bias, frac)
+    for bad, message in ((replace(d, count=1 << 20), "count 1048576 outside 1..1048575"),
+                         (replace(d, count=0), "count 0 outside 1"),
+                         (replace(d, y_base=(1 << 20) - 2), "operand y spans addresses"),
+                         (replace(d, alpha=1 << 15), "alpha 32768 outside the 16-bit"),
+                         (replace(d, opcode=8), "opcode 8 outside 0..7"),
+                         (replace(d, y_w=64), "y_w 64 outside 0..63"),
+                         (replace(d, opcode=EW_OPCODES["mask"], shape=(2, 4, 2)), "shape .* count is 8")):
+        with pytest.raises(ValueError, match=message):
+            check_ewise(bad)
+    assert ewise_error(replace(d, align_x=23, x_w=8))[0] == 0
+    assert ewise_error(replace(d, align_x=23, x_w=9))[0] == EW_ERR_ALIGN
+    with pytest.raises(ValueError, match="error 5: unknown opcode 7"):
+        execute_ewise(replace(d, opcode=7), None, None, np.zeros(100, dtype=np.int64))
+    wide = replace(comp.tensors["G0.0"], shape=(17, 4, 4, 1))
+    big = replace(comp, tensors={**comp.tensors, "G0.0": wide, "W0.0": replace(wide, name="W0.0")})
+    mask = next(o for o in big.update if o.kind == "mask" and o.out == "W0.0")
+    with pytest.raises(ValueError, match=r"mask shape \(17, 16, 1\): ranks outside 1..16"):
+        lower_ewise(big, mask, frac)
