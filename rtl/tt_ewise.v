@@ -1,0 +1,488 @@
+`default_nettype none
+// tt_ewise: the element-wise unit, v1 (one element per cycle). Executes one element-wise descriptor
+// (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK) bit-exactly.
+// Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
+//   t = A(alpha * x, align_x) + A(beta * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor(p / 2^-e) (e < 0)
+//   y = SAT_y_w(RQ(gate ? t : 0, shift, mode))         ACC: y = SAT_y_w(old y + that)
+// The z term is formed by AXPBY only, the x term by every op but ZERO. gate is 1 except RELU (x > 0),
+// RELU_BWD (z > 0: z is the saved activation h), MASK (mask_left[r_prev] & mask_right[r_next], element
+// (r_prev, m*n, r_next) of a core of shape (r0, mn, r1)) and ZERO (0). Every op is this one datapath:
+// RELU is y = x gated, DERIVE and ACC are RQ(x, shift) with alpha = 1, ZERO is a gate of 0.
+// mode 1 (STOCHASTIC) consumes one LFSR draw per element in element order (SPEC 2.2), mode 0 none; the
+// saturation count (ACC can count an element twice: the RQ clamp and the clamp of the sum, as in the golden
+// machine) and max |word written| (the max register of an adaptive destination, SPEC 4.2) cover the op.
+//
+// Memories are outside, as in tt_contract: synchronous read ports of fixed latency MEM_LAT (address and
+// rd_en in cycle c, data valid in cycle c + MEM_LAT) for x, z (AXPBY, RELU_BWD) and the old destination word
+// (ACC), one write port (taken at the end of the cycle wr_en is high). Read data are signed; a narrow bank
+// sign-extends its words. Element n+1 is read before element n is written, so a source must be the
+// destination itself (in place) or lie apart from it (the lowering checks it); nothing needs forwarding.
+// Descriptor ports and masks must be held stable from start until done.
+//
+// Timing (no stalls): start in cycle 0, element i issued in cycle 1 + i, its write on the port in cycle
+// i + MEM_LAT + 6, done (and busy low) from cycle count + MEM_LAT + 6 until the next start: count + MEM_LAT + 6
+// cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate and two multipliers (registered) ->
+// alignment and add (registered) -> tt_requant (2) -> clamp / accumulate, statistics, registered write.
+//
+// Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and the
+// LFSR untouched: done and error rise the next cycle with error_code (the lowest that applies)
+//   1 shift outside -16..47; 2 y_w outside 2..OUT_W, or x_w (x term) / z_w (z term) outside 2..X_W / 2..Z_W;
+//   3 count 0, or a MASK with r0 or r1 outside 1..MASK_N or mn 0; 4 an alignment of a formed term below -47
+//   or with width + align > ACC_W - 17 (each term is then below 2^(ACC_W-3) and their sum cannot overflow);
+//   5 unknown opcode. golden.isa.ewise_error is the reference. A start while busy is ignored.
+module tt_ewise #(
+  parameter integer ADDR_W  = 20,  // element address and count width, 8..32
+  parameter integer X_W     = 16,  // x read data width, signed, 2..32
+  parameter integer Z_W     = 16,  // z read data width, signed, 2..32
+  parameter integer OUT_W   = 16,  // destination word width (the widest y_w), 2..32
+  parameter integer ACC_W   = 48,  // accumulator (SPEC 1.2)
+  parameter integer MEM_LAT = 1,   // read latency of the memory ports, 1..8
+  parameter integer MASK_N  = 16   // mask bits per side (the largest rank), 1..16
+) (
+  input  wire               clk,
+  input  wire               rst,
+  // random stream (SPEC 3): persistent across ops
+  input  wire               seed_load,
+  input  wire [31:0]        seed,
+  output wire [31:0]        lfsr_state,
+  // op descriptor (golden.isa.pack_ewise_ports)
+  input  wire               start,
+  input  wire [2:0]         opcode,      // 0 AXPBY, 1 ACC, 2 RELU, 3 RELU_BWD, 4 DERIVE, 5 ZERO, 6 MASK
+  input  wire [ADDR_W-1:0]  count,
+  input  wire [ADDR_W-1:0]  x_base,
+  input  wire [ADDR_W-1:0]  z_base,
+  input  wire [ADDR_W-1:0]  y_base,
+  input  wire [15:0]        alpha,       // signed
+  input  wire [15:0]        beta,        // signed
+  input  wire [6:0]         align_x,     // signed: left shift >= 0, floor right shift < 0
+  input  wire [6:0]         align_z,     // signed
+  input  wire [6:0]         shift,       // signed, RQ shift
+  input  wire               mode,        // 0 nearest, 1 stochastic
+  input  wire [5:0]         x_w,         // operand widths (the accumulator bound), destination width
+  input  wire [5:0]         z_w,
+  input  wire [5:0]         y_w,
+  input  wire [4:0]         r0,          // MASK: core shape (r0, mn, r1)
+  input  wire [ADDR_W-1:0]  mn,
+  input  wire [4:0]         r1,
+  input  wire [MASK_N-1:0]  mask_left,   // bit r: slice r of the left bond is live
+  input  wire [MASK_N-1:0]  mask_right,
+  // status
+  output wire               busy,
+  output wire               done,
+  output wire               error,
+  output wire [3:0]         error_code,
+  output wire [31:0]        sat_count,   // this op's saturations, saturating
+  output wire [OUT_W-1:0]   maxabs,      // this op's max |word written|
+  // memory ports
+  output wire               x_rd_en,
+  output wire [ADDR_W-1:0]  x_rd_addr,
+  input  wire [X_W-1:0]     x_rd_data,
+  output wire               z_rd_en,
+  output wire [ADDR_W-1:0]  z_rd_addr,
+  input  wire [Z_W-1:0]     z_rd_data,
+  output wire               o_rd_en,
+  output wire [ADDR_W-1:0]  o_rd_addr,
+  input  wire [OUT_W-1:0]   o_rd_data,
+  output wire               o_wr_en,
+  output wire [ADDR_W-1:0]  o_wr_addr,
+  output wire [OUT_W-1:0]   o_wr_data
+);
+
+  localparam integer IDX_W = 4;  // rank index (0..MASK_N-1)
+  localparam integer PX_W = 16 + X_W;  // alpha * x
+  localparam integer PZ_W = 16 + Z_W;  // beta * z
+  localparam integer TAG_W = ADDR_W + 3;  // {addr_y, keep, last, valid} of an element
+  localparam integer WB_W = OUT_W + 2;  // holds old + y of two OUT_W-bit words, and the limits
+  localparam [2:0] OP_AXPBY = 3'd0;
+  localparam [2:0] OP_ACC = 3'd1;
+  localparam [2:0] OP_RELU = 3'd2;
+  localparam [2:0] OP_RELU_BWD = 3'd3;
+  localparam [2:0] OP_ZERO = 3'd5;
+  localparam [2:0] OP_MASK = 3'd6;
+  localparam [2:0] OP_LAST = 3'd6;
+  localparam [3:0] ERR_NONE = 4'd0;
+  localparam [3:0] ERR_SHIFT = 4'd1;
+  localparam [3:0] ERR_WIDTH = 4'd2;
+  localparam [3:0] ERR_COUNT = 4'd3;
+  localparam [3:0] ERR_ALIGN = 4'd4;
+  localparam [3:0] ERR_OPCODE = 4'd5;
+  localparam [31:0] X_W_U = X_W;
+  localparam [31:0] Z_W_U = Z_W;
+  localparam [31:0] OUT_W_U = OUT_W;
+  localparam [31:0] MASK_N_U = MASK_N;
+  localparam signed [31:0] ALIGN_TOP = ACC_W - 17;  // width + align <= ALIGN_TOP
+  localparam signed [31:0] ALIGN_MIN = -47;
+
+  // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator); the
+  // submodules check their own.
+  generate
+    if (ADDR_W < 8 || ADDR_W > 32) begin : g_bad_addr_w
+      error_tt_ewise_ADDR_W_must_be_8_to_32 u_error ();
+    end
+    if (X_W < 2 || X_W > 32 || Z_W < 2 || Z_W > 32) begin : g_bad_src_w
+      error_tt_ewise_X_W_and_Z_W_must_be_2_to_32 u_error ();
+    end
+    if (OUT_W < 2 || OUT_W > 32) begin : g_bad_out_w
+      error_tt_ewise_OUT_W_must_be_2_to_32 u_error ();
+    end
+    if (ACC_W < X_W + 17 || ACC_W < Z_W + 17 || ACC_W > 64) begin : g_bad_acc_w
+      error_tt_ewise_ACC_W_must_be_at_least_X_W_and_Z_W_plus_17_and_at_most_64 u_error ();
+    end
+    if (MEM_LAT < 1 || MEM_LAT > 8) begin : g_bad_mem_lat
+      error_tt_ewise_MEM_LAT_must_be_1_to_8 u_error ();
+    end
+    if (MASK_N < 1 || MASK_N > 16) begin : g_bad_mask_n
+      error_tt_ewise_MASK_N_must_be_1_to_16 u_error ();
+    end
+  endgenerate
+
+  // ---- op decode ----
+  wire known  = opcode <= OP_LAST;
+  wire term_x = known && (opcode != OP_ZERO);  // alpha * x is formed
+  wire term_z = opcode == OP_AXPBY;             // beta * z is formed
+  wire read_z = term_z || (opcode == OP_RELU_BWD);
+  wire is_acc = opcode == OP_ACC;
+  wire is_mask = opcode == OP_MASK;
+
+  // ---- legality check at start, busy / done / error ----
+  wire signed [6:0] shift_s = shift;
+  wire signed [6:0] ax_s = align_x;
+  wire signed [6:0] az_s = align_z;
+  // alignments and width + alignment, sign-extended to 32 bits for the compares with the limits
+  wire signed [31:0] ax32 = $signed({{25{ax_s[6]}}, ax_s});
+  wire signed [31:0] az32 = $signed({{25{az_s[6]}}, az_s});
+  wire signed [31:0] top_x = $signed({26'd0, x_w}) + ax32;
+  wire signed [31:0] top_z = $signed({26'd0, z_w}) + az32;
+  wire bad_shift = (shift_s < -7'sd16) || (shift_s > 7'sd47);
+  wire bad_width = (y_w < 6'd2) || ({26'd0, y_w} > OUT_W_U) ||
+                   (term_x && ((x_w < 6'd2) || ({26'd0, x_w} > X_W_U))) ||
+                   (term_z && ((z_w < 6'd2) || ({26'd0, z_w} > Z_W_U)));
+  wire bad_count = (count == {ADDR_W{1'b0}}) ||
+                   (is_mask && ((r0 == 5'd0) || ({27'd0, r0} > MASK_N_U) || (r1 == 5'd0) ||
+                                ({27'd0, r1} > MASK_N_U) || (mn == {ADDR_W{1'b0}})));
+  wire bad_align = (term_x && ((ax32 < ALIGN_MIN) || (top_x > ALIGN_TOP))) ||
+                   (term_z && ((az32 < ALIGN_MIN) || (top_z > ALIGN_TOP)));
+  wire [3:0] err_d = bad_shift ? ERR_SHIFT :
+                     bad_width ? ERR_WIDTH :
+                     bad_count ? ERR_COUNT :
+                     bad_align ? ERR_ALIGN :
+                     !known    ? ERR_OPCODE : ERR_NONE;
+
+  reg       busy_q;
+  reg       done_q;
+  reg [3:0] err_q;
+  reg       fin_q;  // the last element's write is on the port this cycle
+  wire      go = start && !busy_q;
+  wire      run = go && (err_d == ERR_NONE);
+
+  always @(posedge clk) begin
+    if (rst) begin
+      busy_q <= 1'b0;
+      done_q <= 1'b0;
+      err_q  <= ERR_NONE;
+    end else if (go) begin
+      busy_q <= run;
+      done_q <= !run;
+      err_q  <= err_d;
+    end else if (fin_q) begin
+      busy_q <= 1'b0;
+      done_q <= 1'b1;
+    end
+  end
+
+  // ---- issue: one loop of count elements drives the three addresses ----
+  wire              ia_valid;
+  wire [ADDR_W-1:0] ia_x;
+  wire [ADDR_W-1:0] ia_z;
+  wire [ADDR_W-1:0] ia_y;
+  wire              ia_last;
+  wire              unused_ia_first;
+  wire              unused_ia_last_red;
+  wire              unused_ia_done;
+  wire [ADDR_W-1:0] stride_one = {{(ADDR_W-1){1'b0}}, 1'b1};
+
+  tt_loop_addr #(
+    .NLOOPS (1),
+    .NRED   (0),
+    .CNT_W  (ADDR_W),
+    .ADDR_W (ADDR_W)
+  ) u_addr (
+    .clk       (clk),
+    .rst       (rst),
+    .start     (run),
+    .counts    (count),
+    .stride_a  (stride_one),
+    .stride_b  (stride_one),
+    .stride_o  (stride_one),
+    .base_a    (x_base),
+    .base_b    (z_base),
+    .base_o    (y_base),
+    .valid     (ia_valid),
+    .ready     (1'b1),
+    .addr_a    (ia_x),
+    .addr_b    (ia_z),
+    .addr_o    (ia_y),
+    .first_red (unused_ia_first),
+    .last_red  (unused_ia_last_red),
+    .last      (ia_last),
+    .done      (unused_ia_done)
+  );
+
+  // MASK: r_next and r_prev of the element, counted by a second nest (r1 innermost, then mn, then r0) in
+  // lockstep with the first; its "addresses" are the two indices (unit strides on loops 0 and 2).
+  wire [IDX_W-1:0] r_next;
+  wire [IDX_W-1:0] r_prev;
+  wire [IDX_W-1:0] unused_rk_o;
+  wire             unused_rk_valid;
+  wire             unused_rk_first;
+  wire             unused_rk_last_red;
+  wire             unused_rk_last;
+  wire             unused_rk_done;
+  wire [3*ADDR_W-1:0] rk_counts = {{(ADDR_W-5){1'b0}}, r0, mn, {(ADDR_W-5){1'b0}}, r1};
+
+  tt_loop_addr #(
+    .NLOOPS (3),
+    .NRED   (0),
+    .CNT_W  (ADDR_W),
+    .ADDR_W (IDX_W)
+  ) u_rank (
+    .clk       (clk),
+    .rst       (rst),
+    .start     (run && is_mask),
+    .counts    (rk_counts),
+    .stride_a  ({4'd0, 4'd0, 4'd1}),
+    .stride_b  ({4'd1, 4'd0, 4'd0}),
+    .stride_o  ({3{4'd0}}),
+    .base_a    (4'd0),
+    .base_b    (4'd0),
+    .base_o    (4'd0),
+    .valid     (unused_rk_valid),
+    .ready     (1'b1),
+    .addr_a    (r_next),
+    .addr_b    (r_prev),
+    .addr_o    (unused_rk_o),
+    .first_red (unused_rk_first),
+    .last_red  (unused_rk_last_red),
+    .last      (unused_rk_last),
+    .done      (unused_rk_done)
+  );
+
+  reg [15:0] mask_l16;
+  reg [15:0] mask_r16;
+  always @* begin
+    mask_l16 = 16'd0;
+    mask_r16 = 16'd0;
+    mask_l16[MASK_N-1:0] = mask_left;
+    mask_r16[MASK_N-1:0] = mask_right;
+  end
+  wire keep_issue = mask_l16[r_prev] && mask_r16[r_next];
+
+  assign x_rd_en   = ia_valid && term_x;
+  assign x_rd_addr = ia_x;
+  assign z_rd_en   = ia_valid && read_z;
+  assign z_rd_addr = ia_z;
+  assign o_rd_en   = ia_valid && is_acc;  // the old word waits in old_q* for its requantised increment
+  assign o_rd_addr = ia_y;
+
+  // ---- element tags through the memory latency ----
+  wire [TAG_W-1:0]         tag_issue = {ia_y, keep_issue, ia_last, ia_valid};
+  reg  [TAG_W*MEM_LAT-1:0] mem_tag_q;
+  integer k;
+  always @(posedge clk) begin
+    if (rst) begin
+      mem_tag_q <= {(TAG_W*MEM_LAT){1'b0}};
+    end else begin
+      for (k = MEM_LAT - 1; k > 0; k = k - 1) begin
+        mem_tag_q[TAG_W*k +: TAG_W] <= mem_tag_q[TAG_W*(k-1) +: TAG_W];
+      end
+      mem_tag_q[TAG_W-1:0] <= tag_issue;
+    end
+  end
+  wire [TAG_W-1:0]  tag_m   = mem_tag_q[TAG_W*(MEM_LAT-1) +: TAG_W];
+  wire              m_valid = tag_m[0];
+  wire              m_last  = tag_m[1];
+  wire              m_keep  = tag_m[2];
+  wire [ADDR_W-1:0] m_addr  = tag_m[TAG_W-1:3];
+
+  // ---- stage M: gate, two multipliers ----
+  wire signed [X_W-1:0] xd = x_rd_data;
+  wire signed [Z_W-1:0] zd = z_rd_data;
+  reg gate;
+  always @* begin
+    case (opcode)
+      OP_RELU:     gate = xd > $signed({X_W{1'b0}});
+      OP_RELU_BWD: gate = zd > $signed({Z_W{1'b0}});
+      OP_MASK:     gate = m_keep;
+      OP_ZERO:     gate = 1'b0;
+      default:     gate = 1'b1;
+    endcase
+  end
+  // Operands not read carry junk: the gate and the term enables zero them before the multipliers.
+  wire signed [X_W-1:0]  x_op = (gate && term_x) ? xd : {X_W{1'b0}};
+  wire signed [Z_W-1:0]  z_op = (gate && term_z) ? zd : {Z_W{1'b0}};
+  wire signed [PX_W-1:0] px_d = $signed(alpha) * x_op;
+  wire signed [PZ_W-1:0] pz_d = $signed(beta) * z_op;
+
+  reg                     p_valid_q;
+  reg                     p_last_q;
+  reg [ADDR_W-1:0]        p_addr_q;
+  reg signed [PX_W-1:0]   px_q;
+  reg signed [PZ_W-1:0]   pz_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      p_valid_q <= 1'b0;
+      p_last_q  <= 1'b0;
+    end else begin
+      p_valid_q <= m_valid;
+      p_last_q  <= m_valid && m_last;
+    end
+    p_addr_q <= m_addr;
+    px_q     <= px_d;
+    pz_q     <= pz_d;
+  end
+
+  // ---- stage A: align both products to the common fraction (SPEC 5.2), add ----
+  wire signed [ACC_W-1:0] px_w = {{(ACC_W-PX_W){px_q[PX_W-1]}}, px_q};
+  wire signed [ACC_W-1:0] pz_w = {{(ACC_W-PZ_W){pz_q[PZ_W-1]}}, pz_q};
+  wire [6:0]              rx = 7'd0 - align_x;  // right-shift amounts (used when the alignment is < 0)
+  wire [6:0]              rz = 7'd0 - align_z;
+  wire signed [ACC_W-1:0] tx = ax_s[6] ? (px_w >>> rx) : (px_w <<< align_x);
+  wire signed [ACC_W-1:0] tz = az_s[6] ? (pz_w >>> rz) : (pz_w <<< align_z);
+
+  reg                     a_valid_q;
+  reg                     a_last_q;
+  reg [ADDR_W-1:0]        a_addr_q;
+  reg [ACC_W-1:0]         acc_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      a_valid_q <= 1'b0;
+      a_last_q  <= 1'b0;
+    end else begin
+      a_valid_q <= p_valid_q;
+      a_last_q  <= p_last_q;
+    end
+    a_addr_q <= p_addr_q;
+    acc_q    <= tx + tz;  // cannot wrap: the alignments were checked at start
+  end
+
+  // ---- random stream: one draw per element, STOCHASTIC only (SPEC 2.2) ----
+  wire [7:0] rnd;
+  tt_lfsr #(
+    .DRAWS (1)
+  ) u_lfsr (
+    .clk       (clk),
+    .rst       (rst),
+    .seed_load (seed_load),
+    .seed      (seed),
+    .advance   (a_valid_q && mode),
+    .rnd       (rnd),
+    .state     (lfsr_state)
+  );
+
+  wire             rq_valid;
+  wire [OUT_W-1:0] rq_y;
+  wire             rq_sat;
+  wire             unused_rq_shift_err;  // cannot fire: shifts are checked at start
+  tt_requant #(
+    .ACC_W (ACC_W),
+    .OUT_W (OUT_W),
+    .LANES (1)
+  ) u_rq (
+    .clk       (clk),
+    .rst       (rst),
+    .in_valid  (a_valid_q),
+    .acc       (acc_q),
+    .shift     (shift),
+    .mode      (mode),
+    .rnd       (rnd),
+    .out_valid (rq_valid),
+    .y         (rq_y),
+    .sat       (rq_sat),
+    .shift_err (unused_rq_shift_err)
+  );
+
+  // Address, final flag and old word, delayed to meet the requantiser's output (its LATENCY is 2).
+  reg [2*ADDR_W-1:0] wb_addr_q;
+  reg [1:0]          wb_fin_q;
+  reg [OUT_W-1:0]    old_q1;
+  reg [OUT_W-1:0]    old_q2;
+  reg [OUT_W-1:0]    old_q3;
+  reg [OUT_W-1:0]    old_q4;
+  always @(posedge clk) begin
+    if (rst) begin
+      wb_fin_q <= 2'b00;
+    end else begin
+      wb_fin_q <= {wb_fin_q[0], a_valid_q && a_last_q};
+    end
+    wb_addr_q <= {wb_addr_q[ADDR_W-1:0], a_addr_q};
+    // read in the issue cycle, data at +MEM_LAT (stage M), then stage A and the two requant cycles
+    old_q1 <= o_rd_data;
+    old_q2 <= old_q1;
+    old_q3 <= old_q2;
+    old_q4 <= old_q3;
+  end
+  wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W +: ADDR_W];
+  wire              wb_fin  = wb_fin_q[1];
+
+  // ---- write back: clamp to y_w, saturating accumulate (ACC), statistics ----
+  reg              wr_en_q;
+  reg [ADDR_W-1:0] wr_addr_q;
+  reg [OUT_W-1:0]  wr_data_q;
+  reg [31:0]       sat_cnt_q;
+  reg [OUT_W-1:0]  maxabs_q;
+  wire signed [WB_W-1:0] one    = {{(WB_W-1){1'b0}}, 1'b1};
+  wire signed [WB_W-1:0] lim_hi = (one <<< (y_w - 6'd1)) - one;
+  wire signed [WB_W-1:0] lim_lo = -(one <<< (y_w - 6'd1));
+  wire signed [WB_W-1:0] y_rq   = {{2{rq_y[OUT_W-1]}}, rq_y};
+  wire                   hi1    = y_rq > lim_hi;
+  wire                   lo1    = y_rq < lim_lo;
+  wire signed [WB_W-1:0] y1     = hi1 ? lim_hi : (lo1 ? lim_lo : y_rq);
+  wire                   sat1   = rq_sat || hi1 || lo1;  // one RQ saturation, whichever range clamped
+  wire signed [WB_W-1:0] old    = {{2{old_q4[OUT_W-1]}}, old_q4};
+  wire signed [WB_W-1:0] sum    = old + y1;
+  wire                   hi2    = sum > lim_hi;
+  wire                   lo2    = sum < lim_lo;
+  wire signed [WB_W-1:0] y2     = hi2 ? lim_hi : (lo2 ? lim_lo : sum);
+  wire                   sat2   = is_acc && (hi2 || lo2);
+  wire signed [WB_W-1:0] word   = is_acc ? y2 : y1;
+  wire [WB_W-1:0]        absw   = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
+  wire [1:0]             sat_inc = {1'b0, sat1} + {1'b0, sat2};
+  wire [32:0]            sat_sum = {1'b0, sat_cnt_q} + {31'd0, sat_inc};
+  wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
+
+  always @(posedge clk) begin
+    if (rst) begin
+      wr_en_q <= 1'b0;
+      fin_q   <= 1'b0;
+    end else begin
+      wr_en_q <= rq_valid;
+      fin_q   <= rq_valid && wb_fin;
+    end
+    wr_addr_q <= wb_addr;
+    wr_data_q <= word[OUT_W-1:0];
+  end
+
+  always @(posedge clk) begin
+    if (rst || run) begin
+      sat_cnt_q <= 32'd0;
+      maxabs_q  <= {OUT_W{1'b0}};
+    end else if (rq_valid) begin
+      sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
+      if (absw[OUT_W-1:0] > maxabs_q) begin
+        maxabs_q <= absw[OUT_W-1:0];
+      end
+    end
+  end
+
+  assign o_wr_en    = wr_en_q;
+  assign o_wr_addr  = wr_addr_q;
+  assign o_wr_data  = wr_data_q;
+  assign busy       = busy_q;
+  assign done       = done_q;
+  assign error      = err_q != ERR_NONE;
+  assign error_code = err_q;
+  assign sat_count  = sat_cnt_q;
+  assign maxabs     = maxabs_q;
+
+endmodule
+`default_nettype wire

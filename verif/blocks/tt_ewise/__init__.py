@@ -1,0 +1,1 @@
+"""tt_ewise block tests."""

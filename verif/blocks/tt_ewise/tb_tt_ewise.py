@@ -1,0 +1,320 @@
+"""cocotb tests of tt_ewise: the compiled element-wise ops of the tiny and digits models (rank adaptation on, so
+the mask ops exist; train_sample, infer and update), lowered by golden/isa.py with random legal fractions and
+executed on synchronous-read memory models; every word of the destination bank, the saturation count, max |y|,
+the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
+golden.isa.execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
+widths, alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without
+touching a memory or the random stream. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, RisingEdge
+
+from golden import fxp, isa
+from golden.fxp import NEAREST, STOCHASTIC
+from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
+
+PIPE = 6  # cycles after the last element besides MEM_LAT: multiply, align, requant x2, write, done
+PORTS = ("x", "z", "o")
+
+
+def signed(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) & 1 else v
+
+
+class Memories:
+    """The three read ports (x, z, old destination) with MEM_LAT cycles of latency and the destination write port.
+
+    Driven and sampled at falling edges: a request seen in cycle c is answered in cycle c + MEM_LAT (the DUT
+    takes it at the rising edge ending that cycle); between answers the data bus carries junk. A write seen in
+    cycle c is committed after the reads of cycle c (read-first). Ports of one bank share one array. A read of
+    a port without a memory (an operand the op does not have) fails the test.
+    """
+
+    def __init__(self, dut, lat: int):
+        self.dut, self.lat = dut, lat
+        self.widths = {"x": int(dut.X_W.value), "z": int(dut.Z_W.value), "o": int(dut.OUT_W.value)}
+        self.mem = {p: None for p in PORTS}
+        self.pipe = {p: [None] * lat for p in PORTS}
+        self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
+        self.reads = {p: 0 for p in PORTS}
+        self.writes = 0
+        self.bad = []
+
+    def junk(self, w: int) -> int:
+        return int(self.gen.integers(0, 1 << w))
+
+    async def run(self):
+        d = self.dut
+        ports = {"x": (d.x_rd_en, d.x_rd_addr, d.x_rd_data), "z": (d.z_rd_en, d.z_rd_addr, d.z_rd_data),
+                 "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
+        while True:
+            await FallingEdge(d.clk)
+            for p, (en, addr, data) in ports.items():
+                w = self.widths[p]
+                v = self.pipe[p].pop(0)
+                data.value = (v & ((1 << w) - 1)) if v is not None else self.junk(w)
+                if int(en.value):
+                    self.reads[p] += 1
+                    if self.mem[p] is None:
+                        self.bad.append(f"read of port {p}, which the op does not use")
+                        self.pipe[p].append(None)
+                    else:
+                        self.pipe[p].append(int(self.mem[p][int(addr.value)]))
+                else:
+                    self.pipe[p].append(None)
+            if int(d.o_wr_en.value):
+                self.writes += 1
+                self.mem["o"][int(d.o_wr_addr.value)] = signed(int(d.o_wr_data.value), self.widths["o"])
+
+
+class Tb:
+    def __init__(self, dut):
+        self.dut = dut
+        self.lat = int(dut.MEM_LAT.value)
+        assert int(dut.ADDR_W.value) == isa.ADDR_W and int(dut.MASK_N.value) == isa.EW_MASK_N
+        self.ports = (int(dut.X_W.value), int(dut.Z_W.value), int(dut.OUT_W.value))
+        self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
+        self.mems = Memories(dut, self.lat)
+        self.seed = int(self.gen.integers(0, 1 << 32))
+        self.stream = fxp.LfsrStream(self.seed)  # the DUT's stream, drawn alongside
+        self.elements = 0
+
+    async def setup(self):
+        d = self.dut
+        Clock(d.clk, 10, unit="ns").start()
+        d.rst.value = 1
+        d.start.value = 0
+        d.seed_load.value = 0
+        d.seed.value = 0
+        self.drive(isa.pack_ewise_ports(self.desc_of_nothing()))
+        cocotb.start_soon(self.mems.run())
+        await RisingEdge(d.clk)
+        await FallingEdge(d.clk)
+        d.rst.value = 0
+        d.seed.value = self.seed
+        d.seed_load.value = 1
+        await FallingEdge(d.clk)
+        d.seed_load.value = 0
+        assert int(d.lfsr_state.value) == self.stream.state, "seed"
+        assert int(d.busy.value) == 0 and int(d.done.value) == 0 and int(d.error.value) == 0, "idle after reset"
+
+    @staticmethod
+    def desc_of_nothing():
+        return isa.EwiseDesc(isa.EW_ZERO, 1, 0, 0, 0, 0, 0, 0, 0, 0, NEAREST, 0, 0, 16, (1, 1, 1))
+
+    def drive(self, ports: dict[str, int]):
+        for name, v in ports.items():
+            getattr(self.dut, name).value = v
+
+    async def execute(self, desc: isa.EwiseDesc, mems: dict, mask_left: int, mask_right: int, limit: int) -> int:
+        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done."""
+        d = self.dut
+        self.mems.mem.update(mems)
+        self.drive(isa.pack_ewise_ports(desc, mask_left, mask_right))
+        d.start.value = 1
+        await FallingEdge(d.clk)
+        d.start.value = 0
+        cycles = 1
+        while not int(d.done.value):
+            assert cycles < limit, f"no done after {cycles} cycles"
+            if cycles > 1:
+                assert int(d.busy.value) == 1, f"busy fell before done (cycle {cycles})"
+            await FallingEdge(d.clk)
+            cycles += 1
+        assert int(d.busy.value) == 0, "busy with done"
+        return cycles
+
+    async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, mask_left: int, mask_right: int, want_bank,
+                       want_sat: int, want_max: int, what: str):
+        """Run one legal descriptor on the banks (x, z, y; None for an operand it does not have) and compare
+        everything the host can read with the expected values."""
+        reads = dict(self.mems.reads)
+        writes = self.mems.writes
+        cycles = await self.execute(desc, dict(zip(PORTS, banks)), mask_left, mask_right,
+                                    desc.count + self.lat + 50)
+        d = self.dut
+        assert not self.mems.bad, f"{what}: {self.mems.bad[0]}"
+        got_bank = banks[2]
+        bad = np.flatnonzero(got_bank != want_bank)
+        assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, "
+                               f"want {want_bank[bad[0]]}")
+        assert int(d.error.value) == 0, what
+        assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
+        assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
+        assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state (draws)"
+        n = desc.count
+        want_reads = {"x": n * desc.reads_x, "z": n * desc.reads_z, "o": n * desc.accumulate}
+        assert {p: self.mems.reads[p] - reads[p] for p in PORTS} == want_reads, f"{what}: reads"
+        assert self.mems.writes - writes == n, f"{what}: writes"
+        assert cycles == n + self.lat + PIPE, f"{what}: {cycles} cycles for {n} elements"
+        self.elements += n
+        return cycles
+
+    async def check_case(self, case, machine=True):
+        """Run one compiled op (its draws from the DUT's stream) and compare with execute_ewise and the Machine."""
+        desc = case.desc
+        if desc.draws:
+            case.rand = self.stream.take(desc.draws)
+        want_out, want_sat, want_max, want_draws, want_bank = desc_ewise(case)
+        if machine:  # the two references agree (golden/tests/test_isa.py checks it too)
+            m_out, m_sat, m_max, m_draws = machine_ewise(case)
+            assert np.array_equal(m_out, want_out) and (m_sat, m_draws) == (want_sat, want_draws)
+            assert m_max is None or m_max == want_max
+        banks = tuple(case.banks[b] if b else None for b in desc.banks)
+        what = (f"{case.op.kind} {case.op.out} (align {desc.align_x}/{desc.align_z}, shift {desc.shift}, "
+                f"mode {desc.mode})")
+        cycles = await self.run_desc(desc, banks, case.mask_left, case.mask_right, want_bank, want_sat, want_max,
+                                     what)
+        self.dut._log.debug("%s: %d elements, %d cycles, %d saturations, max|y| %d", what, desc.count, cycles,
+                            want_sat, want_max)
+        return want_sat
+
+
+async def compiled_ops(dut, model: str, trials: int):
+    tb = Tb(dut)
+    await tb.setup()
+    comp = ewise_compiled(model)
+    kinds, sat = set(), 0
+    for trial in range(trials):
+        for op in ewise_ops(comp):
+            case = ewise_case(comp, op, tb.gen, extremes=trial == 1, fracs=trial != 2)
+            sat += await tb.check_case(case)
+            kinds.add(op.kind)
+    assert kinds == set(isa.EW_OPCODES) and sat > 0
+    dut._log.info("%s: %d elements", model, tb.elements)
+
+
+@cocotb.test()
+async def test_tiny_ops(dut):
+    """Every element-wise op of tiny (train_sample, infer, update), thrice: random operands and fractions,
+    extreme operands, the configured fractions."""
+    await compiled_ops(dut, "tiny", 3)
+
+
+@cocotb.test()
+async def test_digits_ops(dut):
+    """Every element-wise op of digits once (random operands and fractions); the 1024-element cores in steady
+    state."""
+    await compiled_ops(dut, "digits", 1)
+
+
+def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
+    """A random legal descriptor, its banks (x, z, y; in place half of the time) and masks."""
+    opcode = int(gen.integers(0, 7))
+    count = int(gen.integers(1, 40))
+    x_w, z_w, y_w = (int(gen.integers(2, p + 1)) for p in ports)
+    shape = (1, count, 1)
+    if opcode == isa.EW_MASK:
+        r0 = int(gen.integers(1, 5))
+        r1 = int(gen.integers(1, 5))
+        shape = (r0, int(gen.integers(1, 4)), r1)
+        count = shape[0] * shape[1] * shape[2]
+
+    def align(w: int) -> int:
+        return int(gen.choice([isa.EW_ALIGN_MIN, isa.EW_ALIGN_TOP - w, int(gen.integers(-20, isa.EW_ALIGN_TOP - w + 1))]))
+
+    def const() -> int:
+        return int(gen.choice([-(1 << 15), (1 << 15) - 1, int(gen.integers(-(1 << 15), 1 << 15)),
+                               int(gen.integers(-4, 5))]))
+
+    in_place = opcode != isa.EW_ZERO and gen.integers(0, 2) == 1
+    if in_place:
+        x_w = y_w = min(x_w, y_w)
+    size = count + 30
+    bases = [int(b) for b in gen.integers(0, 30, size=3)]
+    if in_place:
+        bases[0] = bases[2]
+    desc = isa.EwiseDesc(opcode, count, *bases, const(), const(), align(x_w), align(z_w),
+                         int(gen.integers(fxp.SHIFT_MIN, fxp.SHIFT_MAX + 1)) if gen.integers(0, 2) else
+                         int(gen.integers(-2, 12)), int(gen.integers(0, 2)), x_w, z_w, y_w, shape)
+    isa.check_ewise(desc)
+    assert isa.ewise_error(desc, *ports)[0] == 0, isa.ewise_error(desc, *ports)
+
+    def bank(w: int) -> np.ndarray:
+        lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+        if gen.integers(0, 3) == 0:
+            return gen.choice(np.array([lo, hi, lo + 1, -1, 0, 1]), size=size)
+        return gen.integers(lo, hi + 1, size=size)
+
+    y = bank(y_w)
+    x = y if in_place else bank(x_w)
+    z = bank(z_w)
+    masks = [int(gen.integers(0, 1 << isa.EW_MASK_N)) for _ in range(2)]
+    return desc, (x if desc.reads_x else None, z if desc.reads_z else None, y), masks
+
+
+@cocotb.test()
+async def test_random_descriptors(dut):
+    """Random legal descriptors of every opcode: any mode, widths below the ports, alignments at both limits,
+    extreme constants, shifts over the whole range, in place or apart, random masks."""
+    tb = Tb(dut)
+    await tb.setup()
+    sat = 0
+    for trial in range(120):
+        desc, banks, (ml, mr) = random_desc(tb.gen, tb.ports)
+        rand = tb.stream.take(desc.draws) if desc.draws else None
+        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, ml, mr)
+        copies = tuple(None if b is None else b.copy() for b in banks)
+        if banks[0] is banks[2]:
+            copies = (copies[2], copies[1], copies[2])
+        what = f"random {trial}: {desc}"
+        await tb.run_desc(desc, copies, ml, mr, want_bank, want_sat, want_max, what)
+        sat += want_sat
+    assert sat > 0
+
+
+@cocotb.test()
+async def test_illegal_ops(dut):
+    """Every error code (and several at once: the lowest): error and done the cycle after start, no memory
+    access, no draw; the unit then runs a legal op normally."""
+    tb = Tb(dut)
+    await tb.setup()
+    comp = ewise_compiled("tiny")
+    bias = next(o for o in comp.train_sample if o.kind == "axpby" and o.mode == STOCHASTIC)
+    case = ewise_case(comp, bias, tb.gen, fracs=False)
+    d0 = case.desc
+    mask = next(o for o in comp.update if o.kind == "mask")
+    cm = ewise_case(comp, mask, tb.gen, fracs=False)
+    dm = cm.desc
+    bad = [replace(d0, shift=48), replace(d0, shift=-17), replace(d0, shift=-64),
+           replace(d0, y_w=1), replace(d0, y_w=17), replace(d0, x_w=17), replace(d0, z_w=1),
+           replace(d0, count=0), replace(dm, shape=(0, dm.shape[1], dm.shape[2])),
+           replace(dm, shape=(dm.shape[0], dm.shape[1], 17)), replace(dm, shape=(dm.shape[0], 0, dm.shape[2])),
+           replace(d0, align_x=isa.EW_ALIGN_TOP - d0.x_w + 1), replace(d0, align_z=-48),
+           replace(d0, align_x=63), replace(d0, align_z=-64), replace(d0, opcode=7),
+           replace(d0, shift=50, y_w=0, opcode=7)]  # several errors: the lowest code
+    # not errors: the widths and alignments of a term the op does not form
+    fine = [(cm, replace(dm, z_w=0, align_z=-64)), (case, replace(d0, opcode=isa.EW_ZERO, x_w=0, align_x=63))]
+    codes = set()
+    for desc in bad:
+        code = isa.ewise_error(desc, *tb.ports)[0]
+        assert code, desc
+        codes.add(code)
+        before = {k: v.copy() for k, v in case.banks.items()}
+        state = int(dut.lfsr_state.value)
+        n = dict(tb.mems.reads), tb.mems.writes
+        banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
+        cycles = await tb.execute(desc, banks, isa.EW_ALL, isa.EW_ALL, 4)
+        assert cycles == 1, f"error after {cycles} cycles"
+        assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
+            f"{desc}: error {int(dut.error.value)} code {int(dut.error_code.value)}, want {code}"
+        for _ in range(3):  # nothing moves afterwards
+            await FallingEdge(dut.clk)
+            assert int(dut.done.value) == 1 and int(dut.busy.value) == 0 and int(dut.error_code.value) == code
+        assert (dict(tb.mems.reads), tb.mems.writes) == n, "an illegal op touched a memory"
+        assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
+        assert all(np.array_equal(before[k], case.banks[k]) for k in before)
+    assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE}
+    for c, desc in fine:
+        assert isa.ewise_error(desc, *tb.ports)[0] == 0
+        banks = (c.banks[desc.banks[0]] if desc.reads_x else None, None, c.banks[desc.banks[2]])
+        rand = tb.stream.take(desc.draws) if desc.draws else None  # the ZERO variant keeps d0's STOCHASTIC
+        want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, c.mask_left, c.mask_right)[:3]
+        await tb.run_desc(desc, banks, c.mask_left, c.mask_right, want_bank, want_sat, want_max, f"fine {desc}")
+    await tb.check_case(case)  # and a legal op clears the error

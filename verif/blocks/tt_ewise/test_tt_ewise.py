@@ -1,0 +1,40 @@
+"""pytest runner for rtl/tt_ewise.v: every simulator x two memory latencies (cocotb module: tb_tt_ewise.py)."""
+import pytest
+
+from verif.runner import RTL, SIMS, elaborate, param_tag, run_block
+
+SOURCES = [RTL / f for f in ("tt_ewise.v", "tt_loop_addr.v", "tt_requant.v", "tt_lfsr.v")]
+
+SHAPES = {
+    "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
+    "lat3": {"MEM_LAT": 3},  # registered address and data around the RAM
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_ewise(sim, shape):
+    run_block(toplevel="tt_ewise", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
+              test_module="verif.blocks.tt_ewise.tb_tt_ewise")
+
+
+BAD_PARAMS = [
+    ({"ADDR_W": 7}, "error_tt_ewise_ADDR_W_must_be_8_to_32"),
+    ({"X_W": 1}, "error_tt_ewise_X_W_and_Z_W_must_be_2_to_32"),
+    ({"Z_W": 33}, "error_tt_ewise_X_W_and_Z_W_must_be_2_to_32"),
+    ({"OUT_W": 33}, "error_tt_ewise_OUT_W_must_be_2_to_32"),
+    ({"X_W": 32}, "error_tt_ewise_ACC_W_must_be_at_least_X_W_and_Z_W_plus_17_and_at_most_64"),
+    ({"MEM_LAT": 0}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
+    ({"MEM_LAT": 9}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
+    ({"MASK_N": 17}, "error_tt_ewise_MASK_N_must_be_1_to_16"),
+    ({"MASK_N": 1, "MEM_LAT": 8, "OUT_W": 32, "X_W": 31, "Z_W": 2, "ADDR_W": 8}, None),  # legal extremes
+]
+
+
+@pytest.mark.parametrize("params,message", [pytest.param(p, m, id=param_tag(p)) for p, m in BAD_PARAMS])
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_ewise_parameter_check(sim, params, message):
+    """An illegal parameter stops elaboration with a message naming the rule; legal extremes elaborate."""
+    ok, log = elaborate("tt_ewise", SOURCES, params, sim)
+    assert ok == (message is None), log
+    assert message is None or message in log, log
