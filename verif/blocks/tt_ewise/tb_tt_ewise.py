@@ -199,9 +199,9 @@ async def test_tiny_ops(dut):
 
 @cocotb.test()
 async def test_digits_ops(dut):
-    """Every element-wise op of digits once (random operands and fractions); the 1024-element cores in steady
-    state."""
-    await compiled_ops(dut, "digits", 1)
+    """Every element-wise op of digits twice (random operands and fractions, extreme operands: zeros for the
+    gates of RELU / RELU_BWD); the 1024-element cores in steady state."""
+    await compiled_ops(dut, "digits", 2)
 
 
 def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
@@ -217,7 +217,8 @@ def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
         count = shape[0] * shape[1] * shape[2]
 
     def align(w: int) -> int:
-        return int(gen.choice([isa.EW_ALIGN_MIN, isa.EW_ALIGN_TOP - w, int(gen.integers(-20, isa.EW_ALIGN_TOP - w + 1))]))
+        top = isa.EW_ALIGN_TOP - w  # both limits, or in between
+        return int(gen.choice([isa.EW_ALIGN_MIN, top, int(gen.integers(-20, top + 1))]))
 
     def const() -> int:
         return int(gen.choice([-(1 << 15), (1 << 15) - 1, int(gen.integers(-(1 << 15), 1 << 15)),
