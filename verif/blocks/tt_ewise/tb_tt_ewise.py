@@ -257,7 +257,7 @@ async def test_random_descriptors(dut):
     tb = Tb(dut)
     await tb.setup()
     sat = 0
-    for trial in range(120):
+    for trial in range(400):
         desc, banks, (ml, mr) = random_desc(tb.gen, tb.ports)
         rand = tb.stream.take(desc.draws) if desc.draws else None
         want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, ml, mr)
