@@ -24,6 +24,7 @@ RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in ran
 SAT_COUNTER_MAX = 2**32 - 1
 ADAM_DELTA_FMT = Fmt(16, 0)  # the Adam step saturates to 16 bits before it is subtracted
 AXPBY_GUARD = 8  # fraction bits kept below the output LSB when AXPBY aligns its two terms
+MOMENTUM_HEADROOM_BITS = 4  # momentum sums about 1/(1 - mu) = 10 gradients: 4 more integer bits than they
 
 
 def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
@@ -404,15 +405,20 @@ class Machine:
         return {"loss": loss, "pred": env["pred"]}
 
     def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
-        """Settle the adaptive formats on one batch before training: run it, discard the gradients, adapt."""
+        """Settle the adaptive formats on one batch before training: run it, discard the gradients, adapt.
+        Then fix each momentum's format from its gradient's (SPEC 5.5)."""
         for i in range(rounds):
             self.accumulate_batch(xq, labels)
             for name, t in self.comp.tensors.items():
                 if name.startswith("d"):
                     self.mem[name][:] = 0
             if self.adapt() == 0:
-                return i + 1
-        return rounds
+                break
+        for name in self.frac:
+            grad = "dB" + name[2:] if name.startswith("VB") else "dG" + name[1:] if name.startswith("V") else None
+            if grad in self.frac:
+                self.frac[name] = self.frac[grad] - MOMENTUM_HEADROOM_BITS
+        return i + 1
 
     def infer(self, xq: np.ndarray) -> np.ndarray:
         env = {"X0": xq.astype(np.int64)}

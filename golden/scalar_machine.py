@@ -290,15 +290,19 @@ class ScalarMachine:
         return out
 
     def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
-        """Settle the adaptive formats on one batch: run it, discard the gradients, adapt; until nothing moves."""
+        """Settle the adaptive formats on one batch: run it, discard the gradients, adapt; until nothing moves.
+        Then fix each momentum's format from its gradient's."""
         for i in range(rounds):
             self.accumulate_batch(xq, labels)
             for name in self.mem:
                 if name.startswith("d"):
                     self.mem[name] = [0] * len(self.mem[name])
             if self.adapt() == 0:
-                return i + 1
-        return rounds
+                break
+        for op in self.comp.update:  # SPEC 5.5: the momentum gets 4 integer bits more than its gradient
+            if op.kind == "axpby" and op.note == "momentum":
+                self.frac[op.out] = self.frac[op.ins[1]] - 4
+        return i + 1
 
     def infer(self, xq: np.ndarray) -> np.ndarray:
         """The infer program (NEAREST, no draws) per sample; the prediction is the first maximal logit."""
