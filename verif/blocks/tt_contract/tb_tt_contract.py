@@ -1,8 +1,9 @@
 """cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py,
 executed on synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
 LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
-(golden/tests/test_isa.py helpers). Illegal descriptors must raise the error without touching a memory or the
-random stream. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
+(golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise
+the error without touching a memory or the random stream; a start while the engine is busy must be ignored.
+numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ class Memories:
 
     Driven and sampled at falling edges: a request seen in cycle c is answered in cycle c + MEM_LAT (the DUT
     takes it at the rising edge ending that cycle); between answers the data bus carries junk. A write seen in
-    cycle c is committed after the reads of cycle c (read-first).
+    cycle c is committed after the reads of cycle c (read-first). The strobes are ignored while rst is high:
+    the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
     """
 
     def __init__(self, dut, lat: int):
@@ -42,6 +44,8 @@ class Memories:
         self.pipe = {p: [None] * lat for p in "abo"}
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.accesses = 0
+        self.reads = {p: 0 for p in "abo"}
+        self.writes = 0
 
     def junk(self, w: int) -> int:
         return int(self.gen.integers(0, 1 << w))
@@ -52,17 +56,20 @@ class Memories:
                  "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
         while True:
             await FallingEdge(d.clk)
+            in_reset = bool(int(d.rst.value))
             for p, (en, addr, data) in ports.items():
                 w = self.widths[p]
                 v = self.pipe[p].pop(0)
                 data.value = (v & ((1 << w) - 1)) if v is not None else self.junk(w)
-                if int(en.value):
+                if int(en.value) and not in_reset:
                     self.accesses += 1
+                    self.reads[p] += 1
                     self.pipe[p].append(int(self.mem[p][int(addr.value)]))
                 else:
                     self.pipe[p].append(None)
-            if int(d.o_wr_en.value):
+            if int(d.o_wr_en.value) and not in_reset:
                 self.accesses += 1
+                self.writes += 1
                 self.mem["o"][int(d.o_wr_addr.value)] = signed(int(d.o_wr_data.value), self.widths["o"])
 
 
@@ -106,8 +113,12 @@ class Tb:
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
-    async def execute(self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int) -> int:
-        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done."""
+    async def execute(self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int,
+                      restarts: frozenset = frozenset()) -> int:
+        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
+
+        `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
+        op runs (busy high), with the descriptor ports unchanged; the engine must ignore them."""
         d = self.dut
         self.mems.mem.update(a=mem_a, b=mem_b, o=mem_o)
         self.drive(isa.pack_ports(desc))
@@ -116,16 +127,23 @@ class Tb:
         d.start.value = 0
         cycles = 1
         while not int(d.done.value):
-            assert cycles < limit, f"no done after {cycles} cycles"
+            assert cycles < limit, f"no done after {cycles} cycles" + \
+                (f" (start pulsed again in cycles {sorted(restarts)})" if restarts else "")
             if cycles > 1:
                 assert int(d.busy.value) == 1, f"busy fell before done (cycle {cycles})"
+            if cycles in restarts:
+                assert int(d.busy.value) == 1, f"restart in cycle {cycles}: the engine is not busy"
+            d.start.value = int(cycles in restarts)
             await FallingEdge(d.clk)
             cycles += 1
+        d.start.value = 0
         assert int(d.busy.value) == 0, "busy with done"
+        assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
         return cycles
 
-    async def check_case(self, case, machine=True):
-        """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine."""
+    async def check_case(self, case, machine=True, restarts: frozenset = frozenset()):
+        """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine; the
+        reads of each port and the writes are counted too (`restarts`: see execute)."""
         desc = case.desc
         if desc.mode == STOCHASTIC:
             case.rand = self.stream.take(desc.out_count)
@@ -134,10 +152,13 @@ class Tb:
             m_out, m_sat, m_max = machine_contract(case)
             assert np.array_equal(m_out, want_out) and (m_sat, m_max) == (want_sat, want_max)
         banks = case.banks
+        reads, writes = dict(self.mems.reads), self.mems.writes
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
-                                    desc.macs + 50)
+                                    desc.macs + 50, restarts)
         d = self.dut
         what = f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate})"
+        if restarts:
+            what += f" restarted in cycles {sorted(restarts)}"
         got_bank = banks[desc.banks[2]]
         bad = np.flatnonzero(got_bank != want_bank)
         assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, "
@@ -147,6 +168,9 @@ class Tb:
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
         assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state"
         assert cycles == desc.macs + self.lat + PIPE, f"{what}: {cycles} cycles for {desc.macs} MACs"
+        want_reads = {"a": desc.macs, "b": desc.macs, "o": desc.out_count if desc.accumulate else 0}
+        assert {p: self.mems.reads[p] - reads[p] for p in "abo"} == want_reads, f"{what}: reads"
+        assert self.mems.writes - writes == desc.out_count, f"{what}: writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
                            desc.out_count, cycles, want_sat, want_max)
 
@@ -225,3 +249,52 @@ async def test_illegal_ops(dut):
         assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
     await tb.check_case(case)  # and a legal op clears the error
+
+
+def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:
+    """Cycles (1 .. total-1: the engine is busy) in which to pulse start again during an op of `total` cycles:
+    the cycle right after the start (start held two cycles) and the last busy cycle (the last write is on the
+    port), start held high for a stretch, or one to three random cycles."""
+    last = total - 1
+    kind = int(gen.integers(0, 4))
+    if kind == 0:
+        return frozenset({1, last})
+    if kind == 1:
+        a = int(gen.integers(1, last + 1))
+        return frozenset(range(a, min(last, a + int(gen.integers(1, 6))) + 1))
+    return frozenset(int(c) for c in gen.integers(1, last + 1, size=int(gen.integers(1, 4))))
+
+
+# Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per
+# output element (the RQ clamp and, accumulating, the clamp of the sum), so one op would need over 2^31 output
+# elements -- over 2^31 cycles -- to reach it; only a backdoor write of the internal counter could, and that
+# tests the RTL's internals, not its behaviour at the ports.
+@cocotb.test()
+async def test_start_while_busy(dut):
+    """A start while the engine is busy is ignored (rtl/tt_contract.v: "A start while busy is ignored").
+
+    Intended behaviour: start is taken only when busy is low; a start pulse in any cycle from the one after
+    the start to the last busy cycle (the last write on the port; done rises the next cycle), with the
+    descriptor held stable as the interface requires, neither restarts nor disturbs the running op. The op
+    finishes at the same cycle (MACs + MEM_LAT + 5) with the output bank bit-exact against
+    golden.isa.execute_desc (and the Machine for the compiled ops), the same saturation count and max |y| (the
+    statistics are not cleared), the reads of one op (MACs of a and b; one old word per output element when
+    accumulating), exactly one write per output element and one LFSR draw per output element in STOCHASTIC
+    mode (no extra draws). Every contract op of tiny and synthetic contractions (accumulate, both modes), each
+    with start pulsed right after the start and in the last busy cycle, held high for a stretch or at random
+    cycles; the ops without pulses in between run normally."""
+    tb = Tb(dut)
+    await tb.setup()
+    comp = compile_network(load_config("tiny"))
+    for op in contract_ops(comp):
+        case = contract_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
+        await tb.check_case(case, restarts=busy_restarts(tb.gen, case.desc.macs + tb.lat + PIPE))
+    for trial in range(16):
+        n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
+        n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
+        widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
+        comp_s, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
+                               mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
+        case = contract_case(comp_s, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
+        restarts = busy_restarts(tb.gen, case.desc.macs + tb.lat + PIPE) if trial % 4 else frozenset()
+        await tb.check_case(case, machine=trial % 4 == 0, restarts=restarts)

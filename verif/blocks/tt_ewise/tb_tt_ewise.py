@@ -4,7 +4,8 @@ executed on synchronous-read memory models; every word of the destination bank, 
 the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
 golden.isa.execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
 widths, alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without
-touching a memory or the random stream. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
+touching a memory or the random stream; a start while the unit is busy must be ignored. numpy is seeded from
+cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ class Memories:
     Driven and sampled at falling edges: a request seen in cycle c is answered in cycle c + MEM_LAT (the DUT
     takes it at the rising edge ending that cycle); between answers the data bus carries junk. A write seen in
     cycle c is committed after the reads of cycle c (read-first). Ports of one bank share one array. A read of
-    a port without a memory (an operand the op does not have) fails the test.
+    a port without a memory (an operand the op does not have) fails the test. The strobes are ignored while rst
+    is high: the registered enables are undefined until the first reset edge (Verilator randomises them at
+    time 0).
     """
 
     def __init__(self, dut, lat: int):
@@ -55,11 +58,12 @@ class Memories:
                  "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
         while True:
             await FallingEdge(d.clk)
+            in_reset = bool(int(d.rst.value))
             for p, (en, addr, data) in ports.items():
                 w = self.widths[p]
                 v = self.pipe[p].pop(0)
                 data.value = (v & ((1 << w) - 1)) if v is not None else self.junk(w)
-                if int(en.value):
+                if int(en.value) and not in_reset:
                     self.reads[p] += 1
                     if self.mem[p] is None:
                         self.bad.append(f"read of port {p}, which the op does not use")
@@ -68,7 +72,7 @@ class Memories:
                         self.pipe[p].append(int(self.mem[p][int(addr.value)]))
                 else:
                     self.pipe[p].append(None)
-            if int(d.o_wr_en.value):
+            if int(d.o_wr_en.value) and not in_reset:
                 self.writes += 1
                 self.mem["o"][int(d.o_wr_addr.value)] = signed(int(d.o_wr_data.value), self.widths["o"])
 
@@ -112,8 +116,12 @@ class Tb:
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
-    async def execute(self, desc: isa.EwiseDesc, mems: dict, mask_left: int, mask_right: int, limit: int) -> int:
-        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done."""
+    async def execute(self, desc: isa.EwiseDesc, mems: dict, mask_left: int, mask_right: int, limit: int,
+                      restarts: frozenset = frozenset()) -> int:
+        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
+
+        `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
+        op runs (busy high), with the descriptor ports unchanged; the unit must ignore them."""
         d = self.dut
         self.mems.mem.update(mems)
         self.drive(isa.pack_ewise_ports(desc, mask_left, mask_right))
@@ -122,22 +130,28 @@ class Tb:
         d.start.value = 0
         cycles = 1
         while not int(d.done.value):
-            assert cycles < limit, f"no done after {cycles} cycles"
+            assert cycles < limit, f"no done after {cycles} cycles" + \
+                (f" (start pulsed again in cycles {sorted(restarts)})" if restarts else "")
             if cycles > 1:
                 assert int(d.busy.value) == 1, f"busy fell before done (cycle {cycles})"
+            if cycles in restarts:
+                assert int(d.busy.value) == 1, f"restart in cycle {cycles}: the unit is not busy"
+            d.start.value = int(cycles in restarts)
             await FallingEdge(d.clk)
             cycles += 1
+        d.start.value = 0
         assert int(d.busy.value) == 0, "busy with done"
+        assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
         return cycles
 
     async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, mask_left: int, mask_right: int, want_bank,
-                       want_sat: int, want_max: int, what: str):
+                       want_sat: int, want_max: int, what: str, restarts: frozenset = frozenset()):
         """Run one legal descriptor on the banks (x, z, y; None for an operand it does not have) and compare
-        everything the host can read with the expected values."""
+        everything the host can read with the expected values (`restarts`: see execute)."""
         reads = dict(self.mems.reads)
         writes = self.mems.writes
         cycles = await self.execute(desc, dict(zip(PORTS, banks)), mask_left, mask_right,
-                                    desc.count + self.lat + 50)
+                                    desc.count + self.lat + 50, restarts)
         d = self.dut
         assert not self.mems.bad, f"{what}: {self.mems.bad[0]}"
         got_bank = banks[2]
@@ -156,8 +170,9 @@ class Tb:
         self.elements += n
         return cycles
 
-    async def check_case(self, case, machine=True):
-        """Run one compiled op (its draws from the DUT's stream) and compare with execute_ewise and the Machine."""
+    async def check_case(self, case, machine=True, restarts: frozenset = frozenset()):
+        """Run one compiled op (its draws from the DUT's stream) and compare with execute_ewise and the Machine
+        (`restarts`: see execute)."""
         desc = case.desc
         if desc.draws:
             case.rand = self.stream.take(desc.draws)
@@ -169,8 +184,10 @@ class Tb:
         banks = tuple(case.banks[b] if b else None for b in desc.banks)
         what = (f"{case.op.kind} {case.op.out} (align {desc.align_x}/{desc.align_z}, shift {desc.shift}, "
                 f"mode {desc.mode})")
+        if restarts:
+            what += f" restarted in cycles {sorted(restarts)}"
         cycles = await self.run_desc(desc, banks, case.mask_left, case.mask_right, want_bank, want_sat, want_max,
-                                     what)
+                                     what, restarts)
         self.dut._log.debug("%s: %d elements, %d cycles, %d saturations, max|y| %d", what, desc.count, cycles,
                             want_sat, want_max)
         return want_sat
@@ -319,3 +336,57 @@ async def test_illegal_ops(dut):
         want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, c.mask_left, c.mask_right)[:3]
         await tb.run_desc(desc, banks, c.mask_left, c.mask_right, want_bank, want_sat, want_max, f"fine {desc}")
     await tb.check_case(case)  # and a legal op clears the error
+
+
+def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:
+    """Cycles (1 .. total-1: the op is busy) in which to pulse start again during an op of `total` cycles:
+    the cycle right after the start (start held two cycles), the last busy cycle (the last write is on the
+    port), start held high for a stretch, or one to three random cycles."""
+    last = total - 1
+    kind = int(gen.integers(0, 4))
+    if kind == 0:
+        return frozenset({1, last})
+    if kind == 1:
+        a = int(gen.integers(1, last + 1))
+        return frozenset(range(a, min(last, a + int(gen.integers(1, 6))) + 1))
+    return frozenset(int(c) for c in gen.integers(1, last + 1, size=int(gen.integers(1, 4))))
+
+
+# Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per
+# element (ACC: the RQ clamp and the clamp of the sum), so an op would need over 2^31 elements: unreachable with
+# the default ADDR_W = 20 (at most 2^21 - 2 per op) and over 2^31 cycles with ADDR_W = 32; only a backdoor
+# write of the internal counter could reach it, and that tests the RTL's internals, not its ports.
+@cocotb.test()
+async def test_start_while_busy(dut):
+    """A start while the unit is busy is ignored (rtl/tt_ewise.v: "A start while busy is ignored").
+
+    Intended behaviour: start is taken only when busy is low; a start pulse in any cycle from the one after
+    the start to the last busy cycle (the last write on the port; done rises the next cycle), with the
+    descriptor held stable as the interface requires, neither restarts nor disturbs the running op. The op
+    finishes at the same cycle (count + MEM_LAT + 6) with the destination bit-exact against
+    golden.isa.execute_ewise (and the Machine, for the compiled ops), the same saturation count and max |y|
+    (the statistics are not cleared), exactly count writes and the reads of one op (no element issued twice),
+    and exactly one LFSR draw per element in STOCHASTIC mode (no extra draws). Every compiled op of tiny
+    (AXPBY in both modes, ACC in place, RELU, RELU_BWD, DERIVE, ZERO, MASK) and random legal descriptors, each
+    with start pulsed right after the start, in the last busy cycle, held high for a stretch or at random
+    cycles; the ops without pulses in between run normally."""
+    tb = Tb(dut)
+    await tb.setup()
+    comp = ewise_compiled("tiny")
+    kinds = set()
+    for op in ewise_ops(comp):
+        case = ewise_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
+        restarts = busy_restarts(tb.gen, case.desc.count + tb.lat + PIPE)
+        await tb.check_case(case, restarts=restarts)
+        kinds.add(op.kind)
+    assert kinds == set(isa.EW_OPCODES)
+    for trial in range(60):
+        desc, banks, (ml, mr) = random_desc(tb.gen, tb.ports)
+        rand = tb.stream.take(desc.draws) if desc.draws else None
+        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, ml, mr)
+        copies = tuple(None if b is None else b.copy() for b in banks)
+        if banks[0] is banks[2]:
+            copies = (copies[2], copies[1], copies[2])
+        restarts = busy_restarts(tb.gen, desc.count + tb.lat + PIPE) if trial % 4 else frozenset()
+        what = f"random {trial} restarted in cycles {sorted(restarts)}: {desc}"
+        await tb.run_desc(desc, copies, ml, mr, want_bank, want_sat, want_max, what, restarts)
