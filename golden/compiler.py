@@ -89,9 +89,9 @@ def quant_const(x: float, width: int = 16, max_frac: int = 30) -> tuple[int, int
     while frac > -16 and abs(round(x * 2**frac)) > lim:
         frac -= 1
     q = round(x * 2**frac)
-    if q == 0 or abs(q) > lim:
+    if abs(q) > lim:
         raise ValueError(f"constant {x} cannot be represented in {width} bits")
-    return q, frac
+    return (q, frac) if q else (0, 0)  # below half an LSB at the finest format: zero (e.g. the end of a schedule)
 
 
 # --- contraction order ------------------------------------------------------------------------------------

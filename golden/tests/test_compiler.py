@@ -424,3 +424,13 @@ def test_compiler_rejects_a_program_that_could_overflow_the_accumulator():
         "formats": {"input": [32, 20], "core": [8, 7], "master": [8, 7]}})
     with pytest.raises((ValueError, OverflowError)):
         compile_network(cfg)
+
+
+def test_quant_const_of_a_vanishing_step_is_zero():
+    """The last updates of a cosine schedule have a step below half an LSB of the finest format: zero, not an
+    error (a run crashed on it once)."""
+    from golden.compiler import quant_const
+    assert quant_const(-4.3e-10) == (0, 0)
+    assert quant_const(0.9) == (29491, 15)
+    with pytest.raises(ValueError):
+        quant_const(1e9)
