@@ -36,7 +36,7 @@ from fixedpoint import FixedPoint, FixedPointOverflowError
 from golden.fxp import ACC_W, NEAREST, RAND_BITS, SHIFT_MAX, SHIFT_MIN, STOCHASTIC, Fmt
 
 CONST_W = 16  # AXPBY constants alpha, beta are 16-bit signed (SPEC 5.2)
-AXPBY_GUARD = 8  # AXPBY aligns both products to F_y + 8 fraction bits (SPEC 5.2)
+AXPBY_GUARD = 12  # AXPBY aligns both products to F_y + 12 fraction bits (SPEC 5.2)
 LOG2E_Q12 = 5909  # round(log2(e) * 2^12) (SPEC 5.4)
 EXP2_BITS = 15  # EXP2 ROM fraction bits (SPEC 5.4)
 R_BITS = 31  # R = floor(2^31 / S) (SPEC 5.4)

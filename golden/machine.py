@@ -23,7 +23,7 @@ LOG2E_Q12 = 5909  # round(log2(e) * 2^12), SPEC 5.4
 RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in range(256)], dtype=np.int64)
 SAT_COUNTER_MAX = 2**32 - 1
 ADAM_DELTA_FMT = Fmt(16, 0)  # the Adam step saturates to 16 bits before it is subtracted
-AXPBY_GUARD = 8  # fraction bits kept below the output LSB when AXPBY aligns its two terms
+AXPBY_GUARD = 12  # fraction bits kept below the output LSB when AXPBY aligns its two terms (SPEC 5.2)
 MOMENTUM_HEADROOM_BITS = 4  # momentum sums about 1/(1 - mu) = 10 gradients: 4 more integer bits than they
 
 

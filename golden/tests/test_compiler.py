@@ -433,4 +433,4 @@ def test_quant_const_of_a_vanishing_step_is_zero():
     assert quant_const(-4.3e-10) == (0, 0)
     assert quant_const(0.9) == (29491, 15)
     with pytest.raises(ValueError):
-        quant_const(1e9)
+        quant_const(1e12)

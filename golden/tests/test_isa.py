@@ -16,7 +16,7 @@ from golden.compiler import BANK_ACT, Compiled, Op, Tensor, compile_network
 from golden.config import load_config
 from golden.fxp import STOCHASTIC, Fmt
 from golden.isa import ADDR_W, CNT_W, MAX_OUT, MAX_RED, ContractDesc, execute_desc, lower_contract, pack_ports
-from golden.machine import Machine
+from golden.machine import AXPBY_GUARD as G, Machine
 
 SHIFTS = (-16, -3, 0, 1, 4, 7, 8, 9, 12, 16, 20, 30, 47)  # legal shifts, both ends and the rounding edges
 
@@ -400,17 +400,17 @@ def test_ewise_descriptor_fields():
     bias = next(o for o in comp.train_sample if o.kind == "axpby")  # Y0 = Z0 + B0
     d = lower_ewise(comp, bias, frac)
     fy = frac[bias.out]
-    assert (d.align_x, d.align_z, d.shift) == (fy + 8 - frac["Z0"], fy + 8 - frac["B0"], 8)
+    assert (d.align_x, d.align_z, d.shift) == (fy + G - frac["Z0"], fy + G - frac["B0"], G)
     assert (d.x_base, d.z_base, d.y_base) == tuple(comp.layout[n][1] for n in ("Z0", "B0", "Y0"))
     assert (d.count, d.mode, d.x_w, d.z_w, d.y_w) == (64, STOCHASTIC, 16, 16, 16)
     mom = next(o for o in comp.update if o.note == "momentum")
     d = lower_ewise(comp, mom, frac)
     fa = mom.alpha[1]
-    assert (d.alpha, d.align_x, d.align_z) == (mom.alpha[0], frac[mom.out] + 8 - fa - frac[mom.ins[0]],
-                                               frac[mom.out] + 8 - frac[mom.ins[1]])
+    assert (d.alpha, d.align_x, d.align_z) == (mom.alpha[0], frac[mom.out] + G - fa - frac[mom.ins[0]],
+                                               frac[mom.out] + G - frac[mom.ins[1]])
     sgd = next(o for o in comp.update if o.host_step)
     d = lower_ewise(comp, sgd, frac, host_step=(-1234, 20))
-    assert (d.beta, d.align_z) == (-1234, frac[sgd.out] + 8 - 20 - frac[sgd.ins[1]])
+    assert (d.beta, d.align_z) == (-1234, frac[sgd.out] + G - 20 - frac[sgd.ins[1]])
     acc = next(o for o in comp.train_sample if o.kind == "acc")
     d = lower_ewise(comp, acc, frac)
     assert (d.alpha, d.shift, d.accumulate, d.z_w) == (1, frac[acc.ins[0]] - frac[acc.out], True, 0)
@@ -439,12 +439,12 @@ def test_ewise_does_not_fit():
     bias = next(o for o in comp.train_sample if o.kind == "axpby")
     z, b = bias.ins
     with pytest.raises(ValueError, match="align_x 16 with x_w 16: outside -47..15"):
-        lower_ewise(comp, bias, {**frac, z: frac[bias.out] - 8})
+        lower_ewise(comp, bias, {**frac, z: frac[bias.out] - (16 - G)})
     with pytest.raises(ValueError, match="align_z -48 with z_w 16"):
-        lower_ewise(comp, bias, {**frac, b: frac[bias.out] + 56})
-    lower_ewise(comp, bias, {**frac, b: frac[bias.out] + 55})  # -47: fits
+        lower_ewise(comp, bias, {**frac, b: frac[bias.out] + G + 48})
+    lower_ewise(comp, bias, {**frac, b: frac[bias.out] + G + 47})  # -47: fits
     with pytest.raises(ValueError, match="align_x 100 outside the 7-bit"):
-        lower_ewise(comp, bias, {**frac, z: frac[bias.out] - 92})
+        lower_ewise(comp, bias, {**frac, z: frac[bias.out] - (100 - G)})
     d = lower_ewise(comp, bias, frac)
     for bad, message in ((replace(d, count=1 << 20), "count 1048576 outside 1..1048575"),
                          (replace(d, count=0), "count 0 outside 1"),
