@@ -82,7 +82,6 @@ module tt_contract #(
   localparam integer NLOOPS = NOUT + NRED;
   localparam integer RQ_LAT = 2;  // tt_requant's LATENCY
   localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
-  localparam integer WB_W = OUT_W + 2;  // holds old + y of two OUT_W-bit words, and the limits
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [3:0] ERR_NONE = 4'd0;
   localparam [3:0] ERR_SHIFT = 4'd1;
@@ -121,7 +120,7 @@ module tt_contract #(
   reg       busy_q;
   reg       done_q;
   reg [3:0] err_q;
-  reg       fin_q;  // the last element's write is on the port this cycle
+  wire      fin_q;  // the last element's write is on the port this cycle (from tt_writeback)
   wire      go = start && !busy_q;
   wire      run = go && (err_d == ERR_NONE);
 
@@ -295,65 +294,38 @@ module tt_contract #(
   wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W*(RQ_LAT-1) +: ADDR_W];
   wire              wb_fin  = wb_fin_q[RQ_LAT-1];
 
-  // ---- write back: clamp to out_w, saturating accumulate, statistics ----
-  reg              wr_en_q;
-  reg [ADDR_W-1:0] wr_addr_q;
-  reg [OUT_W-1:0]  wr_data_q;
-  reg [31:0]       sat_cnt_q;
-  reg [OUT_W-1:0]  maxabs_q;
-  wire signed [WB_W-1:0] one    = {{(WB_W-1){1'b0}}, 1'b1};
-  wire signed [WB_W-1:0] lim_hi = (one <<< (out_w - 6'd1)) - one;
-  wire signed [WB_W-1:0] lim_lo = -(one <<< (out_w - 6'd1));
-  wire signed [WB_W-1:0] y_rq   = {{2{rq_y[OUT_W-1]}}, rq_y};
-  wire                   hi1    = y_rq > lim_hi;
-  wire                   lo1    = y_rq < lim_lo;
-  wire signed [WB_W-1:0] y1     = hi1 ? lim_hi : (lo1 ? lim_lo : y_rq);
-  wire                   sat1   = rq_sat || hi1 || lo1;  // one RQ saturation, whichever range clamped
-  wire signed [WB_W-1:0] old    = {{2{old_q3[OUT_W-1]}}, old_q3};
-  wire signed [WB_W-1:0] sum    = old + y1;
-  wire                   hi2    = sum > lim_hi;
-  wire                   lo2    = sum < lim_lo;
-  wire signed [WB_W-1:0] y2     = hi2 ? lim_hi : (lo2 ? lim_lo : sum);
-  wire                   sat2   = accumulate && (hi2 || lo2);
-  wire signed [WB_W-1:0] word   = accumulate ? y2 : y1;
-  wire [WB_W-1:0]        absw   = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
-  wire [1:0]             sat_inc = {1'b0, sat1} + {1'b0, sat2};
-  wire [32:0]            sat_sum = {1'b0, sat_cnt_q} + {31'd0, sat_inc};
-  wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
+  // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
+  wire [31:0]      wb_sat_count;
+  wire [OUT_W-1:0] wb_maxabs;
+  tt_writeback #(
+    .ADDR_W (ADDR_W),
+    .OUT_W  (OUT_W)
+  ) u_writeback (
+    .clk        (clk),
+    .rst        (rst),
+    .clear      (run),
+    .in_valid   (rq_valid),
+    .in_fin     (wb_fin),
+    .in_addr    (wb_addr),
+    .rq_y       (rq_y),
+    .rq_sat     (rq_sat),
+    .old        (old_q3),
+    .accumulate (accumulate),
+    .out_w      (out_w),
+    .wr_en      (o_wr_en),
+    .wr_addr    (o_wr_addr),
+    .wr_data    (o_wr_data),
+    .fin        (fin_q),
+    .sat_count  (wb_sat_count),
+    .maxabs     (wb_maxabs)
+  );
 
-  always @(posedge clk) begin
-    if (rst) begin
-      wr_en_q <= 1'b0;
-      fin_q   <= 1'b0;
-    end else begin
-      wr_en_q <= rq_valid;
-      fin_q   <= rq_valid && wb_fin;
-    end
-    wr_addr_q <= wb_addr;
-    wr_data_q <= word[OUT_W-1:0];
-  end
-
-  always @(posedge clk) begin
-    if (rst || run) begin
-      sat_cnt_q <= 32'd0;
-      maxabs_q  <= {OUT_W{1'b0}};
-    end else if (rq_valid) begin
-      sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
-      if (absw[OUT_W-1:0] > maxabs_q) begin
-        maxabs_q <= absw[OUT_W-1:0];
-      end
-    end
-  end
-
-  assign o_wr_en    = wr_en_q;
-  assign o_wr_addr  = wr_addr_q;
-  assign o_wr_data  = wr_data_q;
   assign busy       = busy_q;
   assign done       = done_q;
   assign error      = err_q != ERR_NONE;
   assign error_code = err_q;
-  assign sat_count  = sat_cnt_q;
-  assign maxabs     = maxabs_q;
+  assign sat_count  = wb_sat_count;
+  assign maxabs     = wb_maxabs;
 
   wire unused_la_done = la_done;  // the op ends when its last write is out, not when the nest ends
 

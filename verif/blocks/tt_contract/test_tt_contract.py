@@ -3,7 +3,8 @@ import pytest
 
 from verif.runner import RTL, SIMS, elaborate, param_tag, run_block
 
-SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v", "tt_requant.v", "tt_lfsr.v")]
+SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v", "tt_requant.v", "tt_lfsr.v",
+                              "tt_writeback.v")]
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs

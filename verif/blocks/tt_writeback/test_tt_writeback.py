@@ -1,0 +1,21 @@
+"""rtl/tt_writeback.v is the shared last stage of tt_contract and tt_ewise; its behaviour is checked bit-exactly
+through their tests (verif/blocks/tt_contract, verif/blocks/tt_ewise) and its mutants in scripts/mutants.json.
+Here: its elaboration-time parameter check stops both simulators."""
+import pytest
+
+from verif.runner import RTL, SIMS, elaborate, param_tag
+
+CASES = [
+    ({"OUT_W": 1}, "error_tt_writeback_OUT_W_must_be_2_to_32"),
+    ({"OUT_W": 33}, "error_tt_writeback_OUT_W_must_be_2_to_32"),
+    ({"OUT_W": 2}, None),
+    ({"OUT_W": 32}, None),
+]
+
+
+@pytest.mark.parametrize("params,message", [pytest.param(p, m, id=param_tag(p)) for p, m in CASES])
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_writeback_parameter_check(sim, params, message):
+    ok, log = elaborate("tt_writeback", [RTL / "tt_writeback.v"], params, sim)
+    assert ok == (message is None), log
+    assert message is None or message in log, log
