@@ -183,3 +183,11 @@ def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         raise ValueError(f"unknown simulator {sim}")
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     return res.returncode == 0, res.stdout + res.stderr
+
+
+def assert_elaboration(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object],
+                       sim: str, message: str | None) -> None:
+    """Legal parameters (message None) elaborate; illegal ones stop elaboration naming the rule `message`."""
+    ok, log = elaborate(toplevel, sources, parameters, sim)
+    assert ok == (message is None), log
+    assert message is None or message in log, log

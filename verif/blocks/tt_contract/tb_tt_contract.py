@@ -19,6 +19,7 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import STOCHASTIC
 from golden.tests.test_isa import contract_case, contract_ops, desc_contract, machine_contract, synthetic
+from verif.unit_stimulus import busy_restarts
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
 PIPE = 5  # cycles after the last beat besides MEM_LAT: MAC, requant x2, write, done (rtl/tt_contract.v)
@@ -249,20 +250,6 @@ async def test_illegal_ops(dut):
         assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
     await tb.check_case(case)  # and a legal op clears the error
-
-
-def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:
-    """Cycles (1 .. total-1: the engine is busy) in which to pulse start again during an op of `total` cycles:
-    the cycle right after the start (start held two cycles) and the last busy cycle (the last write is on the
-    port), start held high for a stretch, or one to three random cycles."""
-    last = total - 1
-    kind = int(gen.integers(0, 4))
-    if kind == 0:
-        return frozenset({1, last})
-    if kind == 1:
-        a = int(gen.integers(1, last + 1))
-        return frozenset(range(a, min(last, a + int(gen.integers(1, 6))) + 1))
-    return frozenset(int(c) for c in gen.integers(1, last + 1, size=int(gen.integers(1, 4))))
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per

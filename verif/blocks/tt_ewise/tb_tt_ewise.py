@@ -19,6 +19,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from golden import fxp, isa
 from golden.fxp import NEAREST, STOCHASTIC
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
+from verif.unit_stimulus import busy_restarts
 
 PIPE = 6  # cycles after the last element besides MEM_LAT: multiply, align, requant x2, write, done
 PORTS = ("x", "z", "o")
@@ -336,20 +337,6 @@ async def test_illegal_ops(dut):
         want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, c.mask_left, c.mask_right)[:3]
         await tb.run_desc(desc, banks, c.mask_left, c.mask_right, want_bank, want_sat, want_max, f"fine {desc}")
     await tb.check_case(case)  # and a legal op clears the error
-
-
-def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:
-    """Cycles (1 .. total-1: the op is busy) in which to pulse start again during an op of `total` cycles:
-    the cycle right after the start (start held two cycles), the last busy cycle (the last write is on the
-    port), start held high for a stretch, or one to three random cycles."""
-    last = total - 1
-    kind = int(gen.integers(0, 4))
-    if kind == 0:
-        return frozenset({1, last})
-    if kind == 1:
-        a = int(gen.integers(1, last + 1))
-        return frozenset(range(a, min(last, a + int(gen.integers(1, 6))) + 1))
-    return frozenset(int(c) for c in gen.integers(1, last + 1, size=int(gen.integers(1, 4))))
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per
