@@ -1,6 +1,6 @@
 """`make mutate`: plant known bugs (mutants) in a copy of rtl/ and check that the block tests kill each one.
 
-The catalogue is scripts/mutants.json: per mutant an id, the RTL file, the exact `original` text (it must
+The catalogue is scripts/mutants.json plus scripts/mutants.d/*.json (one file per newer block): per mutant an id, the RTL file, the exact `original` text (it must
 occur exactly once in the file: the tool refuses a stale mutant rather than testing nothing), its
 `replacement`, a category, and the block whose tests must kill it.
 
@@ -77,7 +77,17 @@ class MutantError(Exception):
 
 # ---- catalogue ---------------------------------------------------------------------------------------------
 def load_catalogue(path: Path = CATALOGUE) -> dict:
-    return json.loads(Path(path).read_text())
+    """The catalogue file plus every scripts/mutants.d/*.json beside it (one per newer block, same keys),
+    merged: their blocks and mutants are appended."""
+    cat = json.loads(Path(path).read_text())
+    for extra in sorted((Path(path).parent / "mutants.d").glob("*.json")):
+        part = json.loads(extra.read_text())
+        for name, block in part.get("blocks", {}).items():
+            if name in cat["blocks"]:
+                raise MutantError(f"{extra}: block {name} is already in the catalogue")
+            cat["blocks"][name] = block
+        cat["mutants"] += part.get("mutants", [])
+    return cat
 
 
 def validate(cat: dict, root: Path = ROOT) -> list[str]:

@@ -1,0 +1,250 @@
+"""The accelerator's program memory image: compiled ops -> unit descriptors -> 32-bit words (rtl/tt_seq.v).
+
+A program is a sequence of op records in the 32-bit program memory. A record is a header word followed by
+`nwords` payload words; the payload is the unit's descriptor packed LSB first (field i at the bits after
+field i-1, word 0 holding bits 0..31). Header bits:
+    [3:0]   kind    0 END (the program is finished), 1 CONTRACT (rtl/tt_contract.v), 2 EWISE (rtl/tt_ewise.v),
+                    3 SCE (rtl/tt_sce.v); anything else is an illegal op
+    [9:4]   slot    statistics slot of the destination tensor (saturation counter, max |x| register)
+    [10]    observe the op's max |word written| updates the slot's max register (SPEC 4.2: per-sample writes
+                    of adaptive tensors in train_sample only, as golden.machine does)
+    [23:16] nwords  payload words that follow
+Addresses in descriptors are global element addresses: bank b's word i is (b << bank_shift) + i, so the
+units address every bank through one 20-bit field and the top decodes the bank from the high bits.
+
+The field lists below are the single source of the bit positions: rtl/tt_desc_fields.vh is generated from
+them (`python -m golden.program header`), and a test checks that the committed header is current.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from golden import isa
+from golden.compiler import Compiled
+
+BANKS = ("act", "core", "master", "state")  # bank index = position; the RTL's bank order
+KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE = 0, 1, 2, 3
+KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
+SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16
+N_SLOTS = 1 << SLOT_W
+WORD = 32
+
+L = isa.NLOOPS
+CONTRACT_FIELDS = (
+    ("a_base", isa.ADDR_W), ("b_base", isa.ADDR_W), ("o_base", isa.ADDR_W), ("counts", L * isa.CNT_W),
+    ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
+    ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W),
+)
+EWISE_FIELDS = (
+    ("opcode", isa.EW_OP_W), ("count", isa.ADDR_W), ("x_base", isa.ADDR_W), ("z_base", isa.ADDR_W),
+    ("y_base", isa.ADDR_W), ("alpha", isa.EW_CONST_W), ("beta", isa.EW_CONST_W), ("align_x", isa.EW_ALIGN_W),
+    ("align_z", isa.EW_ALIGN_W), ("shift", isa.SHIFT_W), ("mode", 1), ("x_w", isa.OUT_W_W), ("z_w", isa.OUT_W_W),
+    ("y_w", isa.OUT_W_W), ("r0", isa.EW_RANK_W), ("mn", isa.ADDR_W), ("r1", isa.EW_RANK_W),
+    ("mask_left", isa.EW_MASK_N), ("mask_right", isa.EW_MASK_N),
+)
+SCE_N_W = 8  # rtl/tt_sce.v N_W: n_out, classes, label
+SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL register before each sample
+    ("z_base", isa.ADDR_W), ("e_base", isa.ADDR_W), ("n_out", SCE_N_W), ("classes", SCE_N_W), ("frac_z", 7),
+    ("err_w", 6), ("err_frac", 6),
+)
+UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS}
+PROGRAMS = ("train_sample", "update", "infer")
+
+
+class ProgramError(ValueError):
+    """A network or program that the accelerator (with the given parameters) cannot hold or execute."""
+
+
+def field_bits(fields) -> int:
+    return sum(w for _, w in fields)
+
+
+def payload_words(fields) -> int:
+    return math.ceil(field_bits(fields) / WORD)
+
+
+def pack_fields(fields, values: dict[str, int]) -> list[int]:
+    """Pack `values` (unsigned port values, e.g. isa.pack_ports) LSB first into 32-bit words."""
+    bits, pos = 0, 0
+    for name, width in fields:
+        v = values[name]
+        if not 0 <= v < 1 << width:
+            raise ProgramError(f"field {name} = {v} does not fit {width} bits")
+        bits |= v << pos
+        pos += width
+    return [(bits >> (WORD * i)) & 0xFFFFFFFF for i in range(payload_words(fields))]
+
+
+def header(kind: int, slot: int = 0, observe: bool = False, nwords: int = 0) -> int:
+    return kind | slot << SLOT_LSB | int(observe) << OBSERVE_BIT | nwords << NWORDS_LSB
+
+
+@dataclass(frozen=True)
+class AccelParams:
+    """The RTL parameters that bound a program (rtl/tt_accel.v): bank sizes and widths, program memory."""
+
+    bank_shift: int  # bank b's words sit at global addresses (b << bank_shift) + i
+    bank_depth: tuple[int, ...]  # words per bank, in BANKS order
+    bank_width: tuple[int, ...]  # bits per word
+    prog_depth: int  # 32-bit program words
+
+    def check(self) -> None:
+        if len(self.bank_depth) != len(BANKS) or len(self.bank_width) != len(BANKS):
+            raise ProgramError(f"need a depth and a width for each of the banks {BANKS}")
+        if (len(BANKS) - 1) << self.bank_shift >= 1 << isa.ADDR_W:
+            raise ProgramError(f"bank_shift {self.bank_shift}: the banks do not fit the {isa.ADDR_W}-bit address")
+        for name, d in zip(BANKS, self.bank_depth):
+            if not 1 <= d <= 1 << self.bank_shift:
+                raise ProgramError(f"bank {name}: depth {d} outside 1..{1 << self.bank_shift} (bank_shift)")
+
+
+def params_for(comp: Compiled, prog_depth: int = 2048) -> AccelParams:
+    """The smallest bank parameters that hold `comp` (power-of-two bank windows)."""
+    depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in BANKS)
+    width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in BANKS)
+    return AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
+                       prog_depth=prog_depth)
+
+
+def check_fits(comp: Compiled, p: AccelParams) -> None:
+    """Raise ProgramError naming every bank that the network does not fit and by how much."""
+    p.check()
+    problems = []
+    for b in comp.bank_words:
+        if b not in BANKS:
+            problems.append(f"tensors in bank {b!r}, which the accelerator does not have yet")
+    for i, b in enumerate(BANKS):
+        need = comp.bank_words.get(b, 0)
+        if need > p.bank_depth[i]:
+            problems.append(f"bank {b} needs {need} words, has {p.bank_depth[i]} ({need - p.bank_depth[i]} short)")
+        widths = {t.fmt.width for t in comp.tensors.values() if t.bank == b}
+        if widths and max(widths) > p.bank_width[i]:
+            problems.append(f"bank {b} holds {max(widths)}-bit words, is {p.bank_width[i]} bits wide")
+    if problems:
+        raise ProgramError("the network does not fit the accelerator: " + "; ".join(problems))
+
+
+def slot_map(comp: Compiled) -> dict[str, int]:
+    """Statistics slot of every tensor an op writes (in tensor order)."""
+    written = {op.out for prog in PROGRAMS for op in getattr(comp, prog)}
+    names = [n for n in comp.tensors if n in written]
+    if len(names) > N_SLOTS:
+        raise ProgramError(f"{len(names)} written tensors, the accelerator has {N_SLOTS} statistics slots")
+    return {n: i for i, n in enumerate(names)}
+
+
+def _globalise(p: AccelParams, banks, bases) -> list[int]:
+    return [base + (BANKS.index(bank) << p.bank_shift if bank else 0) for bank, base in zip(banks, bases)]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One op of a program image: where it sits, what it is."""
+
+    pc: int
+    program: str
+    index: int  # position in the compiled program
+    kind: int
+    op: object  # the compiled golden.compiler.Op
+
+
+@dataclass(frozen=True)
+class Image:
+    words: tuple[int, ...]
+    entry: dict  # program name -> start pc
+    records: tuple[Record, ...]
+    slots: dict  # tensor name -> statistics slot
+
+
+def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: bool,
+             host_step: tuple[int, int] | None, slots: dict[str, int]) -> tuple[int, list[int]]:
+    """(kind, words) of one op: its header and packed descriptor."""
+    if op.kind == "contract":
+        d = isa.lower_contract(comp, op, frac)
+        a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
+        d = isa.check_desc(replace(d, a_base=a, b_base=b, o_base=o))
+        kind, payload = KIND_CONTRACT, pack_fields(CONTRACT_FIELDS, isa.pack_ports(d))
+    elif op.kind in isa.EW_OPCODES:
+        d = isa.lower_ewise(comp, op, frac, host_step=host_step)
+        if any(d.masks):
+            raise ProgramError(f"{op.kind} {op.out}: rank masks are not supported by the accelerator yet")
+        x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
+        d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y))
+        kind, payload = KIND_EWISE, pack_fields(EWISE_FIELDS, isa.pack_ewise_ports(d))
+    else:
+        raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
+    return kind, [header(kind, slots[op.out], observe, len(payload))] + payload
+
+
+def observes(comp: Compiled, program: str, op) -> bool:
+    """Does the op update its destination's max register (golden.machine: Machine._write with observe)."""
+    t = comp.tensors[op.out]
+    via_write = op.kind in ("contract", "acc") or (op.kind == "axpby" and t.per_sample)
+    return program == "train_sample" and via_write and t.adaptive
+
+
+def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
+             host_step: tuple[int, int] | None = None) -> Image:
+    """The program memory image of train_sample, update and infer (each ended by END) for formats `frac`.
+
+    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step); the host re-assembles
+    (and rewrites the changed words) when it or a format changes. Raises ProgramError when an op or the image
+    does not fit."""
+    check_fits(comp, p)
+    slots = slot_map(comp)
+    words: list[int] = []
+    entry, records = {}, []
+    for prog in PROGRAMS:
+        entry[prog] = len(words)
+        for i, op in enumerate(getattr(comp, prog)):
+            try:
+                kind, rec = lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots)
+            except ValueError as e:
+                raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
+            records.append(Record(len(words), prog, i, kind, op))
+            words += rec
+        words.append(header(KIND_END))
+    if len(words) > p.prog_depth:
+        raise ProgramError(f"the programs need {len(words)} words, the program memory has {p.prog_depth} "
+                           f"({len(words) - p.prog_depth} short)")
+    return Image(tuple(words), entry, tuple(records), slots)
+
+
+def verilog_header() -> str:
+    """rtl/tt_desc_fields.vh: the descriptor bit positions and header layout, generated from this module."""
+    out = ["// Generated by `python -m golden.program header` from golden/program.py: do not edit.",
+           "// Descriptor fields in the payload bits of a program record (LSB first), and the header layout.",
+           "// Each including module uses only its part of this table, hence the lint waiver.",
+           "/* verilator lint_off UNUSEDPARAM */",
+           f"localparam integer HDR_KIND_W = {KIND_W};", f"localparam integer HDR_SLOT_LSB = {SLOT_LSB};",
+           f"localparam integer HDR_SLOT_W = {SLOT_W};", f"localparam integer HDR_OBSERVE_BIT = {OBSERVE_BIT};",
+           f"localparam integer HDR_NWORDS_LSB = {NWORDS_LSB};", f"localparam integer HDR_NWORDS_W = {NWORDS_W};",
+           f"localparam [{KIND_W - 1}:0] KIND_END = {KIND_W}'d{KIND_END};",
+           f"localparam [{KIND_W - 1}:0] KIND_CONTRACT = {KIND_W}'d{KIND_CONTRACT};",
+           f"localparam [{KIND_W - 1}:0] KIND_EWISE = {KIND_W}'d{KIND_EWISE};",
+           f"localparam [{KIND_W - 1}:0] KIND_SCE = {KIND_W}'d{KIND_SCE};"]
+    longest = 0
+    for unit, fields in UNIT_FIELDS.items():
+        pos = 0
+        for name, width in fields:
+            key = f"{unit}_{name.upper()}"
+            out.append(f"localparam integer {key}_LSB = {pos};")
+            out.append(f"localparam integer {key}_W = {width};")
+            pos += width
+        out.append(f"localparam integer {unit}_WORDS = {payload_words(fields)};")
+        longest = max(longest, payload_words(fields))
+    out.append(f"localparam integer DESC_WORDS = {longest};  // the longest payload")
+    out.append("/* verilator lint_on UNUSEDPARAM */")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    if sys.argv[1:] != ["header"]:
+        raise SystemExit("usage: python -m golden.program header   (rewrites rtl/tt_desc_fields.vh)")
+    path = Path(__file__).resolve().parent.parent / "rtl" / "tt_desc_fields.vh"
+    path.write_text(verilog_header())
+    print(f"wrote {path}")

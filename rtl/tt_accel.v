@@ -1,0 +1,434 @@
+`default_nettype none
+// tt_accel: the accelerator top. An AXI4-Lite host interface (tt_axil_slave) onto a register file and windows
+// of every memory; the program memory; the sequencer (tt_seq) that runs programs op by op on the contraction
+// engine (tt_contract), the element-wise unit (tt_ewise) and the softmax cross-entropy unit (tt_sce); and the
+// data memory (tt_banks). golden/program.py assembles the programs, verif/host.py is the host driver.
+//
+// Host address map (AXI byte address = 4 x word address; word address bits [21:18] select the window):
+//   0x00_0000 registers (word index):
+//     0x00 ID      "TTA1"                              0x01 CTRL   (write 1s) b0 start, b1 clear error,
+//     0x02 STATUS  b0 busy, b1 done, b2 error                      b2 clear counters, b3 load SEED into the stream
+//     0x03 ERROR   [3:0] code, [7:4] unit code, [31:16] pc of the op   (tt_seq has the codes)
+//     0x04 START_PC  0x05 LABEL  0x06 SEED  0x07 LFSR state  0x08 PRED  0x09 P_LABEL  0x14 PC
+//     0x0A/0B busy cycles lo/hi, 0x0C/0D contract, 0x0E/0F element-wise, 0x10/11 sce cycles lo/hi,
+//     0x12 OPS completed, 0x13 SAT_TOTAL
+//     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports, 0x2E slots
+//   0x10_0000 program memory (32-bit words)
+//   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
+//   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits)
+// Memory and program windows are open only while the sequencer is not running: an access while it runs, an
+// address outside a bank or a window, or a write to a read-only register ends with SLVERR and changes nothing.
+// A start while running stops the program after the running op with error 6 (tt_seq).
+module tt_accel #(
+  parameter integer        BANK_SHIFT = 12,
+  parameter [4*32-1:0]     BANK_DEPTH = {32'd4096, 32'd2048, 32'd2048, 32'd4096},  // act, core, master, state
+  parameter [4*32-1:0]     BANK_WIDTH = {32'd16, 32'd8, 32'd4, 32'd16},            // (bank 0 in the LSBs)
+  parameter [4*32-1:0]     BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
+  parameter integer        PROG_AW    = 11,
+  parameter integer        PROG_DEPTH = 2048
+) (
+  input  wire        clk,
+  input  wire        rst,
+  input  wire [23:0] s_axil_awaddr,
+  input  wire [2:0]  s_axil_awprot,
+  input  wire        s_axil_awvalid,
+  output wire        s_axil_awready,
+  input  wire [31:0] s_axil_wdata,
+  input  wire [3:0]  s_axil_wstrb,
+  input  wire        s_axil_wvalid,
+  output wire        s_axil_wready,
+  output wire [1:0]  s_axil_bresp,
+  output wire        s_axil_bvalid,
+  input  wire        s_axil_bready,
+  input  wire [23:0] s_axil_araddr,
+  input  wire [2:0]  s_axil_arprot,
+  input  wire        s_axil_arvalid,
+  output wire        s_axil_arready,
+  output wire [31:0] s_axil_rdata,
+  output wire [1:0]  s_axil_rresp,
+  output wire        s_axil_rvalid,
+  input  wire        s_axil_rready,
+  output wire        done,   // the last program reached END (level until the next start)
+  output wire        error   // the sequencer stopped on an error
+);
+
+`include "tt_desc_fields.vh"
+  localparam integer ADDR_W = 20;  // global element address (golden/isa.py ADDR_W)
+  localparam integer DATA_W = 16;
+  localparam integer MAX_W = 16;
+  localparam integer N_W = 8;
+  localparam integer DESC_BITS = 32 * DESC_WORDS;
+  localparam [31:0] ID = 32'h5454_4131;  // "TTA1"
+
+  generate
+    if (BANK_SHIFT < 1 || BANK_SHIFT > 18) begin : g_bad_shift
+      error_tt_accel_BANK_SHIFT_must_be_1_to_18 u_error ();  // a bank window holds 2^18 words
+    end
+    if (PROG_AW < 8 || PROG_AW > 18) begin : g_bad_prog_aw
+      error_tt_accel_PROG_AW_must_be_8_to_18 u_error ();
+    end
+  endgenerate
+
+  // ---- host bus ----
+  wire        bus_req;
+  wire        bus_we;
+  wire [21:0] bus_addr;
+  wire [31:0] bus_wdata;
+  wire [3:0]  bus_wstrb;
+  reg         bus_ack_q;
+  reg  [31:0] bus_rdata;
+  reg         bus_err;
+
+  tt_axil_slave #(.ADDR_W(24), .DATA_W(32)) u_axil (
+    .clk (clk), .rst (rst),
+    .s_axil_awaddr (s_axil_awaddr), .s_axil_awprot (s_axil_awprot), .s_axil_awvalid (s_axil_awvalid),
+    .s_axil_awready (s_axil_awready), .s_axil_wdata (s_axil_wdata), .s_axil_wstrb (s_axil_wstrb),
+    .s_axil_wvalid (s_axil_wvalid), .s_axil_wready (s_axil_wready), .s_axil_bresp (s_axil_bresp),
+    .s_axil_bvalid (s_axil_bvalid), .s_axil_bready (s_axil_bready), .s_axil_araddr (s_axil_araddr),
+    .s_axil_arprot (s_axil_arprot), .s_axil_arvalid (s_axil_arvalid), .s_axil_arready (s_axil_arready),
+    .s_axil_rdata (s_axil_rdata), .s_axil_rresp (s_axil_rresp), .s_axil_rvalid (s_axil_rvalid),
+    .s_axil_rready (s_axil_rready),
+    .bus_req (bus_req), .bus_we (bus_we), .bus_addr (bus_addr), .bus_wdata (bus_wdata),
+    .bus_wstrb (bus_wstrb), .bus_ack (bus_ack_q), .bus_rdata (bus_rdata), .bus_err (bus_err)
+  );
+
+  // A transaction takes effect in its first cycle (req && !ack) and is acknowledged in the next.
+  wire        bus_go = bus_req && !bus_ack_q;
+  wire [3:0]  win = bus_addr[21:18];
+  wire [7:0]  reg_idx = bus_addr[7:0];
+  wire        win_reg = (win == 4'd0);
+  wire        win_prog = (win == 4'd1);
+  wire        win_stat = (win == 4'd2);
+  wire        win_bank = (win >= 4'd4) && (win <= 4'd7);
+  wire [1:0]  host_bank = win[1:0];
+  wire [ADDR_W-1:0] host_gaddr = ({{(ADDR_W-2){1'b0}}, host_bank} << BANK_SHIFT) |
+                                 {{(ADDR_W-18){1'b0}}, bus_addr[17:0]};
+  // A full 32-bit word only: every register and memory word is written whole.
+  wire        wr_full = (bus_wstrb == 4'hF);
+
+  // ---- sequencer ----
+  wire                 seq_busy;
+  wire                 seq_done;
+  wire                 seq_error;
+  wire [3:0]           seq_error_code;
+  wire [3:0]           seq_error_unit_code;
+  wire [PROG_AW-1:0]   seq_error_pc;
+  wire [PROG_AW-1:0]   seq_pc;
+  wire [31:0]          lfsr_state;
+  wire                 prog_rd_en;
+  wire [PROG_AW-1:0]   prog_rd_addr;
+  reg  [31:0]          prog_rd_data;
+  wire [DESC_BITS-1:0] desc;
+  wire [1:0]           unit;
+  wire [2:0]           unit_start;
+  wire                 unit_seed_load;
+  wire [31:0]          unit_seed;
+  wire [2:0]           unit_done;
+  wire [2:0]           unit_error;
+  wire [11:0]          unit_error_code;
+  wire [95:0]          unit_sat;
+  wire [3*MAX_W-1:0]   unit_maxabs;
+  wire [63:0]          unit_lfsr;
+  wire                 mem_addr_err;
+  wire                 mem_port_err;
+  wire [31:0]          stat_rd_sat;
+  wire [MAX_W-1:0]     stat_rd_max;
+  wire [63:0]          cycles;
+  wire [191:0]         unit_cycles;
+  wire [31:0]          ops;
+  wire [31:0]          sat_total;
+
+  reg [PROG_AW-1:0] start_pc_q;
+  reg [N_W-1:0]     label_q;
+  reg [31:0]        seed_q;
+  wire              ctrl_wr = bus_go && bus_we && win_reg && reg_idx == 8'h01 && wr_full;
+
+  tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS)) u_seq (
+    .clk (clk), .rst (rst),
+    .start (ctrl_wr && bus_wdata[0]), .start_pc (start_pc_q), .clear_error (ctrl_wr && bus_wdata[1]),
+    .clear_counters (ctrl_wr && bus_wdata[2]), .seed_load (ctrl_wr && bus_wdata[3]), .seed (seed_q),
+    .lfsr_state (lfsr_state), .busy (seq_busy), .done (seq_done), .error (seq_error),
+    .error_code (seq_error_code), .error_unit_code (seq_error_unit_code), .error_pc (seq_error_pc), .pc (seq_pc),
+    .prog_rd_en (prog_rd_en), .prog_rd_addr (prog_rd_addr), .prog_rd_data (prog_rd_data),
+    .desc (desc), .unit (unit), .unit_start (unit_start), .unit_seed_load (unit_seed_load), .unit_seed (unit_seed),
+    .unit_done (unit_done), .unit_error (unit_error), .unit_error_code (unit_error_code), .unit_sat (unit_sat),
+    .unit_maxabs (unit_maxabs), .unit_lfsr (unit_lfsr), .mem_addr_err (mem_addr_err), .mem_port_err (mem_port_err),
+    .stat_rd_en (bus_go && !bus_we && win_stat), .stat_rd_addr (bus_addr[6:1]), .stat_rd_sat (stat_rd_sat),
+    .stat_rd_max (stat_rd_max), .stat_wr_en (host_stat_wr), .stat_wr_addr (bus_addr[6:1]),
+    .stat_wr_sat (bus_wdata), .stat_wr_max (bus_wdata[MAX_W-1:0]),
+    .cycles (cycles), .unit_cycles (unit_cycles), .ops (ops), .sat_total (sat_total)
+  );
+
+  // Memory-like windows are the host's only while the sequencer is not running.
+  wire host_mem_ok = !seq_busy;
+  wire host_stat_wr = bus_go && bus_we && win_stat && host_mem_ok && wr_full && !bus_addr[0];
+
+  // ---- program memory ----
+  reg [31:0] prog_mem [0:PROG_DEPTH-1];
+  localparam [PROG_AW:0] PROG_DEPTH_W = PROG_DEPTH[PROG_AW:0];
+  wire       host_prog_in = ({1'b0, bus_addr[PROG_AW-1:0]} < PROG_DEPTH_W) &&
+                            (bus_addr[17:PROG_AW] == {(18-PROG_AW){1'b0}});
+  wire       host_prog_wr = bus_go && bus_we && win_prog && host_mem_ok && host_prog_in && wr_full;
+  wire       host_prog_rd = bus_go && !bus_we && win_prog && host_mem_ok && host_prog_in;
+  always @(posedge clk) begin
+    if (host_prog_wr) begin
+      prog_mem[bus_addr[PROG_AW-1:0]] <= bus_wdata;
+    end
+    if (prog_rd_en || host_prog_rd) begin
+      prog_rd_data <= prog_mem[prog_rd_en ? prog_rd_addr : bus_addr[PROG_AW-1:0]];
+    end
+  end
+
+  // ---- units ----
+  wire [2:0]            rd_en_c;
+  wire [3*ADDR_W-1:0]   rd_addr_c;
+  wire [3*DATA_W-1:0]   rd_data;
+  wire                  wr_en_c;
+  wire [ADDR_W-1:0]     wr_addr_c;
+  wire [DATA_W-1:0]     wr_data_c;
+  wire [DATA_W-1:0]     rd0 = rd_data[0 +: DATA_W];
+  wire [DATA_W-1:0]     rd1 = rd_data[DATA_W +: DATA_W];
+  wire [DATA_W-1:0]     rd2 = rd_data[2*DATA_W +: DATA_W];
+
+  wire                  ct_busy, ct_done, ct_error;
+  wire [3:0]            ct_error_code;
+  wire [31:0]           ct_sat, ct_lfsr;
+  wire [DATA_W-1:0]     ct_maxabs;
+  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en;
+  wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
+  wire [DATA_W-1:0]     ct_wr_data;
+
+  tt_contract #(.NOUT(6), .NRED(4), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(DATA_W), .B_W(DATA_W), .OUT_W(DATA_W),
+                .MEM_LAT(1)) u_contract (
+    .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
+    .start (unit_start[0]),
+    .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
+    .o_base (desc[CT_O_BASE_LSB +: CT_O_BASE_W]), .counts (desc[CT_COUNTS_LSB +: CT_COUNTS_W]),
+    .stride_a (desc[CT_STRIDE_A_LSB +: CT_STRIDE_A_W]), .stride_b (desc[CT_STRIDE_B_LSB +: CT_STRIDE_B_W]),
+    .stride_o (desc[CT_STRIDE_O_LSB +: CT_STRIDE_O_W]), .shift (desc[CT_SHIFT_LSB +: CT_SHIFT_W]),
+    .mode (desc[CT_MODE_LSB]), .accumulate (desc[CT_ACCUMULATE_LSB]), .out_w (desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
+    .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
+    .maxabs (ct_maxabs),
+    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0),
+    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1),
+    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2),
+    .o_wr_en (ct_wr_en), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
+  );
+
+  wire                  ew_busy, ew_done, ew_error;
+  wire [3:0]            ew_error_code;
+  wire [31:0]           ew_sat, ew_lfsr;
+  wire [DATA_W-1:0]     ew_maxabs;
+  wire                  ew_x_en, ew_z_en, ew_o_en, ew_wr_en;
+  wire [ADDR_W-1:0]     ew_x_addr, ew_z_addr, ew_o_addr, ew_wr_addr;
+  wire [DATA_W-1:0]     ew_wr_data;
+
+  tt_ewise #(.ADDR_W(ADDR_W), .X_W(DATA_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(1), .MASK_N(16)) u_ewise (
+    .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ew_lfsr),
+    .start (unit_start[1]),
+    .opcode (desc[EW_OPCODE_LSB +: EW_OPCODE_W]), .count (desc[EW_COUNT_LSB +: EW_COUNT_W]),
+    .x_base (desc[EW_X_BASE_LSB +: EW_X_BASE_W]), .z_base (desc[EW_Z_BASE_LSB +: EW_Z_BASE_W]),
+    .y_base (desc[EW_Y_BASE_LSB +: EW_Y_BASE_W]), .alpha (desc[EW_ALPHA_LSB +: EW_ALPHA_W]),
+    .beta (desc[EW_BETA_LSB +: EW_BETA_W]), .align_x (desc[EW_ALIGN_X_LSB +: EW_ALIGN_X_W]),
+    .align_z (desc[EW_ALIGN_Z_LSB +: EW_ALIGN_Z_W]), .shift (desc[EW_SHIFT_LSB +: EW_SHIFT_W]),
+    .mode (desc[EW_MODE_LSB]), .x_w (desc[EW_X_W_LSB +: EW_X_W_W]), .z_w (desc[EW_Z_W_LSB +: EW_Z_W_W]),
+    .y_w (desc[EW_Y_W_LSB +: EW_Y_W_W]), .r0 (desc[EW_R0_LSB +: EW_R0_W]), .mn (desc[EW_MN_LSB +: EW_MN_W]),
+    .r1 (desc[EW_R1_LSB +: EW_R1_W]), .mask_left (desc[EW_MASK_LEFT_LSB +: EW_MASK_LEFT_W]),
+    .mask_right (desc[EW_MASK_RIGHT_LSB +: EW_MASK_RIGHT_W]),
+    .busy (ew_busy), .done (ew_done), .error (ew_error), .error_code (ew_error_code), .sat_count (ew_sat),
+    .maxabs (ew_maxabs),
+    .x_rd_en (ew_x_en), .x_rd_addr (ew_x_addr), .x_rd_data (rd0),
+    .z_rd_en (ew_z_en), .z_rd_addr (ew_z_addr), .z_rd_data (rd1),
+    .o_rd_en (ew_o_en), .o_rd_addr (ew_o_addr), .o_rd_data (rd2),
+    .o_wr_en (ew_wr_en), .o_wr_addr (ew_wr_addr), .o_wr_data (ew_wr_data)
+  );
+
+  wire                  sce_busy, sce_done, sce_error;
+  wire [3:0]            sce_error_code;
+  wire [31:0]           sce_sat, sce_p_label;
+  wire [N_W-1:0]        sce_pred;
+  wire                  sce_z_en, sce_wr_en;
+  wire [ADDR_W-1:0]     sce_z_addr, sce_wr_addr;
+  wire [DATA_W-1:0]     sce_wr_data;
+
+  tt_sce #(.ADDR_W(ADDR_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(1), .N_W(N_W)) u_sce (
+    .clk (clk), .rst (rst), .start (unit_start[2]),
+    .z_base (desc[SCE_Z_BASE_LSB +: SCE_Z_BASE_W]), .e_base (desc[SCE_E_BASE_LSB +: SCE_E_BASE_W]),
+    .n_out (desc[SCE_N_OUT_LSB +: SCE_N_OUT_W]), .classes (desc[SCE_CLASSES_LSB +: SCE_CLASSES_W]),
+    .label (label_q), .frac_z (desc[SCE_FRAC_Z_LSB +: SCE_FRAC_Z_W]), .err_w (desc[SCE_ERR_W_LSB +: SCE_ERR_W_W]),
+    .err_frac (desc[SCE_ERR_FRAC_LSB +: SCE_ERR_FRAC_W]),
+    .busy (sce_busy), .done (sce_done), .error (sce_error), .error_code (sce_error_code), .sat_count (sce_sat),
+    .pred (sce_pred), .p_label (sce_p_label),
+    .z_rd_en (sce_z_en), .z_rd_addr (sce_z_addr), .z_rd_data (rd0),
+    .o_wr_en (sce_wr_en), .o_wr_addr (sce_wr_addr), .o_wr_data (sce_wr_data)
+  );
+
+  wire unused_busy = ^{ct_busy, ew_busy, sce_busy};  // the sequencer waits on done
+
+  assign unit_done = {sce_done, ew_done, ct_done};
+  assign unit_error = {sce_error, ew_error, ct_error};
+  assign unit_error_code = {sce_error_code, ew_error_code, ct_error_code};
+  assign unit_sat = {sce_sat, ew_sat, ct_sat};
+  assign unit_maxabs = {{MAX_W{1'b0}}, ew_maxabs, ct_maxabs};
+  assign unit_lfsr = {ew_lfsr, ct_lfsr};
+
+  // ---- data memory: the running unit's ports, or the host's while idle ----
+  wire host_bank_rd = bus_go && !bus_we && win_bank && host_mem_ok;
+  wire host_bank_wr = bus_go && bus_we && win_bank && host_mem_ok && wr_full;
+  reg [2:0]          rd_en_m;
+  reg [3*ADDR_W-1:0] rd_addr_m;
+  reg                wr_en_m;
+  reg [ADDR_W-1:0]   wr_addr_m;
+  reg [DATA_W-1:0]   wr_data_m;
+  always @* begin
+    rd_en_m = 3'b000;
+    rd_addr_m = {(3*ADDR_W){1'b0}};
+    wr_en_m = 1'b0;
+    wr_addr_m = {ADDR_W{1'b0}};
+    wr_data_m = {DATA_W{1'b0}};
+    if (!seq_busy) begin
+      rd_en_m = {2'b00, host_bank_rd};
+      rd_addr_m = {{(2*ADDR_W){1'b0}}, host_gaddr};
+      wr_en_m = host_bank_wr;
+      wr_addr_m = host_gaddr;
+      wr_data_m = bus_wdata[DATA_W-1:0];
+    end else begin
+      case (unit)
+        2'd0: begin
+          rd_en_m = {ct_o_en, ct_b_en, ct_a_en};
+          rd_addr_m = {ct_o_addr, ct_b_addr, ct_a_addr};
+          wr_en_m = ct_wr_en; wr_addr_m = ct_wr_addr; wr_data_m = ct_wr_data;
+        end
+        2'd1: begin
+          rd_en_m = {ew_o_en, ew_z_en, ew_x_en};
+          rd_addr_m = {ew_o_addr, ew_z_addr, ew_x_addr};
+          wr_en_m = ew_wr_en; wr_addr_m = ew_wr_addr; wr_data_m = ew_wr_data;
+        end
+        2'd2: begin
+          rd_en_m = {2'b00, sce_z_en};
+          rd_addr_m = {{(2*ADDR_W){1'b0}}, sce_z_addr};
+          wr_en_m = sce_wr_en; wr_addr_m = sce_wr_addr; wr_data_m = sce_wr_data;
+        end
+        default: begin
+          rd_en_m = 3'b000;
+        end
+      endcase
+    end
+  end
+  assign rd_en_c = rd_en_m;
+  assign rd_addr_c = rd_addr_m;
+  assign wr_en_c = wr_en_m;
+  assign wr_addr_c = wr_addr_m;
+  assign wr_data_c = wr_data_m;
+
+  tt_banks #(.NBANK(4), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT), .BANK_DEPTH(BANK_DEPTH),
+             .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS)) u_banks (
+    .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
+    .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
+    .port_err (mem_port_err)
+  );
+
+  // ---- registers ----
+  reg [31:0] reg_rdata;
+  reg        reg_ok;
+  always @* begin
+    reg_ok = 1'b1;
+    case (reg_idx)
+      8'h00: reg_rdata = ID;
+      8'h02: reg_rdata = {29'd0, seq_error, seq_done, seq_busy};
+      8'h03: reg_rdata = {{(16-PROG_AW){1'b0}}, seq_error_pc, 8'd0, seq_error_unit_code, seq_error_code};
+      8'h04: reg_rdata = {{(32-PROG_AW){1'b0}}, start_pc_q};
+      8'h05: reg_rdata = {{(32-N_W){1'b0}}, label_q};
+      8'h06: reg_rdata = seed_q;
+      8'h07: reg_rdata = lfsr_state;
+      8'h08: reg_rdata = {{(32-N_W){1'b0}}, sce_pred};
+      8'h09: reg_rdata = sce_p_label;
+      8'h0A: reg_rdata = cycles[31:0];
+      8'h0B: reg_rdata = cycles[63:32];
+      8'h0C: reg_rdata = unit_cycles[31:0];
+      8'h0D: reg_rdata = unit_cycles[63:32];
+      8'h0E: reg_rdata = unit_cycles[95:64];
+      8'h0F: reg_rdata = unit_cycles[127:96];
+      8'h10: reg_rdata = unit_cycles[159:128];
+      8'h11: reg_rdata = unit_cycles[191:160];
+      8'h12: reg_rdata = ops;
+      8'h13: reg_rdata = sat_total;
+      8'h14: reg_rdata = {{(32-PROG_AW){1'b0}}, seq_pc};
+      8'h20: reg_rdata = BANK_SHIFT;
+      8'h21: reg_rdata = PROG_DEPTH;
+      8'h22: reg_rdata = BANK_DEPTH[0 +: 32];
+      8'h23: reg_rdata = BANK_DEPTH[32 +: 32];
+      8'h24: reg_rdata = BANK_DEPTH[64 +: 32];
+      8'h25: reg_rdata = BANK_DEPTH[96 +: 32];
+      8'h26: reg_rdata = BANK_WIDTH[0 +: 32];
+      8'h27: reg_rdata = BANK_WIDTH[32 +: 32];
+      8'h28: reg_rdata = BANK_WIDTH[64 +: 32];
+      8'h29: reg_rdata = BANK_WIDTH[96 +: 32];
+      8'h2A: reg_rdata = BANK_PORTS[0 +: 32];
+      8'h2B: reg_rdata = BANK_PORTS[32 +: 32];
+      8'h2C: reg_rdata = BANK_PORTS[64 +: 32];
+      8'h2D: reg_rdata = BANK_PORTS[96 +: 32];
+      8'h2E: reg_rdata = 32'd64;
+      default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
+    endcase
+  end
+  wire reg_writable = (reg_idx == 8'h01) || (reg_idx == 8'h04) || (reg_idx == 8'h05) || (reg_idx == 8'h06);
+
+  always @(posedge clk) begin
+    if (rst) begin
+      start_pc_q <= {PROG_AW{1'b0}};
+      label_q <= {N_W{1'b0}};
+      seed_q <= 32'd0;
+    end else if (bus_go && bus_we && win_reg && wr_full) begin
+      case (reg_idx)
+        8'h04: start_pc_q <= bus_wdata[PROG_AW-1:0];
+        8'h05: label_q <= bus_wdata[N_W-1:0];
+        8'h06: seed_q <= bus_wdata;
+        default: ;
+      endcase
+    end
+  end
+
+  // ---- acknowledge: one cycle after the transaction took effect ----
+  reg [2:0]  ack_src_q;  // 0 register value, 1 program, 2 statistics sat, 3 statistics max, 4 bank
+  reg [31:0] reg_rdata_q;
+  reg        ack_err_q;
+  wire       go_err = !wr_full && bus_we ? 1'b1 :
+                      win_reg  ? (bus_we ? !reg_writable : !reg_ok) :
+                      win_prog ? (!host_mem_ok || !host_prog_in) :
+                      win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0 || (bus_we && bus_addr[0])) :
+                      win_bank ? (!host_mem_ok || mem_addr_err) : 1'b1;
+  always @(posedge clk) begin
+    if (rst) begin
+      bus_ack_q <= 1'b0;
+    end else begin
+      bus_ack_q <= bus_go;
+    end
+    if (bus_go) begin
+      reg_rdata_q <= reg_rdata;
+      ack_err_q <= go_err;
+      ack_src_q <= bus_we   ? 3'd0 :
+                   win_prog ? 3'd1 :
+                   win_stat ? (bus_addr[0] ? 3'd3 : 3'd2) :
+                   win_bank ? 3'd4 : 3'd0;
+    end
+  end
+  always @* begin
+    bus_err = ack_err_q;
+    case (ack_src_q)
+      3'd1: bus_rdata = prog_rd_data;
+      3'd2: bus_rdata = stat_rd_sat;
+      3'd3: bus_rdata = {{(32-MAX_W){1'b0}}, stat_rd_max};
+      3'd4: bus_rdata = {{(32-DATA_W){rd0[DATA_W-1]}}, rd0};
+      default: bus_rdata = reg_rdata_q;
+    endcase
+    if (ack_err_q) begin
+      bus_rdata = 32'd0;
+    end
+  end
+
+  assign done = seq_done;
+  assign error = seq_error;
+
+endmodule
+`default_nettype wire

@@ -1,0 +1,178 @@
+`default_nettype none
+// tt_banks: the accelerator's data memory: NBANK banks (tt_bank) behind one global element address space,
+// bank k's word i at address (k << BANK_SHIFT) + i (golden/program.py). The active unit sees three logical
+// read ports (0: a / x / logits, 1: b / z, 2: the destination's old word) with a latency of one cycle, and one
+// write port; reads come back sign-extended from the bank's width to DATA_W.
+//
+// Routing: in every cycle, bank k gives its physical read ports to the logical ports that address it, in
+// logical port order. The compiler never makes a bank serve more reads than it has ports (BANK_PORTS); if a
+// program does, port_err pulses (the sequencer stops with an error) and the extra read returns 0. An address
+// outside every bank (bank field >= NBANK, high bits set, or a word past the bank's depth) pulses addr_err;
+// such a write is dropped and such a read returns 0.
+module tt_banks #(
+  parameter integer          NBANK      = 4,
+  parameter integer          ADDR_W     = 20,  // global element address
+  parameter integer          DATA_W     = 16,  // read/write data of the units
+  parameter integer          BANK_SHIFT = 12,  // local address width of every bank
+  parameter [NBANK*32-1:0]   BANK_DEPTH = {32'd4096, 32'd4096, 32'd4096, 32'd4096},  // bank 0 in the LSBs
+  parameter [NBANK*32-1:0]   BANK_WIDTH = {32'd16, 32'd8, 32'd4, 32'd16},
+  parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2}
+) (
+  input  wire                 clk,
+  input  wire                 rst,
+  input  wire [2:0]           rd_en,
+  input  wire [3*ADDR_W-1:0]  rd_addr,
+  output wire [3*DATA_W-1:0]  rd_data,
+  input  wire                 wr_en,
+  input  wire [ADDR_W-1:0]    wr_addr,
+  input  wire [DATA_W-1:0]    wr_data,
+  output wire                 addr_err,
+  output wire                 port_err
+);
+
+  localparam integer NRD = 3;
+  localparam integer BB = (NBANK > 1) ? $clog2(NBANK) : 1;  // bank field width
+  localparam integer AW = BANK_SHIFT;
+
+  generate
+    if (NBANK < 1 || NBANK > 8) begin : g_bad_nbank
+      error_tt_banks_NBANK_must_be_1_to_8 u_error ();
+    end
+    if (BANK_SHIFT < 1 || BANK_SHIFT + BB > ADDR_W) begin : g_bad_shift
+      error_tt_banks_BANK_SHIFT_plus_bank_bits_must_fit_ADDR_W u_error ();
+    end
+    if (DATA_W < 2 || DATA_W > 32) begin : g_bad_data_w
+      error_tt_banks_DATA_W_must_be_2_to_32 u_error ();
+    end
+  endgenerate
+
+  // ---- decode every access: bank, local address, legal ----
+  function automatic legal(input [ADDR_W-1:0] a);
+    reg [ADDR_W-1:0] high;
+    integer k;
+    begin
+      high = a >> (BANK_SHIFT + BB);
+      legal = 1'b0;
+      for (k = 0; k < NBANK; k = k + 1) begin
+        if (a[BANK_SHIFT +: BB] == k[BB-1:0] && {1'b0, a[AW-1:0]} < BANK_DEPTH[32*k +: AW+1]) begin
+          legal = (high == {ADDR_W{1'b0}});
+        end
+      end
+    end
+  endfunction
+
+  // ---- read routing: logical port p -> (bank, physical port) ----
+  reg [NBANK*2-1:0]    ph_en;
+  reg [NBANK*2*AW-1:0] ph_addr;
+  reg [NRD*BB-1:0]     sel_bank;
+  reg [NRD-1:0]        sel_port;
+  reg [NRD-1:0]        sel_ok;
+  reg                  port_err_c;
+  reg                  rd_bad_c;
+  integer              p;
+  integer              k;
+  integer              used;
+
+  always @* begin
+    ph_en = {(NBANK*2){1'b0}};
+    ph_addr = {(NBANK*2*AW){1'b0}};
+    sel_bank = {(NRD*BB){1'b0}};
+    sel_port = {NRD{1'b0}};
+    sel_ok = {NRD{1'b0}};
+    port_err_c = 1'b0;
+    rd_bad_c = 1'b0;
+    for (k = 0; k < NBANK; k = k + 1) begin
+      used = 0;
+      for (p = 0; p < NRD; p = p + 1) begin
+        if (rd_en[p] && legal(rd_addr[ADDR_W*p +: ADDR_W]) && rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0]) begin
+          if (used < BANK_PORTS[32*k +: 32]) begin
+            ph_en[2*k + used] = 1'b1;
+            ph_addr[(2*k + used)*AW +: AW] = rd_addr[ADDR_W*p +: AW];
+            sel_bank[BB*p +: BB] = k[BB-1:0];
+            sel_port[p] = (used == 1);
+            sel_ok[p] = 1'b1;
+            used = used + 1;
+          end else begin
+            port_err_c = 1'b1;
+          end
+        end
+      end
+    end
+    for (p = 0; p < NRD; p = p + 1) begin
+      if (rd_en[p] && !legal(rd_addr[ADDR_W*p +: ADDR_W])) begin
+        rd_bad_c = 1'b1;
+      end
+    end
+  end
+
+  // ---- the banks ----
+  wire wr_ok = wr_en && legal(wr_addr);
+  wire [NBANK*2*DATA_W-1:0] ph_data;  // sign-extended read data of every physical port
+
+  genvar g;
+  generate
+    for (g = 0; g < NBANK; g = g + 1) begin : g_bank
+      localparam integer W = BANK_WIDTH[32*g +: 32];
+      localparam integer NP = BANK_PORTS[32*g +: 32];
+      if (W < 1 || W > DATA_W) begin : g_bad_width
+        error_tt_banks_BANK_WIDTH_must_be_1_to_DATA_W u_error ();
+      end
+      if (NP < 1 || NP > 2) begin : g_bad_ports
+        error_tt_banks_BANK_PORTS_must_be_1_or_2 u_error ();
+      end
+      wire [NP*W-1:0] data;
+      tt_bank #(
+        .WIDTH      (W),
+        .DEPTH      (BANK_DEPTH[32*g +: 32]),
+        .AW         (AW),
+        .READ_PORTS (NP)
+      ) u_bank (
+        .clk     (clk),
+        .wr_en   (wr_ok && wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
+        .wr_addr (wr_addr[AW-1:0]),
+        .wr_data (wr_data[W-1:0]),
+        .rd_en   (ph_en[2*g +: NP]),
+        .rd_addr (ph_addr[2*g*AW +: NP*AW]),
+        .rd_data (data)
+      );
+      genvar j;
+      for (j = 0; j < 2; j = j + 1) begin : g_port
+        if (j < NP) begin : g_used
+          assign ph_data[(2*g + j)*DATA_W +: DATA_W] = {{(DATA_W-W){data[j*W + W - 1]}}, data[j*W +: W]};
+        end else begin : g_absent
+          assign ph_data[(2*g + j)*DATA_W +: DATA_W] = {DATA_W{1'b0}};
+        end
+      end
+    end
+  endgenerate
+
+  // ---- read data: the selection of each logical port, one cycle later ----
+  reg [NRD*BB-1:0] sel_bank_q;
+  reg [NRD-1:0]    sel_port_q;
+  reg [NRD-1:0]    sel_ok_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      sel_ok_q <= {NRD{1'b0}};
+    end else begin
+      sel_ok_q <= sel_ok;
+    end
+    sel_bank_q <= sel_bank;
+    sel_port_q <= sel_port;
+  end
+
+  genvar q;
+  generate
+    for (q = 0; q < NRD; q = q + 1) begin : g_rd
+      wire [BB:0] ph = {sel_bank_q[BB*q +: BB], sel_port_q[q]};
+      assign rd_data[DATA_W*q +: DATA_W] = sel_ok_q[q] ? ph_data[DATA_W*ph +: DATA_W] : {DATA_W{1'b0}};
+    end
+  endgenerate
+
+  // The second physical port of a one-port bank is never driven into a tt_bank.
+  wire unused_ph = ^{ph_en, ph_addr};
+
+  assign addr_err = rd_bad_c || (wr_en && !legal(wr_addr));
+  assign port_err = port_err_c;
+
+endmodule
+`default_nettype wire
