@@ -1,0 +1,1 @@
+"""tt_sce block tests."""
