@@ -54,6 +54,11 @@ def sce_gradient(z: np.ndarray, frac_z: int, labels: np.ndarray, classes: int, e
     return err, n_sat, p, np.argmax(zc, axis=1)
 
 
+def sce_loss(p_label: np.ndarray, frac_err: int) -> np.ndarray:
+    """Cross-entropy of each sample from the probability of its label as the SCE unit gives it (err format)."""
+    return -np.log(np.maximum(p_label, 1) / 2.0**frac_err)
+
+
 class Machine:
     """State of the accelerator (memories, formats, max and saturation registers, LFSR) and its executor."""
 
@@ -401,8 +406,8 @@ class Machine:
         self.samples_seen += n
         fe = self.frac["E_out"]
         pc = env["p"][np.arange(n), labels]
-        loss = -np.log(np.maximum(pc, 1) / 2.0**fe)
-        return {"loss": loss, "pred": env["pred"]}
+        loss = sce_loss(pc, fe)
+        return {"loss": loss, "pred": env["pred"], "p_label": pc}
 
     def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
         """Settle the adaptive formats on one batch before training: run it, discard the gradients, adapt.
@@ -414,11 +419,15 @@ class Machine:
                     self.mem[name][:] = 0
             if self.adapt() == 0:
                 break
+        self.calibrate_momentum_formats()
+        return i + 1
+
+    def calibrate_momentum_formats(self) -> None:
+        """Each momentum's format from its gradient's (SPEC 5.5), once the gradients' formats settled."""
         for name in self.frac:
             grad = "dB" + name[2:] if name.startswith("VB") else "dG" + name[1:] if name.startswith("V") else None
             if grad in self.frac:
                 self.frac[name] = self.frac[grad] - MOMENTUM_HEADROOM_BITS
-        return i + 1
 
     def infer(self, xq: np.ndarray) -> np.ndarray:
         env = {"X0": xq.astype(np.int64)}

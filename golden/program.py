@@ -172,6 +172,10 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
         d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y))
         kind, payload = KIND_EWISE, pack_fields(EWISE_FIELDS, isa.pack_ewise_ports(d))
+    elif op.kind == "sce":
+        d = isa.lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
+        z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
+        kind, payload = KIND_SCE, pack_fields(SCE_FIELDS, isa.pack_sce_ports(replace(d, z_base=z, e_base=e)))
     else:
         raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
     return kind, [header(kind, slots[op.out], observe, len(payload))] + payload

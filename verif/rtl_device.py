@@ -1,0 +1,188 @@
+"""The co-simulated accelerator as a training device, checked in lock-step against the golden machine.
+
+`RtlDevice` has the golden Machine's interface (train_batch, calibrate, infer, state_dict, ...), with async
+methods: every sample, update and inference runs on the RTL through the host driver (verif/host.py), and the
+same work runs on a golden Machine beside it. The host's own decisions are the golden host's: the step size
+of each update (Machine.sgd_step) and the shift-control rule applied to the max |x| registers it reads back
+(Machine.adapt) -- the accelerator executes, the host schedules.
+
+Checks (`check`): "sample" (default) compares after every sample the prediction, p[label], the random
+stream and every persistent tensor the sample wrote (gradients), and after every update every persistent
+tensor and every statistics slot; "batch" compares predictions after every sample and the full state after
+every update; "off" compares nothing (the golden machine still runs: it is the state a checkpoint saves).
+A difference raises `Mismatch` naming the sample, the program, the tensor and the first differing element.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from golden import program as P
+from golden.machine import Machine, sce_loss
+from verif.host import LFSR, P_LABEL, PRED, AccelHost, Backdoor
+
+CHECKS = ("sample", "batch", "off")
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+class RtlDevice:
+    def __init__(self, host: AccelHost, backdoor: Backdoor, params: P.AccelParams, golden: Machine,
+                 check: str = "sample"):
+        if check not in CHECKS:
+            raise ValueError(f"check {check!r}: expected one of {CHECKS}")
+        self.host, self.backdoor, self.params, self.golden, self.check = host, backdoor, params, golden, check
+        self.comp = golden.comp
+        P.check_fits(self.comp, params)
+        self.image: P.Image | None = None
+        self.samples = 0  # samples run on the RTL (for messages)
+        self.cycles = {"train_sample": 0, "update": 0, "infer": 0}
+        self.runs = {"train_sample": 0, "update": 0, "infer": 0}
+        t = self.comp.tensors
+        self.persistent = [n for n in self.comp.layout if not t[n].per_sample]
+        self.sample_writes = sorted({op.out for op in self.comp.train_sample if not t[op.out].per_sample})
+        # generous bounds: MACs + 64 cycles per element-wise element + per-op overhead
+        self.budget = {prog: 4 * sum(max(op.macs, t[op.out].size) + 64 for op in getattr(self.comp, prog)) + 1000
+                       for prog in P.PROGRAMS}
+
+    def __getattr__(self, name):
+        """Bookkeeping the training loop reads (cfg, frac, quantize_input, live_ranks, ...) is the golden's."""
+        return getattr(self.golden, name)
+
+    # --- state transfer -----------------------------------------------------------------------------------
+    async def refresh_program(self) -> int:
+        """Re-assemble for the current formats and step size; write the words that changed."""
+        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.sgd_step())
+        n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
+        self.image = img
+        return n
+
+    async def upload(self) -> None:
+        """Make the RTL's state the golden machine's: program, every persistent tensor, statistics, stream."""
+        await self.refresh_program()
+        for name in self.persistent:
+            bank, base = self.comp.layout[name]
+            await self.host.write_bank(bank, base, self.golden.mem[name])
+        for name, slot in self.image.slots.items():
+            await self.host.write_stat(slot, self.golden.sat_by_tensor[name], self.golden.maxabs.get(name, 0))
+        await self.host.set_lfsr_state(self.golden.stream.state)
+        await self.compare(self.persistent, "upload")
+
+    # --- checks -------------------------------------------------------------------------------------------
+    async def compare(self, names, where: str) -> None:
+        for name in names:
+            bank, base = self.comp.layout[name]
+            want = self.golden.mem[name]
+            got = np.array(self.backdoor.read(bank, base, len(want)), dtype=np.int64)
+            bad = np.flatnonzero(got != want)
+            if bad.size:
+                i = int(bad[0])
+                raise Mismatch(f"{where}: tensor {name} differs in {bad.size} of {len(want)} elements; first at "
+                               f"index {i}: RTL {got[i]}, golden {want[i]}")
+        state = await self.host.rd(LFSR)
+        if state != self.golden.stream.state:
+            raise Mismatch(f"{where}: random stream state RTL {state:#010x}, golden {self.golden.stream.state:#010x}")
+
+    async def compare_stats(self, where: str) -> None:
+        for name, slot in self.image.slots.items():
+            sat, mx = await self.host.read_stat(slot)
+            want = (self.golden.sat_by_tensor[name], self.golden.maxabs.get(name, 0))
+            if (sat, mx) != want:
+                raise Mismatch(f"{where}: statistics of {name} (slot {slot}): RTL saturations {sat}, max {mx}; "
+                               f"golden {want[0]}, {want[1]}")
+
+    # --- programs -----------------------------------------------------------------------------------------
+    async def _run(self, prog: str, label: int | None = None) -> None:
+        c0 = await self.host.rd(0x0A)
+        await self.host.run(self.image.entry[prog], self.budget[prog], label)
+        self.cycles[prog] += await self.host.rd(0x0A) - c0
+        self.runs[prog] += 1
+
+    async def train_sample(self, x: np.ndarray, label: int) -> tuple[int, int]:
+        """One sample on the RTL and on the golden machine: (pred, p_label), both checked."""
+        bank, base = self.comp.layout["X0"]
+        await self.host.write_bank(bank, base, x)
+        await self._run("train_sample", int(label))
+        pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
+        ref = self.golden.accumulate_batch(x[None, :], np.array([label]))
+        where = f"sample {self.samples} (train_sample)"
+        self.samples += 1
+        if self.check != "off" and (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
+            raise Mismatch(f"{where}: RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
+                           f"{int(ref['p_label'][0])}")
+        if self.check == "sample":
+            await self.compare(self.sample_writes, where)
+        return pred, p_label
+
+    async def update(self) -> None:
+        await self.refresh_program()  # this update's step size
+        await self._run("update")
+        g = self.golden
+        g.run(self.comp.update, {}, g.stream.take(g._plan_draws(self.comp.update)[-1])[None, :], observe=False)
+        g.updates += 1
+        if self.check != "off":
+            await self.compare(self.persistent, f"update {g.updates} (after sample {self.samples})")
+            await self.compare_stats(f"update {g.updates}")
+
+    async def adapt(self) -> None:
+        """Shift control (SPEC 4.2): the golden host's rule on the RTL's max registers, which restart at 0."""
+        if self.check != "off":
+            await self.compare_stats(f"shift control after update {self.golden.updates}")
+        self.golden.adapt()
+        for name in self.golden.maxabs:
+            slot = self.image.slots[name]
+            await self.host.write_stat(slot, self.golden.sat_by_tensor[name], 0)
+        await self.refresh_program()
+
+    async def zero_gradients(self) -> None:
+        """Calibration discards the gradients (Machine.calibrate): the host clears them through the window."""
+        for name in self.persistent:
+            if name.startswith("d"):
+                self.golden.mem[name][:] = 0
+                bank, base = self.comp.layout[name]
+                await self.host.write_bank(bank, base, self.golden.mem[name])
+
+    # --- the Machine interface ----------------------------------------------------------------------------
+    async def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
+        preds, ps = [], []
+        for x, y in zip(xq, labels):
+            pred, p = await self.train_sample(x, int(y))
+            preds.append(pred)
+            ps.append(p)
+        return {"loss": sce_loss(np.array(ps), self.golden.frac["E_out"]), "pred": np.array(preds)}
+
+    async def train_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
+        out = await self.accumulate_batch(xq, labels)
+        await self.update()
+        await self.adapt()
+        return out
+
+    async def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
+        """Machine.calibrate on the RTL: run the batch, discard its gradients, adapt, until formats settle."""
+        for i in range(rounds):
+            await self.accumulate_batch(xq, labels)
+            await self.zero_gradients()
+            before = dict(self.golden.frac)
+            await self.adapt()
+            if self.golden.frac == before:
+                break
+        self.golden.calibrate_momentum_formats()
+        await self.refresh_program()
+        return i + 1
+
+    async def infer(self, xq: np.ndarray) -> np.ndarray:
+        bank, base = self.comp.layout["X0"]
+        preds = []
+        ref = self.golden.infer(xq) if self.check != "off" else None
+        last = self.comp.infer[-1].out
+        lbank, lbase = self.comp.layout[last]
+        classes = self.golden.cfg.classes
+        for i, x in enumerate(xq):
+            await self.host.write_bank(bank, base, x)
+            await self._run("infer")
+            logits = np.array(await self.host.read_bank(lbank, lbase, classes))
+            preds.append(int(np.argmax(logits)))
+            if ref is not None and preds[-1] != ref[i]:
+                raise Mismatch(f"inference of test sample {i}: RTL class {preds[-1]}, golden {ref[i]}")
+        return np.array(preds)

@@ -1,0 +1,71 @@
+"""Shared set-up of the top-level tests and of `make train`'s co-simulation: the HDL parameters of a model,
+and a started accelerator (clock, reset, AXI host, lock-step device)."""
+from __future__ import annotations
+
+import os
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles
+
+from golden import program as P
+from golden.compiler import compile_network
+from golden.config import load_config
+from golden.machine import Machine
+from golden.train import init_float_params
+from verif.axil import AxilHost
+from verif.host import AccelHost, Backdoor
+from verif.rtl_device import RtlDevice
+
+CLOCK_NS = 10
+
+
+def packed(values) -> str:
+    """A Verilog literal of 32-bit fields, field 0 in the LSBs (tt_accel's packed bank parameters)."""
+    v = 0
+    for i, x in enumerate(values):
+        v |= int(x) << (32 * i)
+    return f"{32 * len(values)}'h{v:x}"
+
+
+def bank_ports(comp) -> tuple[int, ...]:
+    """Read ports per bank: two where one op reads two operands from the bank (act, state)."""
+    return tuple(2 if b in ("act", "state") else 1 for b in P.BANKS)
+
+
+def hdl_parameters(p: P.AccelParams, comp) -> dict:
+    prog_aw = max(8, (p.prog_depth - 1).bit_length())
+    return {"BANK_SHIFT": p.bank_shift, "BANK_DEPTH": packed(p.bank_depth), "BANK_WIDTH": packed(p.bank_width),
+            "BANK_PORTS": packed(bank_ports(comp)), "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth}
+
+
+def model_config(name: str, batch: int | None = None):
+    from dataclasses import replace
+    cfg = load_config(name)
+    if batch:
+        cfg = replace(cfg, train=replace(cfg.train, batch=batch))
+    return cfg
+
+
+async def start_accel(dut, cfg, seed: int, check: str = "sample") -> RtlDevice:
+    """Clock, reset, host; a golden machine with the seed's initial parameters; its state uploaded."""
+    cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 4)
+    dut.rst.value = 0
+    await ClockCycles(dut.clk, 2)
+    host = AccelHost(AxilHost(dut, dut.clk, dut.rst), dut, period_ns=CLOCK_NS)
+    params = await host.params()
+    comp = compile_network(cfg)
+    golden = Machine(comp, seed)
+    rng = np.random.default_rng(seed)
+    cores, biases = init_float_params(cfg, rng)
+    golden.load_float_params(cores, biases)
+    dev = RtlDevice(host, Backdoor(dut, params), params, golden, check=check)
+    await dev.upload()
+    return dev
+
+
+def seed() -> int:
+    return int(os.environ.get("SEED") or cocotb.RANDOM_SEED)

@@ -1,0 +1,39 @@
+"""Top-level cocotb tests of rtl/tt_accel.v: whole training steps in lock-step with the golden machine.
+
+The model comes from the environment (MODEL, BATCH), set by test_tt_accel.py. Every sample's prediction,
+p[label], gradients and random stream, every update's weights and statistics, and every inference are
+compared bit for bit (verif/rtl_device.py).
+"""
+import os
+
+import cocotb
+import numpy as np
+
+from golden.datasets import load_dataset
+from verif.top.accel_env import model_config, seed, start_accel
+
+
+@cocotb.test()
+async def train_steps(dut):
+    """Calibration, a few mini-batches (samples, update, shift control) and inference, all on the RTL."""
+    s = seed()
+    cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
+    dev = await start_accel(dut, cfg, s)
+    data = load_dataset(os.environ.get("DATASET", cfg.name if cfg.name in ("tiny", "digits") else "digits"))
+    rng = np.random.default_rng(s)
+    xq = dev.quantize_input(data.train_x)
+    b = cfg.train.batch
+    dev.total_updates = int(os.environ.get("UPDATES", "3"))
+    idx = rng.permutation(len(data.train_y))
+    rounds = await dev.calibrate(xq[idx[:b]], data.train_y[idx[:b]])
+    dut._log.info(f"seed {s}: calibrated in {rounds} rounds")
+    for u in range(dev.total_updates):
+        sel = idx[b * (u + 1):b * (u + 2)]
+        await dev.train_batch(xq[sel], data.train_y[sel])
+    n_test = int(os.environ.get("TEST_SAMPLES", "8"))
+    await dev.infer(dev.quantize_input(data.test_x[:n_test]))
+    c = dev.cycles
+    dut._log.info(f"{dev.samples} samples, {dev.golden.updates} updates, {n_test} inferences bit-exact; cycles "
+                  f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "
+                  f"{c['update'] / max(1, dev.runs['update']):.0f}, per inference "
+                  f"{c['infer'] / max(1, dev.runs['infer']):.0f}")
