@@ -20,12 +20,23 @@
 // address outside a bank or a window, or a write to a read-only register ends with SLVERR and changes nothing.
 // A start while running stops the program after the running op with error 6 (tt_seq).
 module tt_accel #(
-  parameter integer        BANK_SHIFT = 12,
-  parameter [4*32-1:0]     BANK_DEPTH = {32'd4096, 32'd2048, 32'd2048, 32'd4096},  // act, core, master, state
-  parameter [4*32-1:0]     BANK_WIDTH = {32'd16, 32'd8, 32'd4, 32'd16},            // (bank 0 in the LSBs)
-  parameter [4*32-1:0]     BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
-  parameter integer        PROG_AW    = 11,
-  parameter integer        PROG_DEPTH = 2048
+  // The banks (golden/program.py BANKS): words, bits per word, read ports (2 where an op reads two operands
+  // from the bank in one cycle). Every bank's words fit a window of 2^BANK_SHIFT.
+  parameter integer BANK_SHIFT   = 12,
+  parameter integer ACT_DEPTH    = 4096,
+  parameter integer ACT_WIDTH    = 16,
+  parameter integer ACT_PORTS    = 2,
+  parameter integer CORE_DEPTH   = 2048,
+  parameter integer CORE_WIDTH   = 4,
+  parameter integer CORE_PORTS   = 1,
+  parameter integer MASTER_DEPTH = 2048,
+  parameter integer MASTER_WIDTH = 8,
+  parameter integer MASTER_PORTS = 1,
+  parameter integer STATE_DEPTH  = 4096,
+  parameter integer STATE_WIDTH  = 16,
+  parameter integer STATE_PORTS  = 2,
+  parameter integer PROG_AW      = 11,
+  parameter integer PROG_DEPTH   = 2048
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -59,6 +70,10 @@ module tt_accel #(
   localparam integer N_W = 8;
   localparam integer DESC_BITS = 32 * DESC_WORDS;
   localparam [31:0] ID = 32'h5454_4131;  // "TTA1"
+  // tt_banks takes the bank parameters packed, bank 0 in the LSBs
+  localparam [127:0] BANK_DEPTH = {STATE_DEPTH[31:0], MASTER_DEPTH[31:0], CORE_DEPTH[31:0], ACT_DEPTH[31:0]};
+  localparam [127:0] BANK_WIDTH = {STATE_WIDTH[31:0], MASTER_WIDTH[31:0], CORE_WIDTH[31:0], ACT_WIDTH[31:0]};
+  localparam [127:0] BANK_PORTS = {STATE_PORTS[31:0], MASTER_PORTS[31:0], CORE_PORTS[31:0], ACT_PORTS[31:0]};
 
   generate
     if (BANK_SHIFT < 1 || BANK_SHIFT > 18) begin : g_bad_shift

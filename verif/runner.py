@@ -126,6 +126,9 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         _use_ccache()
         # Randomise every register at time 0 (not all-zero), so a missing reset shows up as a mismatch.
         build_args += ["--x-assign", "unique", "--x-initial", "unique"]
+        # The PyPI wheel's verilated.mk has an empty CFG_CXXFLAGS_PCH_I, so a model split into several C++ files
+        # (the accelerator top) fails to use its precompiled header: keep every model in one file.
+        build_args += ["--output-split", "0", "--output-split-cfuncs", "0"]
         plusargs += ["+verilator+rand+reset+2", f"+verilator+seed+{(seed or 0) + 1}"]
         if waves:
             if _have_lz4():

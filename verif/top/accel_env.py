@@ -21,23 +21,18 @@ from verif.rtl_device import RtlDevice
 CLOCK_NS = 10
 
 
-def packed(values) -> str:
-    """A Verilog literal of 32-bit fields, field 0 in the LSBs (tt_accel's packed bank parameters)."""
-    v = 0
-    for i, x in enumerate(values):
-        v |= int(x) << (32 * i)
-    return f"{32 * len(values)}'h{v:x}"
-
-
 def bank_ports(comp) -> tuple[int, ...]:
     """Read ports per bank: two where one op reads two operands from the bank (act, state)."""
     return tuple(2 if b in ("act", "state") else 1 for b in P.BANKS)
 
 
 def hdl_parameters(p: P.AccelParams, comp) -> dict:
+    """rtl/tt_accel.v's parameters for bank parameters `p`."""
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
-    return {"BANK_SHIFT": p.bank_shift, "BANK_DEPTH": packed(p.bank_depth), "BANK_WIDTH": packed(p.bank_width),
-            "BANK_PORTS": packed(bank_ports(comp)), "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth}
+    out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth}
+    for b, d, w, n in zip(P.BANKS, p.bank_depth, p.bank_width, bank_ports(comp)):
+        out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
+    return out
 
 
 def model_config(name: str, batch: int | None = None):
