@@ -1,0 +1,1 @@
+"""tt_axil_slave block tests."""
