@@ -5,6 +5,8 @@ The device it drives is anything with the Machine interface (`train_batch`, `inf
 """
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import signal
 import sys
@@ -43,31 +45,41 @@ def check_compatible(cfg: NetConfig, data: Dataset) -> None:
                          f"has {cfg.classes}")
 
 
-class Run:
-    """One training run in an output directory; resumes from its checkpoint if one is there."""
+async def settle(x):
+    """The result of a device call: awaited when the device is the co-simulated RTL (async), as is otherwise."""
+    return await x if inspect.isawaitable(x) else x
 
-    def __init__(self, cfg: NetConfig, data: Dataset, seed: int, out: Path, epochs: int):
+
+class Run:
+    """One training run in an output directory; resumes from its checkpoint if one is there.
+
+    The device is the golden Machine, or `device(machine)` wrapped around it (verif/rtl_device.py: the RTL in
+    lock-step with the machine, async methods; `executor` names it in the report). `run()` drives a golden
+    run; a co-simulation awaits `arun()` inside the simulator."""
+
+    def __init__(self, cfg: NetConfig, data: Dataset, seed: int, out: Path, epochs: int, device=None,
+                 executor: str = "golden"):
         self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
+        self.executor = executor
         self.comp = compile_network(cfg)
-        self.machine = Machine(self.comp, seed)
-        self.machine.total_updates = epochs * (len(data.train_y) // cfg.train.batch)
+        self.golden = Machine(self.comp, seed)
+        self.golden.total_updates = epochs * (len(data.train_y) // cfg.train.batch)
+        self.machine = device(self.golden) if device else self.golden
         self.rng = np.random.default_rng(seed)
-        self.xq_train = self.machine.quantize_input(data.train_x)
-        self.xq_test = self.machine.quantize_input(data.test_x)
+        self.xq_train = self.golden.quantize_input(data.train_x)
+        self.xq_test = self.golden.quantize_input(data.test_x)
         self.history: list[dict] = []
         self.epoch, self.batch_pos, self.perm = 0, 0, None
         self.stats = self._fresh_stats()
         self.interrupted = False
         out.mkdir(parents=True, exist_ok=True)
+        self.calibration_batch = None
         if (out / CHECKPOINT).exists():
             self._resume()
         else:
             cores, biases = init_float_params(cfg, self.rng)
-            self.machine.load_float_params(cores, biases)
-            b = cfg.train.batch
-            first = self.rng.permutation(len(data.train_y))[:b]
-            rounds = self.machine.calibrate(self.xq_train[first], data.train_y[first])
-            print(f"calibrated adaptive formats in {rounds} rounds on one batch")
+            self.golden.load_float_params(cores, biases)
+            self.calibration_batch = self.rng.permutation(len(data.train_y))[:cfg.train.batch]
 
     # --- checkpoints --------------------------------------------------------------------------------------
     def _identity(self) -> dict:
@@ -77,7 +89,7 @@ class Run:
         return {"config": cfg, "dataset": self.data.name, "seed": self.seed}
 
     def save(self) -> None:
-        st = self.machine.state_dict()
+        st = self.golden.state_dict()
         tmp = self.out / (CHECKPOINT + ".tmp.npz")
         np.savez(tmp, **{f"mem/{k}": v for k, v in st["mem"].items()},
                  meta=json.dumps({"identity": self._identity(), "frac": st["frac"], "maxabs": st["maxabs"],
@@ -86,6 +98,8 @@ class Run:
                                   "samples_seen": st["samples_seen"], "updates": st["updates"],
                                   "epoch": self.epoch,
                                   "batch_pos": self.batch_pos, "history": self.history,
+                                  "calibration_batch": None if self.calibration_batch is None
+                                  else [int(i) for i in self.calibration_batch],
                                   "rng": self.rng.bit_generator.state, "stats": self.stats}),
                  perm=self.perm if self.perm is not None else np.zeros(0, dtype=np.int64))
         tmp.replace(self.out / CHECKPOINT)  # atomic: a kill mid-write leaves the previous checkpoint
@@ -98,9 +112,11 @@ class Run:
                                  f"seed differ); use another OUT directory or delete it")
             mem = {k[4:]: z[k] for k in z.files if k.startswith("mem/")}
             perm = z["perm"]
-        self.machine.load_state_dict({**meta, "mem": mem})
+        self.golden.load_state_dict({**meta, "mem": mem})
         self.epoch, self.batch_pos, self.history = meta["epoch"], meta["batch_pos"], meta["history"]
         self.stats = meta["stats"]
+        if meta.get("calibration_batch") is not None:  # saved before the calibration ran
+            self.calibration_batch = np.array(meta["calibration_batch"], dtype=np.int64)
         self.rng.bit_generator.state = meta["rng"]
         self.perm = perm if perm.size else None
         print(f"resuming from {self.out / CHECKPOINT}: epoch {self.epoch + 1}, batch {self.batch_pos}")
@@ -110,8 +126,18 @@ class Run:
         self.interrupted = True
 
     def run(self) -> dict:
+        return asyncio.run(self.arun())
+
+    async def arun(self) -> dict:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        if self.machine is not self.golden:
+            await settle(self.machine.upload())  # the device starts from the machine's (initial or resumed) state
+        if self.calibration_batch is not None:
+            first = self.calibration_batch
+            rounds = await settle(self.machine.calibrate(self.xq_train[first], self.data.train_y[first]))
+            self.calibration_batch = None
+            print(f"calibrated adaptive formats in {rounds} rounds on one batch")
         b = self.cfg.train.batch
         n_batches = len(self.data.train_y) // b  # a last partial batch is dropped: the program's lr is per B
         last_save = time.time()
@@ -125,24 +151,24 @@ class Run:
                            desc=f"epoch {self.epoch + 1}/{self.epochs}")
             while self.batch_pos < n_batches and not self.interrupted:
                 idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
-                res = self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx])
+                res = await settle(self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx]))
                 rank = self.cfg.train.rank
                 if rank.enabled and self.epoch >= rank.warmup_epochs and (self.batch_pos + 1) % rank.every == 0:
-                    self.machine.rank_update()
+                    await settle(self.machine.rank_update())
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
                 stats["n"] += len(idx)
                 stats["elapsed"] = time.time() - stats["t0"]
                 self.batch_pos += 1
                 bar.update(len(idx))
-                bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}")
+                bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}", **device_rates(self.machine, stats))
                 if time.time() - last_save > CHECKPOINT_EVERY_S:
                     self.save()
                     last_save = time.time()
             bar.close()
             if self.interrupted:
                 break
-            self._end_epoch(stats)
+            await self._end_epoch(stats)
             self.epoch += 1
             self.perm = None
             self.save()
@@ -154,38 +180,40 @@ class Run:
         return self.finish()
 
     def _fresh_stats(self) -> dict:
-        return {"loss": 0.0, "correct": 0, "n": 0, "elapsed": 0.0, "sat0": self.machine.sat_total}
+        return {"loss": 0.0, "correct": 0, "n": 0, "elapsed": 0.0, "sat0": self.golden.sat_total}
 
-    def _end_epoch(self, stats: dict) -> None:
-        test_acc = self.evaluate()
+    async def _end_epoch(self, stats: dict) -> None:
+        test_acc = await self.evaluate()
         dt = max(stats["elapsed"], 1e-9)
         rec = {"epoch": self.epoch + 1, "train_loss": stats["loss"] / max(stats["n"], 1),
                "train_acc": stats["correct"] / max(stats["n"], 1), "test_acc": test_acc,
-               "saturations": self.machine.sat_total - stats["sat0"], "samples_per_s": stats["n"] / dt,
-               "ranks": self.machine.live_ranks(),
-               "live_core_params": self.machine.live_core_params()}
+               "saturations": self.golden.sat_total - stats["sat0"], "samples_per_s": stats["n"] / dt,
+               "ranks": self.golden.live_ranks(),
+               "live_core_params": self.golden.live_core_params()}
         self.history.append(rec)
         print(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
               f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  {rec['samples_per_s']:.0f} samples/s",
               flush=True)
 
-    def evaluate(self) -> float:
-        preds = np.concatenate([self.machine.infer(self.xq_test[i:i + 512])
+    async def evaluate(self) -> float:
+        preds = np.concatenate([await settle(self.machine.infer(self.xq_test[i:i + 512]))
                                 for i in range(0, len(self.xq_test), 512)])
         return float((preds == self.data.test_y).mean())
 
     def finish(self) -> dict:
         report = {
-            "model": self.cfg.name, "dataset": self.data.name, "seed": self.seed, "executor": "golden",
+            "model": self.cfg.name, "dataset": self.data.name, "seed": self.seed, "executor": self.executor,
             "epochs": self.epoch, "test_acc": self.history[-1]["test_acc"] if self.history else None,
             "history": self.history,
             "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
-            "formats": {k: v for k, v in self.machine.frac.items() if self.comp.tensors[k].adaptive},
-            "saturations_total": self.machine.sat_total,
-            "saturations_by_tensor": {k: v for k, v in self.machine.sat_by_tensor.items() if v}, "lfsr_draws": self.machine.stream.drawn,
-            "memory": memory_report(self.comp, self.machine.live_core_params()),
+            "formats": {k: v for k, v in self.golden.frac.items() if self.comp.tensors[k].adaptive},
+            "saturations_total": self.golden.sat_total,
+            "saturations_by_tensor": {k: v for k, v in self.golden.sat_by_tensor.items() if v}, "lfsr_draws": self.golden.stream.drawn,
+            "memory": memory_report(self.comp, self.golden.live_core_params()),
             "config": config_to_dict(self.cfg),
         }
+        if hasattr(self.machine, "device_report"):
+            report["device"] = self.machine.device_report()
         (self.out / "report.json").write_text(json.dumps(report, indent=1))
         self.save_weights()
         plot_history(self.history, self.out)
@@ -193,10 +221,19 @@ class Run:
         return report
 
     def save_weights(self) -> None:
-        cores, biases = self.machine.float_params()
-        arrays = {f"mem/{k}": v for k, v in self.machine.mem.items() if not k.startswith(("d", "V"))}
+        cores, biases = self.golden.float_params()
+        arrays = {f"mem/{k}": v for k, v in self.golden.mem.items() if not k.startswith(("d", "V"))}
         np.savez(self.out / "weights.npz", **arrays,
-                 frac=json.dumps(self.machine.frac), config=json.dumps(config_to_dict(self.cfg)))
+                 frac=json.dumps(self.golden.frac), config=json.dumps(config_to_dict(self.cfg)))
+
+
+def device_rates(device, stats: dict) -> dict:
+    """Progress fields of a co-simulated device: simulated cycles per wall second of this epoch."""
+    cycles = getattr(device, "sim_cycles", None)
+    if cycles is None:
+        return {}
+    stats.setdefault("cycles0", cycles)
+    return {"sim_cycles_per_s": f"{(cycles - stats['cycles0']) / max(stats['elapsed'], 1e-9):.0f}"}
 
 
 class LogProgress:
