@@ -123,6 +123,7 @@ class BusResponder:
                                                           "err")}
         self.writes = self.reads = self.errors = 0
         self.log: list | None = None
+        self._delay = 0  # the ack delay drawn for the transaction in progress
         self._task = None
 
     def peek(self, addr: int) -> int:

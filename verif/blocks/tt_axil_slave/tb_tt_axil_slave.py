@@ -22,6 +22,7 @@ Checks:
     read returns the worker's shadow (strobes applied, erring writes dropped) with SLVERR exactly on erring
     words, every write's bresp likewise; at the end the responder's memory equals every shadow, and the
     responder counted exactly the transactions the workers issued.
+  - A hang (no AXI response for HANG_CYCLES) fails the test; the first protocol error ends the stimulus.
   - AxilCoverage: kind x ack delay class x error x stall class (none, request waited for ready, AW and W in
     different cycles, response back-pressured), write order, strobes, kind x contention; fails on any hole.
 
@@ -36,7 +37,7 @@ from types import SimpleNamespace
 
 import cocotb
 import pyuvm
-from cocotb.triggers import ClockCycles, Event, SimTimeoutError, with_timeout
+from cocotb.triggers import ClockCycles, Event, First, Timer
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_factory, uvm_test
 
 from verif.axil import DELAY_CLASSES, OKAY, SLVERR, AxilHost, BusResponder, delay_class, word_init
@@ -45,7 +46,7 @@ from verif.uvm import (BlockEnv, ClockedMonitor, Coverage, Predictor, Scoreboard
 
 REGION = 8  # words per worker
 STALLS = ["none", "req_wait", "split", "resp_wait"]
-TIMEOUT_CYCLES = 400_000
+HANG_CYCLES = 2_000  # no AXI response for this long: hung (a transaction takes well under 100 cycles)
 
 
 class BusItem(SeqItem):
@@ -76,6 +77,8 @@ class AxilMonitor(ClockedMonitor):
         self.cov_ap = uvm_analysis_port("cov_ap", self)
         self.handles = {n.removeprefix("s_axil_"): getattr(self.dut, n) for n in self.SIGNALS}
         self.errors: list[str] = []
+        self.failed = Event()
+        self.responses = 0
         self.aw, self.w = [], []  # handshaken, not yet paired: (addr, cycle, waited) / (data, strb, cycle, waited)
         self.wait_start = {}  # request channel -> cycle its valid rose without ready
         self.accepted = {"wr": 0, "rd": 0}
@@ -95,6 +98,7 @@ class AxilMonitor(ClockedMonitor):
         if len(self.errors) < 10:
             self.logger.error(msg)
         self.errors.append(msg)
+        self.failed.set()  # ends the stimulus early: after a protocol error the rest only hangs or repeats it
 
     def sample(self, c: int):
         v = {n: signal_int(h) for n, h in self.handles.items()}
@@ -196,6 +200,7 @@ class AxilMonitor(ClockedMonitor):
         if not v[ready]:
             return
         self.resp_cur[kind] = None
+        self.responses += 1
         item = RespItem("resp")
         item.kind, (item.resp, item.rdata) = kind, pay
         self.resp_ap.write(item)
@@ -324,11 +329,19 @@ class AxilTestBase(uvm_test):
         return self.shadow.get(addr, word_init(addr, self.resp.salt))
 
     async def run_until_done(self, coro) -> None:
-        """Await `coro`; a hang (a stuck ready or valid) becomes a failure, not a stuck simulation."""
-        try:
-            await with_timeout(cocotb.start_soon(coro), TIMEOUT_CYCLES * self.env.PERIOD_NS, "ns")
-        except SimTimeoutError:
-            self.fail(f"timeout: stimulus not finished after {TIMEOUT_CYCLES} cycles (a lost transaction?)")
+        """Await `coro`; a hang (a stuck ready or valid, a lost transaction) becomes a failure, not a stuck
+        simulation, and the first protocol error the monitor finds ends the run (check_phase reports it)."""
+        task = cocotb.start_soon(coro)
+        mon = self.env.monitor
+        while not task.done() and not mon.errors:
+            seen = mon.responses
+            await First(task.complete, mon.failed.wait(), Timer(HANG_CYCLES * self.env.PERIOD_NS, "ns"))
+            if not task.done() and not mon.errors and mon.responses == seen:
+                self.fail(f"hang: no AXI response for {HANG_CYCLES} cycles (a lost transaction?)")
+                break
+        if not task.done():
+            task.cancel()
+            return
         for _ in range(200):  # let the last responses through the monitor
             if self.host.idle():
                 break
