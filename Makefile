@@ -23,7 +23,9 @@ EPOCHS   ?=
 TARGET   ?= ice40-up5k
 QUICK    ?= 0
 J        ?= 2
-OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)
+CHECK    ?= sample
+TRAIN_SIM = $(or $(SIM),verilator)
+OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)
 export SIM SEED WAVES
 
 .PHONY: help setup train regress lint synth qor coverage mutate bench clean
@@ -33,14 +35,15 @@ help: ## list the targets and variables
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## (.*)/  make \1\t\2/' | expand -t 20
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
+	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=sample|batch|off"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
 
-train: setup ## train MODEL on DATASET (default: digits), writing report, plots and checkpoints to OUT
-	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) -> $(OUT)"
-	$(PY) -m golden train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
-	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --out $(OUT)
+train: setup ## train MODEL on DATASET (default: digits) on the co-simulated accelerator, checked by the golden model
+	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK) -> $(OUT)"
+	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
+	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@echo "regress: SEED=$(SEED) J=$(J)"

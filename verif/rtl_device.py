@@ -144,6 +144,21 @@ class RtlDevice:
                 await self.host.write_bank(bank, base, self.golden.mem[name])
 
     # --- the Machine interface ----------------------------------------------------------------------------
+    @property
+    def sim_cycles(self) -> int:
+        """Accelerator cycles spent in programs so far (the busy-cycle counter's increments)."""
+        return sum(self.cycles.values())
+
+    def device_report(self) -> dict:
+        per = {p: round(self.cycles[p] / self.runs[p]) for p in self.cycles if self.runs[p]}
+        return {"cycles_per_program_run": per, "program_runs": dict(self.runs), "check": self.check,
+                "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
+                "params": {"bank_shift": self.params.bank_shift, "bank_depth": list(self.params.bank_depth),
+                           "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth}}
+
+    def rank_update(self):
+        raise NotImplementedError("rank adaptation does not run on the accelerator yet")
+
     async def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
         preds, ps = [], []
         for x, y in zip(xq, labels):

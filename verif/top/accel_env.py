@@ -15,7 +15,7 @@ from golden.config import load_config
 from golden.machine import Machine
 from golden.train import init_float_params
 from verif.axil import AxilHost
-from verif.host import AccelHost, Backdoor
+from verif.host import AccelHost, Backdoor, DirectAxil
 from verif.rtl_device import RtlDevice
 
 CLOCK_NS = 10
@@ -43,21 +43,27 @@ def model_config(name: str, batch: int | None = None):
     return cfg
 
 
-async def start_accel(dut, cfg, seed: int, check: str = "sample") -> RtlDevice:
-    """Clock, reset, host; a golden machine with the seed's initial parameters; its state uploaded."""
+async def open_accel(dut, check: str = "sample", fast_bus: bool = False):
+    """Clock, reset and the AXI host; returns a device factory for golden.train.Run: machine -> RtlDevice.
+    fast_bus: verif.host.DirectAxil instead of cocotbext-axi's master (long runs; no stalls)."""
     cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0
     await ClockCycles(dut.clk, 2)
-    host = AccelHost(AxilHost(dut, dut.clk, dut.rst), dut, period_ns=CLOCK_NS)
+    axil = DirectAxil(dut, dut.clk) if fast_bus else AxilHost(dut, dut.clk, dut.rst)
+    host = AccelHost(axil, dut, period_ns=CLOCK_NS)
     params = await host.params()
-    comp = compile_network(cfg)
-    golden = Machine(comp, seed)
-    rng = np.random.default_rng(seed)
-    cores, biases = init_float_params(cfg, rng)
+    return lambda golden: RtlDevice(host, Backdoor(dut, params), params, golden, check=check)
+
+
+async def start_accel(dut, cfg, seed: int, check: str = "sample") -> RtlDevice:
+    """An accelerator whose state is a fresh golden machine's with the seed's initial parameters."""
+    make_device = await open_accel(dut, check)
+    golden = Machine(compile_network(cfg), seed)
+    cores, biases = init_float_params(cfg, np.random.default_rng(seed))
     golden.load_float_params(cores, biases)
-    dev = RtlDevice(host, Backdoor(dut, params), params, golden, check=check)
+    dev = make_device(golden)
     await dev.upload()
     return dev
 

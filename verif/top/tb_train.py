@@ -1,0 +1,31 @@
+"""`make train` inside the simulator: golden/train.py's Run with the co-simulated accelerator as its device.
+
+verif/train.py (the command) checks the inputs, builds the accelerator for the model and passes the run's
+settings in the environment: TRAIN_MODEL, TRAIN_DATASET, TRAIN_DATA_DIR, TRAIN_EPOCHS, TRAIN_SEED,
+TRAIN_CHECK, TRAIN_OUT.
+"""
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import cocotb
+
+from golden.config import load_config
+from golden.datasets import load_dataset
+from golden.train import Run
+from verif.top.accel_env import open_accel
+
+
+@cocotb.test()
+async def train(dut):
+    env = os.environ
+    cfg = load_config(env["TRAIN_MODEL"])
+    if env.get("TRAIN_EPOCHS"):
+        cfg = replace(cfg, train=replace(cfg.train, epochs=int(env["TRAIN_EPOCHS"])))
+    data = load_dataset(env["TRAIN_DATASET"], env.get("TRAIN_DATA_DIR") or None)
+    make_device = await open_accel(dut, env.get("TRAIN_CHECK", "sample"), fast_bus=True)
+    sim = cocotb.SIM_NAME.lower()
+    run = Run(cfg, data, int(env["TRAIN_SEED"]), Path(env["TRAIN_OUT"]), cfg.train.epochs, device=make_device,
+              executor=f"rtl ({sim})")
+    report = await run.arun()
+    dut._log.info(f"test accuracy {report['test_acc']:.4f} (bit-identical to the golden model)")

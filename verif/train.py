@@ -1,0 +1,88 @@
+"""`make train`: train a TT network on the co-simulated accelerator, checked in lock-step by the golden model.
+
+    python -m verif.train [--model digits] [--dataset digits] [--data-dir DIR] [--epochs N] [--seed N]
+                          [--sim verilator|icarus|golden] [--check sample|batch|off] [--out DIR]
+
+Everything that can be wrong with the inputs (model, dataset files, sizes, a network the accelerator cannot
+hold or run) fails here, before any simulation starts. Then the accelerator is built for the model
+(rtl/tt_accel.v parameters from golden/program.py params_for) and verif/top/tb_train.py runs golden/train.py's
+Run in the simulator: the same progress lines, report.json, plots, weights and resumable checkpoints as a
+golden run, plus the device's cycle counts. `--sim golden` trains on the golden model alone (fast).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from golden import program as P
+from golden.compiler import compile_network
+from golden.config import load_config
+from golden.datasets import load_dataset
+from golden.train import check_compatible
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="digits")
+    ap.add_argument("--dataset", default="digits")
+    ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--epochs", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
+    ap.add_argument("--check", default="sample", choices=("sample", "batch", "off"))
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args(argv)
+    try:
+        cfg = load_config(a.model)
+        if a.epochs:
+            cfg = replace(cfg, train=replace(cfg.train, epochs=a.epochs))
+        data = load_dataset(a.dataset, a.data_dir)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    check_compatible(cfg, data)
+    out = Path(a.out or ROOT / "build" / "train" / f"{cfg.name}-{data.name}-seed{a.seed}-{a.sim}")
+    print(f"seed {a.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / {len(data.test_y)} "
+          f"test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  device {a.sim}  check {a.check}  out {out}")
+    if a.sim == "golden":
+        from golden.train import Run
+        report = Run(cfg, data, a.seed, out, cfg.train.epochs).run()
+        print(f"test accuracy {report['test_acc']:.4f}")
+        return 0
+    comp = compile_network(cfg)
+    if cfg.train.rank.enabled or cfg.train.optimizer != "sgd":
+        print("error: the accelerator does not run rank adaptation or Adam yet (SGD with momentum only); "
+              "use --sim golden for this configuration", file=sys.stderr)
+        return 2
+    params = P.params_for(comp)
+    try:
+        P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
+    except P.ProgramError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    from verif.runner import BUILD, run_block
+    from verif.top.accel_env import hdl_parameters
+    from verif.top.test_tt_accel import SOURCES
+    os.environ.update({"TRAIN_MODEL": a.model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
+                       "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,
+                       "TRAIN_OUT": str(out.resolve())})
+    os.environ.setdefault("SEED", str(a.seed))
+    try:
+        run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params, comp), sim=a.sim,
+                  test_module="verif.top.tb_train", testcase="train",
+                  build_dir=BUILD / "train" / cfg.name / a.sim, test_dir=out / "sim")
+    except AssertionError as e:
+        print(f"error: the co-simulated run failed (see {out / 'sim'}): {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {out / 'report.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
