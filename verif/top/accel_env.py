@@ -57,9 +57,9 @@ async def open_accel(dut, check: str = "sample", fast_bus: bool = False):
     return lambda golden: RtlDevice(host, Backdoor(dut, params), params, golden, check=check)
 
 
-async def start_accel(dut, cfg, seed: int, check: str = "sample") -> RtlDevice:
+async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False) -> RtlDevice:
     """An accelerator whose state is a fresh golden machine's with the seed's initial parameters."""
-    make_device = await open_accel(dut, check)
+    make_device = await open_accel(dut, check, fast_bus)
     golden = Machine(compile_network(cfg), seed)
     cores, biases = init_float_params(cfg, np.random.default_rng(seed))
     golden.load_float_params(cores, biases)

@@ -1,6 +1,7 @@
 """Top-level cocotb tests of rtl/tt_accel.v: whole training steps in lock-step with the golden machine.
 
-The model comes from the environment (MODEL, BATCH), set by test_tt_accel.py. Every sample's prediction,
+The model comes from the environment (MODEL, BATCH, UPDATES, TEST_SAMPLES; BUS=direct: verif.host.DirectAxil
+instead of cocotbext-axi's master), set by test_tt_accel.py. Every sample's prediction,
 p[label], gradients and random stream, every update's weights and statistics, and every inference are
 compared bit for bit (verif/rtl_device.py).
 """
@@ -18,7 +19,7 @@ async def train_steps(dut):
     """Calibration, a few mini-batches (samples, update, shift control) and inference, all on the RTL."""
     s = seed()
     cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
-    dev = await start_accel(dut, cfg, s)
+    dev = await start_accel(dut, cfg, s, fast_bus=os.environ.get("BUS") == "direct")
     data = load_dataset(os.environ.get("DATASET", cfg.name if cfg.name in ("tiny", "digits") else "digits"))
     rng = np.random.default_rng(s)
     xq = dev.quantize_input(data.train_x)
