@@ -3,8 +3,10 @@
     python scripts/synth.py --target ice40-up5k|ecp5-85k|zynq-usplus [--top M] [--param K=V ...]
                             [--update-baseline] [--bitstream] [--ooc]
 
-Targets live in scripts/synth_targets.json (tool flow, part, top module, parameters, RTL files, constraint
-file, clocks and requested MHz, resource names, device capacity). Each run writes build/synth/<target>/:
+Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
+file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
+model: hdl_parameters(params_for(compile_network(load_config(model)))), computed on every run (model_params);
+"params" in the target and --param override them. Each run writes build/synth/<target>/:
 report.json (the figures), synth.ys and yosys.log, stat.json/stat.txt (cell counts), pre_map.json
 (multipliers and memories before technology mapping), and for place-and-route targets pnr.log and
 pnr_report.json. It prints a short table and:
@@ -416,6 +418,7 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
         "target": report["target"],
         "part": report.get("part"),
         "top": report["top"],
+        "model": report.get("model"),
         "params": report.get("params", {}),
         "out_of_context": bool(report.get("out_of_context")),
         "tolerances": {**tol, "rule": TOLERANCE_RULE},
@@ -633,6 +636,29 @@ def git_commit() -> str | None:
         return None
 
 
+def model_params(model: str) -> dict:
+    """The accelerator top's parameters for a model (golden/configs): the banks and program memory its
+    compiled network needs, as the co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    try:
+        from golden import program as P
+        from golden.compiler import compile_network
+        from golden.config import load_config
+        from verif.top.accel_env import hdl_parameters
+        comp = compile_network(load_config(model))
+        return dict(hdl_parameters(P.params_for(comp), comp))
+    except Exception as e:  # a missing model or a broken compiler is a configuration error
+        raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
+
+
+def target_params(cfg: dict) -> dict:
+    """The configured top's parameters: the model's (when the target names one), then the target's "params"."""
+    params = model_params(cfg["model"]) if cfg.get("model") else {}
+    params.update(cfg.get("params", {}))
+    return params
+
+
 def parse_params(items: list[str]) -> dict:
     out = {}
     for it in items:
@@ -664,7 +690,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         raise ToolError(f"constraint file missing: {cfg['constraints']}")
     report: dict = {
         "target": name, "board": cfg.get("board"), "part": cfg["part"], "family": cfg["family"],
-        "top": top, "params": params, "rtl": [str(f.relative_to(ROOT)) for f in files],
+        "top": top, "model": cfg.get("model") if top == cfg["top"] else None, "params": params, "rtl": [str(f.relative_to(ROOT)) for f in files],
         "constraints": cfg["constraints"], "synth_command": cfg["synth"],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git_commit(), "status": "ok", "problems": [], "tools": {}, "runtime_s": {},
@@ -799,7 +825,8 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
 
 def print_report(report: dict) -> None:
     print()
-    print(f"== {report['target']}: {report['part']} ({report.get('board')}), top {report['top']} {report['params']}"
+    print(f"== {report['target']}: {report['part']} ({report.get('board')}), top {report['top']}"
+          + (f" for model {report['model']}" if report.get("model") else "") + f" {report['params']}"
           + (" (out of context)" if report.get("out_of_context") else ""))
     rows = []
     for res, n in report["resources"].items():
@@ -864,7 +891,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = targets[args.target]
     top = args.top or cfg["top"]
     try:
-        params = dict(cfg.get("params", {})) if top == cfg["top"] else {}
+        params = target_params(cfg) if top == cfg["top"] else {}
         params.update(parse_params(args.param))
         report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc)
     except ToolError as e:
