@@ -40,7 +40,7 @@ module tt_bank #(
   genvar p;
   generate
     for (p = 0; p < READ_PORTS; p = p + 1) begin : g_copy
-      reg [WIDTH-1:0] mem [0:DEPTH-1];
+      reg [WIDTH-1:0] mem [0:DEPTH-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
       reg [WIDTH-1:0] rd_q;
       always @(posedge clk) begin
         if (wr_en) begin
