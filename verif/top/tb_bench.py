@@ -1,0 +1,57 @@
+"""Cycle counts and simulation speed of the accelerator top, for `make bench` (verif/top/bench_rtl.py).
+
+Runs one training sample, one update and one inference of MODEL (the accelerator's timing does not depend on
+the data), reads the sequencer's counters (busy cycles and each unit's cycles) and times the simulator while the
+DUT runs free. Writes BENCH_OUT (JSON). The run is checked against the golden model like every top-level test.
+"""
+import json
+import os
+import time
+from pathlib import Path
+
+import cocotb
+
+from golden.datasets import load_dataset
+from verif.host import UNITS
+from verif.top.accel_env import model_config, seed, start_accel
+
+
+async def measure(dev, prog: str, run) -> dict:
+    host = dev.host
+    await host.clear_counters()
+    t0 = time.perf_counter()
+    await run()
+    wall = time.perf_counter() - t0
+    c = await host.counters()
+    units = {u: c[f"{u}_cycles"] for u in UNITS}
+    return {"cycles": c["cycles"], "units": units, "sequencer_overhead": c["cycles"] - sum(units.values()),
+            "ops": c["ops"], "host_and_check_wall_s": wall}
+
+
+@cocotb.test()
+async def bench(dut):
+    cfg = model_config(os.environ["MODEL"])
+    dev = await start_accel(dut, cfg, seed(), check="batch", fast_bus=True)
+    data = load_dataset(os.environ["DATASET"])
+    x = dev.quantize_input(data.train_x[:1])
+    label = int(data.train_y[0])
+    out = {"model": cfg.name, "sim": cocotb.SIM_NAME, "macs": {p: dev.comp.macs(p) for p in ("train_sample", "infer")},
+           "ops": {p: len(getattr(dev.comp, p)) for p in ("train_sample", "update", "infer")}}
+    out["train_sample"] = await measure(dev, "train_sample", lambda: dev.train_sample(x[0], label))
+    out["update"] = await measure(dev, "update", dev.update)
+    out["infer"] = await measure(dev, "infer", lambda: dev.infer(x))
+    # Simulation speed with the environment attached: the train_sample program back to back, the host only
+    # starting it and waiting for done (the state is not checked after this point).
+    runs = int(os.environ.get("BENCH_RUNS", "3"))
+    await dev.host.clear_counters()
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        await dev.host.run(dev.image.entry["train_sample"], dev.budget["train_sample"], label)
+    wall = time.perf_counter() - t0
+    cycles = (await dev.host.counters())["cycles"]
+    out["sim_speed"] = {"runs": runs, "cycles": cycles, "wall_s": wall, "cycles_per_s": cycles / wall}
+    Path(os.environ["BENCH_OUT"]).write_text(json.dumps(out, indent=1))
+    t = out["train_sample"]
+    dut._log.info(f"{cfg.name}: train_sample {t['cycles']} cycles ({t['units']}, sequencer {t['sequencer_overhead']}),"
+                  f" simulated at {out['sim_speed']['cycles_per_s']:.0f} cycles/s")
+    assert t["cycles"] >= out["macs"]["train_sample"]  # one MAC lane: never fewer cycles than MACs
