@@ -29,8 +29,8 @@ from golden.machine import SAT_COUNTER_MAX, Machine
 from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
 from verif.host import (CTRL, CTRL_CLEAR_COUNTERS, CTRL_CLEAR_ERROR, CTRL_SEED, CTRL_START, CYCLES, ERROR, ID,
-                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, SAT_TOTAL, SEED, START_PC, STATUS, UNIT_CYCLES,
-                        WIN_BANK, WIN_PROG, WIN_STAT, to_signed)
+                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, SAT_TOTAL, SEED, START_PC, STATUS, WIN_BANK, WIN_PROG,
+                        WIN_STAT, to_signed)
 from verif.top.accel_env import model_config, open_accel, seed
 
 PROG_DEPTH = 1000  # not a power of two: START_PC and the program window can point past the program memory
@@ -191,7 +191,8 @@ class Env:
         assert st == ST_ERROR, f"{where}: STATUS {st:#x}, expected error only (busy and done low)"
         assert int(self.dut.error.value) == 1 and int(self.dut.done.value) == 0, f"{where}: error / done pins"
         got = await self.error_fields()
-        assert got == (code, unit_code, pc), f"{where}: ERROR (code, unit code, pc) {got}, expected {(code, unit_code, pc)}"
+        want = (code, unit_code, pc)
+        assert got == want, f"{where}: ERROR (code, unit code, pc) {got}, expected {want}"
 
     async def clear_error(self, where: str) -> None:
         await self.host.wr(CTRL, CTRL_CLEAR_ERROR)
@@ -252,9 +253,11 @@ async def illegal_programs(dut):
 
     # (name, base, words, code, unit code, pc, good ops run before the bad record)
     cases = [
-        ("unknown kind 5", B, zero_rec + [P.header(5, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B + n0, [zero_f]),
+        ("unknown kind 5", B, zero_rec + [P.header(5, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B + n0,
+         [zero_f]),
         ("unknown kind 15", B, [P.header(15, 3, True, 0)] + END, 1, 0, B, []),
-        ("contract header with the element-wise length", B, [P.header(P.KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B, []),
+        ("contract header with the element-wise length", B,
+         [P.header(P.KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B, []),
         ("element-wise header, payload one word short", B, zero_rec + ew_record(zero_f, nwords=ew_words - 1) + END,
          1, 0, B + n0, [zero_f]),
         ("contract header, payload one word long", B, ct_record(mv, nwords=ct_words + 1) + END, 1, 0, B, []),
@@ -278,7 +281,8 @@ async def illegal_programs(dut):
         # units refusing their descriptors
         ("contract shift 60", B, zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 60)) + END,
          5, 1, B + n0, [zero_f]),
-        ("contract shift 48", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 48)) + END, 5, 1, B, []),
+        ("contract shift 48", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 48)) + END, 5, 1, B,
+         []),
         ("contract shift -17", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, -17)) + END, 5, 1, B,
          []),
         ("contract out_w 17", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 3, out_w=17)) + END,
@@ -410,7 +414,7 @@ async def start_while_busy(dut):
         await env.host.wr(CTRL, CTRL_START)
         await env.wait_end(50_000)
         code, unit_code, pc = await env.error_fields()
-        assert pc in pcs[1:], f"start while busy (delay {delay}): ERROR pc {pc} is not a record boundary after the first"
+        assert pc in pcs[1:], f"start while busy (delay {delay}): ERROR pc {pc} is not a record boundary after the 1st"
         k = pcs.index(pc)
         await env.expect_stopped(6, 0, pc, f"start while busy (delay {delay})")
         assert (await env.counters())["ops"] == k, "ops completed before the stop"
@@ -649,13 +653,14 @@ async def shift_ends_and_statistics(dut):
             flat, n_sat, mx, state = golden_ew(flat, d, state)
         await env.run_hand(words + END)
         where = f"hand op {i} ({'shift ' + str(d.shift) if isinstance(d, ContractDesc) else 'ewise'})"
-        assert await env.status() == ST_DONE, f"{where}: STATUS {await env.status():#x}, ERROR {await env.error_fields()}"
+        st = await env.status()
+        assert st == ST_DONE, f"{where}: STATUS {st:#x}, ERROR {await env.error_fields()}"
         env.check_banks(flat, where)
         assert await host.rd(LFSR) == state, f"{where}: stream state"
         sat0, mx0 = stats[slot]
         stats[slot] = (min(sat0 + n_sat, SAT_COUNTER_MAX), max(mx0, mx) if observe else mx0)
         assert await host.read_stat(slot) == stats[slot], \
-            f"{where}: slot {slot} (saturations, max) {await host.read_stat(slot)}, golden {stats[slot]} (op: {n_sat}, {mx})"
+            f"{where}: slot {slot} (saturations, max) {await host.read_stat(slot)}, golden {stats[slot]}"
         sat_total = min(sat_total + n_sat, SAT_COUNTER_MAX)
         c1 = await env.counters()
         assert c1["ops"] - c0["ops"] == 1 and c1["sat_total"] == sat_total, f"{where}: OPS / SAT_TOTAL {c1}"
