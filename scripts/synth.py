@@ -421,6 +421,11 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
         "model": report.get("model"),
         "params": report.get("params", {}),
         "out_of_context": bool(report.get("out_of_context")),
+        # "does-not-fit": the configured model does not fit the part; the baseline then holds the resources
+        # it needs (no Fmax), so that growth is still caught, and every run still fails on the fit check.
+        "status": report.get("status", "ok"),
+        "does_not_fit": [{k: o.get(k) for k in ("resource", "used", "available", "over")}
+                         for o in report.get("does_not_fit", [])],
         "tolerances": {**tol, "rule": TOLERANCE_RULE},
         "metrics": {
             "fmax_mhz": {p: c["fmax_mhz"] for p, c in report.get("clocks", {}).items() if c.get("fmax_mhz") is not None},
@@ -690,7 +695,8 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         raise ToolError(f"constraint file missing: {cfg['constraints']}")
     report: dict = {
         "target": name, "board": cfg.get("board"), "part": cfg["part"], "family": cfg["family"],
-        "top": top, "model": cfg.get("model") if top == cfg["top"] else None, "params": params, "rtl": [str(f.relative_to(ROOT)) for f in files],
+        "top": top, "model": cfg.get("model") if top == cfg["top"] else None, "params": params,
+        "rtl": [str(f.relative_to(ROOT)) for f in files],
         "constraints": cfg["constraints"], "synth_command": cfg["synth"],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git_commit(), "status": "ok", "problems": [], "tools": {}, "runtime_s": {},
@@ -902,16 +908,17 @@ def main(argv: list[str] | None = None) -> int:
     failed = report["status"] != "ok" or report["timing"] == "FAIL"
     base_path = BASELINE_DIR / f"{args.target}.json"
     if args.update_baseline:
-        if report["status"] != "ok":
+        if report["status"] not in ("ok", "does-not-fit"):
             print(f"\nbaseline NOT written: the run is not usable ({report['status']})")
-            return 1 if report["status"] == "does-not-fit" else 2
+            return 2
         old_tol = None
         if base_path.exists():
             old_tol = json.loads(base_path.read_text()).get("tolerances")
         base_path.parent.mkdir(parents=True, exist_ok=True)
         base_path.write_text(json.dumps(make_baseline(report, old_tol), indent=1) + "\n")
-        print(f"\nbaseline written: {base_path.relative_to(ROOT)}")
-    elif base_path.exists() and report["status"] == "ok":
+        print(f"\nbaseline written: {base_path.relative_to(ROOT)}"
+              + (" (a does-not-fit baseline: resources only)" if report["status"] != "ok" else ""))
+    elif base_path.exists() and report["status"] in ("ok", "does-not-fit"):
         cmp = compare_to_baseline(report, json.loads(base_path.read_text()))
         print_comparison(cmp, base_path)
         failed |= not cmp["ok"]
@@ -921,7 +928,12 @@ def main(argv: list[str] | None = None) -> int:
     if report["status"] == "error":
         print("synth: FAILED (tool error)")
         return 2
-    print(f"synth {args.target}: " + ("FAILED" if failed else "PASSED"))
+    why = ""
+    if report["status"] == "does-not-fit":
+        why = " (does not fit: " + ", ".join(
+            o["resource"] + ("" if o.get("over") is None else f" {o['used']:g}/{o['available']:g}, +{o['over']:g}")
+            for o in report.get("does_not_fit", [])) + ")"
+    print(f"synth {args.target}: " + ("FAILED" + why if failed else "PASSED"))
     return 1 if failed else 0
 
 

@@ -1,6 +1,8 @@
 """Tests of scripts/synth.py's report parsing and baseline comparison. No synthesis runs here.
 
 The fixtures under fixtures/ are trimmed outputs of real runs of the project's tools:
+  (the baselines in scripts/qor_baselines/ are of the real top, rtl/tt_accel_pins.v; the fixtures stay
+  those of the old measurement wrapper, which exercise the same parsers)
   yosys023_ice40_*            Debian yosys 0.23, synth_ice40 -dsp, tt_synth_probe LANES=10 (does not fit)
   nextpnr_ice40_lanes10_*     nextpnr-ice40 0.4 log of that run (10 SB_MAC16 for 8 DSP sites)
   nextpnr_ice40_report.json   nextpnr-ice40 --report of an early probe (critical paths cut to 6 steps)
@@ -284,6 +286,19 @@ def test_baseline_other_configuration_is_not_compared():
     assert synth.compare_to_baseline(_report(out_of_context=False), base)["comparable"]
 
 
+def test_does_not_fit_baseline_keeps_the_resources():
+    over = [{"resource": "BRAM", "used": 75, "available": 30, "over": 45, "over_pct": 150.0, "bel": "ICESTORM_RAM"}]
+    clocks = {"clk": {"requested_mhz": 12.0, "fmax_mhz": None, "net": None, "pass": None}}
+    rep = _report(status="does-not-fit", does_not_fit=over, clocks=clocks,
+                  resources={"LC": 13579, "DSP": 7, "BRAM": 75, "IO": 8})
+    base = synth.make_baseline(rep)
+    assert base["status"] == "does-not-fit" and base["metrics"]["fmax_mhz"] == {}
+    assert base["does_not_fit"] == [{"resource": "BRAM", "used": 75, "available": 30, "over": 45}]
+    assert synth.compare_to_baseline(rep, base)["ok"]
+    assert not synth.compare_to_baseline(_with(rep, BRAM=80), base)["ok"]
+    assert synth.make_baseline(_report())["status"] == "ok"
+
+
 def test_yosys_only_baseline_has_no_fmax():
     rep = _report(clocks={"clk": {"requested_mhz": 200.0, "fmax_mhz": None, "net": None, "pass": None}})
     base = synth.make_baseline(rep)
@@ -329,11 +344,64 @@ def test_committed_baseline_matches_target(name):
     assert path.exists(), f"no baseline for {name}: run scripts/synth.py --target {name} --update-baseline"
     base = json.loads(path.read_text())
     cfg = TARGETS[name]
-    assert base["top"] == cfg["top"] and base["params"] == cfg["params"]
+    assert base["top"] == cfg["top"] and base["params"] == synth.target_params(cfg)
+    assert base.get("model") == cfg.get("model")
     assert set(synth.DEFAULT_TOLERANCES) <= set(base["tolerances"])
     assert base["metrics"]["resources"]
-    if cfg["pnr"]:
+    if base.get("status", "ok") == "does-not-fit":
+        # the model does not fit the part: the baseline says by how much, and has no Fmax
+        assert base["does_not_fit"] and base["metrics"]["fmax_mhz"] == {}
+        for o in base["does_not_fit"]:
+            assert o["used"] > o["available"] == cfg["capacity"][o["resource"]]
+    elif cfg["pnr"]:
         assert set(base["metrics"]["fmax_mhz"]) == set(cfg["clocks"])
+
+
+# ---------------------------------------------------------------- parameters from the model
+
+def _model_params_directly(model):
+    from golden import program as P
+    from golden.compiler import compile_network
+    from golden.config import load_config
+    from verif.top.accel_env import hdl_parameters
+    comp = compile_network(load_config(model))
+    return hdl_parameters(P.params_for(comp), comp)
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_target_parameters_come_from_the_model(name):
+    cfg = TARGETS[name]
+    assert cfg.get("model"), f"{name}: no model"
+    want = _model_params_directly(cfg["model"])
+    assert synth.target_params(cfg) == want
+    # nothing the model decides is copied into the JSON
+    assert not set(cfg.get("params", {})) & set(want), f"{name}: params copy the model's parameters"
+
+
+def test_target_params_overrides_and_bad_model():
+    digits = _model_params_directly("digits")
+    assert synth.target_params({"model": "digits", "params": {"PROG_DEPTH": 256}}) == {**digits, "PROG_DEPTH": 256}
+    assert synth.target_params({"params": {"LANES": 8}}) == {"LANES": 8}
+    with pytest.raises(synth.ToolError, match="no-such-model"):
+        synth.model_params("no-such-model")
+
+
+def _top_ports(cfg):
+    for f in synth.expand_rtl(cfg["rtl"]):
+        m = re.search(rf"^\s*module\s+{cfg['top']}\b.*?\)\s*;", f.read_text(), re.M | re.S)
+        if m:
+            return re.findall(r"\b(?:input|output|inout)\s+wire\s+(?:\[[^]]*\]\s*)?(\w+)", m.group(0))
+    raise AssertionError(cfg["top"])
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_constraints_name_every_top_port(name):
+    cfg = TARGETS[name]
+    ports = _top_ports(cfg)
+    assert "clk" in ports and len(ports) <= cfg["capacity"].get("IO", 39)  # fits the smallest board's pins
+    text = "\n".join(l.split("#", 1)[0] for l in (ROOT / cfg["constraints"]).read_text().splitlines())
+    for port in ports:
+        assert re.search(rf"(?<![\w\[]){port}\b", text), f"{cfg['constraints']} does not name {port}"
 
 
 @pytest.mark.parametrize("cell,short", [
