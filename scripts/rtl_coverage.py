@@ -3,7 +3,7 @@
     .venv/bin/python scripts/rtl_coverage.py [-k EXPR] [--keep]
 
 How the per-test coverage files come about:
-  1. This script runs the block tests themselves (pytest verif/blocks, Verilator cases only, not the
+  1. This script runs the block and top-level tests themselves (pytest verif/blocks verif/top, Verilator cases only, not the
      elaboration checks), in this process, with verif.runner.run_block replaced by a wrapper: every
      (toplevel, parameter set, cocotb module) is built with `--coverage-line --coverage-toggle` in its own dir
      build/coverage/sim/<toplevel>/<params>/<module>/ (never the normal build/sim dirs) and run with test dir
@@ -48,21 +48,25 @@ TOGGLE = "toggle"
 # ---------------------------------------------------------------------------------------------------------
 # 1-2. Run the block tests with coverage builds
 # ---------------------------------------------------------------------------------------------------------
+_RUN_BLOCK: list = []  # verif.runner.run_block before run_tests replaces it
+
+
 def coverage_run_block(toplevel, sources, parameters=None, sim="icarus", test_module=None, test_dir=None,
-                       waves=None, testcase=None):
-    """Drop-in for verif.runner.run_block: Verilator only, coverage build, build/test dirs under build/coverage."""
+                       waves=None, testcase=None, build_dir=None, build_args=(), always=None):
+    """Drop-in for verif.runner.run_block: Verilator only, coverage build, build/test dirs under build/coverage
+    (a caller's build_dir is replaced; its build_args are kept)."""
     import pytest
 
-    from verif.runner import param_tag, run_block
+    from verif.runner import param_tag
 
     if sim != "verilator":
         pytest.skip("RTL coverage is measured on Verilator only")
     tag = param_tag(dict(parameters or {}))
     module = (test_module or "default").rsplit(".", 1)[-1]
-    return run_block(toplevel, sources, parameters, "verilator", test_module,
+    return _RUN_BLOCK[0](toplevel, sources, parameters, "verilator", test_module,
                      build_dir=COV / "sim" / toplevel / tag / module,
                      test_dir=COV / "runs" / toplevel / tag / module,
-                     build_args=COVERAGE_ARGS, testcase=testcase, waves=False)
+                     build_args=COVERAGE_ARGS + list(build_args), testcase=testcase, waves=False)
 
 
 def run_tests(select: str, extra: list[str]) -> int:
@@ -70,8 +74,10 @@ def run_tests(select: str, extra: list[str]) -> int:
 
     import verif.runner
 
+    _RUN_BLOCK[:] = [verif.runner.run_block]  # the real one, for the wrapper
     verif.runner.run_block = coverage_run_block  # before pytest imports the test modules
-    args = ["-q", "-p", "no:cacheprovider", str(ROOT / "verif" / "blocks"), "-k", select, *extra]
+    args = ["-q", "-p", "no:cacheprovider", str(ROOT / "verif" / "blocks"), str(ROOT / "verif" / "top"), "-k", select,
+            *extra]
     print("rtl_coverage: pytest", " ".join(args), flush=True)
     return int(pytest.main(args))
 

@@ -36,6 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
     ap.add_argument("--check", default="sample", choices=("sample", "batch", "off"))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--interrupt-after", type=int, default=0, help=argparse.SUPPRESS)  # tests: a Ctrl-C after n batches
     a = ap.parse_args(argv)
     try:
         cfg = load_config(a.model)
@@ -71,7 +72,7 @@ def main(argv=None) -> int:
     from verif.top.test_tt_accel import SOURCES
     os.environ.update({"TRAIN_MODEL": a.model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
                        "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,
-                       "TRAIN_OUT": str(out.resolve())})
+                       "TRAIN_OUT": str(out.resolve()), "TRAIN_INTERRUPT_AFTER": str(a.interrupt_after)})
     os.environ.setdefault("SEED", str(a.seed))
     try:
         # Verilator: only the top's ports and the banks' words (metacomment in tt_bank.v) are visible to
