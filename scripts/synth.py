@@ -424,6 +424,7 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
         # "does-not-fit": the configured model does not fit the part; the baseline then holds the resources
         # it needs (no Fmax), so that growth is still caught, and every run still fails on the fit check.
         "status": report.get("status", "ok"),
+        "fits": report.get("status", "ok") != "does-not-fit",
         "does_not_fit": [{k: o.get(k) for k in ("resource", "used", "available", "over")}
                          for o in report.get("does_not_fit", [])],
         "tolerances": {**tol, "rule": TOLERANCE_RULE},

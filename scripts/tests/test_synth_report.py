@@ -292,11 +292,11 @@ def test_does_not_fit_baseline_keeps_the_resources():
     rep = _report(status="does-not-fit", does_not_fit=over, clocks=clocks,
                   resources={"LC": 13579, "DSP": 7, "BRAM": 75, "IO": 8})
     base = synth.make_baseline(rep)
-    assert base["status"] == "does-not-fit" and base["metrics"]["fmax_mhz"] == {}
+    assert base["status"] == "does-not-fit" and not base["fits"] and base["metrics"]["fmax_mhz"] == {}
     assert base["does_not_fit"] == [{"resource": "BRAM", "used": 75, "available": 30, "over": 45}]
     assert synth.compare_to_baseline(rep, base)["ok"]
     assert not synth.compare_to_baseline(_with(rep, BRAM=80), base)["ok"]
-    assert synth.make_baseline(_report())["status"] == "ok"
+    assert synth.make_baseline(_report())["status"] == "ok" and synth.make_baseline(_report())["fits"]
 
 
 def test_yosys_only_baseline_has_no_fmax():
