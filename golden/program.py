@@ -76,6 +76,15 @@ def pack_fields(fields, values: dict[str, int]) -> list[int]:
     return [(bits >> (WORD * i)) & 0xFFFFFFFF for i in range(payload_words(fields))]
 
 
+def unpack_fields(fields, bits: int) -> dict[str, int]:
+    """The inverse of pack_fields on the payload as one integer (word 0 in the low bits)."""
+    out, pos = {}, 0
+    for name, width in fields:
+        out[name] = bits >> pos & ((1 << width) - 1)
+        pos += width
+    return out
+
+
 def header(kind: int, slot: int = 0, observe: bool = False, nwords: int = 0) -> int:
     return kind | slot << SLOT_LSB | int(observe) << OBSERVE_BIT | nwords << NWORDS_LSB
 

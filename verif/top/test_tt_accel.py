@@ -35,3 +35,14 @@ def test_tt_accel_train_steps(sim, case, monkeypatch):
     run_block(toplevel="tt_accel", sources=SOURCES, parameters=params, sim=sim,
               build_dir=BUILD / "tt_accel" / case / (sim + ("-waves" if os.environ.get("WAVES") == "1" else "")),
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
+
+
+@pytest.mark.skipif("verilator" not in SIMS, reason="the digits workload runs on Verilator (Icarus: 8 min)")
+def test_tt_accel_uvm_coverage(monkeypatch):
+    """pyuvm environment (verif/top/tb_uvm_accel.py): digits training steps, op coverage closed."""
+    comp = compile_network(model_config("digits", 2))
+    for k, v in {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct"}.items():
+        monkeypatch.setenv(k, v)
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp), comp),
+              sim="verilator", build_dir=BUILD / "tt_accel" / "uvm" / "verilator",
+              test_module="verif.top.tb_uvm_accel")

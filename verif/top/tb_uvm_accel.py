@@ -1,0 +1,152 @@
+"""pyuvm top-level environment of rtl/tt_accel.v: training steps with functional coverage of the ops executed.
+
+    AccelTrainTest.run_phase: the host (verif/rtl_device.py over AXI4-Lite) calibrates, trains mini-batches and
+    infers; the lock-step device is the scoreboard: every sample's prediction, p[label], gradients and stream,
+    every update's weights and statistics are predicted by the golden machine and compared bit for bit.
+    OpMonitor: wakes when the sequencer retires an op (its statistics cycle: one wake-up per op, none per cycle)
+    and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation.
+    OpCoverage: opcode x size class x shift class x rounding x saturation (cocotb-coverage); a hole fails the test.
+
+MODEL / BATCH / UPDATES select the workload (verif/top/test_tt_accel.py sets them).
+"""
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import cocotb
+import numpy as np
+import pyuvm
+from cocotb.triggers import Edge
+from pyuvm import uvm_analysis_port, uvm_component, uvm_env, uvm_test
+
+from golden import isa
+from golden import program as P
+from golden.datasets import load_dataset
+from verif.top.accel_env import model_config, seed, start_accel
+from verif.uvm import Coverage
+
+S_STAT = 6  # tt_seq's statistics state: the op is complete and its counts are on the unit ports
+EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
+KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "sce"]
+SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
+SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
+
+
+def size_class(n: int) -> str:
+    return next(k for k, (lo, hi) in SIZES.items() if lo <= n <= hi)
+
+
+def shift_class(s: int) -> str:
+    return next(k for k, (lo, hi) in SHIFTS.items() if lo <= s <= hi)
+
+
+def signed(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+async def saturate(dev, xq: np.ndarray, labels: np.ndarray) -> None:
+    """Corner phase: every master core, bias and gradient sum at the top of its format, inputs at full scale,
+    then a training step, still in lock-step: contractions, bias adds, gradient sums and updates saturate."""
+    g = dev.golden
+    for name in g.mem:
+        if name.startswith(("W", "B", "dG", "dB")) and name in g.frac:
+            g.mem[name][:] = g.fmt(name).qmax
+    for op in dev.comp.update:
+        if op.kind == "derive":
+            g._derive(op.out, op.ins[0])
+    await dev.upload()
+    top = np.full_like(xq, g.fmt("X0").qmax)
+    await dev.train_batch(top, labels)
+
+
+class OpMonitor(uvm_component):
+    def build_phase(self):
+        self.ap = uvm_analysis_port("ap", self)
+
+    async def run_phase(self):
+        seq = cocotb.top.u_seq
+        while True:
+            await Edge(seq.state_q)
+            if not seq.state_q.value.is_resolvable or int(seq.state_q.value) != S_STAT:
+                continue
+            unit = int(seq.unit_q.value)
+            desc = int(seq.desc_q.value)
+            sat = int(seq.unit_sat.value) >> (32 * unit) & 0xFFFFFFFF
+            if unit == 0:
+                d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
+                counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
+                out = int(np.prod(counts[isa.MAX_RED:]))
+                txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
+                                      rounding="stochastic" if d["mode"] else "nearest")
+            elif unit == 1:
+                d = P.unpack_fields(P.EWISE_FIELDS, desc)
+                txn = SimpleNamespace(kind=EW_NAMES.get(d["opcode"], "?"), size=size_class(d["count"]),
+                                      shift=shift_class(signed(d["shift"], 7)),
+                                      rounding="stochastic" if d["mode"] else "nearest")
+            else:
+                d = P.unpack_fields(P.SCE_FIELDS, desc)
+                txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
+            txn.saturated = "yes" if sat else "no"
+            self.ap.write(txn)
+
+
+class OpCoverage(Coverage):
+    """What the compiled programs make the RTL do, in normal training and in the saturating corner phase.
+    Combinations no compiled program can produce are ignored, each for a reason: ReLU, its derivative, ZERO,
+    DERIVE and the softmax unit never round stochastically (SPEC 5.3-5.5), and the compiler emits ACC with
+    stochastic rounding only; ReLU / RELU_BWD / ZERO cannot saturate (a copy, a gate, a zero); the softmax
+    error p - onehot lies in [-1, 1], inside every error format the formats allow. Contraction shifts follow
+    the adaptive formats: the workload gives 1..8 and 9+; zero and negative shifts are the block tests' and
+    tb_accel_errors' (hand-built descriptors)."""
+
+    def declare(self):
+        self.point("kind", lambda t: t.kind, KINDS)
+        self.point("size", lambda t: t.size, list(SIZES))
+        self.point("shift", lambda t: t.shift, list(SHIFTS))
+        self.point("rounding", lambda t: t.rounding, ["nearest", "stochastic"])
+        self.point("saturated", lambda t: t.saturated, ["no", "yes"])
+        exact = ("relu", "relu_bwd", "zero", "sce", "derive")
+        self.cross("kind_x_rounding", ["kind", "rounding"],
+                   ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest")])
+        self.cross("kind_x_saturated", ["kind", "saturated"],
+                   ignore=[(k, "yes") for k in ("relu", "relu_bwd", "zero", "sce")])
+        others = [(k, None) for k in KINDS if k != "contract"]
+        self.cross("contract_x_size", ["kind", "size"], ignore=others)
+        self.cross("contract_x_shift", ["kind", "shift"],
+                   ignore=others + [("contract", "negative"), ("contract", "zero")])
+
+
+class AccelEnv(uvm_env):
+    def build_phase(self):
+        self.monitor = OpMonitor("monitor", self)
+        self.coverage = OpCoverage.create("coverage", self)
+
+    def connect_phase(self):
+        self.monitor.ap.connect(self.coverage.analysis_export)
+
+
+@pyuvm.test()
+class AccelTrainTest(uvm_test):
+    def build_phase(self):
+        self.env = AccelEnv("env", self)
+
+    async def run_phase(self):
+        self.raise_objection()
+        s = seed()
+        cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
+        dev = await start_accel(cocotb.top, cfg, s, fast_bus=os.environ.get("BUS") == "direct")
+        data = load_dataset(cfg.name if cfg.name in ("tiny", "digits") else "digits")
+        rng = np.random.default_rng(s)
+        xq = dev.quantize_input(data.train_x)
+        b = cfg.train.batch
+        idx = rng.permutation(len(data.train_y))
+        dev.total_updates = int(os.environ.get("UPDATES", "3"))
+        await dev.calibrate(xq[idx[:b]], data.train_y[idx[:b]])
+        for u in range(dev.total_updates):
+            sel = idx[b * (u + 1):b * (u + 2)]
+            await dev.train_batch(xq[sel], data.train_y[sel])
+        await dev.infer(dev.quantize_input(data.test_x[:4]))
+        await saturate(dev, xq[idx[-b:]], data.train_y[idx[-b:]])
+        self.logger.info(f"seed {s}: {dev.samples} samples, {dev.golden.updates} updates bit-exact")
+        self.drop_objection()
