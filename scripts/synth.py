@@ -13,7 +13,8 @@ pnr_report.json. It prints a short table and:
   - says whether every multiplier went to a DSP and every memory to block RAM, and what did not;
   - fails when the design does not fit (which resource, by how much) or misses a requested clock;
   - compares with scripts/qor_baselines/<target>.json and fails when Fmax drops or a resource grows beyond
-    the tolerances stated in that file. --update-baseline writes the baseline from this run instead.
+    the tolerances stated in that file. --update-baseline writes the baseline from this run instead;
+    a run that does not fit writes a does-not-fit baseline (resources, no Fmax; later runs still fail on the fit).
 Exit status: 0 pass, 1 QoR failure (does not fit, timing, regression), 2 tool or configuration error.
 
 The parsing and comparison functions are pure and tested without synthesis (scripts/tests/).
@@ -934,6 +935,9 @@ def main(argv: list[str] | None = None) -> int:
         why = " (does not fit: " + ", ".join(
             o["resource"] + ("" if o.get("over") is None else f" {o['used']:g}/{o['available']:g}, +{o['over']:g}")
             for o in report.get("does_not_fit", [])) + ")"
+    elif report["timing"] == "FAIL":
+        why = " (timing: " + ", ".join(f"{p} {c['fmax_mhz']:g} < {c['requested_mhz']:g} MHz"
+                                       for p, c in report["clocks"].items() if c["pass"] is False) + ")"
     print(f"synth {args.target}: " + ("FAILED" + why if failed else "PASSED"))
     return 1 if failed else 0
 
