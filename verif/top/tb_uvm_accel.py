@@ -7,7 +7,8 @@
     and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation.
     OpCoverage: opcode x size class x shift class x rounding x saturation (cocotb-coverage); a hole fails the test.
 
-MODEL / BATCH / UPDATES select the workload (verif/top/test_tt_accel.py sets them).
+MODEL / BATCH / UPDATES select the workload (verif/top/test_tt_accel.py sets them); SKIP_CORNERS=1 leaves out the
+saturating phase, a stimulus the coverage check must reject (test_tt_accel.py proves it fails).
 """
 from __future__ import annotations
 
@@ -147,6 +148,7 @@ class AccelTrainTest(uvm_test):
             sel = idx[b * (u + 1):b * (u + 2)]
             await dev.train_batch(xq[sel], data.train_y[sel])
         await dev.infer(dev.quantize_input(data.test_x[:4]))
-        await saturate(dev, xq[idx[-b:]], data.train_y[idx[-b:]])
+        if os.environ.get("SKIP_CORNERS") != "1":  # SKIP_CORNERS=1: the weak stimulus coverage must reject
+            await saturate(dev, xq[idx[-b:]], data.train_y[idx[-b:]])
         self.logger.info(f"seed {s}: {dev.samples} samples, {dev.golden.updates} updates bit-exact")
         self.drop_objection()

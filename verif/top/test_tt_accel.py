@@ -37,12 +37,27 @@ def test_tt_accel_train_steps(sim, case, monkeypatch):
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
 
 
-@pytest.mark.skipif("verilator" not in SIMS, reason="the digits workload runs on Verilator (Icarus: 8 min)")
-def test_tt_accel_uvm_coverage(monkeypatch):
-    """pyuvm environment (verif/top/tb_uvm_accel.py): digits training steps, op coverage closed."""
+def _run_uvm(monkeypatch, skip_corners: bool):
     comp = compile_network(model_config("digits", 2))
-    for k, v in {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct"}.items():
+    env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
+    for k, v in env.items():
         monkeypatch.setenv(k, v)
     run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp), comp),
-              sim="verilator", build_dir=BUILD / "tt_accel" / "uvm" / "verilator",
+              sim="verilator", build_dir=BUILD / "tt_accel" / "uvm" / ("weak" if skip_corners else "full"),
               test_module="verif.top.tb_uvm_accel")
+
+
+@pytest.mark.skipif("verilator" not in SIMS, reason="the digits workload runs on Verilator (Icarus: 8 min)")
+def test_tt_accel_uvm_coverage(monkeypatch):
+    """pyuvm environment (verif/top/tb_uvm_accel.py): digits training steps and the saturating corner phase,
+    bit-exact, op coverage closed."""
+    _run_uvm(monkeypatch, skip_corners=False)
+
+
+@pytest.mark.skipif("verilator" not in SIMS, reason="the digits workload runs on Verilator (Icarus: 8 min)")
+def test_tt_accel_uvm_coverage_rejects_weak_stimulus(monkeypatch):
+    """Without the corner phase nothing saturates: the coverage check must fail the test, naming the holes."""
+    with pytest.raises(AssertionError, match="cocotb tests failed"):
+        _run_uvm(monkeypatch, skip_corners=True)
+    log = (BUILD / "tt_accel" / "uvm" / "weak" / "results.xml").read_text()
+    assert "functional coverage not closed" in log and "kind_x_saturated" in log
