@@ -111,10 +111,11 @@ module tt_accel #(
   wire        bus_go = bus_req && !bus_ack_q;
   wire [3:0]  win = bus_addr[21:18];
   wire [7:0]  reg_idx = bus_addr[7:0];
-  wire        win_reg = (win == 4'd0);
+  wire        win_reg = (win == 4'd0) && (bus_addr[17:8] == 10'd0);  // 256 register words; the rest of the window errs
   wire        win_prog = (win == 4'd1);
   wire        win_stat = (win == 4'd2);
-  wire        win_bank = (win >= 4'd4) && (win <= 4'd7);
+  // A bank window holds 2^BANK_SHIFT words: higher word-address bits must be 0, or they would reach the next bank.
+  wire        win_bank = (win >= 4'd4) && (win <= 4'd7) && ((bus_addr[17:0] >> BANK_SHIFT) == 18'd0);
   wire [1:0]  host_bank = win[1:0];
   wire [ADDR_W-1:0] host_gaddr = ({{(ADDR_W-2){1'b0}}, host_bank} << BANK_SHIFT) |
                                  {{(ADDR_W-18){1'b0}}, bus_addr[17:0]};

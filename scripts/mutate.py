@@ -167,9 +167,9 @@ def elaborates(block: dict, rtl: Path, sim: str) -> tuple[bool, str]:
     """Elaborate the block's sources in `rtl` with default parameters: iverilog, plus verilator --lint-only
     (default warnings, like the build, not -Wall) when the tests run on Verilator."""
     srcs = [str(rtl / s) for s in block["sources"]]
-    cmds = [["iverilog", "-g2012", "-o", os.devnull, "-s", block["toplevel"], *srcs]]
+    cmds = [["iverilog", "-g2012", "-o", os.devnull, "-s", block["toplevel"], f"-I{rtl}", *srcs]]
     if sim == "verilator":
-        cmds.append(["verilator", "--lint-only", "--top-module", block["toplevel"], *srcs])
+        cmds.append(["verilator", "--lint-only", f"-I{rtl}", "--top-module", block["toplevel"], *srcs])
     log = ""
     for cmd in cmds:
         res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=sim_env())

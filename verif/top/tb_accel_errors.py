@@ -696,15 +696,14 @@ async def shift_ends_and_statistics(dut):
     assert await host.read_stat(FREE_SLOT) == (0xFFFFFFFF, 0xFFFF)
 
 
-# ---- RTL bug: incomplete address decode of the host windows ---------------------------------------------------
-@cocotb.test(expect_fail=True)
+# ---- host windows decode every address bit ---------------------------------------------------------------------
+@cocotb.test()
 async def host_window_decode(dut):
-    """RTL BUG (reported, not fixed; expect_fail until rtl/tt_accel.v is fixed). The header of rtl/tt_accel.v: "an
-    address outside a bank or a window ... ends with SLVERR and changes nothing". But a bank window's word address
-    is OR-ed into the global address above BANK_SHIFT (host_gaddr = bank << BANK_SHIFT | bus_addr[17:0]): word
-    2^BANK_SHIFT of the act window is core word 0, word 2^BANK_SHIFT + 1 of the master window is state word 1, and
-    they answer OKAY and write the other bank. The register window decodes only bus_addr[7:0]: word 0x104 is
-    START_PC. Each access below must answer SLVERR and change nothing."""
+    """rtl/tt_accel.v: "an address outside a bank or a window ... ends with SLVERR and changes nothing". A bank
+    window's word address at or above 2^BANK_SHIFT must not reach the next bank (word 2^BANK_SHIFT of the act
+    window is not core word 0), and the register window holds 256 words (word 0x104 is not START_PC). Each access
+    below must answer SLVERR and change nothing. (Found by this test: the decode first OR-ed the window address into
+    the bank field and decoded only 8 register-address bits.)"""
     env = await Env.create(dut, 8)
     sh = env.params.bank_shift
     flat = env.flat()
