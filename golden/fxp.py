@@ -118,6 +118,17 @@ def align(q: np.ndarray, frac: int, to: int) -> np.ndarray:
     return q >> (frac - to)
 
 
+def align_round(q: np.ndarray, frac: int, to: int) -> np.ndarray:
+    """Like align, but a right shift rounds half up (SPEC 5.2's A: AXPBY's terms). A floor there is a bias of
+    -1 at the aligned LSB for every negative product, and after the 8-bit stochastic rounding of the result that is
+    a step of 1/256 output LSB per update that no learning rate scales (the end of a cosine schedule drifts)."""
+    q = np.asarray(q, dtype=np.int64)
+    if to >= frac:
+        return align(q, frac, to)
+    d = frac - to
+    return (q + (1 << (d - 1))) >> d
+
+
 # --- LFSR (SPEC 3) -------------------------------------------------------------------------------------
 
 def lfsr_seed_state(seed: int) -> int:

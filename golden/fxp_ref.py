@@ -200,8 +200,9 @@ def _operand(q: int, width: int) -> FixedPoint:
 # --- SPEC 5.2: AXPBY -------------------------------------------------------------------------------------------
 
 def _align(prod: FixedPoint, frac: int, to: int) -> FixedPoint:
-    """SPEC 5.2 `A`: re-express an integer word with `frac` fraction bits with `to`: exact left shift, or floor."""
-    return _shl(prod, to - frac) if to >= frac else _shr(prod, frac - to, "down")
+    """SPEC 5.2 `A`: re-express an integer word with `frac` fraction bits with `to`: exact left shift, or round
+    half up."""
+    return _shl(prod, to - frac) if to >= frac else _shr(prod, frac - to, "nearest")
 
 
 def axpby_acc_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int,

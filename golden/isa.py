@@ -249,7 +249,7 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
 # One `EwiseDesc` per compiled op of kind axpby, acc, relu, relu_bwd, derive, zero or mask (SPEC 5.2, 5.3, 5.5,
 # 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z and y at base + i):
-#   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)   A(p, e): p * 2^e for e >= 0, floor(p / 2^-e) else
+#   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)   A(p, e): p * 2^e for e >= 0, floor((p + 2^(-e-1)) / 2^-e) else
 #   y = SAT_y(RQ(gate_i ? t : 0, shift, mode))              [ACC: y = SAT_y(old_y_i + y)]
 # The z term is formed by AXPBY only; the x term by every op but ZERO. gate_i is 1, except RELU: x_i > 0;
 # RELU_BWD: z_i > 0 (z is the saved activation h); MASK: mask_left[r_prev] and mask_right[r_next] with element
@@ -521,9 +521,9 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
         g = gate(i)
         t = 0
         if g and desc.reads_x:
-            t += int(fxp.align(np.array([desc.alpha * xs[i]]), 0, desc.align_x)[0])
+            t += int(fxp.align_round(np.array([desc.alpha * xs[i]]), 0, desc.align_x)[0])
         if g and desc.z_term:
-            t += int(fxp.align(np.array([desc.beta * zs[i]]), 0, desc.align_z)[0])
+            t += int(fxp.align_round(np.array([desc.beta * zs[i]]), 0, desc.align_z)[0])
         acc = np.array([t], dtype=np.int64)
         fxp.check_acc(acc, f"ewise -> {desc.names[2]}")
         v = fxp.round_shift(acc, desc.shift, desc.mode, rand[i:i + 1] if desc.mode == STOCHASTIC else None)

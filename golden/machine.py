@@ -16,7 +16,7 @@ import numpy as np
 from golden import fxp
 from golden.compiler import (LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
                              quant_const)
-from golden.fxp import NEAREST, STOCHASTIC, Fmt, align
+from golden.fxp import NEAREST, STOCHASTIC, Fmt, align, align_round
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
 LOG2E_Q12 = 5909  # round(log2(e) * 2^12), SPEC 5.4
@@ -189,11 +189,11 @@ class Machine:
         self._write(env, op, acc, shift, rand, observe)
 
     def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int):
-        """SPEC 5.2: both products aligned to F_y + AXPBY_GUARD fraction bits (floor when finer), summed;
+        """SPEC 5.2: both products aligned to F_y + AXPBY_GUARD fraction bits (rounded half up when finer), summed;
         returns (sum, shift) for the final RQ."""
         (qa, fa), (qb, fb) = op.alpha, op.beta
         fc = fy + AXPBY_GUARD
-        return align(qa * x, fa + fx, fc) + align(qb * z, fb + fz, fc), AXPBY_GUARD
+        return align_round(qa * x, fa + fx, fc) + align_round(qb * z, fb + fz, fc), AXPBY_GUARD
 
     def run(self, prog: list[Op], env: dict, rand: np.ndarray | None, observe: bool) -> None:
         """Execute `prog`; per-sample tensors in `env` have a leading batch axis. `rand` [B, draws per sample]."""

@@ -2,7 +2,7 @@
 // tt_ewise: the element-wise unit, v1 (one element per cycle). Executes one element-wise descriptor
 // (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK) bit-exactly.
 // Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
-//   t = A(alpha * x, align_x) + A(beta * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor(p / 2^-e) (e < 0)
+//   t = A(alpha * x, align_x) + A(beta * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor((p + 2^(-e-1)) / 2^-e) (e < 0)
 //   y = SAT_y_w(RQ(gate ? t : 0, shift, mode))         ACC: y = SAT_y_w(old y + that)
 // The z term is formed by AXPBY only, the x term by every op but ZERO. gate is 1 except RELU (x > 0),
 // RELU_BWD (z > 0: z is the saved activation h), MASK (mask_left[r_prev] & mask_right[r_next], element
@@ -54,7 +54,7 @@ module tt_ewise #(
   input  wire [ADDR_W-1:0]  y_base,
   input  wire [15:0]        alpha,       // signed
   input  wire [15:0]        beta,        // signed
-  input  wire [6:0]         align_x,     // signed: left shift >= 0, floor right shift < 0
+  input  wire [6:0]         align_x,     // signed: left shift >= 0, right shift rounding half up < 0
   input  wire [6:0]         align_z,     // signed
   input  wire [6:0]         shift,       // signed, RQ shift
   input  wire               mode,        // 0 nearest, 1 stochastic
@@ -345,8 +345,12 @@ module tt_ewise #(
   wire signed [ACC_W-1:0] pz_w = {{(ACC_W-PZ_W){pz_q[PZ_W-1]}}, pz_q};
   wire [6:0]              rx = 7'd0 - align_x;  // right-shift amounts (used when the alignment is < 0)
   wire [6:0]              rz = 7'd0 - align_z;
-  wire signed [ACC_W-1:0] tx = ax_s[6] ? (px_w >>> rx) : (px_w <<< align_x);
-  wire signed [ACC_W-1:0] tz = az_s[6] ? (pz_w >>> rz) : (pz_w <<< align_z);
+  // A right shift rounds half up (half an output LSB added first): a floor would be a bias of -1 for every
+  // negative product. |p| < 2^45 and the half is at most 2^46 (shift <= 47), so the sum fits ACC_W = 48 bits.
+  wire signed [ACC_W-1:0] half_x = {{(ACC_W-1){1'b0}}, 1'b1} <<< (rx - 7'd1);
+  wire signed [ACC_W-1:0] half_z = {{(ACC_W-1){1'b0}}, 1'b1} <<< (rz - 7'd1);
+  wire signed [ACC_W-1:0] tx = ax_s[6] ? ((px_w + half_x) >>> rx) : (px_w <<< align_x);
+  wire signed [ACC_W-1:0] tz = az_s[6] ? ((pz_w + half_z) >>> rz) : (pz_w <<< align_z);
 
   reg                     a_valid_q;
   reg                     a_last_q;
