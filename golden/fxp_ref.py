@@ -205,12 +205,19 @@ def _align(prod: FixedPoint, frac: int, to: int) -> FixedPoint:
     return _shl(prod, to - frac) if to >= frac else _shr(prod, frac - to, "nearest")
 
 
+def axpby_fc_scalar(fy: int, wx: int, px: int, wz: int | None, pz: int) -> int:
+    """SPEC 5.2 Fc: F_y + 12, lowered so that each term's width + alignment stays <= 31 (48-bit accumulator)."""
+    fc = fy + AXPBY_GUARD
+    fc = min(fc, 31 - wx + px)
+    return fc if wz is None else min(fc, 31 - wz + pz)
+
+
 def axpby_acc_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int,
                      alpha: tuple[int, int], beta: tuple[int, int], fy: int) -> int:
     """The accumulator of AXPBY: A(alpha x) + A(beta z), each product re-expressed with Fc = F_y + 8 fraction
     bits (SPEC 5.2); a term or a sum that does not fit the accumulator raises OverflowError."""
     (qa, fa), (qb, fb) = alpha, beta
-    fc = fy + AXPBY_GUARD
+    fc = axpby_fc_scalar(fy, wx, fa + fx, wz if z is not None else None, fb + fz)
     acc = _fit_acc(_align(word(qa, CONST_W) * word(x, wx), fa + fx, fc), "axpby term")
     if z is not None:
         acc = acc + _fit_acc(_align(word(qb, CONST_W) * word(z, wz), fb + fz, fc), "axpby term")
@@ -221,7 +228,8 @@ def axpby_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int, alph
                  beta: tuple[int, int], fmt_y: Fmt, mode: int, rand: int | None = None) -> tuple[int, bool]:
     """y = RQ(A(alpha x) + A(beta z), 8, mode) -> (value in fmt_y, saturated) (SPEC 5.2)."""
     acc = axpby_acc_scalar(x, fx, wx, z, fz, wz, alpha, beta, fmt_y.frac)
-    return requantize_scalar(acc, AXPBY_GUARD, mode, fmt_y, rand)
+    fc = axpby_fc_scalar(fmt_y.frac, wx, alpha[1] + fx, wz if z is not None else None, beta[1] + fz)
+    return requantize_scalar(acc, fc - fmt_y.frac, mode, fmt_y, rand)
 
 
 # --- SPEC 5.5 step 3: DERIVE -----------------------------------------------------------------------------------

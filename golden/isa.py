@@ -255,7 +255,7 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 # RELU_BWD: z_i > 0 (z is the saved activation h); MASK: mask_left[r_prev] and mask_right[r_next] with element
 # i = (r_prev, m*n, r_next) of a core of shape (r0, m*n, r1); ZERO: 0. The engine knows no tensor and no
 # format: the lowering turns fraction bits into the alignments and the shift.
-#   AXPBY (SPEC 5.2): Fc = F_y + 8, align_x = Fc - (F_alpha + F_x), align_z = Fc - (F_beta + F_z), shift 8.
+#   AXPBY (SPEC 5.2): Fc = axpby_fc(...), align_x = Fc - (F_alpha + F_x), align_z = Fc - (F_beta + F_z), shift Fc - F_y.
 #   ACC: alpha 1, shift F_src - F_out, accumulate. DERIVE: alpha 1, shift F_w - F_c, NEAREST.
 #   RELU, RELU_BWD, MASK: alpha 1, shift 0, NEAREST (exact, no draw). ZERO: alpha 0, no read.
 # mode STOCHASTIC consumes one draw per element, in element order (SPEC 2.2); NEAREST none.
@@ -272,7 +272,7 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 # width + align > ACC_W - 17 (then |alpha x 2^align| <= 2^(15 + x_w - 1 + align) <= 2^45 and the sum of the two
 # terms always fits the 48-bit accumulator); 5 unknown opcode. Several: the lowest code.
 
-from golden.machine import AXPBY_GUARD  # noqa: E402  (the guard bits of SPEC 5.2)
+from golden.machine import axpby_fc  # noqa: E402  (the alignment of SPEC 5.2)
 
 EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK = range(7)
 EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "relu": EW_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
@@ -434,8 +434,11 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
             if host_step is None:
                 _ewfail(what, "beta is the host's step size: pass host_step")
             beta, fb = host_step
-        fc = frac[y] + AXPBY_GUARD
-        align_x, align_z, shift, mode = fc - (fa + frac[x]), fc - (fb + frac[z]), AXPBY_GUARD, op.mode
+        t = comp.tensors
+        fc = axpby_fc(frac[y], (t[x].fmt.width, fa + frac[x]), (t[z].fmt.width, fb + frac[z]))
+        # A right shift by 47 or more leaves 0 of any term (|product| < 2^45): clamp it to what the unit has.
+        align_x, align_z = max(fc - (fa + frac[x]), EW_ALIGN_MIN), max(fc - (fb + frac[z]), EW_ALIGN_MIN)
+        shift, mode = fc - frac[y], op.mode
     elif op.kind == "acc":
         (x,) = op.ins
         shift, mode = frac[x] - frac[y], op.mode

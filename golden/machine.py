@@ -27,6 +27,16 @@ AXPBY_GUARD = 12  # fraction bits kept below the output LSB when AXPBY aligns it
 MOMENTUM_HEADROOM_BITS = 4  # momentum sums about 1/(1 - mu) = 10 gradients: 4 more integer bits than they
 
 
+def axpby_fc(fy: int, *terms: tuple[int, int]) -> int:
+    """SPEC 5.2: the fraction bits Fc both AXPBY terms are aligned to: F_y + AXPBY_GUARD, lowered where a term
+    (operand width w, product fraction bits f) would need more than ACC_W - 17 bits (w + Fc - f <= ACC_W - 17,
+    the element-wise unit's accumulator bound). The final RQ shifts by Fc - F_y."""
+    fc = fy + AXPBY_GUARD
+    for w, f in terms:
+        fc = min(fc, fxp.ACC_W - 17 - w + f)
+    return fc
+
+
 def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
     """SPEC 5.5: 1/sqrt(u 2^-frac) = RSQRT_ROM[idx] 2^-16 2^-h for u >= 1, with idx in [64, 256)."""
     b = np.frexp(u.astype(np.float64))[1].astype(np.int64)  # bit length: exact, u < 2^53
@@ -188,12 +198,14 @@ class Machine:
         shift = self.frac[a] + self.frac[b] - self.frac[op.out]
         self._write(env, op, acc, shift, rand, observe)
 
-    def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int):
-        """SPEC 5.2: both products aligned to F_y + AXPBY_GUARD fraction bits (rounded half up when finer), summed;
-        returns (sum, shift) for the final RQ."""
+    def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int,
+               widths: tuple[int, int] | None = None):
+        """SPEC 5.2: both products aligned to Fc fraction bits (axpby_fc; rounded half up when finer), summed;
+        returns (sum, shift) for the final RQ. `widths` (of x and z): the element-wise unit's bound on Fc;
+        None (Adam's moment, not in the RTL yet): Fc = F_y + AXPBY_GUARD."""
         (qa, fa), (qb, fb) = op.alpha, op.beta
-        fc = fy + AXPBY_GUARD
-        return align_round(qa * x, fa + fx, fc) + align_round(qb * z, fb + fz, fc), AXPBY_GUARD
+        fc = axpby_fc(fy, (widths[0], fa + fx), (widths[1], fb + fz)) if widths else fy + AXPBY_GUARD
+        return align_round(qa * x, fa + fx, fc) + align_round(qb * z, fb + fz, fc), fc - fy
 
     def run(self, prog: list[Op], env: dict, rand: np.ndarray | None, observe: bool) -> None:
         """Execute `prog`; per-sample tensors in `env` have a leading batch axis. `rand` [B, draws per sample]."""
@@ -213,7 +225,9 @@ class Machine:
                 zv = env[z] if z in env else self.mem[z]
                 if op.host_step:
                     op = replace(op, beta=self.sgd_step())
-                acc, shift = self._axpby(xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out])
+                t = self.comp.tensors
+                acc, shift = self._axpby(xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out],
+                                         (t[x].fmt.width, t[z].fmt.width))
                 if not self.comp.tensors[op.out].per_sample:  # a parameter update: one row, written in place
                     self._store(op.out, acc, shift, op.mode, r[0] if r is not None else None)
                 else:

@@ -150,9 +150,8 @@ consts = st.one_of(st.just((1, 0)), st.tuples(st.integers(-32768, 32767), st.int
        fz=st.integers(-8, 30), alpha=consts, beta=consts, fy=st.integers(-8, 30), mode=modes, r=bytes_)
 @example(x=-32768, z=-1, fx=0, fz=20, alpha=(1, 0), beta=(-3, 24), fy=-8, mode=NEAREST, r=0)  # floors
 def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
-    fc = fy + ref.AXPBY_GUARD
     def machine_acc():
-        acc, shift = Machine._axpby(None, np.array([x]), fx, np.array([z]), fz, _Op(alpha, beta), fy)
+        acc, shift = Machine._axpby(None, np.array([x]), fx, np.array([z]), fz, _Op(alpha, beta), fy, (16, 16))
         fxp.check_acc(acc)
         return acc, shift
 
@@ -163,19 +162,28 @@ def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
             machine_acc()
         return
     acc, shift = machine_acc()
-    assert (int(acc[0]), shift) == (acc_ref, ref.AXPBY_GUARD)
+    fc = ref.axpby_fc_scalar(fy, 16, alpha[1] + fx, 16, beta[1] + fz)
+    assert (int(acc[0]), shift) == (acc_ref, fc - fy)
     fmt = Fmt(16, fy)
+    rand = r if mode == STOCHASTIC else None
+    if not fxp.SHIFT_MIN <= shift <= fxp.SHIFT_MAX:  # the unit refuses such an op (error 1): both models raise
+        with pytest.raises(ValueError):
+            vec_requantize(acc_ref, shift, mode, fmt, r)
+        with pytest.raises(ValueError):
+            ref.axpby_scalar(x, fx, 16, z, fz, 16, alpha, beta, fmt, mode, rand)
+        return
     assert vec_requantize(acc_ref, shift, mode, fmt, r) == \
-        (lambda t: (t[0], int(t[1])))(ref.axpby_scalar(x, fx, 16, z, fz, 16, alpha, beta, fmt, mode,
-                                                       r if mode == STOCHASTIC else None))
+        (lambda t: (t[0], int(t[1])))(ref.axpby_scalar(x, fx, 16, z, fz, 16, alpha, beta, fmt, mode, rand))
 
 
 def test_axpby_wide_shift_overflow_detected():
-    """4096 << 52 = 2^64 would wrap in int64: both implementations must refuse it, not pass a wrapped 0."""
-    with pytest.raises(OverflowError):
-        ref.axpby_acc_scalar(4096, 0, 16, 0, 0, 16, (1, -14), (1, 0), 30)
+    """4096 << 52 = 2^64 would wrap in int64. Without operand widths (Adam's moment: Fc = F_y + 12) the machine
+    refuses it; with them (every AXPBY op) both models lower Fc so that the term fits, and agree."""
     with pytest.raises(OverflowError):
         Machine._axpby(None, np.array([4096]), 0, np.array([0]), 0, _Op((1, -14), (1, 0)), 30)
+    acc, shift = Machine._axpby(None, np.array([4096]), 0, np.array([0]), 0, _Op((1, -14), (1, 0)), 30, (16, 16))
+    assert int(acc[0]) == ref.axpby_acc_scalar(4096, 0, 16, 0, 0, 16, (1, -14), (1, 0), 30)
+    assert shift == ref.axpby_fc_scalar(30, 16, -14, 16, 0) - 30
 
 
 @SETTINGS

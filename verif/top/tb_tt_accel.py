@@ -38,3 +38,35 @@ async def train_steps(dut):
                   f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "
                   f"{c['update'] / max(1, dev.runs['update']):.0f}, per inference "
                   f"{c['infer'] / max(1, dev.runs['infer']):.0f}")
+
+
+@cocotb.test()
+async def random_networks(dut):
+    """Constrained-random networks (verif/top/random_nets.py), all on this one accelerator build: each is compiled,
+    uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model."""
+    from verif.top.random_nets import random_config, shape_class
+    from verif.top.accel_env import open_accel
+    from golden.compiler import compile_network
+    from golden.machine import Machine
+    from golden.train import init_float_params
+
+    s = seed()
+    rng = np.random.default_rng(s)
+    make_device = await open_accel(dut, "sample", fast_bus=os.environ.get("BUS") == "direct")
+    for k in range(int(os.environ.get("NETWORKS", "4"))):
+        cfg = random_config(rng, k)
+        golden = Machine(compile_network(cfg), s + k)
+        golden.load_float_params(*init_float_params(cfg, rng))
+        dev = make_device(golden)
+        await dev.upload()
+        b = cfg.train.batch
+        x = rng.random((4 * b, cfg.input_size))
+        y = rng.integers(0, cfg.classes, 4 * b)
+        xq = dev.quantize_input(x)
+        dev.total_updates = 3
+        await dev.calibrate(xq[:b], y[:b])
+        for u in range(1, 4):
+            await dev.train_batch(xq[u * b:(u + 1) * b], y[u * b:(u + 1) * b])
+        await dev.infer(xq[:2])
+        dut._log.info(f"network {k}: {shape_class(cfg)}, layers {[(l.in_shape, l.out_shape, l.ranks) for l in cfg.layers]}"
+                      f", batch {b}: bit-exact")

@@ -61,3 +61,15 @@ def test_tt_accel_uvm_coverage_rejects_weak_stimulus(monkeypatch):
         _run_uvm(monkeypatch, skip_corners=True)
     log = (BUILD / "tt_accel" / "uvm" / "weak" / "results.xml").read_text()
     assert "functional coverage not closed" in log and "kind_x_saturated" in log
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_accel_random_networks(sim, monkeypatch):
+    """One accelerator build, several constrained-random networks: each a new program on the same RTL."""
+    from verif.top.random_nets import PARAMS
+    comp = compile_network(model_config("tiny"))
+    monkeypatch.setenv("NETWORKS", "4" if sim == "verilator" else "1")  # Icarus: a few thousand cycles/s
+    monkeypatch.setenv("BUS", "direct")
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(PARAMS, comp), sim=sim,
+              build_dir=BUILD / "tt_accel" / "random" / sim, test_module="verif.top.tb_tt_accel",
+              testcase="random_networks")
