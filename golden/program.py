@@ -24,6 +24,9 @@ from golden import isa
 from golden.compiler import Compiled
 
 BANKS = ("act", "core", "master", "state")  # bank index = position; the RTL's bank order
+# Read ports per bank (copies in rtl/tt_bank.v): two where one op reads two operands from the bank in a cycle
+# (two activations, or a gradient and its momentum); the cores and master copies are read once per op.
+BANK_READ_PORTS = (2, 1, 1, 2)
 KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE = 0, 1, 2, 3
 KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
 SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16

@@ -654,7 +654,7 @@ def model_params(model: str) -> dict:
         from golden.config import load_config
         from verif.top.accel_env import hdl_parameters
         comp = compile_network(load_config(model))
-        return dict(hdl_parameters(P.params_for(comp), comp))
+        return dict(hdl_parameters(P.params_for(comp)))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 

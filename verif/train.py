@@ -78,7 +78,7 @@ def main(argv=None) -> int:
         # Verilator: only the top's ports and the banks' words (metacomment in tt_bank.v) are visible to
         # Python; cocotb's default --public-flat-rw makes every signal public and costs 1.4x in speed.
         fast = ["--no-public-flat-rw", "--public-depth", "1"] if a.sim == "verilator" else []
-        run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params, comp), sim=a.sim,
+        run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=a.sim,
                   test_module="verif.top.tb_train", testcase="train", build_args=fast,
                   build_dir=BUILD / "train" / cfg.name / a.sim, test_dir=out / "sim")
     except AssertionError as e:

@@ -365,7 +365,7 @@ def _model_params_directly(model):
     from golden.config import load_config
     from verif.top.accel_env import hdl_parameters
     comp = compile_network(load_config(model))
-    return hdl_parameters(P.params_for(comp), comp)
+    return hdl_parameters(P.params_for(comp))
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))

@@ -21,16 +21,11 @@ from verif.rtl_device import RtlDevice
 CLOCK_NS = 10
 
 
-def bank_ports(comp) -> tuple[int, ...]:
-    """Read ports per bank: two where one op reads two operands from the bank (act, state)."""
-    return tuple(2 if b in ("act", "state") else 1 for b in P.BANKS)
-
-
-def hdl_parameters(p: P.AccelParams, comp) -> dict:
+def hdl_parameters(p: P.AccelParams) -> dict:
     """rtl/tt_accel.v's parameters for bank parameters `p`."""
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
     out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth}
-    for b, d, w, n in zip(P.BANKS, p.bank_depth, p.bank_width, bank_ports(comp)):
+    for b, d, w, n in zip(P.BANKS, p.bank_depth, p.bank_width, P.BANK_READ_PORTS):
         out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
     return out
 

@@ -24,7 +24,7 @@ def measure(model: str, sim: str) -> dict:
     os.environ.update(env)
     try:
         fast = ["--no-public-flat-rw", "--public-depth", "1"] if sim == "verilator" else []  # as make train
-        run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp), comp), sim=sim,
+        run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)), sim=sim,
                   test_module="verif.top.tb_bench", testcase="bench", build_dir=BUILD / "bench" / model / sim,
                   build_args=fast)
     finally:

@@ -16,7 +16,7 @@ from verif.top.test_tt_accel import SOURCES
 @pytest.mark.parametrize("sim", SIMS)
 def test_accel_errors(sim):
     comp = compile_network(model_config("tiny"))
-    params = hdl_parameters(P.params_for(comp, prog_depth=PROG_DEPTH), comp)
+    params = hdl_parameters(P.params_for(comp, prog_depth=PROG_DEPTH))
     run_block(toplevel="tt_accel", sources=SOURCES, parameters=params, sim=sim,
               build_dir=BUILD / "tt_accel_errors" / (sim + ("-waves" if os.environ.get("WAVES") == "1" else "")),
               test_module="verif.top.tb_accel_errors")

@@ -27,7 +27,7 @@ def test_tt_accel_train_steps(sim, case, monkeypatch):
     model, batch, updates, tests, bus = CASES[case]
     monkeypatch.setenv("BUS", bus)
     comp = compile_network(model_config(model, batch))
-    params = hdl_parameters(P.params_for(comp), comp)
+    params = hdl_parameters(P.params_for(comp))
     monkeypatch.setenv("MODEL", model)
     monkeypatch.setenv("BATCH", str(batch or ""))
     monkeypatch.setenv("UPDATES", str(updates))
@@ -42,7 +42,7 @@ def _run_uvm(monkeypatch, skip_corners: bool):
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp), comp),
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)),
               sim="verilator", build_dir=BUILD / "tt_accel" / "uvm" / ("weak" if skip_corners else "full"),
               test_module="verif.top.tb_uvm_accel")
 
@@ -67,9 +67,8 @@ def test_tt_accel_uvm_coverage_rejects_weak_stimulus(monkeypatch):
 def test_tt_accel_random_networks(sim, monkeypatch):
     """One accelerator build, several constrained-random networks: each a new program on the same RTL."""
     from verif.top.random_nets import PARAMS
-    comp = compile_network(model_config("tiny"))
     monkeypatch.setenv("NETWORKS", "4" if sim == "verilator" else "1")  # Icarus: a few thousand cycles/s
     monkeypatch.setenv("BUS", "direct")
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(PARAMS, comp), sim=sim,
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(PARAMS), sim=sim,
               build_dir=BUILD / "tt_accel" / "random" / sim, test_module="verif.top.tb_tt_accel",
               testcase="random_networks")
