@@ -68,18 +68,15 @@ def main(argv=None) -> int:
         return 2
 
     from verif.runner import BUILD, run_block
-    from verif.top.accel_env import hdl_parameters
+    from verif.top.accel_env import hdl_parameters, long_run_build_args
     from verif.top.test_tt_accel import SOURCES
     os.environ.update({"TRAIN_MODEL": a.model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
                        "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,
                        "TRAIN_OUT": str(out.resolve()), "TRAIN_INTERRUPT_AFTER": str(a.interrupt_after)})
     os.environ.setdefault("SEED", str(a.seed))
     try:
-        # Verilator: only the top's ports and the banks' words (metacomment in tt_bank.v) are visible to
-        # Python; cocotb's default --public-flat-rw makes every signal public and costs 1.4x in speed.
-        fast = ["--no-public-flat-rw", "--public-depth", "1"] if a.sim == "verilator" else []
         run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=a.sim,
-                  test_module="verif.top.tb_train", testcase="train", build_args=fast,
+                  test_module="verif.top.tb_train", testcase="train", build_args=long_run_build_args(a.sim),
                   build_dir=BUILD / "train" / cfg.name / a.sim, test_dir=out / "sim")
     except AssertionError as e:
         print(f"error: the co-simulated run failed (see {out / 'sim'}): {e}", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 from golden import program as P
 from golden.compiler import compile_network
 from verif.runner import BUILD, run_block
-from verif.top.accel_env import hdl_parameters, model_config
+from verif.top.accel_env import hdl_parameters, long_run_build_args, model_config
 from verif.top.test_tt_accel import SOURCES
 
 DATASETS = {"tiny": "tiny", "digits": "digits", "paper": "fashion-mnist"}
@@ -23,10 +23,9 @@ def measure(model: str, sim: str) -> dict:
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        fast = ["--no-public-flat-rw", "--public-depth", "1"] if sim == "verilator" else []  # as make train
         run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)), sim=sim,
                   test_module="verif.top.tb_bench", testcase="bench", build_dir=BUILD / "bench" / model / sim,
-                  build_args=fast)
+                  build_args=long_run_build_args(sim))
     finally:
         for k, v in old.items():
             if v is None:
