@@ -69,7 +69,7 @@ def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None 
     """Arithmetic shift right by `shift` with rounding (SPEC 2.1-2.2); a negative shift is an exact left shift.
 
     NEAREST adds half an output LSB (ties go up). STOCHASTIC adds the RAND_BITS random bits placed just
-    below the kept LSB: bias = floor(r * 2**shift / 2**RAND_BITS).
+    below the kept LSB and a constant 1 below them: bias = floor((2 r + 1) * 2**shift / 2**(RAND_BITS + 1)).
     """
     acc = np.asarray(acc, dtype=np.int64)
     check_shift(shift)
@@ -82,7 +82,8 @@ def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None 
     r = np.asarray(rand, dtype=np.int64)
     if r.shape != acc.shape:
         raise ValueError(f"random bits shape {r.shape} != values shape {acc.shape}")
-    bias = r << (shift - RAND_BITS) if shift >= RAND_BITS else r >> (RAND_BITS - shift)
+    r = 2 * r + 1  # the draw and the constant half below it (SPEC 2.2)
+    bias = r << (shift - RAND_BITS - 1) if shift > RAND_BITS else r >> (RAND_BITS + 1 - shift)
     bias += acc
     bias >>= shift
     return bias

@@ -148,10 +148,11 @@ def _round_shift_word(acc: int, shift: int, mode: int, rand: int | None) -> Fixe
         return _shl(a, -shift)
     if mode == NEAREST:  # acc * 2^-s rounded half up by the library
         return _shr(a, shift, "nearest")
-    # STOCHASTIC: the byte r as the fraction r / 2^8, cut to the s kept bits (floor), added, then floor.
-    bias = FixedPoint(hex(int(rand)), True, 1, RAND_BITS, **_PROPS)  # Q1.8, value r / 256 in [0, 1)
-    if shift != RAND_BITS:
-        bias.resize(1, shift, rounding="down")  # s < 8: top s bits, floor(r 2^s / 2^8) / 2^s; s > 8: exact
+    # STOCHASTIC: the byte r and a constant 1 below it as the fraction (2r + 1) / 2^9, cut to the s kept bits
+    # (floor), added, then floor.
+    bias = FixedPoint(hex(2 * int(rand) + 1), True, 1, RAND_BITS + 1, **_PROPS)  # Q1.9 in (0, 1)
+    if shift < RAND_BITS + 1:
+        bias.resize(1, shift, rounding="down")  # s < 9: floor((2r + 1) 2^s / 2^9) / 2^s; s > 9: exact
     y = _reinterpret(a, shift) + bias  # acc / 2^s + bias, full precision: one more integer bit
     y.resize(y.m, 0, rounding="down")  # floor
     return y

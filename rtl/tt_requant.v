@@ -3,9 +3,9 @@
 //
 // Per lane: y = sat(floor((acc + bias) / 2^s)) for s > 0, sat(acc * 2^-s) for s <= 0, with
 //   NEAREST    (mode 0): bias = 2^(s-1)
-//   STOCHASTIC (mode 1): bias = floor(r * 2^s / 2^8), r = the lane's random byte.
-// NEAREST is STOCHASTIC with r = 0x80 (floor(128 * 2^s / 256) = 2^(s-1) for s >= 1), so one bias shifter
-// serves both modes. Both shift directions share one arithmetic right shifter: the sum is pre-shifted left
+//   STOCHASTIC (mode 1): bias = floor((2r + 1) * 2^s / 2^9), r = the lane's random byte, a constant 1 below it.
+// Both are a 9-bit fraction q placed just below the kept LSB, bias = floor(q * 2^s / 2^9): q = {r, 1} or
+// q = 0x100 for NEAREST (2^(s-1) for s >= 1), so one bias shifter serves both modes. Both shift directions share one arithmetic right shifter: the sum is pre-shifted left
 // by -SHIFT_MIN and then shifted right by s - SHIFT_MIN (0..63), which is exact for s <= 0.
 //
 // A shift outside [-16, 47] is an illegal op (the compiler never emits one): the lane raises shift_err,
@@ -78,9 +78,9 @@ module tt_requant #(
       // The literals below are SHIFT_MIN / SHIFT_MAX (SPEC 2.1) sized to the 7-bit shift field.
       wire                    err_d = (s_l < -7'sd16) || (s_l > 7'sd47);
       wire                    s_pos = !s_l[6] && (s_l[5:0] != 6'd0);
-      wire [7:0]              r_l = mode[l] ? rnd[8*l +: 8] : 8'h80;
-      // floor(r * 2^s / 2^8) = (r * 2^(SHIFT_MAX-8)) >> (SHIFT_MAX - s), for 1 <= s <= SHIFT_MAX.
-      wire [SHIFT_MAX-1:0]    r_top = {r_l, {(SHIFT_MAX-8){1'b0}}};
+      wire [8:0]              q_l = mode[l] ? {rnd[8*l +: 8], 1'b1} : 9'h100;
+      // floor(q * 2^s / 2^9) = (q * 2^(SHIFT_MAX-9)) >> (SHIFT_MAX - s), for 1 <= s <= SHIFT_MAX.
+      wire [SHIFT_MAX-1:0]    r_top = {q_l, {(SHIFT_MAX-9){1'b0}}};
       wire [5:0]              bias_rsh = 6'd47 - s_l[5:0];
       wire [SHIFT_MAX-1:0]    bias = s_pos ? (r_top >> bias_rsh) : {SHIFT_MAX{1'b0}};
       wire signed [SUM_W-1:0] sum_d = {{(SUM_W-ACC_W){acc_l[ACC_W-1]}}, acc_l}

@@ -54,6 +54,22 @@ def test_stochastic_rounding_is_unbiased(shift):
     assert np.all((y == np.floor(acc / 2**shift)) | (y == np.floor(acc / 2**shift) + 1))
 
 
+@pytest.mark.parametrize("shift", [10, 16, 47])
+def test_stochastic_rounding_has_no_sign_preference_below_the_draw(shift):
+    rand = np.arange(256)  # every draw once
+
+    def ups(acc: int) -> int:
+        return int(fxp.round_shift(np.full(256, acc), shift, STOCHASTIC, rand).sum())
+    # |acc| < 2^(s-10): far below the 8 random bits' resolution, every draw rounds it to 0. With the bits
+    # below the draw floored (the old rule) a negative one became -1 for r = 0.
+    small = (1 << (shift - 10)) - 1
+    for acc in (-small, -1, 1, small):
+        assert fxp.round_shift(np.full(256, acc), shift, STOCHASTIC, rand).tolist() == [0] * 256, acc
+    # +-j/2^10 LSB (j odd, no tie) moves one LSB away from 0 for round(j/4) of the 256 draws, either sign.
+    for j in (1, 3, 5, 511):
+        assert ups(j << (shift - 10)) == -ups(-(j << (shift - 10))) == (j + 2) // 4, j
+
+
 def test_nearest_rounds_half_up_and_left_shift_is_exact():
     assert fxp.round_shift(np.array([3, -3, 5, -5]), 1, NEAREST).tolist() == [2, -1, 3, -2]
     assert fxp.round_shift(np.array([3, -3]), -2, NEAREST).tolist() == [12, -12]

@@ -32,7 +32,8 @@ def test_uvm_requant(sim, config):
 # never in rtl/); the corner test must fail on it, through the scoreboard count named last. A mutant whose
 # target line no longer exists in the RTL fails loudly rather than passing by testing nothing.
 MUTANTS = {
-    "nearest_ties_down": ("8'h80;", "8'h7F;", "mismatched"),
+    "nearest_ties_down": ("9'h100;", "9'h0FF;", "mismatched"),
+    "stochastic_floors_below_draw": ("{rnd[8*l +: 8], 1'b1}", "{rnd[8*l +: 8], 1'b0}", "mismatched"),
     "sat_flag_at_qmax": ("hi = shifted > QMAX;", "hi = shifted >= QMAX;", "mismatched"),
     "shift_47_illegal": ("(s_l > 7'sd47)", "(s_l > 7'sd46)", "mismatched"),
     "latency_3": ("localparam integer LATENCY = 2;", "localparam integer LATENCY = 3;", "mismatched"),
