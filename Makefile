@@ -35,7 +35,7 @@ help: ## list the targets and variables
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## (.*)/  make \1\t\2/' | expand -t 20
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
-	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=sample|batch|off"
+	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh

@@ -86,6 +86,8 @@ class Machine:
         self.updates = 0  # mini-batch updates done (Adam's t - 1)
         self.total_updates = 0  # of the whole run, for the learning-rate schedule (set by the host)
         self._draw_offsets = self._plan_draws(comp.train_sample)
+        # When a list: run() appends (op, copy of the op's output) after every op, for op-by-op checks.
+        self.op_trace: list | None = None
 
     def _count_sat(self, name: str, n: int) -> None:
         """The 32-bit saturating counters of SPEC 2.3: the global one and one per tensor."""
@@ -259,6 +261,8 @@ class Machine:
                 self.mem[op.out][:] = 0
             else:
                 raise ValueError(f"unknown op kind {op.kind}")
+            if self.op_trace is not None:
+                self.op_trace.append((op, np.array(env[op.out] if op.out in env else self.mem[op.out])))
 
     # --- Adam (SPEC 5.5) ----------------------------------------------------------------------------------
     def _store(self, name: str, acc: np.ndarray, shift: int, mode: int, rand) -> None:

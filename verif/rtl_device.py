@@ -6,11 +6,14 @@ same work runs on a golden Machine beside it. The host's own decisions are the g
 of each update (Machine.sgd_step) and the shift-control rule applied to the max |x| registers it reads back
 (Machine.adapt) -- the accelerator executes, the host schedules.
 
-Checks (`check`): "sample" (default) compares after every sample the prediction, p[label], the random
+Checks (`check`): "every" runs each program op by op (the host plants an END after the op, runs it, restores
+the word) and compares every op's output with the golden machine's trace (Machine.op_trace), plus all of
+"sample"'s checks; "sample" (default) compares after every sample the prediction, p[label], the random
 stream and every persistent tensor the sample wrote (gradients), and after every update every persistent
 tensor and every statistics slot; "batch" compares predictions after every sample and the full state after
 every update; "off" compares nothing (the golden machine still runs: it is the state a checkpoint saves).
-A difference raises `Mismatch` naming the sample, the program, the tensor and the first differing element.
+A difference raises `Mismatch` naming the sample, the program (and with "every" the op), the tensor and the
+first differing element.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from golden import program as P
 from golden.machine import Machine, sce_loss
 from verif.host import LFSR, P_LABEL, PRED, AccelHost, Backdoor
 
-CHECKS = ("sample", "batch", "off")
+CHECKS = ("every", "sample", "batch", "off")
 
 
 class Mismatch(AssertionError):
@@ -72,17 +75,20 @@ class RtlDevice:
     # --- checks -------------------------------------------------------------------------------------------
     async def compare(self, names, where: str) -> None:
         for name in names:
-            bank, base = self.comp.layout[name]
-            want = self.golden.mem[name]
-            got = np.array(self.backdoor.read(bank, base, len(want)), dtype=np.int64)
-            bad = np.flatnonzero(got != want)
-            if bad.size:
-                i = int(bad[0])
-                raise Mismatch(f"{where}: tensor {name} differs in {bad.size} of {len(want)} elements; first at "
-                               f"index {i}: RTL {got[i]}, golden {want[i]}")
+            await self.compare_tensor(name, self.golden.mem[name], where)
         state = await self.host.rd(LFSR)
         if state != self.golden.stream.state:
             raise Mismatch(f"{where}: random stream state RTL {state:#010x}, golden {self.golden.stream.state:#010x}")
+
+    async def compare_tensor(self, name: str, want: np.ndarray, where: str) -> None:
+        bank, base = self.comp.layout[name]
+        want = np.asarray(want).reshape(-1)
+        got = np.array(self.backdoor.read(bank, base, len(want)), dtype=np.int64)
+        bad = np.flatnonzero(got != want)
+        if bad.size:
+            i = int(bad[0])
+            raise Mismatch(f"{where}: tensor {name} differs in {bad.size} of {len(want)} elements; first at "
+                           f"index {i}: RTL {got[i]}, golden {want[i]}")
 
     async def compare_stats(self, where: str) -> None:
         for name, slot in self.image.slots.items():
@@ -93,9 +99,31 @@ class RtlDevice:
                                f"golden {want[0]}, {want[1]}")
 
     # --- programs -----------------------------------------------------------------------------------------
-    async def _run(self, prog: str, label: int | None = None) -> None:
+    def _golden(self, fn, *args):
+        """Run the golden machine's `fn`; with check "every", also return its op trace."""
+        g = self.golden
+        g.op_trace = [] if self.check == "every" else None
+        try:
+            return fn(*args), g.op_trace
+        finally:
+            g.op_trace = None
+
+    async def _run(self, prog: str, where: str, label: int | None = None, trace: list | None = None) -> None:
+        """Run program `prog` on the RTL; given the golden op trace, op by op, checking each op's output."""
         c0 = await self.host.rd(0x0A)
-        await self.host.run(self.image.entry[prog], self.budget[prog], label)
+        if trace is None:
+            await self.host.run(self.image.entry[prog], self.budget[prog], label)
+        else:
+            records = [r for r in self.image.records if r.program == prog]
+            assert len(records) == len(trace), (prog, len(records), len(trace))
+            for k, (rec, (op, want)) in enumerate(zip(records, trace)):
+                nxt = records[k + 1].pc if k + 1 < len(records) else None  # the last op is followed by END
+                if nxt is not None:
+                    await self.host.write_program([P.header(P.KIND_END)], base=nxt)
+                await self.host.run(rec.pc, self.budget[prog], label)
+                if nxt is not None:
+                    await self.host.write_program([self.image.words[nxt]], base=nxt)
+                await self.compare_tensor(op.out, want, f"{where} op {rec.index} ({op.kind} -> {op.out})")
         self.cycles[prog] += await self.host.rd(0x0A) - c0
         self.runs[prog] += 1
 
@@ -103,26 +131,28 @@ class RtlDevice:
         """One sample on the RTL and on the golden machine: (pred, p_label), both checked."""
         bank, base = self.comp.layout["X0"]
         await self.host.write_bank(bank, base, x)
-        await self._run("train_sample", int(label))
-        pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
-        ref = self.golden.accumulate_batch(x[None, :], np.array([label]))
+        ref, trace = self._golden(self.golden.accumulate_batch, x[None, :], np.array([label]))
         where = f"sample {self.samples} (train_sample)"
+        await self._run("train_sample", where, int(label), trace)
+        pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
         self.samples += 1
         if self.check != "off" and (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
             raise Mismatch(f"{where}: RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
                            f"{int(ref['p_label'][0])}")
-        if self.check == "sample":
+        if self.check in ("every", "sample"):
             await self.compare(self.sample_writes, where)
         return pred, p_label
 
     async def update(self) -> None:
         await self.refresh_program()  # this update's step size
-        await self._run("update")
         g = self.golden
-        g.run(self.comp.update, {}, g.stream.take(g._plan_draws(self.comp.update)[-1])[None, :], observe=False)
+        draws = g.stream.take(g._plan_draws(self.comp.update)[-1])[None, :]
+        _, trace = self._golden(g.run, self.comp.update, {}, draws, False)
         g.updates += 1
+        where = f"update {g.updates} (after sample {self.samples})"
+        await self._run("update", where, trace=trace)
         if self.check != "off":
-            await self.compare(self.persistent, f"update {g.updates} (after sample {self.samples})")
+            await self.compare(self.persistent, where)
             await self.compare_stats(f"update {g.updates}")
 
     async def adapt(self) -> None:
@@ -189,15 +219,19 @@ class RtlDevice:
     async def infer(self, xq: np.ndarray) -> np.ndarray:
         bank, base = self.comp.layout["X0"]
         preds = []
-        ref = self.golden.infer(xq) if self.check != "off" else None
+        ref = self.golden.infer(xq) if self.check in ("sample", "batch") else None
         last = self.comp.infer[-1].out
         lbank, lbase = self.comp.layout[last]
         classes = self.golden.cfg.classes
         for i, x in enumerate(xq):
+            where = f"inference of test sample {i}"
+            want, trace = (ref[i] if ref is not None else None), None
+            if self.check == "every":  # sample by sample, for its op trace
+                (want,), trace = self._golden(self.golden.infer, x[None, :])
             await self.host.write_bank(bank, base, x)
-            await self._run("infer")
+            await self._run("infer", where, trace=trace)
             logits = np.array(await self.host.read_bank(lbank, lbase, classes))
             preds.append(int(np.argmax(logits)))
-            if ref is not None and preds[-1] != ref[i]:
-                raise Mismatch(f"inference of test sample {i}: RTL class {preds[-1]}, golden {ref[i]}")
+            if want is not None and preds[-1] != want:
+                raise Mismatch(f"{where}: RTL class {preds[-1]}, golden {want}")
         return np.array(preds)

@@ -1,7 +1,7 @@
 """`make train`: train a TT network on the co-simulated accelerator, checked in lock-step by the golden model.
 
     python -m verif.train [--model digits] [--dataset digits] [--data-dir DIR] [--epochs N] [--seed N]
-                          [--sim verilator|icarus|golden] [--check sample|batch|off] [--out DIR]
+                          [--sim verilator|icarus|golden] [--check every|sample|batch|off] [--out DIR]
 
 Everything that can be wrong with the inputs (model, dataset files, sizes, a network the accelerator cannot
 hold or run) fails here, before any simulation starts. Then the accelerator is built for the model
@@ -22,6 +22,7 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.datasets import load_dataset
 from golden.train import check_compatible
+from verif.rtl_device import CHECKS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
-    ap.add_argument("--check", default="sample", choices=("sample", "batch", "off"))
+    ap.add_argument("--check", default="sample", choices=CHECKS)
     ap.add_argument("--out", default=None)
     ap.add_argument("--interrupt-after", type=int, default=0, help=argparse.SUPPRESS)  # tests: a Ctrl-C after n batches
     a = ap.parse_args(argv)

@@ -11,6 +11,7 @@ import cocotb
 import numpy as np
 
 from golden.datasets import load_dataset
+from verif.rtl_device import Mismatch
 from verif.top.accel_env import model_config, seed, start_accel
 
 
@@ -38,6 +39,35 @@ async def train_steps(dut):
                   f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "
                   f"{c['update'] / max(1, dev.runs['update']):.0f}, per inference "
                   f"{c['infer'] / max(1, dev.runs['infer']):.0f}")
+
+
+@cocotb.test()
+async def check_every(dut):
+    """CHECK=every: programs run op by op stay bit-exact, and a core corrupted on the RTL alone is caught at the
+    first op that reads it, named in the message."""
+    s = seed()
+    cfg = model_config(os.environ["MODEL"])
+    dev = await start_accel(dut, cfg, s, check="every")
+    data = load_dataset(cfg.name)
+    xq, y = dev.quantize_input(data.train_x), data.train_y
+    b = cfg.train.batch
+    dev.total_updates = 2
+    await dev.calibrate(xq[:b], y[:b])
+    await dev.train_batch(xq[b:2 * b], y[b:2 * b])
+    await dev.infer(dev.quantize_input(data.test_x[:2]))
+    ops = dev.comp.train_sample
+    i, name = next((i, t) for i, op in enumerate(ops) for t in op.ins if t in dev.golden.mem and t.startswith("G"))
+    fmt = dev.comp.tensors[name].fmt
+    bank, base = dev.comp.layout[name]
+    want = dev.golden.mem[name]
+    await dev.host.write_bank(bank, base, np.where(want == fmt.qmax, fmt.qmin, fmt.qmax))  # the RTL's copy only
+    try:
+        await dev.train_sample(xq[2 * b], int(y[2 * b]))
+    except Mismatch as e:
+        assert f"op {i} ({ops[i].kind} -> {ops[i].out})" in str(e), str(e)
+        dut._log.info(f"corrupted {name} caught: {e}")
+    else:
+        raise AssertionError(f"a corrupted {name} on the RTL went unnoticed by CHECK=every")
 
 
 @cocotb.test()

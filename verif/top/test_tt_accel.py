@@ -37,6 +37,15 @@ def test_tt_accel_train_steps(sim, case, monkeypatch):
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
 
 
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_accel_check_every(sim, monkeypatch):
+    monkeypatch.setenv("MODEL", "tiny")
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(compile_network(
+              model_config("tiny")))), sim=sim, build_dir=BUILD / "tt_accel" / "tiny" / sim,
+              test_dir=BUILD / "tt_accel" / "check_every" / sim, test_module="verif.top.tb_tt_accel",
+              testcase="check_every")
+
+
 def _run_uvm(monkeypatch, skip_corners: bool):
     comp = compile_network(model_config("digits", 2))
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
