@@ -151,7 +151,10 @@ class Run:
                            desc=f"epoch {self.epoch + 1}/{self.epochs}")
             while self.batch_pos < n_batches and not self.interrupted:
                 idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
+                cycles0 = getattr(self.machine, "sim_cycles", None)  # a co-simulated device's
                 res = await settle(self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx]))
+                if cycles0 is not None:
+                    stats["sim_cycles"] = stats.get("sim_cycles", 0) + self.machine.sim_cycles - cycles0
                 rank = self.cfg.train.rank
                 if rank.enabled and self.epoch >= rank.warmup_epochs and (self.batch_pos + 1) % rank.every == 0:
                     await settle(self.machine.rank_update())
@@ -161,7 +164,9 @@ class Run:
                 stats["elapsed"] = time.time() - stats["t0"]
                 self.batch_pos += 1
                 bar.update(len(idx))
-                bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}", **device_rates(self.machine, stats))
+                rate = device_rate(stats)
+                bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}",
+                                **({} if rate is None else {"sim_cycles_per_s": f"{rate:.0f}"}))
                 if time.time() - last_save > CHECKPOINT_EVERY_S:
                     self.save()
                     last_save = time.time()
@@ -190,9 +195,13 @@ class Run:
                "saturations": self.golden.sat_total - stats["sat0"], "samples_per_s": stats["n"] / dt,
                "ranks": self.golden.live_ranks(),
                "live_core_params": self.golden.live_core_params()}
+        rate = device_rate(stats)
+        if rate is not None:  # the epoch's training loop, host and lock-step checks included
+            rec["sim_cycles_per_s"] = rate
         self.history.append(rec)
         print(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
-              f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  {rec['samples_per_s']:.0f} samples/s",
+              f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  "
+              f"{rec['samples_per_s']:.0f} samples/s" + ("" if rate is None else f"  {rate:.0f} sim cycles/s"),
               flush=True)
 
     async def evaluate(self) -> float:
@@ -227,13 +236,9 @@ class Run:
                  frac=json.dumps(self.golden.frac), config=json.dumps(config_to_dict(self.cfg)))
 
 
-def device_rates(device, stats: dict) -> dict:
-    """Progress fields of a co-simulated device: simulated cycles per wall second of this epoch."""
-    cycles = getattr(device, "sim_cycles", None)
-    if cycles is None:
-        return {}
-    stats.setdefault("cycles0", cycles)
-    return {"sim_cycles_per_s": f"{(cycles - stats['cycles0']) / max(stats['elapsed'], 1e-9):.0f}"}
+def device_rate(stats: dict) -> float | None:
+    """Simulated cycles per wall second of an epoch's training loop on a co-simulated device (else None)."""
+    return stats["sim_cycles"] / max(stats["elapsed"], 1e-9) if "sim_cycles" in stats else None
 
 
 class LogProgress:

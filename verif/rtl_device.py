@@ -181,7 +181,9 @@ class RtlDevice:
 
     def device_report(self) -> dict:
         per = {p: round(self.cycles[p] / self.runs[p]) for p in self.cycles if self.runs[p]}
+        ns = self.host.period_ns
         return {"cycles_per_program_run": per, "program_runs": dict(self.runs), "check": self.check,
+                "sim_cycles": self.sim_cycles, "clock_mhz": 1e3 / ns, "simulated_s": self.sim_cycles * ns * 1e-9,
                 "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
                 "params": {"bank_shift": self.params.bank_shift, "bank_depth": list(self.params.bank_depth),
                            "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth}}
