@@ -79,6 +79,33 @@ def section_rtl(quick: bool) -> dict:
     return out
 
 
+def section_pruning(accuracy: dict, rtl: dict) -> dict:
+    """Rank pruning shrinks the work: the live ranks a rank-adapted run ended with (the bit-exact row, else the
+    float one when the bit-exact run pruned nothing), recompiled and measured on the RTL against the full ranks."""
+    out = {}
+    for key, table in accuracy.items():
+        model = table["model"]
+        full_ranks = [list(lay.ranks) for lay in load_config(model).layers]
+        full = rtl.get(f"{model}/verilator")
+        pruned = [(row, [list(r) for r in table["rows"][row]["ranks"]]) for row in ("golden_rank", "float_rank")
+                  if row in table["rows"]]
+        pruned = [(row, ranks) for row, ranks in pruned if ranks != full_ranks]
+        if not pruned or full is None:
+            continue
+        row, ranks = pruned[0]
+        print(f"bench: accelerator {model} at the pruned ranks {ranks} ({row})", flush=True)
+        m = measure_rtl(model, "verilator", ranks)
+        out[key] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks,
+                    "full": program_costs(full), "pruned": program_costs(m)}
+    return out
+
+
+def program_costs(m: dict) -> dict:
+    """MACs and measured cycles of one verif.top.bench_rtl measurement."""
+    return {"train_macs": m["macs"]["train_sample"], "train_cycles": m["train_sample"]["cycles"],
+            "infer_cycles": m["infer"]["cycles"], "update_cycles": m["update"]["cycles"]}
+
+
 def golden_speed(model: str, batches: int) -> dict:
     """Bit-exact golden model, one BLAS thread: samples per CPU second and per wall second."""
     cfg = load_config(model)
@@ -162,6 +189,17 @@ def markdown(r: dict) -> str:
         g = v["golden"]
         lines.append(f"| {m} | {v['float_tt_batch1']:.0f} | {v['float_tt_batch64']:.0f} | "
                      f"{v['float_dense_batch64']:.0f} | {g['samples_per_cpu_s']:.0f} | {g['samples_per_wall_s']:.0f} |")
+    lines += ["", "## Rank pruning shrinks the work", "",
+              "The final live ranks of a rank-adapted run (accuracy section), recompiled and measured on the simulated "
+              "RTL against the full ranks.", "",
+              "| model | ranks (row) | train MACs | train cycles | cycles vs full | MACs vs full | inference cycles | "
+              "update cycles |", "|---|---|---|---|---|---|---|---|"]
+    for v in r.get("pruning", {}).values():
+        f, p = v["full"], v["pruned"]
+        for ranks, c in ((f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)):
+            lines.append(f"| {v['model']} | {ranks} | {c['train_macs']} | {c['train_cycles']} | "
+                         f"{c['train_cycles'] / f['train_cycles']:.3f} | {c['train_macs'] / f['train_macs']:.3f} | "
+                         f"{c['infer_cycles']} | {c['update_cycles']} |")
     lines += ["", "## Accuracy", ""]
     for name in r["accuracy"]:
         lines.append(f"See [accuracy-{name}.md](accuracy-{name}.md).")
@@ -215,7 +253,8 @@ def main() -> int:
                  "committed synthesis baselines of the accelerator top."}
     for name, fn in (("memory", section_memory), ("rtl", lambda: section_rtl(args.quick)),
                      ("work", lambda: section_work(r["rtl"])),
-                     ("cpu", lambda: section_cpu(args.quick)), ("accuracy", lambda: section_accuracy(args.quick))):
+                     ("cpu", lambda: section_cpu(args.quick)), ("accuracy", lambda: section_accuracy(args.quick)),
+                     ("pruning", lambda: section_pruning(r["accuracy"], r["rtl"]))):
         print(f"bench: {name} ({time.time() - t0:.0f} s)", flush=True)
         r[name] = fn()
     (OUT / "bench.json").write_text(json.dumps(r, indent=1, default=str))

@@ -40,11 +40,17 @@ def long_run_build_args(sim: str) -> list[str]:
     return ["--no-public-flat-rw", "--public-depth", "1", "-CFLAGS", "-O3"]
 
 
-def model_config(name: str, batch: int | None = None):
+def model_config(name: str, batch: int | None = None, ranks=None):
+    """The named (or file) config; optionally with another mini-batch and other inner TT ranks per layer (a
+    pruned network recompiled at its live ranks)."""
     from dataclasses import replace
     cfg = load_config(name)
     if batch:
         cfg = replace(cfg, train=replace(cfg.train, batch=batch))
+    if ranks is not None:
+        if len(ranks) != len(cfg.layers):
+            raise ValueError(f"{len(ranks)} rank lists for {len(cfg.layers)} layers")
+        cfg = replace(cfg, layers=tuple(replace(lay, ranks=tuple(r)) for lay, r in zip(cfg.layers, ranks)))
     return cfg
 
 

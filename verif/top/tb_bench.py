@@ -30,12 +30,13 @@ async def measure(dev, prog: str, run) -> dict:
 
 @cocotb.test()
 async def bench(dut):
-    cfg = model_config(os.environ["MODEL"])
+    ranks = os.environ.get("BENCH_RANKS")
+    cfg = model_config(os.environ["MODEL"], ranks=json.loads(ranks) if ranks else None)
     dev = await start_accel(dut, cfg, seed(), check="batch", fast_bus=True)
     data = load_dataset(os.environ["DATASET"])
     x = dev.quantize_input(data.train_x[:1])
     label = int(data.train_y[0])
-    out = {"model": cfg.name, "sim": cocotb.SIM_NAME, "macs": {p: dev.comp.macs(p) for p in ("train_sample", "infer")},
+    out = {"model": cfg.name, "ranks": [list(lay.ranks) for lay in cfg.layers], "sim": cocotb.SIM_NAME, "macs": {p: dev.comp.macs(p) for p in ("train_sample", "infer")},
            "ops": {p: len(getattr(dev.comp, p)) for p in ("train_sample", "update", "infer")}}
     out["train_sample"] = await measure(dev, "train_sample", lambda: dev.train_sample(x[0], label))
     out["update"] = await measure(dev, "update", dev.update)
