@@ -3,7 +3,9 @@
 Sections: memory of the whole on-chip training state against FP32 dense training; work per training sample
 (MACs) and the ideal cycles at each synthesized target's lane count and Fmax; CPU software speed on one core
 (float TT at batch 1 and 64, dense float, and the bit-exact golden model); accuracy tables
-(scripts/accuracy.py: digits always, Fashion-MNIST with the paper model unless QUICK=1).
+(scripts/accuracy.py: digits always, Fashion-MNIST with the paper model unless QUICK=1); accuracy against
+bits (scripts/bits.py, digits); rank pruning shrinking the work (a rank-adapted run's live ranks recompiled and
+measured on the simulated RTL).
 
 The accelerator section (verif/top/bench_rtl.py) measures, on the simulated top, the cycles of one training
 sample, one update and one inference of each model, where they go (contraction engine, element-wise unit,
@@ -26,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from accuracy import accuracy_table  # noqa: E402
+from bits import bits_table  # noqa: E402
 
 from golden.compiler import compile_network  # noqa: E402
 from golden.config import load_config  # noqa: E402
@@ -77,6 +80,11 @@ def section_rtl(quick: bool) -> dict:
         print(f"bench: accelerator {model} on {sim}", flush=True)
         out[f"{model}/{sim}"] = measure_rtl(model, sim)
     return out
+
+
+def section_bits() -> dict:
+    """Accuracy against bits of the bit-exact model (scripts/bits.py), digits."""
+    return {"digits-digits": bits_table("digits", "digits")}
 
 
 def section_pruning(accuracy: dict, rtl: dict) -> dict:
@@ -203,6 +211,8 @@ def markdown(r: dict) -> str:
     lines += ["", "## Accuracy", ""]
     for name in r["accuracy"]:
         lines.append(f"See [accuracy-{name}.md](accuracy-{name}.md).")
+    for name in r.get("bits", {}):
+        lines.append(f"Accuracy against bits: [bits-{name}.md](bits-{name}.md).")
     return "\n".join(lines) + "\n"
 
 
@@ -254,7 +264,7 @@ def main() -> int:
     for name, fn in (("memory", section_memory), ("rtl", lambda: section_rtl(args.quick)),
                      ("work", lambda: section_work(r["rtl"])),
                      ("cpu", lambda: section_cpu(args.quick)), ("accuracy", lambda: section_accuracy(args.quick)),
-                     ("pruning", lambda: section_pruning(r["accuracy"], r["rtl"]))):
+                     ("bits", section_bits), ("pruning", lambda: section_pruning(r["accuracy"], r["rtl"]))):
         print(f"bench: {name} ({time.time() - t0:.0f} s)", flush=True)
         r[name] = fn()
     (OUT / "bench.json").write_text(json.dumps(r, indent=1, default=str))
