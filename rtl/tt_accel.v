@@ -36,7 +36,10 @@ module tt_accel #(
   parameter integer STATE_WIDTH  = 16,
   parameter integer STATE_PORTS  = 2,
   parameter integer PROG_AW      = 11,
-  parameter integer PROG_DEPTH   = 2048
+  parameter integer PROG_DEPTH   = 2048,
+  // 1: registers around the bank RAMs (routed requests in, read data out): read latency 3 instead of 1, so the
+  // descriptor -> address -> routing -> RAM and RAM -> mux -> datapath paths each get a cycle (Fmax).
+  parameter integer MEM_PIPE     = 1
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -82,7 +85,11 @@ module tt_accel #(
     if (PROG_AW < 8 || PROG_AW > 18) begin : g_bad_prog_aw
       error_tt_accel_PROG_AW_must_be_8_to_18 u_error ();
     end
+    if (MEM_PIPE < 0 || MEM_PIPE > 1) begin : g_bad_mem_pipe
+      error_tt_accel_MEM_PIPE_must_be_0_or_1 u_error ();
+    end
   endgenerate
+  localparam integer MEM_LAT = 1 + 2 * MEM_PIPE;  // bank read latency every unit is built for
 
   // ---- host bus ----
   wire        bus_req;
@@ -107,8 +114,10 @@ module tt_accel #(
     .bus_wstrb (bus_wstrb), .bus_ack (bus_ack_q), .bus_rdata (bus_rdata), .bus_err (bus_err)
   );
 
-  // A transaction takes effect in its first cycle (req && !ack) and is acknowledged in the next.
-  wire        bus_go = bus_req && !bus_ack_q;
+  // A transaction takes effect in its first cycle (req && !ack) and is acknowledged in the next, a bank read
+  // when its data arrives (MEM_LAT cycles later).
+  reg  [1:0]  host_rd_wait_q;  // cycles until the data of a host bank read in flight
+  wire        bus_go = bus_req && !bus_ack_q && (host_rd_wait_q == 2'd0);
   wire [3:0]  win = bus_addr[21:18];
   wire [7:0]  reg_idx = bus_addr[7:0];
   wire        win_reg = (win == 4'd0) && (bus_addr[17:8] == 10'd0);  // 256 register words; the rest of the window errs
@@ -215,7 +224,7 @@ module tt_accel #(
   wire [DATA_W-1:0]     ct_wr_data;
 
   tt_contract #(.NOUT(6), .NRED(4), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(DATA_W), .B_W(DATA_W), .OUT_W(DATA_W),
-                .MEM_LAT(1)) u_contract (
+                .MEM_LAT(MEM_LAT)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
     .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
@@ -239,7 +248,7 @@ module tt_accel #(
   wire [ADDR_W-1:0]     ew_x_addr, ew_z_addr, ew_o_addr, ew_wr_addr;
   wire [DATA_W-1:0]     ew_wr_data;
 
-  tt_ewise #(.ADDR_W(ADDR_W), .X_W(DATA_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(1), .MASK_N(16)) u_ewise (
+  tt_ewise #(.ADDR_W(ADDR_W), .X_W(DATA_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .MASK_N(16)) u_ewise (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ew_lfsr),
     .start (unit_start[1]),
     .opcode (desc[EW_OPCODE_LSB +: EW_OPCODE_W]), .count (desc[EW_COUNT_LSB +: EW_COUNT_W]),
@@ -267,7 +276,7 @@ module tt_accel #(
   wire [ADDR_W-1:0]     sce_z_addr, sce_wr_addr;
   wire [DATA_W-1:0]     sce_wr_data;
 
-  tt_sce #(.ADDR_W(ADDR_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(1), .N_W(N_W)) u_sce (
+  tt_sce #(.ADDR_W(ADDR_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .N_W(N_W)) u_sce (
     .clk (clk), .rst (rst), .start (unit_start[2]),
     .z_base (desc[SCE_Z_BASE_LSB +: SCE_Z_BASE_W]), .e_base (desc[SCE_E_BASE_LSB +: SCE_E_BASE_W]),
     .n_out (desc[SCE_N_OUT_LSB +: SCE_N_OUT_W]), .classes (desc[SCE_CLASSES_LSB +: SCE_CLASSES_W]),
@@ -338,7 +347,7 @@ module tt_accel #(
   assign wr_data_c = wr_data_m;
 
   tt_banks #(.NBANK(4), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT), .BANK_DEPTH(BANK_DEPTH),
-             .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS)) u_banks (
+             .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS), .REG_REQ(MEM_PIPE), .REG_DATA(MEM_PIPE)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
@@ -414,11 +423,18 @@ module tt_accel #(
                       win_prog ? (!host_mem_ok || !host_prog_in) :
                       win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0) :
                       win_bank ? (!host_mem_ok || mem_addr_err) : 1'b1;
+  wire       host_rd_slow = bus_go && !bus_we && win_bank && (MEM_LAT > 1);
   always @(posedge clk) begin
     if (rst) begin
       bus_ack_q <= 1'b0;
+      host_rd_wait_q <= 2'd0;
     end else begin
-      bus_ack_q <= bus_go;
+      bus_ack_q <= (bus_go && !host_rd_slow) || (host_rd_wait_q == 2'd1);
+      if (host_rd_slow) begin
+        host_rd_wait_q <= MEM_LAT[1:0] - 2'd1;
+      end else if (host_rd_wait_q != 2'd0) begin
+        host_rd_wait_q <= host_rd_wait_q - 2'd1;
+      end
     end
     if (bus_go) begin
       reg_rdata_q <= reg_rdata;

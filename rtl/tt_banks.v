@@ -1,8 +1,13 @@
 `default_nettype none
 // tt_banks: the accelerator's data memory: NBANK banks (tt_bank) behind one global element address space,
 // bank k's word i at address (k << BANK_SHIFT) + i (golden/program.py). The active unit sees three logical
-// read ports (0: a / x / logits, 1: b / z, 2: the destination's old word) with a latency of one cycle, and one
-// write port; reads come back sign-extended from the bank's width to DATA_W.
+// read ports (0: a / x / logits, 1: b / z, 2: the destination's old word) with a latency of LATENCY cycles,
+// and one write port; reads come back sign-extended from the bank's width to DATA_W.
+//
+// Pipelining (for Fmax): REG_REQ registers the routed read requests and the write between the routing and the
+// RAMs, REG_DATA the read data after the output mux; LATENCY = 1 + REG_REQ + REG_DATA. A write then lands
+// REG_REQ cycles later, as every read does, so the order of reads and writes a unit sees is the unregistered
+// one: a read in the cycle of a write to its address returns the old word, a read in any later cycle the new.
 //
 // Routing: in every cycle, bank k gives its physical read ports to the logical ports that address it, in
 // logical port order. The compiler never makes a bank serve more reads than it has ports (BANK_PORTS); if a
@@ -16,7 +21,9 @@ module tt_banks #(
   parameter integer          BANK_SHIFT = 12,  // local address width of every bank
   parameter [NBANK*32-1:0]   BANK_DEPTH = {32'd4096, 32'd4096, 32'd4096, 32'd4096},  // bank 0 in the LSBs
   parameter [NBANK*32-1:0]   BANK_WIDTH = {32'd16, 32'd8, 32'd4, 32'd16},
-  parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2}
+  parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
+  parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
+  parameter integer          REG_DATA   = 0    // 1: a register after the read data mux
 ) (
   input  wire                 clk,
   input  wire                 rst,
@@ -43,6 +50,9 @@ module tt_banks #(
     end
     if (DATA_W < 2 || DATA_W > 32) begin : g_bad_data_w
       error_tt_banks_DATA_W_must_be_2_to_32 u_error ();
+    end
+    if (REG_REQ < 0 || REG_REQ > 1 || REG_DATA < 0 || REG_DATA > 1) begin : g_bad_reg
+      error_tt_banks_REG_REQ_and_REG_DATA_must_be_0_or_1 u_error ();
     end
   endgenerate
 
@@ -105,8 +115,39 @@ module tt_banks #(
     end
   end
 
-  // ---- the banks ----
+  // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
   wire wr_ok = wr_en && legal(wr_addr);
+  reg  [NBANK*2-1:0]    ram_rd_en;
+  reg  [NBANK*2*AW-1:0] ram_rd_addr;
+  reg                   ram_wr_en;
+  reg  [AW+BB-1:0]      ram_wr_addr;  // bank field and local address
+  reg  [DATA_W-1:0]     ram_wr_data;
+  generate
+    if (REG_REQ != 0) begin : g_reg_req
+      always @(posedge clk) begin
+        if (rst) begin
+          ram_rd_en <= {(NBANK*2){1'b0}};
+          ram_wr_en <= 1'b0;
+        end else begin
+          ram_rd_en <= ph_en;
+          ram_wr_en <= wr_ok;
+        end
+        ram_rd_addr <= ph_addr;
+        ram_wr_addr <= wr_addr[AW+BB-1:0];
+        ram_wr_data <= wr_data;
+      end
+    end else begin : g_direct_req
+      always @* begin
+        ram_rd_en = ph_en;
+        ram_rd_addr = ph_addr;
+        ram_wr_en = wr_ok;
+        ram_wr_addr = wr_addr[AW+BB-1:0];
+        ram_wr_data = wr_data;
+      end
+    end
+  endgenerate
+
+  // ---- the banks ----
   wire [NBANK*2*DATA_W-1:0] ph_data;  // sign-extended read data of every physical port
 
   genvar g;
@@ -128,11 +169,11 @@ module tt_banks #(
         .READ_PORTS (NP)
       ) u_bank (
         .clk     (clk),
-        .wr_en   (wr_ok && wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
-        .wr_addr (wr_addr[AW-1:0]),
-        .wr_data (wr_data[W-1:0]),
-        .rd_en   (ph_en[2*g +: NP]),
-        .rd_addr (ph_addr[2*g*AW +: NP*AW]),
+        .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
+        .wr_addr (ram_wr_addr[AW-1:0]),
+        .wr_data (ram_wr_data[W-1:0]),
+        .rd_en   (ram_rd_en[2*g +: NP]),
+        .rd_addr (ram_rd_addr[2*g*AW +: NP*AW]),
         .rd_data (data)
       );
       genvar j;
@@ -146,32 +187,61 @@ module tt_banks #(
     end
   endgenerate
 
-  // ---- read data: the selection of each logical port, one cycle later ----
-  reg [NRD*BB-1:0] sel_bank_q;
-  reg [NRD-1:0]    sel_port_q;
-  reg [NRD-1:0]    sel_ok_q;
-  always @(posedge clk) begin
-    if (rst) begin
-      sel_ok_q <= {NRD{1'b0}};
-    end else begin
-      sel_ok_q <= sel_ok;
+  // ---- read data: the selection of each logical port, 1 + REG_REQ cycles later ----
+  localparam integer SEL_W = NRD*BB + NRD;
+  reg [SEL_W-1:0] sel_q;  // {bank, port} of each logical port, when its data leaves the RAMs
+  reg [NRD-1:0]   sel_ok_q;
+  generate
+    if (REG_REQ != 0) begin : g_sel_delay
+      reg [SEL_W-1:0] sel_req_q;
+      reg [NRD-1:0]   ok_req_q;
+      always @(posedge clk) begin
+        if (rst) begin
+          ok_req_q <= {NRD{1'b0}};
+          sel_ok_q <= {NRD{1'b0}};
+        end else begin
+          ok_req_q <= sel_ok;
+          sel_ok_q <= ok_req_q;
+        end
+        sel_req_q <= {sel_bank, sel_port};
+        sel_q <= sel_req_q;
+      end
+    end else begin : g_sel_direct
+      always @(posedge clk) begin
+        if (rst) begin
+          sel_ok_q <= {NRD{1'b0}};
+        end else begin
+          sel_ok_q <= sel_ok;
+        end
+        sel_q <= {sel_bank, sel_port};
+      end
     end
-    sel_bank_q <= sel_bank;
-    sel_port_q <= sel_port;
-  end
+  endgenerate
+  wire [NRD*BB-1:0] sel_bank_q = sel_q[NRD +: NRD*BB];
+  wire [NRD-1:0]    sel_port_q = sel_q[0 +: NRD];
 
+  wire [3*DATA_W-1:0] rd_data_c;
   genvar q;
   generate
     for (q = 0; q < NRD; q = q + 1) begin : g_rd
       wire [BB:0] ph = {sel_bank_q[BB*q +: BB], sel_port_q[q]};
-      assign rd_data[DATA_W*q +: DATA_W] = sel_ok_q[q] ? ph_data[DATA_W*ph +: DATA_W] : {DATA_W{1'b0}};
+      assign rd_data_c[DATA_W*q +: DATA_W] = sel_ok_q[q] ? ph_data[DATA_W*ph +: DATA_W] : {DATA_W{1'b0}};
+    end
+    if (REG_DATA != 0) begin : g_reg_data
+      reg [3*DATA_W-1:0] rd_data_q;
+      always @(posedge clk) begin
+        rd_data_q <= rd_data_c;
+      end
+      assign rd_data = rd_data_q;
+    end else begin : g_direct_data
+      assign rd_data = rd_data_c;
     end
   endgenerate
 
   // The second physical port of a one-port bank is never driven into a tt_bank.
-  wire unused_ph = ^{ph_en, ph_addr};
+  wire unused_ph = ^{ram_rd_en, ram_rd_addr};
 
-  assign addr_err = rd_bad_c || (wr_en && !legal(wr_addr));
+  assign addr_err = rd_bad_c || (wr_en && !wr_ok);
   assign port_err = port_err_c;
 
 endmodule
