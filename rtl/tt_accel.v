@@ -37,8 +37,9 @@ module tt_accel #(
   parameter integer STATE_PORTS  = 2,
   parameter integer PROG_AW      = 11,
   parameter integer PROG_DEPTH   = 2048,
-  // 1: registers around the bank RAMs (routed requests in, read data out): read latency 3 instead of 1, so the
-  // descriptor -> address -> routing -> RAM and RAM -> mux -> datapath paths each get a cycle (Fmax).
+  // 1: registers around the bank routing and RAMs (requests in, routed requests, read data out): read latency 4
+  // instead of 1, so descriptor -> address -> unit mux, the routing, and RAM -> mux -> datapath each get a
+  // cycle (Fmax).
   parameter integer MEM_PIPE     = 1
 ) (
   input  wire        clk,
@@ -89,7 +90,7 @@ module tt_accel #(
       error_tt_accel_MEM_PIPE_must_be_0_or_1 u_error ();
     end
   endgenerate
-  localparam integer MEM_LAT = 1 + 2 * MEM_PIPE;  // bank read latency every unit is built for
+  localparam integer MEM_LAT = 1 + 3 * MEM_PIPE;  // bank read latency every unit is built for
 
   // ---- host bus ----
   wire        bus_req;
@@ -126,6 +127,8 @@ module tt_accel #(
   // A bank window holds 2^BANK_SHIFT words: higher word-address bits must be 0, or they would reach the next bank.
   wire        win_bank = (win >= 4'd4) && (win <= 4'd7) && ((bus_addr[17:0] >> BANK_SHIFT) == 18'd0);
   wire [1:0]  host_bank = win[1:0];
+  // Decoded here, not from tt_banks' addr_err, which comes MEM_PIPE cycles late.
+  wire        host_bank_in = {1'b0, bus_addr[17:0]} < BANK_DEPTH[32*host_bank +: 19];
   wire [ADDR_W-1:0] host_gaddr = ({{(ADDR_W-2){1'b0}}, host_bank} << BANK_SHIFT) |
                                  {{(ADDR_W-18){1'b0}}, bus_addr[17:0]};
   // A full 32-bit word only: every register and memory word is written whole.
@@ -347,7 +350,8 @@ module tt_accel #(
   assign wr_data_c = wr_data_m;
 
   tt_banks #(.NBANK(4), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT), .BANK_DEPTH(BANK_DEPTH),
-             .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS), .REG_REQ(MEM_PIPE), .REG_DATA(MEM_PIPE)) u_banks (
+             .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
+             .REG_DATA(MEM_PIPE)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
@@ -422,7 +426,7 @@ module tt_accel #(
                       win_reg  ? (bus_we ? !reg_writable : !reg_ok) :
                       win_prog ? (!host_mem_ok || !host_prog_in) :
                       win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0) :
-                      win_bank ? (!host_mem_ok || mem_addr_err) : 1'b1;
+                      win_bank ? (!host_mem_ok || !host_bank_in) : 1'b1;
   wire       host_rd_slow = bus_go && !bus_we && win_bank && (MEM_LAT > 1);
   always @(posedge clk) begin
     if (rst) begin

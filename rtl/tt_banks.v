@@ -4,10 +4,12 @@
 // read ports (0: a / x / logits, 1: b / z, 2: the destination's old word) with a latency of LATENCY cycles,
 // and one write port; reads come back sign-extended from the bank's width to DATA_W.
 //
-// Pipelining (for Fmax): REG_REQ registers the routed read requests and the write between the routing and the
-// RAMs, REG_DATA the read data after the output mux; LATENCY = 1 + REG_REQ + REG_DATA. A write then lands
-// REG_REQ cycles later, as every read does, so the order of reads and writes a unit sees is the unregistered
-// one: a read in the cycle of a write to its address returns the old word, a read in any later cycle the new.
+// Pipelining (for Fmax): REG_IN registers the requests as they arrive (before the decode and routing), REG_REQ
+// the routed read requests and the write between the routing and the RAMs, REG_DATA the read data after the
+// output mux; the read latency is 1 + REG_IN + REG_REQ + REG_DATA. A write lands REG_IN + REG_REQ cycles later,
+// as every read does, so the order of reads and writes a unit sees is the unregistered one: a read in the cycle
+// of a write to its address returns the old word, a read in any later cycle the new. addr_err and port_err
+// describe the requests of REG_IN cycles ago.
 //
 // Routing: in every cycle, bank k gives its physical read ports to the logical ports that address it, in
 // logical port order. The compiler never makes a bank serve more reads than it has ports (BANK_PORTS); if a
@@ -22,6 +24,7 @@ module tt_banks #(
   parameter [NBANK*32-1:0]   BANK_DEPTH = {32'd4096, 32'd4096, 32'd4096, 32'd4096},  // bank 0 in the LSBs
   parameter [NBANK*32-1:0]   BANK_WIDTH = {32'd16, 32'd8, 32'd4, 32'd16},
   parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
+  parameter integer          REG_IN     = 0,   // 1: a register on the incoming requests
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
   parameter integer          REG_DATA   = 0    // 1: a register after the read data mux
 ) (
@@ -51,8 +54,39 @@ module tt_banks #(
     if (DATA_W < 2 || DATA_W > 32) begin : g_bad_data_w
       error_tt_banks_DATA_W_must_be_2_to_32 u_error ();
     end
-    if (REG_REQ < 0 || REG_REQ > 1 || REG_DATA < 0 || REG_DATA > 1) begin : g_bad_reg
-      error_tt_banks_REG_REQ_and_REG_DATA_must_be_0_or_1 u_error ();
+    if (REG_IN < 0 || REG_IN > 1 || REG_REQ < 0 || REG_REQ > 1 || REG_DATA < 0 || REG_DATA > 1) begin : g_bad_reg
+      error_tt_banks_REG_IN_REG_REQ_and_REG_DATA_must_be_0_or_1 u_error ();
+    end
+  endgenerate
+
+  // ---- the requests, registered when REG_IN ----
+  reg [2:0]          in_rd_en;
+  reg [3*ADDR_W-1:0] in_rd_addr;
+  reg                in_wr_en;
+  reg [ADDR_W-1:0]   in_wr_addr;
+  reg [DATA_W-1:0]   in_wr_data;
+  generate
+    if (REG_IN != 0) begin : g_reg_in
+      always @(posedge clk) begin
+        if (rst) begin
+          in_rd_en <= 3'b000;
+          in_wr_en <= 1'b0;
+        end else begin
+          in_rd_en <= rd_en;
+          in_wr_en <= wr_en;
+        end
+        in_rd_addr <= rd_addr;
+        in_wr_addr <= wr_addr;
+        in_wr_data <= wr_data;
+      end
+    end else begin : g_direct_in
+      always @* begin
+        in_rd_en = rd_en;
+        in_rd_addr = rd_addr;
+        in_wr_en = wr_en;
+        in_wr_addr = wr_addr;
+        in_wr_data = wr_data;
+      end
     end
   endgenerate
 
@@ -94,10 +128,11 @@ module tt_banks #(
     for (k = 0; k < NBANK; k = k + 1) begin
       used = 0;
       for (p = 0; p < NRD; p = p + 1) begin
-        if (rd_en[p] && legal(rd_addr[ADDR_W*p +: ADDR_W]) && rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0]) begin
+        if (in_rd_en[p] && legal(in_rd_addr[ADDR_W*p +: ADDR_W]) &&
+            in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0]) begin
           if (used < BANK_PORTS[32*k +: 32]) begin
             ph_en[2*k + used] = 1'b1;
-            ph_addr[(2*k + used)*AW +: AW] = rd_addr[ADDR_W*p +: AW];
+            ph_addr[(2*k + used)*AW +: AW] = in_rd_addr[ADDR_W*p +: AW];
             sel_bank[BB*p +: BB] = k[BB-1:0];
             sel_port[p] = (used == 1);
             sel_ok[p] = 1'b1;
@@ -109,14 +144,14 @@ module tt_banks #(
       end
     end
     for (p = 0; p < NRD; p = p + 1) begin
-      if (rd_en[p] && !legal(rd_addr[ADDR_W*p +: ADDR_W])) begin
+      if (in_rd_en[p] && !legal(in_rd_addr[ADDR_W*p +: ADDR_W])) begin
         rd_bad_c = 1'b1;
       end
     end
   end
 
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
-  wire wr_ok = wr_en && legal(wr_addr);
+  wire wr_ok = in_wr_en && legal(in_wr_addr);
   reg  [NBANK*2-1:0]    ram_rd_en;
   reg  [NBANK*2*AW-1:0] ram_rd_addr;
   reg                   ram_wr_en;
@@ -133,16 +168,16 @@ module tt_banks #(
           ram_wr_en <= wr_ok;
         end
         ram_rd_addr <= ph_addr;
-        ram_wr_addr <= wr_addr[AW+BB-1:0];
-        ram_wr_data <= wr_data;
+        ram_wr_addr <= in_wr_addr[AW+BB-1:0];
+        ram_wr_data <= in_wr_data;
       end
     end else begin : g_direct_req
       always @* begin
         ram_rd_en = ph_en;
         ram_rd_addr = ph_addr;
         ram_wr_en = wr_ok;
-        ram_wr_addr = wr_addr[AW+BB-1:0];
-        ram_wr_data = wr_data;
+        ram_wr_addr = in_wr_addr[AW+BB-1:0];
+        ram_wr_data = in_wr_data;
       end
     end
   endgenerate
@@ -241,7 +276,7 @@ module tt_banks #(
   // The second physical port of a one-port bank is never driven into a tt_bank.
   wire unused_ph = ^{ram_rd_en, ram_rd_addr};
 
-  assign addr_err = rd_bad_c || (wr_en && !wr_ok);
+  assign addr_err = rd_bad_c || (in_wr_en && !wr_ok);
   assign port_err = port_err_c;
 
 endmodule
