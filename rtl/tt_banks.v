@@ -1,8 +1,8 @@
 `default_nettype none
 // tt_banks: the accelerator's data memory: NBANK banks (tt_bank) behind one global element address space,
 // bank k's word i at address (k << BANK_SHIFT) + i (golden/program.py). The active unit sees three logical
-// read ports (0: a / x / logits, 1: b / z, 2: the destination's old word) with a latency of LATENCY cycles,
-// and one write port; reads come back sign-extended from the bank's width to DATA_W.
+// read ports (0: a / x / logits, 1: b / z, 2: the destination's old word) and one write port; reads come back
+// sign-extended from the bank's width to DATA_W.
 //
 // Pipelining (for Fmax): REG_IN registers the requests as they arrive (before the decode and routing), REG_REQ
 // the routed read requests and the write between the routing and the RAMs, REG_DATA the read data after the
@@ -11,11 +11,11 @@
 // of a write to its address returns the old word, a read in any later cycle the new. addr_err and port_err
 // describe the requests of REG_IN cycles ago.
 //
-// Routing: in every cycle, bank k gives its physical read ports to the logical ports that address it, in
-// logical port order. The compiler never makes a bank serve more reads than it has ports (BANK_PORTS); if a
-// program does, port_err pulses (the sequencer stops with an error) and the extra read returns 0. An address
-// outside every bank (bank field >= NBANK, high bits set, or a word past the bank's depth) pulses addr_err;
-// such a write is dropped and such a read returns 0.
+// Routing: in every cycle, bank k gives its physical read ports to the logical ports whose bank field is k, in
+// logical port order (an illegal read, already an addr_err, may take a port). The compiler never makes a bank
+// serve more reads than it has ports (BANK_PORTS); if a program does, port_err pulses (the sequencer stops
+// with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
+// set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0.
 module tt_banks #(
   parameter integer          NBANK      = 4,
   parameter integer          ADDR_W     = 20,  // global element address
@@ -128,14 +128,14 @@ module tt_banks #(
     for (k = 0; k < NBANK; k = k + 1) begin
       used = 0;
       for (p = 0; p < NRD; p = p + 1) begin
-        if (in_rd_en[p] && legal(in_rd_addr[ADDR_W*p +: ADDR_W]) &&
-            in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0]) begin
+        // The bank field alone routes (the depth and high-bit checks sit beside it, off the address path).
+        if (in_rd_en[p] && in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0]) begin
           if (used < BANK_PORTS[32*k +: 32]) begin
             ph_en[2*k + used] = 1'b1;
             ph_addr[(2*k + used)*AW +: AW] = in_rd_addr[ADDR_W*p +: AW];
             sel_bank[BB*p +: BB] = k[BB-1:0];
             sel_port[p] = (used == 1);
-            sel_ok[p] = 1'b1;
+            sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]);  // an illegal read returns 0
             used = used + 1;
           end else begin
             port_err_c = 1'b1;
