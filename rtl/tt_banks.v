@@ -106,6 +106,10 @@ module tt_banks #(
   endfunction
 
   // ---- read routing: logical port p -> (bank, physical port) ----
+  // hit[NRD*k + p]: logical port p reads bank k. The bank field alone routes: the depth and high-bit checks sit
+  // beside it, off the address path. Bank k's physical port 0 serves its first hit, port 1 (if it has one) its
+  // second, both chosen by two-level muxes rather than a running count so that the address path stays short.
+  reg [NBANK*NRD-1:0]  hit;
   reg [NBANK*2-1:0]    ph_en;
   reg [NBANK*2*AW-1:0] ph_addr;
   reg [NRD*BB-1:0]     sel_bank;
@@ -113,9 +117,11 @@ module tt_banks #(
   reg [NRD-1:0]        sel_ok;
   reg                  port_err_c;
   reg                  rd_bad_c;
+  reg [NRD-1:0]        hk;
+  reg [1:0]            rank;
   integer              p;
+  integer              e;  // an earlier logical port
   integer              k;
-  integer              used;
 
   always @* begin
     ph_en = {(NBANK*2){1'b0}};
@@ -125,25 +131,38 @@ module tt_banks #(
     sel_ok = {NRD{1'b0}};
     port_err_c = 1'b0;
     rd_bad_c = 1'b0;
+    hk = {NRD{1'b0}};
+    rank = 2'd0;
     for (k = 0; k < NBANK; k = k + 1) begin
-      used = 0;
       for (p = 0; p < NRD; p = p + 1) begin
-        // The bank field alone routes (the depth and high-bit checks sit beside it, off the address path).
-        if (in_rd_en[p] && in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0]) begin
-          if (used < BANK_PORTS[32*k +: 32]) begin
-            ph_en[2*k + used] = 1'b1;
-            ph_addr[(2*k + used)*AW +: AW] = in_rd_addr[ADDR_W*p +: AW];
-            sel_bank[BB*p +: BB] = k[BB-1:0];
-            sel_port[p] = (used == 1);
-            sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]);  // an illegal read returns 0
-            used = used + 1;
-          end else begin
-            port_err_c = 1'b1;
-          end
-        end
+        hit[NRD*k + p] = in_rd_en[p] && in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0];
+      end
+      hk = hit[NRD*k +: NRD];
+      ph_en[2*k] = |hk;
+      ph_addr[2*k*AW +: AW] = hk[0] ? in_rd_addr[0 +: AW] :
+                              hk[1] ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
+      if (BANK_PORTS[32*k +: 32] > 1) begin
+        ph_en[2*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
+        ph_addr[(2*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
+        port_err_c = port_err_c || (&hk);
+      end else begin
+        port_err_c = port_err_c || (hk[0] && hk[1]) || (hk[0] && hk[2]) || (hk[1] && hk[2]);
       end
     end
+    // Each logical port's data: its bank, which of the bank's ports (its rank among the bank's hits), and whether
+    // it got one and is legal (else its data is 0).
     for (p = 0; p < NRD; p = p + 1) begin
+      sel_bank[BB*p +: BB] = in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB];
+      for (k = 0; k < NBANK; k = k + 1) begin
+        if (hit[NRD*k + p]) begin
+          rank = 2'd0;
+          for (e = 0; e < p; e = e + 1) begin
+            rank = rank + {1'b0, hit[NRD*k + e]};
+          end
+          sel_port[p] = (rank == 2'd1);
+          sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
+        end
+      end
       if (in_rd_en[p] && !legal(in_rd_addr[ADDR_W*p +: ADDR_W])) begin
         rd_bad_c = 1'b1;
       end
