@@ -154,11 +154,11 @@ module tt_banks #(
     for (p = 0; p < NRD; p = p + 1) begin
       sel_bank[BB*p +: BB] = in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB];
       for (k = 0; k < NBANK; k = k + 1) begin
+        rank = 2'd0;
+        for (e = 0; e < p; e = e + 1) begin
+          rank = rank + {1'b0, hit[NRD*k + e]};
+        end
         if (hit[NRD*k + p]) begin
-          rank = 2'd0;
-          for (e = 0; e < p; e = e + 1) begin
-            rank = rank + {1'b0, hit[NRD*k + e]};
-          end
           sel_port[p] = (rank == 2'd1);
           sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
         end
