@@ -4,7 +4,9 @@
 // Per requantised element: clamp to the op's output width out_w (<= OUT_W), optionally add the old word and
 // saturate again (the saturating accumulate of gradient buffers), register the write, count saturations
 // (32-bit, saturating; an element that clamps twice counts twice, as in the golden model) and track max |y|.
-// clear restarts the statistics for a new op. Latency: one cycle from in_valid to wr_en.
+// clear restarts the statistics for a new op. Latency: one cycle from in_valid to wr_en, two to the statistics
+// (|y| and the saturation increment are registered first, keeping the max compare off the requantiser's path;
+// the units raise done a cycle after the last write, when the statistics are complete).
 module tt_writeback #(
   parameter integer ADDR_W = 20,  // element address width
   parameter integer OUT_W  = 16   // widest output word, 2..32
@@ -59,8 +61,13 @@ module tt_writeback #(
   wire signed [WB_W-1:0] word   = accumulate ? y2 : y1;
   wire [WB_W-1:0]        absw   = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
   wire [1:0]             sat_inc = {1'b0, sat1} + {1'b0, sat2};
-  wire [32:0]            sat_sum = {1'b0, sat_cnt_q} + {31'd0, sat_inc};
   wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
+
+  // The statistics stage: the element's |y| and saturation increment, one cycle behind the write.
+  reg              st_valid_q;
+  reg [OUT_W-1:0]  st_abs_q;
+  reg [1:0]        st_sat_q;
+  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {31'd0, st_sat_q};
 
   always @(posedge clk) begin
     if (rst) begin
@@ -72,16 +79,22 @@ module tt_writeback #(
     end
     wr_addr_q <= in_addr;
     wr_data_q <= word[OUT_W-1:0];
+    st_abs_q  <= absw[OUT_W-1:0];
+    st_sat_q  <= sat_inc;
   end
 
   always @(posedge clk) begin
     if (rst || clear) begin
+      st_valid_q <= 1'b0;
       sat_cnt_q <= 32'd0;
       maxabs_q  <= {OUT_W{1'b0}};
-    end else if (in_valid) begin
-      sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
-      if (absw[OUT_W-1:0] > maxabs_q) begin
-        maxabs_q <= absw[OUT_W-1:0];
+    end else begin
+      st_valid_q <= in_valid;
+      if (st_valid_q) begin
+        sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
+        if (st_abs_q > maxabs_q) begin
+          maxabs_q <= st_abs_q;
+        end
       end
     end
   end
