@@ -6,6 +6,7 @@ The device it drives is anything with the Machine interface (`train_batch`, `inf
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import signal
@@ -86,7 +87,7 @@ class Run:
         """What a checkpoint must match to be resumed; the epoch count may grow (to extend a run)."""
         cfg = config_to_dict(self.cfg)
         del cfg["train"]["epochs"]
-        return {"config": cfg, "dataset": self.data.name, "seed": self.seed}
+        return {"config": cfg, "dataset": self.data.name, "seed": self.seed, "golden": golden_version()}
 
     def save(self) -> None:
         st = self.golden.state_dict()
@@ -107,7 +108,12 @@ class Run:
     def _resume(self) -> None:
         with np.load(self.out / CHECKPOINT) as z:
             meta = json.loads(str(z["meta"]))
-            if meta["identity"] != self._identity():
+            ident = self._identity()
+            if meta["identity"].get("golden") != ident["golden"]:
+                raise SystemExit(f"error: {self.out / CHECKPOINT} was written by another version of the golden "
+                                 f"model (golden/*.py changed since), whose numbers may differ; use another OUT "
+                                 f"directory or delete it")
+            if meta["identity"] != ident:
                 raise SystemExit(f"error: {self.out / CHECKPOINT} belongs to another run (config, dataset or "
                                  f"seed differ); use another OUT directory or delete it")
             mem = {k[4:]: z[k] for k in z.files if k.startswith("mem/")}
@@ -234,6 +240,14 @@ class Run:
         arrays = {f"mem/{k}": v for k, v in self.golden.mem.items() if not k.startswith(("d", "V"))}
         np.savez(self.out / "weights.npz", **arrays,
                  frac=json.dumps(self.golden.frac), config=json.dumps(config_to_dict(self.cfg)))
+
+
+def golden_version() -> str:
+    """A digest of the golden model's sources: a checkpoint resumes only under the arithmetic that wrote it."""
+    h = hashlib.sha256()
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def device_rate(stats: dict) -> float | None:

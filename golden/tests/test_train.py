@@ -135,6 +135,20 @@ def test_foreign_checkpoint_is_refused(tmp_path, tiny_data, change):
     assert (tmp_path / CHECKPOINT).read_bytes() == before
 
 
+def test_checkpoint_of_another_golden_version_is_refused(tmp_path, tiny_data, monkeypatch):
+    """Changed arithmetic (any golden/*.py edit) must not silently continue an old run."""
+    import golden.train as train_mod
+    cfg = _cfg()
+    Run(cfg, tiny_data, 1, tmp_path, cfg.train.epochs).save()
+    before = (tmp_path / CHECKPOINT).read_bytes()
+    monkeypatch.setattr(train_mod, "golden_version", lambda: "0" * 16)
+    with pytest.raises(SystemExit) as e:
+        Run(cfg, tiny_data, 1, tmp_path, cfg.train.epochs)
+    msg = str(e.value.code)
+    assert msg.startswith("error:") and "another version of the golden model" in msg
+    assert (tmp_path / CHECKPOINT).read_bytes() == before
+
+
 def _cli(*args, timeout=120):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "golden", *args], cwd=ROOT, env=env, capture_output=True,
