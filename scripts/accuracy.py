@@ -26,7 +26,7 @@ from golden.config import RankCfg, load_config
 from golden.datasets import load_dataset
 from golden.float_model import train_float
 from golden.memory import dense_sizes, memory_report
-from golden.train import Run, check_compatible
+from golden.train import Run, check_compatible, golden_version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,7 +80,8 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     data = load_dataset(dataset, data_dir)
     check_compatible(cfg, data)
     tag = f"{cfg.name}-{data.name}"
-    work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}"
+    # One directory per golden version: the runs resume after an interruption, and start afresh after a change.
+    work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}-{golden_version()}"
     names = rows.split(",")
     unknown = [n for n in names if n not in LABELS]
     if unknown:

@@ -23,7 +23,7 @@ from pathlib import Path
 from golden.config import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
-from golden.train import Run, check_compatible
+from golden.train import Run, check_compatible, golden_version
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_BITS = (2, 3, 4, 5, 6, 8)
@@ -58,7 +58,7 @@ def bits_table(model: str, dataset: str, data_dir=None, seed: int = 1, jobs: int
     data = load_dataset(dataset, data_dir)
     check_compatible(cfg, data)
     tag = f"{cfg.name}-{data.name}"
-    work = ROOT / "build" / "bits" / f"{tag}-seed{seed}"
+    work = ROOT / "build" / "bits" / f"{tag}-seed{seed}-{golden_version()}"  # resumable, per golden version
     points = [("core", w, with_core_bits(cfg, w)) for w in CORE_BITS]
     points += [("data", w, with_data_bits(cfg, w)) for w in DATA_BITS]
     blas = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
