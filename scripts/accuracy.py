@@ -16,6 +16,7 @@ import os
 import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -89,22 +90,9 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
     row_out = {"golden": work / "golden", "golden_rank": work / f"golden-rank-{rank.prior:g}"}
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
-    # Each worker one BLAS thread: the rows are the parallelism. spawn: the children import numpy afresh.
-    blas = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    saved = {v: os.environ.get(v) for v in blas}
-    os.environ.update({v: "1" for v in blas})
-    try:
-        with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1,
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {n: pool.submit(run_row, n, row_cfg[n], dataset, data_dir, seed, row_out.get(n))
-                       for n in order}
-            results = {n: futures[n].result() for n in names}
-    finally:
-        for v, old in saved.items():
-            if old is None:
-                os.environ.pop(v, None)
-            else:
-                os.environ[v] = old
+    with worker_pool(jobs) as pool:
+        futures = {n: pool.submit(run_row, n, row_cfg[n], dataset, data_dir, seed, row_out.get(n)) for n in order}
+        results = {n: futures[n].result() for n in names}
 
     comp = compile_network(plain)
     result = {
@@ -119,12 +107,36 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     }
     if "golden_rank" in results:
         result["memory_after_pruning"] = memory_report(comp, results["golden_rank"]["core_params"])
+    write_results(f"accuracy-{tag}", result, markdown, plot)
+    return result
+
+
+@contextmanager
+def worker_pool(jobs: int | None):
+    """Worker processes (default one per core), each with one BLAS thread: the runs are the parallelism.
+    spawn: the children import numpy afresh, under the one-thread setting."""
+    blas = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    saved = {v: os.environ.get(v) for v in blas}
+    os.environ.update({v: "1" for v in blas})
+    try:
+        with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1,
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            yield pool
+    finally:
+        for v, old in saved.items():
+            if old is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = old
+
+
+def write_results(stem: str, result: dict, markdown, plot) -> None:
+    """results/<stem>.json, .md and .png."""
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
-    (out / f"accuracy-{tag}.json").write_text(json.dumps(result, indent=1))
-    (out / f"accuracy-{tag}.md").write_text(markdown(result))
-    plot(result, out / f"accuracy-{tag}.png")
-    return result
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    (out / f"{stem}.md").write_text(markdown(result))
+    plot(result, out / f"{stem}.png")
 
 
 def main() -> int:

@@ -12,14 +12,11 @@ The runs are resumable golden training runs under build/bits/ and run in one wor
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from accuracy import worker_pool, write_results
 from golden.config import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
@@ -61,31 +58,15 @@ def bits_table(model: str, dataset: str, data_dir=None, seed: int = 1, jobs: int
     work = ROOT / "build" / "bits" / f"{tag}-seed{seed}-{golden_version()}"  # resumable, per golden version
     points = [("core", w, with_core_bits(cfg, w)) for w in CORE_BITS]
     points += [("data", w, with_data_bits(cfg, w)) for w in DATA_BITS]
-    blas = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    saved = {v: os.environ.get(v) for v in blas}
-    os.environ.update({v: "1" for v in blas})  # the points are the parallelism
-    try:
-        with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1,
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(run_point, s, w, c, dataset, data_dir, seed, work / f"{s}{w}")
-                       for s, w, c in points]
-            rows = [f.result() for f in futures]
-    finally:
-        for v, old in saved.items():
-            if old is None:
-                os.environ.pop(v, None)
-            else:
-                os.environ[v] = old
+    with worker_pool(jobs) as pool:
+        futures = [pool.submit(run_point, s, w, c, dataset, data_dir, seed, work / f"{s}{w}") for s, w, c in points]
+        rows = [f.result() for f in futures]
     ref = train_float(cfg, data, seed=seed, progress=False)["final_test_acc"]
     result = {"model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
               "default": {"core": [cfg.formats.core.width, cfg.formats.core.frac],
                           "data": [getattr(cfg.formats, k).width for k in DATA_FAMILIES]},
               "test_samples": len(data.test_y), "float_tt_acc": ref, "points": rows}
-    out = ROOT / "results"
-    out.mkdir(exist_ok=True)
-    (out / f"bits-{tag}.json").write_text(json.dumps(result, indent=1))
-    (out / f"bits-{tag}.md").write_text(markdown(result))
-    plot(result, out / f"bits-{tag}.png")
+    write_results(f"bits-{tag}", result, markdown, plot)
     return result
 
 
