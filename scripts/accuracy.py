@@ -28,6 +28,7 @@ from golden.datasets import load_dataset
 from golden.float_model import train_float
 from golden.memory import dense_sizes, memory_report
 from golden.train import Run, check_compatible, golden_version
+from verif.runner import environ
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,19 +116,19 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
 def worker_pool(jobs: int | None):
     """Worker processes (default one per core), each with one BLAS thread: the runs are the parallelism.
     spawn: the children import numpy afresh, under the one-thread setting."""
-    blas = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    saved = {v: os.environ.get(v) for v in blas}
-    os.environ.update({v: "1" for v in blas})
-    try:
+    with environ({v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}):
         with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1,
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
             yield pool
-    finally:
-        for v, old in saved.items():
-            if old is None:
-                os.environ.pop(v, None)
-            else:
-                os.environ[v] = old
+
+
+def run_args(ap: argparse.ArgumentParser) -> None:
+    """The options every results script shares: what to train, and how many worker processes."""
+    ap.add_argument("--model", default="digits")
+    ap.add_argument("--dataset", default="digits")
+    ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
 
 
 def write_results(stem: str, result: dict, markdown, plot) -> None:
@@ -141,16 +142,12 @@ def write_results(stem: str, result: dict, markdown, plot) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="digits")
-    ap.add_argument("--dataset", default="digits")
-    ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--seed", type=int, default=1)
+    run_args(ap)
     ap.add_argument("--epochs", type=int, default=None)
     ap.add_argument("--prior", type=float, default=None, help="rank prior (default: the config's)")
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--rows", default="dense,float,golden,float_rank,golden_rank")
-    ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
     a = ap.parse_args()
     result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs, a.prior, a.threshold, a.warmup,
                             a.rows, a.jobs)

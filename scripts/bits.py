@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from accuracy import worker_pool, write_results
+from accuracy import run_args, worker_pool, write_results
 from golden.config import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
@@ -108,11 +108,7 @@ def plot(r: dict, path: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="digits")
-    ap.add_argument("--dataset", default="digits")
-    ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    run_args(ap)
     a = ap.parse_args()
     print(markdown(bits_table(a.model, a.dataset, a.data_dir, a.seed, a.jobs)))
     return 0

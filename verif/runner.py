@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -195,3 +196,19 @@ def assert_elaboration(toplevel: str, sources: Iterable[os.PathLike | str], para
     ok, log = elaborate(toplevel, sources, parameters, sim)
     assert ok == (message is None), log
     assert message is None or message in log, log
+
+
+@contextmanager
+def environ(values: Mapping[str, str]):
+    """Set environment variables for the duration of a block (a simulation or worker processes reads them),
+    then restore the previous values."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

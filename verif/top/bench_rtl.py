@@ -6,12 +6,11 @@ scripts/bench.py.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from golden import program as P
 from golden.compiler import compile_network
-from verif.runner import BUILD, run_block
+from verif.runner import BUILD, environ, run_block
 from verif.top.accel_env import hdl_parameters, long_run_build_args, model_config
 from verif.top.test_tt_accel import SOURCES
 
@@ -26,18 +25,10 @@ def measure(model: str, sim: str, ranks=None) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     env = {"MODEL": model, "DATASET": DATASETS[model], "BENCH_OUT": str(out),
            "BENCH_RANKS": "" if ranks is None else json.dumps(ranks)}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with environ(env):
         run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)), sim=sim,
                   test_module="verif.top.tb_bench", testcase="bench", build_dir=BUILD / "bench" / tag / sim,
                   build_args=long_run_build_args(sim))
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return json.loads(Path(out).read_text())
 
 
