@@ -19,9 +19,9 @@
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
 // Timing (no stalls: the memories never back-pressure): start in cycle 0, beats (one MAC each) in cycles
-// 1..M, the write of the last element in cycle M + MEM_LAT + 4, done (and busy low) from cycle
-// M + MEM_LAT + 5 until the next start. Pipeline: issue -> MEM_LAT -> MAC (tt_mac_array, 1) ->
-// requant (tt_requant, 2) -> clamp/accumulate, registered write.
+// 1..M, the write of the last element in cycle M + MEM_LAT + 5, done (and busy low) from cycle
+// M + MEM_LAT + 6 until the next start. Pipeline: issue -> MEM_LAT -> MAC (tt_mac_array, 1) ->
+// requant (tt_requant, 2) -> tt_writeback: clamp (registered), accumulate and registered write.
 //
 // Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and
 // the LFSR untouched: done and error rise the next cycle with error_code 1 (shift outside -16..47, the

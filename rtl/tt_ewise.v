@@ -20,9 +20,10 @@
 // Descriptor ports and masks must be held stable from start until done.
 //
 // Timing (no stalls): start in cycle 0, element i issued in cycle 1 + i, its write on the port in cycle
-// i + MEM_LAT + 6, done (and busy low) from cycle count + MEM_LAT + 6 until the next start: count + MEM_LAT + 6
+// i + MEM_LAT + 7, done (and busy low) from cycle count + MEM_LAT + 7 until the next start: count + MEM_LAT + 7
 // cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate and two multipliers (registered) ->
-// alignment and add (registered) -> tt_requant (2) -> clamp / accumulate, statistics, registered write.
+// alignment and add (registered) -> tt_requant (2) -> tt_writeback: clamp (registered), accumulate and
+// registered write, statistics.
 //
 // Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and the
 // LFSR untouched: done and error rise the next cycle with error_code (the lowest that applies)

@@ -4,9 +4,12 @@
 // Per requantised element: clamp to the op's output width out_w (<= OUT_W), optionally add the old word and
 // saturate again (the saturating accumulate of gradient buffers), register the write, count saturations
 // (32-bit, saturating; an element that clamps twice counts twice, as in the golden model) and track max |y|.
-// clear restarts the statistics for a new op. Latency: one cycle from in_valid to wr_en, two to the statistics
-// (|y| and the saturation increment are registered first, keeping the max compare off the requantiser's path;
-// the units raise done a cycle after the last write, when the statistics are complete).
+// clear restarts the statistics for a new op. Latency: two cycles from in_valid to wr_en (the first clamp is
+// registered before the accumulate, and the out_w limits come from registers, so neither the requantiser's
+// output nor the descriptor field reaches the write data in one cycle), three to the statistics (|y| and the
+// saturation increment are registered first, keeping the max compare off the write path; the units raise
+// done a cycle after the last write, when the statistics are complete). out_w must be stable from the op's
+// start, at least two cycles before its first element.
 module tt_writeback #(
   parameter integer ADDR_W = 20,  // element address width
   parameter integer OUT_W  = 16   // widest output word, 2..32
@@ -38,30 +41,56 @@ module tt_writeback #(
     end
   endgenerate
 
+  // The saturation limits of out_w, registered: out_w is a descriptor field, stable during the op.
+  wire signed [WB_W-1:0] one = {{(WB_W-1){1'b0}}, 1'b1};
+  reg  signed [WB_W-1:0] lim_hi_q;
+  reg  signed [WB_W-1:0] lim_lo_q;
+  always @(posedge clk) begin
+    lim_hi_q <= (one <<< (out_w - 6'd1)) - one;
+    lim_lo_q <= -(one <<< (out_w - 6'd1));
+  end
+
+  // ---- stage 1: clamp the requantised word to out_w ----
+  wire signed [WB_W-1:0] y_rq = {{2{rq_y[OUT_W-1]}}, rq_y};
+  wire                   hi1  = y_rq > lim_hi_q;
+  wire                   lo1  = y_rq < lim_lo_q;
+  reg                    c_valid_q;
+  reg                    c_fin_q;
+  reg [ADDR_W-1:0]       c_addr_q;
+  reg signed [WB_W-1:0]  c_y_q;
+  reg                    c_sat_q;   // one RQ saturation, whichever range clamped
+  reg signed [WB_W-1:0]  c_old_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      c_valid_q <= 1'b0;
+      c_fin_q   <= 1'b0;
+    end else begin
+      c_valid_q <= in_valid;
+      c_fin_q   <= in_valid && in_fin;
+    end
+    c_addr_q <= in_addr;
+    c_y_q    <= hi1 ? lim_hi_q : (lo1 ? lim_lo_q : y_rq);
+    c_sat_q  <= rq_sat || hi1 || lo1;
+    c_old_q  <= {{2{old[OUT_W-1]}}, old};
+  end
+
+  // ---- stage 2: saturating accumulate, the registered write ----
+  wire signed [WB_W-1:0] sum  = c_old_q + c_y_q;
+  wire                   hi2  = sum > lim_hi_q;
+  wire                   lo2  = sum < lim_lo_q;
+  wire signed [WB_W-1:0] y2   = hi2 ? lim_hi_q : (lo2 ? lim_lo_q : sum);
+  wire                   sat2 = accumulate && (hi2 || lo2);
+  wire signed [WB_W-1:0] word = accumulate ? y2 : c_y_q;
+  wire [WB_W-1:0]        absw = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
+  wire [1:0]             sat_inc = {1'b0, c_sat_q} + {1'b0, sat2};
+  wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
+
   reg              wr_en_q;
   reg              fin_q;
   reg [ADDR_W-1:0] wr_addr_q;
   reg [OUT_W-1:0]  wr_data_q;
   reg [31:0]       sat_cnt_q;
   reg [OUT_W-1:0]  maxabs_q;
-  wire signed [WB_W-1:0] one    = {{(WB_W-1){1'b0}}, 1'b1};
-  wire signed [WB_W-1:0] lim_hi = (one <<< (out_w - 6'd1)) - one;
-  wire signed [WB_W-1:0] lim_lo = -(one <<< (out_w - 6'd1));
-  wire signed [WB_W-1:0] y_rq   = {{2{rq_y[OUT_W-1]}}, rq_y};
-  wire                   hi1    = y_rq > lim_hi;
-  wire                   lo1    = y_rq < lim_lo;
-  wire signed [WB_W-1:0] y1     = hi1 ? lim_hi : (lo1 ? lim_lo : y_rq);
-  wire                   sat1   = rq_sat || hi1 || lo1;  // one RQ saturation, whichever range clamped
-  wire signed [WB_W-1:0] old_x  = {{2{old[OUT_W-1]}}, old};
-  wire signed [WB_W-1:0] sum    = old_x + y1;
-  wire                   hi2    = sum > lim_hi;
-  wire                   lo2    = sum < lim_lo;
-  wire signed [WB_W-1:0] y2     = hi2 ? lim_hi : (lo2 ? lim_lo : sum);
-  wire                   sat2   = accumulate && (hi2 || lo2);
-  wire signed [WB_W-1:0] word   = accumulate ? y2 : y1;
-  wire [WB_W-1:0]        absw   = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
-  wire [1:0]             sat_inc = {1'b0, sat1} + {1'b0, sat2};
-  wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
 
   // The statistics stage: the element's |y| and saturation increment, one cycle behind the write.
   reg              st_valid_q;
@@ -74,10 +103,10 @@ module tt_writeback #(
       wr_en_q <= 1'b0;
       fin_q   <= 1'b0;
     end else begin
-      wr_en_q <= in_valid;
-      fin_q   <= in_valid && in_fin;
+      wr_en_q <= c_valid_q;
+      fin_q   <= c_fin_q;
     end
-    wr_addr_q <= in_addr;
+    wr_addr_q <= c_addr_q;
     wr_data_q <= word[OUT_W-1:0];
     st_abs_q  <= absw[OUT_W-1:0];
     st_sat_q  <= sat_inc;
@@ -89,7 +118,7 @@ module tt_writeback #(
       sat_cnt_q <= 32'd0;
       maxabs_q  <= {OUT_W{1'b0}};
     end else begin
-      st_valid_q <= in_valid;
+      st_valid_q <= c_valid_q;
       if (st_valid_q) begin
         sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
         if (st_abs_q > maxabs_q) begin

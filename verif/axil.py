@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge
+from cocotb.triggers import FallingEdge, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
 MASK32 = 0xFFFF_FFFF
@@ -63,6 +63,8 @@ class AxilHost:
 
     def __init__(self, dut, clk, rst, prefix: str = "s_axil", log_level: int = logging.WARNING):
         self.master = AxiLiteMaster(AxiLiteBus.from_prefix(dut, prefix), clk, rst, reset_active_level=True)
+        self.clk = clk
+        self.stalled: dict[str, int] | None = None
         for itf in (self.master.write_if, self.master.read_if):
             itf.log.setLevel(log_level)
         m = self.master
@@ -71,12 +73,24 @@ class AxilHost:
 
     def set_stalls(self, rng: np.random.Generator, probs: dict[str, float]) -> None:
         """Pause each channel in `probs` (aw/w/ar: valid held low, b/r: ready held low) with that probability;
-        channels not named run without pauses."""
+        channels not named run without pauses. From the first call on, `stalled` counts per channel the cycles
+        a pause held back a transfer that was ready to go (aw/w/ar: a request queued, valid low; b/r: the
+        slave's valid high, ready low), so a test can prove its stalls happened."""
+        if self.stalled is None:
+            self.stalled = dict.fromkeys(self.channels, 0)
+            cocotb.start_soon(self._count_stalls())
         for name, ch in self.channels.items():
             p = probs.get(name, 0.0)
             ch.set_pause_generator(pauses(rng, p) if p > 0 else None)
             if p == 0:
                 ch.pause = False  # a generator stopped mid-run leaves the channel paused
+
+    async def _count_stalls(self) -> None:
+        while True:
+            await RisingEdge(self.clk)
+            for name, ch in self.channels.items():
+                if ch.pause and (ch.count() > 0 if name in ("aw", "w", "ar") else ch.valid.value == 1):
+                    self.stalled[name] += 1
 
     async def write32(self, addr: int, value: int, strb: int = 0xF) -> int:
         """Write the strobed bytes of `value` to the word at byte address `addr` (aligned); returns bresp.

@@ -54,23 +54,30 @@ def model_config(name: str, batch: int | None = None, ranks=None):
     return cfg
 
 
-async def open_accel(dut, check: str = "sample", fast_bus: bool = False):
+async def open_accel(dut, check: str = "sample", fast_bus: bool = False, stalls: float = 0.0, seed: int = 0):
     """Clock, reset and the AXI host; returns a device factory for golden.train.Run: machine -> RtlDevice.
-    fast_bus: verif.host.DirectAxil instead of cocotbext-axi's master (long runs; no stalls)."""
+    fast_bus: verif.host.DirectAxil instead of cocotbext-axi's master (long runs; no stalls). stalls: the
+    probability per cycle that a pause run starts on each of the five AXI4-Lite channels (valid held low on
+    aw/w/ar, ready held low on b/r), drawn from `seed`."""
     cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0
     await ClockCycles(dut.clk, 2)
     axil = DirectAxil(dut, dut.clk) if fast_bus else AxilHost(dut, dut.clk, dut.rst)
+    if stalls:
+        if fast_bus:
+            raise ValueError("stalls need cocotbext-axi's master, not the direct bus")
+        axil.set_stalls(np.random.default_rng(seed), dict.fromkeys(axil.channels, stalls))
     host = AccelHost(axil, dut, period_ns=CLOCK_NS)
     params = await host.params()
     return lambda golden: RtlDevice(host, Backdoor(dut, params), params, golden, check=check)
 
 
-async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False) -> RtlDevice:
+async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False,
+                      stalls: float = 0.0) -> RtlDevice:
     """An accelerator whose state is a fresh golden machine's with the seed's initial parameters."""
-    make_device = await open_accel(dut, check, fast_bus)
+    make_device = await open_accel(dut, check, fast_bus, stalls, seed)
     golden = Machine(compile_network(cfg), seed)
     cores, biases = init_float_params(cfg, np.random.default_rng(seed))
     golden.load_float_params(cores, biases)

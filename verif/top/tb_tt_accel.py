@@ -1,7 +1,8 @@
 """Top-level cocotb tests of rtl/tt_accel.v: whole training steps in lock-step with the golden machine.
 
 The model comes from the environment (MODEL, BATCH, UPDATES, TEST_SAMPLES; BUS=direct: verif.host.DirectAxil
-instead of cocotbext-axi's master), set by test_tt_accel.py. Every sample's prediction,
+instead of cocotbext-axi's master; BUS=stalls: cocotbext-axi's master with random pauses on all five channels,
+STALL_P per cycle), set by test_tt_accel.py. Every sample's prediction,
 p[label], gradients and random stream, every update's weights and statistics, and every inference are
 compared bit for bit (verif/rtl_device.py).
 """
@@ -20,7 +21,10 @@ async def train_steps(dut):
     """Calibration, a few mini-batches (samples, update, shift control) and inference, all on the RTL."""
     s = seed()
     cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
-    dev = await start_accel(dut, cfg, s, fast_bus=os.environ.get("BUS") == "direct")
+    bus = os.environ.get("BUS", "")
+    stalls = float(os.environ.get("STALL_P", "0.3")) if bus == "stalls" else 0.0
+    dev = await start_accel(dut, cfg, s, fast_bus=bus == "direct", stalls=stalls)
+    dut._log.info(f"seed {s}: host bus {bus or 'cocotbext'}" + (f", stall probability {stalls}" if stalls else ""))
     data = load_dataset(os.environ.get("DATASET", cfg.name if cfg.name in ("tiny", "digits") else "digits"))
     rng = np.random.default_rng(s)
     xq = dev.quantize_input(data.train_x)
@@ -34,6 +38,10 @@ async def train_steps(dut):
         await dev.train_batch(xq[sel], data.train_y[sel])
     n_test = int(os.environ.get("TEST_SAMPLES", "8"))
     await dev.infer(dev.quantize_input(data.test_x[:n_test]))
+    if stalls:
+        stalled = dev.host.axil.stalled
+        dut._log.info(f"cycles a pause held back a ready transfer, per channel: {stalled}")
+        assert all(stalled.values()), f"a channel never stalled a transfer: {stalled}"
     c = dev.cycles
     dut._log.info(f"{dev.samples} samples, {dev.golden.updates} updates, {n_test} inferences bit-exact; cycles "
                   f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "

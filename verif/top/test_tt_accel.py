@@ -14,7 +14,9 @@ SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_b
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus. digits uses the direct AXI master:
 # cocotbext-axi's watches every clock edge, which makes the 1.2M-cycle digits case take 8.5 min on Icarus.
-CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct")}
+# tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
+CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),
+         "tiny-stalls": ("tiny", None, 1, 4, "stalls")}
 
 
 # Icarus runs the whole top at a few thousand cycles per second: the digits case (1.2M cycles) takes 8 min

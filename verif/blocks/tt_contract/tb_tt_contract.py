@@ -22,7 +22,7 @@ from golden.tests.test_isa import contract_case, contract_ops, desc_contract, ma
 from verif.unit_stimulus import busy_restarts
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
-PIPE = 5  # cycles after the last beat besides MEM_LAT: MAC, requant x2, write, done (rtl/tt_contract.v)
+PIPE = 6  # cycles after the last beat besides MEM_LAT: MAC, requant x2, clamp, write, done (rtl/tt_contract.v)
 
 
 def signed(v: int, w: int) -> int:
