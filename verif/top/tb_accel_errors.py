@@ -16,6 +16,7 @@ import copy
 
 import cocotb
 import numpy as np
+from cocotb_coverage.coverage import CoverPoint, coverage_db
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, with_timeout
 
 from golden import fxp
@@ -73,6 +74,24 @@ def sce_record(desc: SceDesc, slot: int = FREE_SLOT) -> list:
 
 
 END = [P.header(P.KIND_END)]
+
+
+# ---- error-state coverage ----------------------------------------------------------------------------------
+# Every stop the accelerator can report, as (who, code): the sequencer's own codes (rtl/tt_seq.v: 1 illegal op,
+# 2 program overrun, 3 bank address, 4 bank port conflict, 6 start while busy) and, for code 5 (unit refusal),
+# the refusing unit and its code (rtl/tt_contract.v, tt_ewise.v, tt_sce.v; golden.isa's *_ERR_*). Each test's
+# expected stops are sampled when they are checked; the last test fails on any bin no test reached.
+UNIT_NAMES = {P.KIND_CONTRACT: "contract", P.KIND_EWISE: "ewise", P.KIND_SCE: "sce"}
+ERROR_BINS = ([("seq", c) for c in (1, 2, 3, 4, 6)] + [("contract", c) for c in (1, 2, 3)]
+              + [("ewise", c) for c in (isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN,
+                                        isa.EW_ERR_OPCODE)]
+              + [("sce", c) for c in (isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC)])
+ERROR_POINT = "tt_accel.errors.stop"
+
+
+@CoverPoint(ERROR_POINT, xf=lambda who, code: (who, code), bins=ERROR_BINS)
+def sample_stop(who: str, code: int) -> None:
+    """One checked error stop (cocotb-coverage samples the arguments)."""
 
 
 class Env:
@@ -193,6 +212,11 @@ class Env:
         got = await self.error_fields()
         want = (code, unit_code, pc)
         assert got == want, f"{where}: ERROR (code, unit code, pc) {got}, expected {want}"
+        if code == 5:  # a unit refused: the record at pc names it
+            kind = (await self.host.read_program(1, pc))[0] & ((1 << P.KIND_W) - 1)
+            sample_stop(UNIT_NAMES[kind], unit_code)
+        else:
+            sample_stop("seq", code)
 
     async def clear_error(self, where: str) -> None:
         await self.host.wr(CTRL, CTRL_CLEAR_ERROR)
@@ -250,6 +274,15 @@ async def illegal_programs(dut):
     n0 = len(zero_rec)
     last_ew = ew_desc(isa.EW_RELU, 8, x=g("act", 0), y=g("act", 24))
     last_rec = ew_record(last_ew)
+    # refusals whose codes golden.isa's start-time checks give (the SCE unit takes the label from LABEL)
+    label = await env.host.rd(LABEL)
+    ew_refused = [ew_desc(isa.EW_RELU, 8, x=g("act", 0), y=g("act", 16), shift=48),
+                  ew_desc(isa.EW_RELU, 8, x=g("act", 0), y=g("act", 16), y_w=17),
+                  ew_desc(isa.EW_AXPBY, 8, x=g("act", 0), z=g("act", 8), y=g("act", 16), alpha=3, beta=5,
+                          align_x=isa.EW_ALIGN_MIN - 1, z_w=16)]
+    sce_refused = [SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 17, 14),
+                   SceDesc(g("act", 36), g("act", 16), 4, 4, label, isa.SCE_FRAC_Z_MAX + 1, 16, 14),
+                   SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 16, isa.SCE_ERR_FRAC_MAX + 1)]
 
     # (name, base, words, code, unit code, pc, good ops run before the bad record)
     cases = [
@@ -293,7 +326,13 @@ async def illegal_programs(dut):
          isa.EW_ERR_OPCODE, B, []),
         ("sce classes above n_out", B, sce_record(SceDesc(g("act", 36), g("act", 16), 4, 5, 0, 8, 16, 14)) + END, 5,
          isa.SCE_ERR_COUNT, B, []),
-    ]
+        # a loop count of 0: the contraction unit's code 3 (rtl/tt_contract.v)
+        ("contract count 0", B, zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 0, 8, 3)) + END,
+         5, 3, B + n0, [zero_f]),
+    ] + [(f"element-wise refused: {isa.ewise_error(d)[1]}", B, ew_record(d) + END, 5, isa.ewise_error(d)[0], B, [])
+         for d in ew_refused] + [
+        (f"sce refused: {isa.sce_error(d)[1]}", B, sce_record(d) + END, 5, isa.sce_error(d)[0], B, [])
+        for d in sce_refused]
     for name, base, words, code, unit_code, pc, good in cases:
         await check_illegal(env, name, base, words, code, unit_code, pc, good)
 
@@ -728,3 +767,16 @@ async def host_window_decode(dut):
     except AssertionError as exc:
         problems.append(str(exc))
     assert not problems, "incomplete host address decode: " + "; ".join(problems)
+
+
+# ---- coverage of the error states: runs last ----------------------------------------------------------------------
+@cocotb.test()
+async def error_stops_covered(dut):
+    """Every error bin was reached by one of the tests above (with the stop checked), or the run fails naming the
+    holes. Run alone (a TESTCASE filter), nothing was sampled and it fails as it should."""
+    point = coverage_db[ERROR_POINT]
+    hits = point.detailed_coverage
+    holes = [b for b in ERROR_BINS if hits.get(b, 0) == 0]
+    dut._log.info("error stops covered: %d of %d bins: %s", point.coverage, point.size,
+                  {f"{w}:{c}": hits.get((w, c), 0) for w, c in ERROR_BINS})
+    assert not holes, f"error coverage not closed: no test reached {holes}"
