@@ -9,7 +9,9 @@
 //
 // No multipliers: per loop and operand a mark register holds the address with every inner index at 0. When
 // loop k steps (all inner loops wrap), the new address is mark_k + stride_k, and it becomes the mark of loop k
-// and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles.
+// and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles. Whether a loop is at
+// its final index is a register too (set when the loop restarts or steps), so the step logic and the enables of
+// the mark registers wait on no compare against the counts.
 //
 // Strides are ADDR_W-bit and the sums wrap modulo 2^ADDR_W, so a two's-complement stride walks backwards;
 // the lowering emits only non-negative strides. A count of 0 acts as 1.
@@ -67,11 +69,11 @@ module tt_loop_addr #(
   reg [NLOOPS*ADDR_W-1:0] mark_a_q;
   reg [NLOOPS*ADDR_W-1:0] mark_b_q;
   reg [NLOOPS*ADDR_W-1:0] mark_o_q;
+  reg [NLOOPS-1:0]        at_last_q;  // loop i is at its final index: (count == 0) || (idx == count - 1)
 
   // Carry chain over the loops, in one block so Verilator sees no false combinational loop:
   // at_last[i]: loop i is at its final index; inner_last[i]: every loop inside i is (loop i moves on a
   // beat). The stepping loop is the innermost one not at its end; next_* is its mark plus its stride.
-  reg [NLOOPS-1:0] at_last;
   reg [NLOOPS-1:0] inner_last;
   reg              all_last;
   reg              first_red_c;
@@ -79,8 +81,6 @@ module tt_loop_addr #(
   reg [ADDR_W-1:0] next_a;
   reg [ADDR_W-1:0] next_b;
   reg [ADDR_W-1:0] next_o;
-  reg [CNT_W-1:0]  cnt_c;
-  reg [CNT_W-1:0]  idx_c;
   integer          i;
   always @* begin
     all_last    = 1'b1;
@@ -89,23 +89,33 @@ module tt_loop_addr #(
     next_a      = {ADDR_W{1'b0}};
     next_b      = {ADDR_W{1'b0}};
     next_o      = {ADDR_W{1'b0}};
-    at_last     = {NLOOPS{1'b0}};
     inner_last  = {NLOOPS{1'b0}};
     for (i = 0; i < NLOOPS; i = i + 1) begin
-      cnt_c         = counts[CNT_W*i +: CNT_W];
-      idx_c         = idx_q[CNT_W*i +: CNT_W];
-      at_last[i]    = (cnt_c == {CNT_W{1'b0}}) || (idx_c == cnt_c - 1'b1);
       inner_last[i] = all_last;
-      if (all_last && !at_last[i]) begin
+      if (all_last && !at_last_q[i]) begin
         next_a = mark_a_q[ADDR_W*i +: ADDR_W] + stride_a[ADDR_W*i +: ADDR_W];
         next_b = mark_b_q[ADDR_W*i +: ADDR_W] + stride_b[ADDR_W*i +: ADDR_W];
         next_o = mark_o_q[ADDR_W*i +: ADDR_W] + stride_o[ADDR_W*i +: ADDR_W];
       end
-      all_last = all_last && at_last[i];
+      all_last = all_last && at_last_q[i];
       if (i < NRED) begin
-        first_red_c = first_red_c && (idx_c == {CNT_W{1'b0}});
-        last_red_c  = last_red_c && at_last[i];
+        first_red_c = first_red_c && (idx_q[CNT_W*i +: CNT_W] == {CNT_W{1'b0}});
+        last_red_c  = last_red_c && at_last_q[i];
       end
+    end
+  end
+
+  // The final-index flag a loop takes when it restarts at index 0 (count <= 1) or steps to idx + 1
+  // (idx + 1 == count - 1; a stepping loop has count >= 2).
+  localparam [CNT_W-1:0] CNT_ONE = 1;
+  localparam [CNT_W:0]   CNT_TWO = 2;
+  reg [NLOOPS-1:0] last_at_0;
+  reg [NLOOPS-1:0] last_after_step;
+  integer          n;
+  always @* begin
+    for (n = 0; n < NLOOPS; n = n + 1) begin
+      last_at_0[n]       = counts[CNT_W*n +: CNT_W] <= CNT_ONE;
+      last_after_step[n] = ({1'b0, idx_q[CNT_W*n +: CNT_W]} + CNT_TWO) == {1'b0, counts[CNT_W*n +: CNT_W]};
     end
   end
 
@@ -129,14 +139,16 @@ module tt_loop_addr #(
   integer j;
   always @(posedge clk) begin
     if (start) begin
-      idx_q    <= {(NLOOPS*CNT_W){1'b0}};
-      mark_a_q <= {NLOOPS{base_a}};
-      mark_b_q <= {NLOOPS{base_b}};
-      mark_o_q <= {NLOOPS{base_o}};
+      idx_q     <= {(NLOOPS*CNT_W){1'b0}};
+      at_last_q <= last_at_0;
+      mark_a_q  <= {NLOOPS{base_a}};
+      mark_b_q  <= {NLOOPS{base_b}};
+      mark_o_q  <= {NLOOPS{base_o}};
     end else if (step && !all_last) begin
       for (j = 0; j < NLOOPS; j = j + 1) begin
         if (inner_last[j]) begin
-          idx_q[CNT_W*j +: CNT_W]     <= at_last[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
+          idx_q[CNT_W*j +: CNT_W]     <= at_last_q[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
+          at_last_q[j]                <= at_last_q[j] ? last_at_0[j] : last_after_step[j];
           mark_a_q[ADDR_W*j +: ADDR_W] <= next_a;
           mark_b_q[ADDR_W*j +: ADDR_W] <= next_b;
           mark_o_q[ADDR_W*j +: ADDR_W] <= next_o;

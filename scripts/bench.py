@@ -4,8 +4,9 @@ Sections: memory of the whole on-chip training state against FP32 dense training
 (MACs) and the ideal cycles at each synthesized target's lane count and Fmax; CPU software speed on one core
 (float TT at batch 1 and 64, dense float, and the bit-exact golden model); accuracy tables
 (scripts/accuracy.py: digits always, Fashion-MNIST with the paper model unless QUICK=1); accuracy against
-bits (scripts/bits.py, digits); rank pruning shrinking the work (a rank-adapted run's live ranks recompiled and
-measured on the simulated RTL).
+bits (scripts/bits.py, digits); the accelerator's own accuracy (make train on the simulated RTL against the golden
+model, every weight read back from the RTL and compared; not with QUICK=1); rank pruning shrinking the work (a rank-adapted run's live ranks
+recompiled and measured on the simulated RTL).
 
 The accelerator section (verif/top/bench_rtl.py) measures, on the simulated top, the cycles of one training
 sample, one update and one inference of each model, where they go (contraction engine, element-wise unit,
@@ -155,6 +156,39 @@ def section_accuracy(quick: bool) -> dict:
     return out
 
 
+ACCEL_EPOCHS = 1  # a digits epoch on the simulated RTL takes about 4 min; the full 20-epoch schedule over an hour
+
+
+def section_accelerator_accuracy(quick: bool) -> dict | None:
+    """The accelerator's own accuracy: `make train` (verif/train.py) on digits for ACCEL_EPOCHS, on the simulated
+    RTL (Verilator, every sample checked in lock-step) and on the golden model alone, from scratch; their test
+    accuracies and every final weight are compared."""
+    if quick:
+        return None
+    import shutil
+    import subprocess
+    runs = {}
+    for sim in ("verilator", "golden"):
+        out = ROOT / "build" / "bench" / f"train-digits-{sim}"
+        shutil.rmtree(out, ignore_errors=True)  # a finished run would be resumed as done, even after an RTL change
+        print(f"bench: make train on {sim}, digits, {ACCEL_EPOCHS} epoch(s)", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "verif" / "train.py"), "--model", "digits", "--dataset", "digits",
+                        "--epochs", str(ACCEL_EPOCHS), "--seed", "1", "--sim", sim, "--check", "sample",
+                        "--out", str(out)], cwd=ROOT, check=True)
+        report = json.loads((out / "report.json").read_text())
+        # the RTL run's state as read back from the RTL over the host bus; the golden run's from its machine
+        state = out / ("rtl_state.npz" if sim != "golden" else "weights.npz")
+        with np.load(state) as w:
+            runs[sim] = {"test_acc": report["test_acc"], "executor": report["executor"],
+                         "weights": {k: w[k].reshape(-1) for k in w.files if k.startswith("mem/")}}
+    rtl, gold = runs["verilator"], runs["golden"]
+    compared = sorted(gold["weights"].keys() & rtl["weights"].keys())
+    same = bool(compared) and all(np.array_equal(rtl["weights"][k], gold["weights"][k]) for k in compared)
+    return {"model": "digits", "dataset": "digits", "epochs": ACCEL_EPOCHS, "seed": 1,
+            "rtl_test_acc": rtl["test_acc"], "golden_test_acc": gold["test_acc"], "executor": rtl["executor"],
+            "weights_identical": same, "tensors_compared": len(compared)}
+
+
 def markdown(r: dict) -> str:
     lines = [f"# Benchmarks ({r['date']}, {r['machine']})", "",
              "Regenerate with `make bench` (`QUICK=1` for the short subset). " + r["note"], "",
@@ -209,6 +243,13 @@ def markdown(r: dict) -> str:
                          f"{c['train_cycles'] / f['train_cycles']:.3f} | {c['train_macs'] / f['train_macs']:.3f} | "
                          f"{c['infer_cycles']} | {c['update_cycles']} |")
     lines += ["", "## Accuracy", ""]
+    a = r.get("accelerator_accuracy")
+    if a:
+        lines += [f"The accelerator itself: `make train` on {a['model']} for {a['epochs']} epoch(s) (seed {a['seed']}) on the "
+                  f"simulated RTL ({a['executor']}, every sample checked in lock-step) reaches test accuracy "
+                  f"**{100 * a['rtl_test_acc']:.2f} %**; the golden model alone, same run: {100 * a['golden_test_acc']:.2f} %. "
+                  f"Final weights identical: **{'yes' if a['weights_identical'] else 'NO'}** ({a['tensors_compared']} "
+                  "tensors). The full schedules below run on the golden model, which the RTL equals bit for bit.", ""]
     for name in r["accuracy"]:
         lines.append(f"See [accuracy-{name}.md](accuracy-{name}.md).")
     for name in r.get("bits", {}):
@@ -264,6 +305,7 @@ def main() -> int:
     for name, fn in (("memory", section_memory), ("rtl", lambda: section_rtl(args.quick)),
                      ("work", lambda: section_work(r["rtl"])),
                      ("cpu", lambda: section_cpu(args.quick)), ("accuracy", lambda: section_accuracy(args.quick)),
+                     ("accelerator_accuracy", lambda: section_accelerator_accuracy(args.quick)),
                      ("bits", section_bits), ("pruning", lambda: section_pruning(r["accuracy"], r["rtl"]))):
         print(f"bench: {name} ({time.time() - t0:.0f} s)", flush=True)
         r[name] = fn()

@@ -3,12 +3,14 @@
 verif/train.py (the command) checks the inputs, builds the accelerator for the model and passes the run's
 settings in the environment: TRAIN_MODEL, TRAIN_DATASET, TRAIN_DATA_DIR, TRAIN_EPOCHS, TRAIN_SEED,
 TRAIN_CHECK, TRAIN_OUT (and TRAIN_INTERRUPT_AFTER=n for the resume test: stop as Ctrl-C would after n batches).
+A finished run also writes rtl_state.npz: every persistent tensor read back from the RTL over the host bus.
 """
 import os
 from dataclasses import replace
 from pathlib import Path
 
 import cocotb
+import numpy as np
 
 from golden.config import load_config
 from golden.datasets import load_dataset
@@ -41,3 +43,16 @@ async def train(dut):
         device.train_batch = counted
     report = await run.arun()
     dut._log.info(f"test accuracy {report['test_acc']:.4f} (bit-identical to the golden model)")
+    if not run.interrupted:
+        await save_rtl_state(run.machine, Path(env["TRAIN_OUT"]) / "rtl_state.npz")
+
+
+async def save_rtl_state(dev, path: Path) -> None:
+    """Every persistent tensor as the RTL holds it, read through the host's bank windows (not the golden copy):
+    what a user of the hardware would get back, for comparison with the golden run's weights.npz."""
+    arrays = {}
+    for name in dev.persistent:
+        bank, base = dev.comp.layout[name]
+        arrays[f"mem/{name}"] = np.array(await dev.host.read_bank(bank, base, dev.golden.mem[name].size),
+                                         dtype=np.int64)
+    np.savez(path, **arrays)
