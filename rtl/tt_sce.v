@@ -23,9 +23,9 @@
 //
 // Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0; MAX reads in cycles 1 .. C, SUM reads
 // in C+1 .. 2C, the last sum in cycle 2C+L+2, the divider in 2C+L+3 .. 2C+L+19, OUT reads (or pads) in
-// 2C+L+20 .. 2C+L+N+19, element j's write on the port in cycle 2C+2L+24+j, done (and busy low) from cycle
-//   2 C + N + 2 L + 24
-// until the next start. OUT pipeline: read -> L -> d * 5909 -> t, EXP2 ROM, shift -> E R -> align, subtract,
+// 2C+L+20 .. 2C+L+N+19, element j's write on the port in cycle 2C+2L+25+j, done (and busy low) from cycle
+//   2 C + N + 2 L + 25
+// until the next start. OUT pipeline: read -> L -> d * 5909 -> t, EXP2 ROM, shift -> E R -> align -> subtract,
 // saturate -> registered write.
 //
 // Errors are found at start, before any memory access, so an illegal op leaves the memory untouched: done and
@@ -373,17 +373,43 @@ module tt_sce #(
     prod_q    <= prod_d[31:0];
   end
 
-  // ---- stage 3: p = floor(E R / 2^(31 - err_frac)); the label's 2^err_frac off; saturate to err_w ----
-  wire [4:0]         ef = err_frac[4:0];  // err_frac <= 31 (checked at start)
-  wire [31:0]        p = prod_q >> (5'd31 - ef);
-  wire               is_label = s3_idx_q == label;
+  // Constants of the descriptor, registered (the ports are stable from start; the first OUT element reaches
+  // stage 3 long after): the p shift, the label's 2^err_frac and the err_w saturation limits.
   wire signed [32:0] one = 33'sd1;
-  wire signed [32:0] v = $signed({1'b0, p}) - (is_label ? (one <<< ef) : 33'sd0);
-  wire signed [32:0] lim_hi = (one <<< (err_w - 6'd1)) - one;
-  wire signed [32:0] lim_lo = -(one <<< (err_w - 6'd1));
-  wire               hi = v > lim_hi;
-  wire               lo = v < lim_lo;
-  wire signed [32:0] y = hi ? lim_hi : (lo ? lim_lo : v);
+  reg [4:0]          p_rsh_q;
+  reg signed [32:0]  label_one_q;
+  reg signed [32:0]  lim_hi_q;
+  reg signed [32:0]  lim_lo_q;
+  always @(posedge clk) begin
+    p_rsh_q     <= 5'd31 - err_frac[4:0];  // err_frac <= 31 (checked at start)
+    label_one_q <= one <<< err_frac[4:0];
+    lim_hi_q    <= (one <<< (err_w - 6'd1)) - one;
+    lim_lo_q    <= -(one <<< (err_w - 6'd1));
+  end
+
+  // ---- stage 3: p = floor(E R / 2^(31 - err_frac)), and whether this is the label's element ----
+  reg           s4_out_q;
+  reg           s4_last_q;
+  reg [N_W-1:0] s4_idx_q;
+  reg [31:0]    p_q;
+  reg           is_label_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      s4_out_q <= 1'b0;
+    end else begin
+      s4_out_q <= s3_out_q;
+    end
+    s4_last_q  <= s3_last_q;
+    s4_idx_q   <= s3_idx_q;
+    p_q        <= prod_q >> p_rsh_q;
+    is_label_q <= s3_idx_q == label;
+  end
+
+  // ---- stage 4: the label's 2^err_frac off; saturate to err_w ----
+  wire signed [32:0] v = $signed({1'b0, p_q}) - (is_label_q ? label_one_q : 33'sd0);
+  wire               hi = v > lim_hi_q;
+  wire               lo = v < lim_lo_q;
+  wire signed [32:0] y = hi ? lim_hi_q : (lo ? lim_lo_q : v);
   wire [32-OUT_W:0]  unused_y_top = y[32:OUT_W];  // equal to the sign: |y| < 2^(err_w - 1) <= 2^(OUT_W - 1)
 
   reg              wr_en_q;
@@ -396,10 +422,10 @@ module tt_sce #(
       wr_en_q <= 1'b0;
       fin_q   <= 1'b0;
     end else begin
-      wr_en_q <= s3_out_q;
-      fin_q   <= s3_out_q && s3_last_q;
+      wr_en_q <= s4_out_q;
+      fin_q   <= s4_out_q && s4_last_q;
     end
-    wr_addr_q <= e_base + {{(ADDR_W-N_W){1'b0}}, s3_idx_q};
+    wr_addr_q <= e_base + {{(ADDR_W-N_W){1'b0}}, s4_idx_q};
     wr_data_q <= y[OUT_W-1:0];
   end
 
@@ -407,10 +433,10 @@ module tt_sce #(
     if (run) begin
       sat_q     <= 32'd0;
       p_label_q <= 32'd0;
-    end else if (s3_out_q) begin
+    end else if (s4_out_q) begin
       sat_q <= sat_q + {31'd0, hi || lo};  // at most 2^N_W - 1 per op: cannot wrap
-      if (is_label) begin
-        p_label_q <= p;
+      if (is_label_q) begin
+        p_label_q <= p_q;
       end
     end
   end

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.compiler import compile_network
-from golden.config import RankCfg, load_config
+from golden.config import ConfigError, config_from_dict, config_to_dict, load_config
 from golden.datasets import load_dataset
 from golden.float_model import train_float
 from golden.memory import dense_sizes, memory_report
@@ -66,19 +66,32 @@ def run_row(name: str, cfg, dataset: str, data_dir, seed: int, out: Path) -> dic
 LONG_ROWS = ("golden", "golden_rank")  # started first, so the short rows fill the other workers
 
 
+NO_END = -1  # --end-epoch value for "no end" (the config's end_epoch null)
+
+
 def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epochs: int | None = None,
                    prior: float | None = None, threshold: float | None = None, warmup: int | None = None,
-                   rows: str = "dense,float,golden,float_rank,golden_rank", jobs: int | None = None) -> dict:
-    """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result."""
+                   rows: str = "dense,float,golden,float_rank,golden_rank", jobs: int | None = None,
+                   end_epoch: int | None = None, keep: bool = False) -> dict:
+    """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result.
+    `end_epoch` None: the config's; NO_END: none. `keep`: rows without rank adaptation that are not run now are
+    taken from the existing results file (same model, dataset, seed, epochs and recipe)."""
     cfg = load_config(model)
     if epochs:
         cfg = replace(cfg, train=replace(cfg.train, epochs=epochs))
     rk = cfg.train.rank
-    rank = RankCfg(enabled=True, prior=prior if prior is not None else rk.prior,
-                   threshold=threshold if threshold is not None else rk.threshold, every=rk.every,
-                   warmup_epochs=warmup if warmup is not None else rk.warmup_epochs)
+    d = config_to_dict(cfg)
+    d["train"]["rank"].update(enabled=True, prior=prior if prior is not None else rk.prior,
+                              threshold=threshold if threshold is not None else rk.threshold,
+                              warmup_epochs=warmup if warmup is not None else rk.warmup_epochs,
+                              end_epoch=rk.end_epoch if end_epoch is None else
+                              None if end_epoch == NO_END else end_epoch)
+    try:
+        ranked = config_from_dict(d)  # validated like a config file
+    except ConfigError as e:
+        raise SystemExit(f"error: {e}") from None
+    rank = ranked.train.rank
     plain = replace(cfg, train=replace(cfg.train, rank=replace(rk, enabled=False)))
-    ranked = replace(cfg, train=replace(cfg.train, rank=rank))
     data = load_dataset(dataset, data_dir)
     check_compatible(cfg, data)
     tag = f"{cfg.name}-{data.name}"
@@ -89,18 +102,25 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     if unknown:
         raise SystemExit(f"error: unknown row(s) {unknown}; expected some of {list(LABELS)}")
     row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
-    row_out = {"golden": work / "golden", "golden_rank": work / f"golden-rank-{rank.prior:g}"}
+    rank_dir = f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}" + (
+        "" if rank.end_epoch is None else f"-e{rank.end_epoch}")
+    row_out = {"golden": work / "golden", "golden_rank": work / rank_dir}
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
     with worker_pool(jobs) as pool:
         futures = {n: pool.submit(run_row, n, row_cfg[n], dataset, data_dir, seed, row_out.get(n)) for n in order}
         results = {n: futures[n].result() for n in names}
+    recipe = {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
+              "batch": cfg.train.batch}
+    kept = kept_rows(f"accuracy-{cfg.name}-{data.name}", seed, cfg.train.epochs, recipe, names) if keep else {}
+    results = {n: (results[n] if n in results else kept[n]) for n in LABELS if n in results or n in kept}
 
     comp = compile_network(plain)
     result = {
         "model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
-        "recipe": {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
-                   "batch": cfg.train.batch},
-        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs},
+        "recipe": recipe,
+        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs,
+                 "end_epoch": rank.end_epoch},
+        "kept_rows": sorted(kept),
         "dense_mlp": "-".join(map(str, dense_sizes(comp))),
         "core_params_full": sum(l.n_core_params for l in comp.cfg.layers),
         "rows": results,
@@ -110,6 +130,19 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
         result["memory_after_pruning"] = memory_report(comp, results["golden_rank"]["core_params"])
     write_results(f"accuracy-{tag}", result, markdown, plot)
     return result
+
+
+def kept_rows(stem: str, seed: int, epochs: int, recipe: dict, running: list[str]) -> dict:
+    """The rows without rank adaptation of results/<stem>.json that this invocation does not run, if that file
+    is of the same seed, epoch count and recipe (rank rows depend on the rank settings: never kept)."""
+    path = ROOT / "results" / f"{stem}.json"
+    if not path.is_file():
+        return {}
+    old = json.loads(path.read_text())
+    if (old.get("seed"), old.get("epochs"), old.get("recipe")) != (seed, epochs, recipe):
+        print(f"note: {path} is of another seed, epoch count or recipe: no rows kept")
+        return {}
+    return {n: row for n, row in old["rows"].items() if n in ("dense", "float", "golden") and n not in running}
 
 
 @contextmanager
@@ -147,10 +180,15 @@ def main() -> int:
     ap.add_argument("--prior", type=float, default=None, help="rank prior (default: the config's)")
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--end-epoch", type=int, default=None,
+                    help="rank adaptation stops before this epoch (0-based) and the rest fine-tunes at the pruned "
+                         f"ranks (default: the config's; {NO_END}: no end)")
     ap.add_argument("--rows", default="dense,float,golden,float_rank,golden_rank")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the dense, float and golden rows not run now from the existing results file")
     a = ap.parse_args()
     result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs, a.prior, a.threshold, a.warmup,
-                            a.rows, a.jobs)
+                            a.rows, a.jobs, a.end_epoch, a.keep)
     print(markdown(result))
     return 0
 
@@ -164,8 +202,10 @@ def markdown(r: dict) -> str:
              f"{r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum {r['recipe']['momentum']} "
              f"batch {r['recipe']['batch']})", "",
              f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
-             f"warm-up {r['rank']['warmup_epochs']} epochs. Full TT core parameters: {r['core_params_full']}. "
-             f"Dense reference: {r['dense_mlp']}.", "",
+             f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note(r) + ". "
+             f"Full TT core parameters: {r['core_params_full']}. Dense reference: {r['dense_mlp']}."
+             + ("" if not r.get("kept_rows") else f" Rows kept from the previous results file (not rerun): "
+                f"{', '.join(LABELS[n] for n in r['kept_rows'])}."), "",
              "| row | test accuracy | live ranks | core parameters | samples/s |", "|---|---|---|---|---|"]
     for name, row in r["rows"].items():
         lines.append(f"| {LABELS[name]} | {100 * row['test_acc']:.2f}% | {row['ranks'] or '-'} | "
@@ -178,6 +218,14 @@ def markdown(r: dict) -> str:
                   f"Whole on-chip training state: {m['accelerator_total_bytes']} bytes "
                   f"({m['accelerator_total_bytes'] / 1024:.1f} KiB)."]
     return "\n".join(lines) + "\n"
+
+
+def end_note(r: dict) -> str:
+    end = r["rank"].get("end_epoch")
+    if end is None:
+        return ", pruning to the end of the run"
+    return (f", prune phase to epoch {end}, then fine-tuning at the pruned ranks with the penalty off "
+            f"(the float model prunes to the end: golden/float_model.py has no end_epoch)")
 
 
 def plot(r: dict, path: Path) -> None:
