@@ -37,7 +37,8 @@ module tt_accel #(
   parameter integer STATE_PORTS  = 2,
   parameter integer PROG_AW      = 11,
   parameter integer PROG_DEPTH   = 2048,
-  // 1: registers around the bank routing and RAMs (requests in, routed requests, read data out): read latency 4
+  // 1: registers around the bank routing and RAMs (requests in, routed requests, RAM outputs, read data out):
+  // read latency 5
   // instead of 1, so descriptor -> address -> unit mux, the routing, and RAM -> mux -> datapath each get a
   // cycle (Fmax).
   parameter integer MEM_PIPE     = 1
@@ -90,7 +91,7 @@ module tt_accel #(
       error_tt_accel_MEM_PIPE_must_be_0_or_1 u_error ();
     end
   endgenerate
-  localparam integer MEM_LAT = 1 + 3 * MEM_PIPE;  // bank read latency every unit is built for
+  localparam integer MEM_LAT = 1 + 4 * MEM_PIPE;  // bank read latency every unit is built for
 
   // ---- host bus ----
   wire        bus_req;
@@ -117,8 +118,8 @@ module tt_accel #(
 
   // A transaction takes effect in its first cycle (req && !ack) and is acknowledged in the next, a bank read
   // when its data arrives (MEM_LAT cycles later).
-  reg  [1:0]  host_rd_wait_q;  // cycles until the data of a host bank read in flight
-  wire        bus_go = bus_req && !bus_ack_q && (host_rd_wait_q == 2'd0);
+  reg  [2:0]  host_rd_wait_q;  // cycles until the data of a host bank read in flight
+  wire        bus_go = bus_req && !bus_ack_q && (host_rd_wait_q == 3'd0);
   wire [3:0]  win = bus_addr[21:18];
   wire [7:0]  reg_idx = bus_addr[7:0];
   wire        win_reg = (win == 4'd0) && (bus_addr[17:8] == 10'd0);  // 256 register words; the rest of the window errs
@@ -351,7 +352,7 @@ module tt_accel #(
 
   tt_banks #(.NBANK(4), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT), .BANK_DEPTH(BANK_DEPTH),
              .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
-             .REG_DATA(MEM_PIPE)) u_banks (
+             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
@@ -431,13 +432,13 @@ module tt_accel #(
   always @(posedge clk) begin
     if (rst) begin
       bus_ack_q <= 1'b0;
-      host_rd_wait_q <= 2'd0;
+      host_rd_wait_q <= 3'd0;
     end else begin
-      bus_ack_q <= (bus_go && !host_rd_slow) || (host_rd_wait_q == 2'd1);
+      bus_ack_q <= (bus_go && !host_rd_slow) || (host_rd_wait_q == 3'd1);
       if (host_rd_slow) begin
-        host_rd_wait_q <= MEM_LAT[1:0] - 2'd1;
-      end else if (host_rd_wait_q != 2'd0) begin
-        host_rd_wait_q <= host_rd_wait_q - 2'd1;
+        host_rd_wait_q <= MEM_LAT[2:0] - 3'd1;
+      end else if (host_rd_wait_q != 3'd0) begin
+        host_rd_wait_q <= host_rd_wait_q - 3'd1;
       end
     end
     if (bus_go) begin

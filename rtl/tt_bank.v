@@ -5,11 +5,14 @@
 // compiler only needs two reads of one bank in the same cycle (two activations, or a gradient and its
 // momentum), so a bank costs READ_PORTS x DEPTH x WIDTH bits. A read of the address written in the same
 // cycle returns the old word. The words are not reset: a reset of the accelerator leaves the state readable.
+// OUT_REG = 1 adds a register after the read register (data valid two cycles after rd_en): on FPGAs it is the
+// block RAM's own output register, which takes the RAM's slow clock-to-out off the paths behind it.
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,
   parameter integer AW         = 10,  // local address width: DEPTH <= 2^AW
-  parameter integer READ_PORTS = 1    // 1..2
+  parameter integer READ_PORTS = 1,   // 1..2
+  parameter integer OUT_REG    = 0    // 1: an output register (read latency 2)
 ) (
   input  wire                       clk,
   input  wire                       wr_en,
@@ -29,6 +32,9 @@ module tt_bank #(
     end
     if (READ_PORTS < 1 || READ_PORTS > 2) begin : g_bad_ports
       error_tt_bank_READ_PORTS_must_be_1_or_2 u_error ();
+    end
+    if (OUT_REG < 0 || OUT_REG > 1) begin : g_bad_out_reg
+      error_tt_bank_OUT_REG_must_be_0_or_1 u_error ();
     end
   endgenerate
 
@@ -50,7 +56,15 @@ module tt_bank #(
           rd_q <= mem[rd_addr[p*AW +: IW]];
         end
       end
-      assign rd_data[p*WIDTH +: WIDTH] = rd_q;
+      if (OUT_REG != 0) begin : g_out_reg
+        reg [WIDTH-1:0] out_q;
+        always @(posedge clk) begin
+          out_q <= rd_q;
+        end
+        assign rd_data[p*WIDTH +: WIDTH] = out_q;
+      end else begin : g_direct
+        assign rd_data[p*WIDTH +: WIDTH] = rd_q;
+      end
     end
   endgenerate
 

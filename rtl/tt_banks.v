@@ -5,8 +5,9 @@
 // sign-extended from the bank's width to DATA_W.
 //
 // Pipelining (for Fmax): REG_IN registers the requests as they arrive (before the decode and routing), REG_REQ
-// the routed read requests and the write between the routing and the RAMs, REG_DATA the read data after the
-// output mux; the read latency is 1 + REG_IN + REG_REQ + REG_DATA. A write lands REG_IN + REG_REQ cycles later,
+// the routed read requests and the write between the routing and the RAMs, REG_OUT the RAMs' output (block RAM
+// output registers), REG_DATA the read data after the output mux; the read latency is
+// 1 + REG_IN + REG_REQ + REG_OUT + REG_DATA. A write lands REG_IN + REG_REQ cycles later,
 // as every read does, so the order of reads and writes a unit sees is the unregistered one: a read in the cycle
 // of a write to its address returns the old word, a read in any later cycle the new. addr_err and port_err
 // describe the requests of REG_IN cycles ago.
@@ -26,6 +27,7 @@ module tt_banks #(
   parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
   parameter integer          REG_IN     = 0,   // 1: a register on the incoming requests
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
+  parameter integer          REG_OUT    = 0,   // 1: the RAMs' output registers
   parameter integer          REG_DATA   = 0    // 1: a register after the read data mux
 ) (
   input  wire                 clk,
@@ -54,8 +56,9 @@ module tt_banks #(
     if (DATA_W < 2 || DATA_W > 32) begin : g_bad_data_w
       error_tt_banks_DATA_W_must_be_2_to_32 u_error ();
     end
-    if (REG_IN < 0 || REG_IN > 1 || REG_REQ < 0 || REG_REQ > 1 || REG_DATA < 0 || REG_DATA > 1) begin : g_bad_reg
-      error_tt_banks_REG_IN_REG_REQ_and_REG_DATA_must_be_0_or_1 u_error ();
+    if (REG_IN < 0 || REG_IN > 1 || REG_REQ < 0 || REG_REQ > 1 || REG_OUT < 0 || REG_OUT > 1 || REG_DATA < 0 ||
+        REG_DATA > 1) begin : g_bad_reg
+      error_tt_banks_REG_IN_REG_REQ_REG_OUT_and_REG_DATA_must_be_0_or_1 u_error ();
     end
   endgenerate
 
@@ -220,7 +223,8 @@ module tt_banks #(
         .WIDTH      (W),
         .DEPTH      (BANK_DEPTH[32*g +: 32]),
         .AW         (AW),
-        .READ_PORTS (NP)
+        .READ_PORTS (NP),
+        .OUT_REG    (REG_OUT)
       ) u_bank (
         .clk     (clk),
         .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
@@ -241,36 +245,29 @@ module tt_banks #(
     end
   endgenerate
 
-  // ---- read data: the selection of each logical port, 1 + REG_REQ cycles later ----
+  // ---- read data: the selection of each logical port, SEL_DLY = 1 + REG_REQ + REG_OUT cycles later ----
   localparam integer SEL_W = NRD*BB + NRD;
-  reg [SEL_W-1:0] sel_q;  // {bank, port} of each logical port, when its data leaves the RAMs
-  reg [NRD-1:0]   sel_ok_q;
-  generate
-    if (REG_REQ != 0) begin : g_sel_delay
-      reg [SEL_W-1:0] sel_req_q;
-      reg [NRD-1:0]   ok_req_q;
-      always @(posedge clk) begin
-        if (rst) begin
-          ok_req_q <= {NRD{1'b0}};
-          sel_ok_q <= {NRD{1'b0}};
-        end else begin
-          ok_req_q <= sel_ok;
-          sel_ok_q <= ok_req_q;
-        end
-        sel_req_q <= {sel_bank, sel_port};
-        sel_q <= sel_req_q;
+  localparam integer SEL_DLY = 1 + REG_REQ + REG_OUT;
+  reg [SEL_DLY*SEL_W-1:0] sel_line_q;  // {bank, port} of each logical port, oldest at the top
+  reg [SEL_DLY*NRD-1:0]   ok_line_q;
+  integer d;
+  always @(posedge clk) begin
+    if (rst) begin
+      ok_line_q <= {(SEL_DLY*NRD){1'b0}};
+    end else begin
+      for (d = SEL_DLY - 1; d > 0; d = d - 1) begin
+        ok_line_q[NRD*d +: NRD] <= ok_line_q[NRD*(d-1) +: NRD];
       end
-    end else begin : g_sel_direct
-      always @(posedge clk) begin
-        if (rst) begin
-          sel_ok_q <= {NRD{1'b0}};
-        end else begin
-          sel_ok_q <= sel_ok;
-        end
-        sel_q <= {sel_bank, sel_port};
-      end
+      ok_line_q[0 +: NRD] <= sel_ok;
     end
-  endgenerate
+    for (d = SEL_DLY - 1; d > 0; d = d - 1) begin
+      sel_line_q[SEL_W*d +: SEL_W] <= sel_line_q[SEL_W*(d-1) +: SEL_W];
+    end
+    sel_line_q[0 +: SEL_W] <= {sel_bank, sel_port};
+  end
+  // the selection when the data leaves the RAMs
+  wire [SEL_W-1:0] sel_q    = sel_line_q[SEL_W*(SEL_DLY-1) +: SEL_W];
+  wire [NRD-1:0]   sel_ok_q = ok_line_q[NRD*(SEL_DLY-1) +: NRD];
   wire [NRD*BB-1:0] sel_bank_q = sel_q[NRD +: NRD*BB];
   wire [NRD-1:0]    sel_port_q = sel_q[0 +: NRD];
 

@@ -25,7 +25,7 @@ WAVES = os.environ.get("WAVES") == "1"
 PAIRS = [(sim, case) for sim in SIMS for case in CASES if not (sim == "icarus" and case == "digits")]
 
 
-# MEM_PIPE=0 (bank read latency 1 instead of the default 3) on tiny only: the units' latencies are swept at block
+# MEM_PIPE=0 (bank read latency 1 instead of the default 5) on tiny only: the units' latencies are swept at block
 # level; this proves the top's host reads and the banks without their registers.
 RUNS = [(sim, case, 1) for sim, case in PAIRS] + [(sim, "tiny", 0) for sim in SIMS]
 
