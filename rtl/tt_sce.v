@@ -22,11 +22,11 @@
 // must be held stable from start until done.
 //
 // Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0; MAX reads in cycles 1 .. C, SUM reads
-// in C+1 .. 2C, the last sum in cycle 2C+L+2, the divider in 2C+L+3 .. 2C+L+19, OUT reads (or pads) in
-// 2C+L+20 .. 2C+L+N+19, element j's write on the port in cycle 2C+2L+25+j, done (and busy low) from cycle
-//   2 C + N + 2 L + 25
-// until the next start. OUT pipeline: read -> L -> d * 5909 -> t, EXP2 ROM, shift -> E R -> align -> subtract,
-// saturate -> registered write.
+// in C+1 .. 2C, the last sum in cycle 2C+L+3, the divider in 2C+L+4 .. 2C+L+20, OUT reads (or pads) in
+// 2C+L+21 .. 2C+L+N+20, element j's write on the port in cycle 2C+2L+27+j, done (and busy low) from cycle
+//   2 C + N + 2 L + 27
+// until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t, EXP2 ROM, shift -> E R -> align ->
+// subtract, saturate -> registered write.
 //
 // Errors are found at start, before any memory access, so an illegal op leaves the memory untouched: done and
 // error rise the next cycle with error_code (the lowest that applies; golden.isa.sce_error is the reference)
@@ -210,7 +210,25 @@ module tt_sce #(
   wire [Z_W:0]   d_full = {zmax_q[Z_W-1], zmax_q} - {zd[Z_W-1], zd};
   wire [Z_W-1:0] d = d_full[Z_W-1:0];
   wire           unused_d_sign = d_full[Z_W];
-  wire [M_W-1:0] m_d = d * LOG2E_Q12;
+
+  // ---- stage D: d registered, so the multiplier's input comes from a register, not from the banks ----
+  reg [1:0]     s0_ph_q;
+  reg           s0_pad_q;
+  reg           s0_last_q;
+  reg [N_W-1:0] s0_idx_q;
+  reg [Z_W-1:0] d_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      s0_ph_q <= PH_NONE;
+    end else begin
+      s0_ph_q <= (m_ph == PH_MAX) ? PH_NONE : m_ph;
+    end
+    s0_pad_q  <= m_pad;
+    s0_last_q <= m_last;
+    s0_idx_q  <= m_idx;
+    d_q       <= d;
+  end
+  wire [M_W-1:0] m_d = d_q * LOG2E_Q12;
 
   reg [1:0]     s1_ph_q;
   reg           s1_pad_q;
@@ -221,11 +239,11 @@ module tt_sce #(
     if (rst) begin
       s1_ph_q <= PH_NONE;
     end else begin
-      s1_ph_q <= (m_ph == PH_MAX) ? PH_NONE : m_ph;
+      s1_ph_q <= s0_ph_q;
     end
-    s1_pad_q  <= m_pad;
-    s1_last_q <= m_last;
-    s1_idx_q  <= m_idx;
+    s1_pad_q  <= s0_pad_q;
+    s1_last_q <= s0_last_q;
+    s1_idx_q  <= s0_idx_q;
     m_q       <= m_d;
   end
 
