@@ -22,11 +22,11 @@
 // must be held stable from start until done.
 //
 // Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0; MAX reads in cycles 1 .. C, SUM reads
-// in C+1 .. 2C, the last sum in cycle 2C+L+3, the divider in 2C+L+4 .. 2C+L+20, OUT reads (or pads) in
-// 2C+L+21 .. 2C+L+N+20, element j's write on the port in cycle 2C+2L+27+j, done (and busy low) from cycle
-//   2 C + N + 2 L + 27
-// until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t, EXP2 ROM, shift -> E R -> align ->
-// subtract, saturate -> registered write.
+// in C+1 .. 2C, the last sum in cycle 2C+L+5, the divider in 2C+L+6 .. 2C+L+22, OUT reads (or pads) in
+// 2C+L+23 .. 2C+L+N+22, element j's write on the port in cycle 2C+2L+31+j, done (and busy low) from cycle
+//   2 C + N + 2 L + 31
+// until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t -> EXP2 ROM (registered read) -> shift
+// -> E R -> align -> subtract, saturate -> registered write.
 //
 // Errors are found at start, before any memory access, so an illegal op leaves the memory untouched: done and
 // error rise the next cycle with error_code (the lowest that applies; golden.isa.sce_error is the reference)
@@ -247,15 +247,37 @@ module tt_sce #(
     m_q       <= m_d;
   end
 
-  // ---- stage 1: t = m / 2^(frac_z + 4) as (m * 2^12) >> (frac_z + 16); E = EXP2[t mod 256] >> t / 256 ----
-  wire signed [7:0]  sr = {frac_z_s[6], frac_z_s} + 8'sd16;
-  wire [TW_W-1:0]    tw = {m_q, 12'd0} >> sr[6:0];
+  // ---- stage 1: t = m / 2^(frac_z + 4) as (m * 2^12) >> (frac_z + 16) ----
+  reg signed [7:0]   sr_q;  // a descriptor constant, registered (stable from start)
+  always @(posedge clk) begin
+    sr_q <= {frac_z_s[6], frac_z_s} + 8'sd16;
+  end
+  wire [TW_W-1:0]    tw = {m_q, 12'd0} >> sr_q[6:0];
   // sr < 0 (frac_z < -16): a left shift by 13 or more, so t >= 4096 unless m = 0 (then t = 0)
-  wire               t_big = sr[7] ? (m_q != {M_W{1'b0}}) : (tw[TW_W-1:12] != {(TW_W-12){1'b0}});
-  wire [11:0]        t12 = sr[7] ? 12'd0 : tw[11:0];
+  wire               t_big = sr_q[7] ? (m_q != {M_W{1'b0}}) : (tw[TW_W-1:12] != {(TW_W-12){1'b0}});
+  wire [11:0]        t12 = sr_q[7] ? 12'd0 : tw[11:0];
+
+  reg [1:0]     st_ph_q;
+  reg           st_last_q;
+  reg [N_W-1:0] st_idx_q;
+  reg           st_zero_q;  // E is 0: a padded output, or t / 256 >= 16
+  reg [11:0]    t_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      st_ph_q <= PH_NONE;
+    end else begin
+      st_ph_q <= s1_ph_q;
+    end
+    st_last_q <= s1_last_q;
+    st_idx_q  <= s1_idx_q;
+    st_zero_q <= s1_pad_q || t_big;
+    t_q       <= t12;
+  end
+
+  // ---- stage T: the EXP2 ROM, read into a register (a block RAM where the part has one) ----
   reg  [15:0]        rom;
   always @* begin
-    case (t12[7:0])
+    case (t_q[7:0])
       8'd0: rom = 16'd32768;  8'd1: rom = 16'd32679;  8'd2: rom = 16'd32591;  8'd3: rom = 16'd32503;
       8'd4: rom = 16'd32415;  8'd5: rom = 16'd32327;  8'd6: rom = 16'd32240;  8'd7: rom = 16'd32153;
       8'd8: rom = 16'd32066;  8'd9: rom = 16'd31979;  8'd10: rom = 16'd31893;  8'd11: rom = 16'd31806;
@@ -323,7 +345,28 @@ module tt_sce #(
       default: rom = 16'd0;  // every index is listed above
     endcase
   end
-  wire [15:0] e_d = (s1_pad_q || t_big) ? 16'd0 : (rom >> t12[11:8]);
+
+  reg [1:0]     sr_ph_q;
+  reg           sr_last_q;
+  reg [N_W-1:0] sr_idx_q;
+  reg           sr_zero_q;
+  reg [3:0]     sr_sh_q;
+  reg [15:0]    rom_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      sr_ph_q <= PH_NONE;
+    end else begin
+      sr_ph_q <= st_ph_q;
+    end
+    sr_last_q <= st_last_q;
+    sr_idx_q  <= st_idx_q;
+    sr_zero_q <= st_zero_q;
+    sr_sh_q   <= t_q[11:8];
+    rom_q     <= rom;
+  end
+
+  // ---- stage R: E = EXP2[t mod 256] >> t / 256 ----
+  wire [15:0] e_d = sr_zero_q ? 16'd0 : (rom_q >> sr_sh_q);
 
   reg [1:0]     s2_ph_q;
   reg           s2_last_q;
@@ -333,10 +376,10 @@ module tt_sce #(
     if (rst) begin
       s2_ph_q <= PH_NONE;
     end else begin
-      s2_ph_q <= s1_ph_q;
+      s2_ph_q <= sr_ph_q;
     end
-    s2_last_q <= s1_last_q;
-    s2_idx_q  <= s1_idx_q;
+    s2_last_q <= sr_last_q;
+    s2_idx_q  <= sr_idx_q;
     e_q       <= e_d;
   end
 
