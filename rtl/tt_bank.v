@@ -5,8 +5,10 @@
 // compiler only needs two reads of one bank in the same cycle (two activations, or a gradient and its
 // momentum), so a bank costs READ_PORTS x DEPTH x WIDTH bits. A read of the address written in the same
 // cycle returns the old word. The words are not reset: a reset of the accelerator leaves the state readable.
-// OUT_REG = 1 adds a register after the read register (data valid two cycles after rd_en): on FPGAs it is the
-// block RAM's own output register, which takes the RAM's slow clock-to-out off the paths behind it.
+// OUT_REG = 1 adds a register after the read register (data valid two cycles after rd_en), which takes the
+// RAM's slow clock-to-out off the paths behind it. A tool that merges it into the block RAM's own output
+// register removes that delay entirely; yosys 0.70 does not (ECP5: it stays a fabric register after the mux
+// over the cascaded block RAMs of a deep bank).
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,
