@@ -41,7 +41,10 @@ module tt_accel #(
   // read latency 5
   // instead of 1, so descriptor -> address -> unit mux, the routing, and RAM -> mux -> datapath each get a
   // cycle (Fmax).
-  parameter integer MEM_PIPE     = 1
+  parameter integer MEM_PIPE     = 1,
+  // Bits of one block RAM of the target part (16384: ECP5 DP16KD, Xilinx RAMB18; 4096: iCE40 EBR): each bank
+  // copy is built from memories of that size, each with its own read registers (tt_bank). 0: one memory.
+  parameter integer RAM_BLOCK_BITS = 16384
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -352,7 +355,7 @@ module tt_accel #(
 
   tt_banks #(.NBANK(4), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT), .BANK_DEPTH(BANK_DEPTH),
              .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
-             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE)) u_banks (
+             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)

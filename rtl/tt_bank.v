@@ -14,7 +14,8 @@ module tt_bank #(
   parameter integer DEPTH      = 1024,
   parameter integer AW         = 10,  // local address width: DEPTH <= 2^AW
   parameter integer READ_PORTS = 1,   // 1..2
-  parameter integer OUT_REG    = 0    // 1: an output register (read latency 2)
+  parameter integer OUT_REG    = 0,   // 1: an output register (read latency 2)
+  parameter integer BLOCK_BITS = 0    // bits per block RAM of the part (0: one memory per copy)
 ) (
   input  wire                       clk,
   input  wire                       wr_en,
@@ -38,6 +39,9 @@ module tt_bank #(
     if (OUT_REG < 0 || OUT_REG > 1) begin : g_bad_out_reg
       error_tt_bank_OUT_REG_must_be_0_or_1 u_error ();
     end
+    if (BLOCK_BITS < 0) begin : g_bad_block_bits
+      error_tt_bank_BLOCK_BITS_must_be_0_or_positive u_error ();
+    end
   endgenerate
 
   // Words past DEPTH do not exist: the router (tt_banks) never sends their addresses, so a copy is
@@ -45,28 +49,79 @@ module tt_bank #(
   localparam integer IW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
   wire unused_addr = ^{wr_addr, rd_addr};
 
+  // Each copy is NBLK memories of BLK words (a power of two; the last block holds the rest), BLK the most words
+  // of WIDTH bits that fit BLOCK_BITS: one block RAM each, so every block RAM gets its own read and output
+  // registers, and the mux over the blocks reads registers, not the block RAMs' slow outputs.
+  function integer pow2_floor(input integer n);
+    integer v;
+    begin
+      v = 1;
+      while (v * 2 <= n) v = v * 2;
+      pow2_floor = v;
+    end
+  endfunction
+  localparam integer BLK_FIT = (BLOCK_BITS > 0) ? pow2_floor((BLOCK_BITS >= WIDTH) ? BLOCK_BITS / WIDTH : 1) : 0;
+  localparam integer BLK = (BLOCK_BITS == 0 || DEPTH <= BLK_FIT) ? DEPTH : BLK_FIT;
+  localparam integer NBLK = (DEPTH + BLK - 1) / BLK;
+  localparam integer BW = (BLK > 1) ? $clog2(BLK) : 1;  // address bits inside a block
+  localparam integer SW = (NBLK > 1) ? $clog2(NBLK) : 1;  // block select bits
+
   genvar p;
+  genvar b;
   generate
     for (p = 0; p < READ_PORTS; p = p + 1) begin : g_copy
-      reg [WIDTH-1:0] mem [0:DEPTH-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
-      reg [WIDTH-1:0] rd_q;
-      always @(posedge clk) begin
-        if (wr_en) begin
-          mem[wr_addr[IW-1:0]] <= wr_data;
-        end
-        if (rd_en[p]) begin
-          rd_q <= mem[rd_addr[p*AW +: IW]];
-        end
+      wire [IW-1:0]         ra = rd_addr[p*AW +: IW];
+      wire [IW-1:0]         wa = wr_addr[IW-1:0];
+      wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
+      wire [SW-1:0]         ra_blk;    // block and word inside it of the read and of the write
+      wire [SW-1:0]         wa_blk;
+      wire [BW-1:0]         ra_word;
+      wire [BW-1:0]         wa_word;
+      if (NBLK == 1) begin : g_one
+        assign ra_blk  = {SW{1'b0}};
+        assign wa_blk  = {SW{1'b0}};
+        assign ra_word = ra[BW-1:0];
+        assign wa_word = wa[BW-1:0];
+      end else begin : g_split
+        assign ra_blk  = ra[IW-1:BW];
+        assign wa_blk  = wa[IW-1:BW];
+        assign ra_word = ra[BW-1:0];
+        assign wa_word = wa[BW-1:0];
       end
-      if (OUT_REG != 0) begin : g_out_reg
-        reg [WIDTH-1:0] out_q;
+      for (b = 0; b < NBLK; b = b + 1) begin : g_blk
+        localparam integer N = (b == NBLK - 1) ? DEPTH - b * BLK : BLK;
+        localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
+        reg [WIDTH-1:0] mem [0:N-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
+        reg [WIDTH-1:0] rd_q;
         always @(posedge clk) begin
-          out_q <= rd_q;
+          if (wr_en && wa_blk == b[SW-1:0]) begin
+            mem[wa_word[NW-1:0]] <= wr_data;
+          end
+          if (rd_en[p] && ra_blk == b[SW-1:0]) begin
+            rd_q <= mem[ra_word[NW-1:0]];
+          end
         end
-        assign rd_data[p*WIDTH +: WIDTH] = out_q;
-      end else begin : g_direct
-        assign rd_data[p*WIDTH +: WIDTH] = rd_q;
+        if (OUT_REG != 0) begin : g_out_reg
+          reg [WIDTH-1:0] out_q;
+          always @(posedge clk) begin
+            out_q <= rd_q;
+          end
+          assign blk_data[b*WIDTH +: WIDTH] = out_q;
+        end else begin : g_direct
+          assign blk_data[b*WIDTH +: WIDTH] = rd_q;
+        end
       end
+      // The block of the last read, delayed like its data.
+      reg [SW-1:0] sel_q;
+      reg [SW-1:0] sel_out_q;
+      always @(posedge clk) begin
+        if (rd_en[p]) begin
+          sel_q <= ra_blk;
+        end
+        sel_out_q <= sel_q;
+      end
+      wire [SW-1:0] sel = (OUT_REG != 0) ? sel_out_q : sel_q;
+      assign rd_data[p*WIDTH +: WIDTH] = blk_data[sel*WIDTH +: WIDTH];
     end
   endgenerate
 

@@ -28,7 +28,8 @@ module tt_banks #(
   parameter integer          REG_IN     = 0,   // 1: a register on the incoming requests
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
   parameter integer          REG_OUT    = 0,   // 1: the RAMs' output registers
-  parameter integer          REG_DATA   = 0    // 1: a register after the read data mux
+  parameter integer          REG_DATA   = 0,   // 1: a register after the read data mux
+  parameter integer          BLOCK_BITS = 0    // bits per block RAM of the part (tt_bank); 0: one memory per copy
 ) (
   input  wire                 clk,
   input  wire                 rst,
@@ -224,7 +225,8 @@ module tt_banks #(
         .DEPTH      (BANK_DEPTH[32*g +: 32]),
         .AW         (AW),
         .READ_PORTS (NP),
-        .OUT_REG    (REG_OUT)
+        .OUT_REG    (REG_OUT),
+        .BLOCK_BITS (BLOCK_BITS)
       ) u_bank (
         .clk     (clk),
         .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),

@@ -210,16 +210,26 @@ class AccelHost:
         await self.wr(CTRL, CTRL_CLEAR_COUNTERS)
 
 
+class BankCopy:
+    """The words of one copy of a tt_bank through the simulator's hierarchy: its block memories
+    (rtl/tt_bank.v g_copy[c].g_blk[b].mem, BLK words each but the last), read as raw unsigned integers."""
+
+    def __init__(self, bank, copy: int = 0):
+        self.blocks = [blk.mem for blk in bank.g_copy[copy].g_blk]
+        self.blk = len(self.blocks[0])
+
+    def __getitem__(self, i: int) -> int:
+        return int(self.blocks[i // self.blk][i % self.blk].value)
+
+
 class Backdoor:
-    """Reads the data banks through the simulator's hierarchy (rtl/tt_banks.v g_bank[k].u_bank.g_copy[0])."""
+    """Reads the data banks through the simulator's hierarchy (rtl/tt_banks.v g_bank[k].u_bank, copy 0)."""
 
     def __init__(self, dut, params: AccelParams):
-        self.arrays = [dut.u_banks.g_bank[k].u_bank.g_copy[0].mem for k in range(len(BANKS))]
+        self.copies = [BankCopy(dut.u_banks.g_bank[k].u_bank) for k in range(len(BANKS))]
         self.width = params.bank_width
 
     def read(self, bank: str, base: int, n: int) -> list[int]:
         k = BANKS.index(bank)
-        arr, w = self.arrays[k], self.width[k]
-        return [to_signed(int(arr[base + i].value), w) for i in range(n)]
-
-
+        words, w = self.copies[k], self.width[k]
+        return [to_signed(words[base + i], w) for i in range(n)]

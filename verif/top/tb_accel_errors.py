@@ -31,7 +31,7 @@ from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
 from verif.host import (CTRL, CTRL_CLEAR_COUNTERS, CTRL_CLEAR_ERROR, CTRL_SEED, CTRL_START, CYCLES, ERROR, ID,
                         LABEL, LFSR, OPS, P_LABEL, PC, PRED, SAT_TOTAL, SEED, START_PC, STATUS, WIN_BANK, WIN_PROG,
-                        WIN_STAT, to_signed)
+                        WIN_STAT, BankCopy, to_signed)
 from verif.top.accel_env import model_config, open_accel, seed
 
 PROG_DEPTH = 1000  # not a power of two: START_PC and the program window can point past the program memory
@@ -150,8 +150,8 @@ class Env:
             bank = self.dut.u_banks.g_bank[k].u_bank
             w, d = self.params.bank_width[k], self.params.bank_depth[k]
             for c in range(self.ports[k]):
-                arr = bank.g_copy[c].mem
-                out.append(np.array([to_signed(int(arr[i].value), w) for i in range(d)], dtype=np.int64))
+                words = BankCopy(bank, c)
+                out.append(np.array([to_signed(words[i], w) for i in range(d)], dtype=np.int64))
         return out
 
     def flat(self) -> np.ndarray:
