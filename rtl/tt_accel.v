@@ -42,8 +42,9 @@ module tt_accel #(
   // instead of 1, so descriptor -> address -> unit mux, the routing, and RAM -> mux -> datapath each get a
   // cycle (Fmax).
   parameter integer MEM_PIPE     = 1,
-  // Bits of one block RAM of the target part (16384: ECP5 DP16KD, Xilinx RAMB18; 4096: iCE40 EBR): each bank
-  // copy is built from memories of that size, each with its own read registers (tt_bank). 0: one memory.
+  // Bits of one block RAM of the target part (16384: ECP5 DP16KD, Xilinx RAMB18): each bank copy is built from
+  // memories of that size, each with its own read and output registers (tt_bank), for Fmax. 0: one memory per
+  // copy (the iCE40 target: its clock is low and the per-block registers cost logic cells it does not have).
   parameter integer RAM_BLOCK_BITS = 16384
 ) (
   input  wire        clk,

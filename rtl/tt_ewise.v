@@ -20,10 +20,10 @@
 // Descriptor ports and masks must be held stable from start until done.
 //
 // Timing (no stalls): start in cycle 0, element i issued in cycle 1 + i, its write on the port in cycle
-// i + MEM_LAT + 7, done (and busy low) from cycle count + MEM_LAT + 7 until the next start: count + MEM_LAT + 7
+// i + MEM_LAT + 8, done (and busy low) from cycle count + MEM_LAT + 8 until the next start: count + MEM_LAT + 8
 // cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate and two multipliers (registered) ->
-// alignment and add (registered) -> tt_requant (2) -> tt_writeback: clamp (registered), accumulate and
-// registered write, statistics.
+// alignment (registered) -> add (registered) -> tt_requant (2) -> tt_writeback: clamp (registered), accumulate
+// and registered write, statistics.
 //
 // Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and the
 // LFSR untouched: done and error rise the next cycle with error_code (the lowest that applies)
@@ -341,18 +341,47 @@ module tt_ewise #(
     pz_q     <= pz_d;
   end
 
-  // ---- stage A: align both products to the common fraction (SPEC 5.2), add ----
+  // The alignment constants of the descriptor, registered (the ports are stable from start, the first element
+  // reaches stage A MEM_LAT + 1 cycles later): right-shift amounts (used when the alignment is < 0) and the
+  // rounding halves.
+  reg [6:0]               rx_q;
+  reg [6:0]               rz_q;
+  reg signed [ACC_W-1:0]  half_x_q;
+  reg signed [ACC_W-1:0]  half_z_q;
+  always @(posedge clk) begin
+    rx_q     <= 7'd0 - align_x;
+    rz_q     <= 7'd0 - align_z;
+    // A right shift rounds half up (half an output LSB added first): a floor would be a bias of -1 for every
+    // negative product. |p| < 2^45 and the half is at most 2^46 (shift <= 47), so the sum fits ACC_W = 48 bits.
+    half_x_q <= {{(ACC_W-1){1'b0}}, 1'b1} <<< (7'd0 - align_x - 7'd1);
+    half_z_q <= {{(ACC_W-1){1'b0}}, 1'b1} <<< (7'd0 - align_z - 7'd1);
+  end
+
+  // ---- stage A: align both products to the common fraction (SPEC 5.2) ----
   wire signed [ACC_W-1:0] px_w = {{(ACC_W-PX_W){px_q[PX_W-1]}}, px_q};
   wire signed [ACC_W-1:0] pz_w = {{(ACC_W-PZ_W){pz_q[PZ_W-1]}}, pz_q};
-  wire [6:0]              rx = 7'd0 - align_x;  // right-shift amounts (used when the alignment is < 0)
-  wire [6:0]              rz = 7'd0 - align_z;
-  // A right shift rounds half up (half an output LSB added first): a floor would be a bias of -1 for every
-  // negative product. |p| < 2^45 and the half is at most 2^46 (shift <= 47), so the sum fits ACC_W = 48 bits.
-  wire signed [ACC_W-1:0] half_x = {{(ACC_W-1){1'b0}}, 1'b1} <<< (rx - 7'd1);
-  wire signed [ACC_W-1:0] half_z = {{(ACC_W-1){1'b0}}, 1'b1} <<< (rz - 7'd1);
-  wire signed [ACC_W-1:0] tx = ax_s[6] ? ((px_w + half_x) >>> rx) : (px_w <<< align_x);
-  wire signed [ACC_W-1:0] tz = az_s[6] ? ((pz_w + half_z) >>> rz) : (pz_w <<< align_z);
+  wire signed [ACC_W-1:0] tx = ax_s[6] ? ((px_w + half_x_q) >>> rx_q) : (px_w <<< align_x);
+  wire signed [ACC_W-1:0] tz = az_s[6] ? ((pz_w + half_z_q) >>> rz_q) : (pz_w <<< align_z);
 
+  reg                     t_valid_q;
+  reg                     t_last_q;
+  reg [ADDR_W-1:0]        t_addr_q;
+  reg signed [ACC_W-1:0]  tx_q;
+  reg signed [ACC_W-1:0]  tz_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      t_valid_q <= 1'b0;
+      t_last_q  <= 1'b0;
+    end else begin
+      t_valid_q <= p_valid_q;
+      t_last_q  <= p_last_q;
+    end
+    t_addr_q <= p_addr_q;
+    tx_q     <= tx;
+    tz_q     <= tz;
+  end
+
+  // ---- stage S: add ----
   reg                     a_valid_q;
   reg                     a_last_q;
   reg [ADDR_W-1:0]        a_addr_q;
@@ -362,11 +391,11 @@ module tt_ewise #(
       a_valid_q <= 1'b0;
       a_last_q  <= 1'b0;
     end else begin
-      a_valid_q <= p_valid_q;
-      a_last_q  <= p_last_q;
+      a_valid_q <= t_valid_q;
+      a_last_q  <= t_last_q;
     end
-    a_addr_q <= p_addr_q;
-    acc_q    <= tx + tz;  // cannot wrap: the alignments were checked at start
+    a_addr_q <= t_addr_q;
+    acc_q    <= tx_q + tz_q;  // cannot wrap: the alignments were checked at start
   end
 
   // ---- random stream: one draw per element, STOCHASTIC only (SPEC 2.2) ----
@@ -412,6 +441,7 @@ module tt_ewise #(
   reg [OUT_W-1:0]    old_q2;
   reg [OUT_W-1:0]    old_q3;
   reg [OUT_W-1:0]    old_q4;
+  reg [OUT_W-1:0]    old_q5;
   always @(posedge clk) begin
     if (rst) begin
       wb_fin_q <= 2'b00;
@@ -419,11 +449,12 @@ module tt_ewise #(
       wb_fin_q <= {wb_fin_q[0], a_valid_q && a_last_q};
     end
     wb_addr_q <= {wb_addr_q[ADDR_W-1:0], a_addr_q};
-    // read in the issue cycle, data at +MEM_LAT (stage M), then stage A and the two requant cycles
+    // read in the issue cycle, data at +MEM_LAT (stage M), then stages A and S and the two requant cycles
     old_q1 <= o_rd_data;
     old_q2 <= old_q1;
     old_q3 <= old_q2;
     old_q4 <= old_q3;
+    old_q5 <= old_q4;
   end
   wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W +: ADDR_W];
   wire              wb_fin  = wb_fin_q[1];
@@ -443,7 +474,7 @@ module tt_ewise #(
     .in_addr    (wb_addr),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old        (old_q4),
+    .old        (old_q5),
     .accumulate (is_acc),
     .out_w      (y_w),
     .wr_en      (o_wr_en),
