@@ -28,9 +28,15 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
         "beta2": 0 < number < 1, "eps": number > 0,
         "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool, "lr_schedule": "constant" | "cosine",
         "rank": {"enabled": bool, "prior": number >= 0, "threshold": number > 0,
-                 "every": int >= 1, "warmup_epochs": int >= 0}
+                 "every": int >= 1, "warmup_epochs": int >= 0,
+                 "end_epoch": null | int > warmup_epochs}
       }
     }
+
+Rank adaptation (SPEC 5.6) runs in the epochs warmup_epochs <= epoch < end_epoch (0-based; end_epoch null: to
+the end of the run): the penalty is on and every `every` mini-batches the lambdas update and slices are pruned.
+From epoch end_epoch on, the ranks stay as pruned, the penalty is off (every tau 0) and the rest of the run
+fine-tunes the live slices.
 
 Integers must be JSON integers (16.0 is rejected); numbers may be written either way.
 """
@@ -117,6 +123,15 @@ class RankCfg:
     threshold: float = 1e-3  # prune a slice whose lambda falls below this
     every: int = 1  # rank update every this many mini-batches
     warmup_epochs: int = 1  # no penalty and no pruning before this epoch
+    end_epoch: int | None = None  # from this epoch on: no penalty, no pruning, fine-tune at fixed ranks (None: never)
+
+    def active(self, epoch: int) -> bool:
+        """Whether the penalty and the rank updates run in `epoch` (0-based): the prune phase."""
+        return self.enabled and self.warmup_epochs <= epoch and (self.end_epoch is None or epoch < self.end_epoch)
+
+    def frozen(self, epoch: int) -> bool:
+        """Whether `epoch` (0-based) is in the fine-tuning phase after the prune phase ended."""
+        return self.enabled and self.end_epoch is not None and epoch >= self.end_epoch
 
 
 @dataclass(frozen=True)
@@ -332,6 +347,12 @@ def _rank(value: object) -> RankCfg:
         kwargs["every"] = _int(obj["every"], "train.rank.every", lo=1)
     if "warmup_epochs" in obj:
         kwargs["warmup_epochs"] = _int(obj["warmup_epochs"], "train.rank.warmup_epochs", lo=0)
+    if obj.get("end_epoch") is not None:
+        warmup = kwargs.get("warmup_epochs", RankCfg.warmup_epochs)
+        kwargs["end_epoch"] = _int(obj["end_epoch"], "train.rank.end_epoch", lo=1)
+        if kwargs["end_epoch"] <= warmup:
+            _fail("train.rank.end_epoch", f"must be > warmup_epochs ({warmup}), or null for no end; got "
+                  f"{kwargs['end_epoch']} (the prune phase is the epochs warmup_epochs..end_epoch - 1)")
     return RankCfg(**kwargs)
 
 

@@ -710,8 +710,8 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
     One seed drives all randomness (init, then the per-epoch shuffles). Learning rate from
     ``cfg.train.lr_at`` (the schedule), set before each update. The last
     mini-batch of an epoch may be smaller. Rank adaptation (TT only, ``cfg.train.rank.enabled``): from epoch
-    ``warmup_epochs`` (0-based) on, the penalty is on and every ``every``-th mini-batch runs the lambda update
-    and pruning. Returns a dict of per-epoch lists (``train_loss`` = mean CE of the epoch's batches,
+    ``warmup_epochs`` (0-based) until ``end_epoch`` (if set), the penalty is on and every ``every``-th mini-batch
+    runs the lambda update and pruning; after it the ranks stay and the live slices fine-tune without penalty. Returns a dict of per-epoch lists (``train_loss`` = mean CE of the epoch's batches,
     ``train_acc`` of those batches, ``test_acc``, ``live_ranks``, ``core_params``, ``time`` = cumulative wall
     seconds of training, excluding evaluation) plus ``final_test_acc``, ``samples_per_s`` and ``pruned``."""
     tc = cfg.train
@@ -739,7 +739,7 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
         except ImportError:  # pragma: no cover
             bar_mod = None
     for epoch in range(E):
-        penalty_on = rank_on and epoch >= tc.rank.warmup_epochs
+        penalty_on = rank_on and tc.rank.active(epoch)  # warm-up and fine-tuning (end_epoch on): off
         if rank_on:
             net.penalty_on = penalty_on
         perm = rng.permutation(N)

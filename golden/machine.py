@@ -400,6 +400,12 @@ class Machine:
     def rank_update(self) -> None:
         self.run(self.comp.rank_update, {}, None, observe=False)
 
+    def rank_freeze(self) -> None:
+        """SPEC 5.6, end of the prune phase: the host writes tau <- 0 for every slice and issues no more rank
+        updates, so the penalty op adds nothing; the masks (the pruned ranks) stay. Idempotent."""
+        for op in self.comp.rank_update:
+            self.mem[op.ins[2]][:] = 0
+
     def _derive(self, compute: str, master: str) -> None:
         y = fxp.round_shift(self.mem[master], self.frac[master] - self.frac[compute], NEAREST)
         self.mem[compute], n = fxp.saturate(y, self.fmt(compute))

@@ -151,6 +151,8 @@ class Run:
             if self.perm is None:
                 self.perm = self.rng.permutation(len(self.data.train_y))
                 self.batch_pos, self.stats = 0, self._fresh_stats()
+                if self.cfg.train.rank.frozen(self.epoch):  # the prune phase is over: penalty off (SPEC 5.6)
+                    await settle(self.machine.rank_freeze())
             stats = self.stats
             stats["t0"] = time.time() - stats["elapsed"]
             bar = progress(total=n_batches * b, initial=self.batch_pos * b,
@@ -162,7 +164,7 @@ class Run:
                 if cycles0 is not None:
                     stats["sim_cycles"] = stats.get("sim_cycles", 0) + self.machine.sim_cycles - cycles0
                 rank = self.cfg.train.rank
-                if rank.enabled and self.epoch >= rank.warmup_epochs and (self.batch_pos + 1) % rank.every == 0:
+                if rank.active(self.epoch) and (self.batch_pos + 1) % rank.every == 0:
                     await settle(self.machine.rank_update())
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())

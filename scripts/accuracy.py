@@ -224,8 +224,10 @@ def end_note(r: dict) -> str:
     end = r["rank"].get("end_epoch")
     if end is None:
         return ", pruning to the end of the run"
-    return (f", prune phase to epoch {end}, then fine-tuning at the pruned ranks with the penalty off "
-            f"(the float model prunes to the end: golden/float_model.py has no end_epoch)")
+    note = f", prune phase to epoch {end}, then fine-tuning at the pruned ranks with the penalty off"
+    if "float_rank" in r["rows"]:
+        note += " (golden rows only: the float model, golden/float_model.py, has no end_epoch and prunes to the end)"
+    return note
 
 
 def plot(r: dict, path: Path) -> None:

@@ -102,6 +102,37 @@ def test_resume_is_bit_identical(tmp_path, tiny_data, no_plots, rank, stops):
     _assert_same_outcome(tmp_path / "ref", out)
 
 
+def _rank_state(out: Path) -> dict:
+    """The rank memories (LAM, TAU, MASK) and the master cores of a run's checkpoint."""
+    with np.load(out / CHECKPOINT) as z:
+        return {k[4:]: z[k] for k in z.files if k.startswith(("mem/LAM", "mem/TAU", "mem/MASK", "mem/W"))}
+
+
+@pytest.mark.parametrize("end_epoch", [None, 2])
+def test_rank_end_epoch_freezes_ranks_and_turns_the_penalty_off(tmp_path, tiny_data, no_plots, end_epoch):
+    """SPEC 5.6 phases: with end_epoch 2, epoch 3 (index 2) runs no rank update (lambda and masks stay) and every
+    tau is 0 (penalty off), while training goes on; without end_epoch the prune phase runs to the end."""
+    d = config_to_dict(_cfg(epochs=3))
+    d["train"]["rank"] = {"enabled": True, "prior": 1e-2, "warmup_epochs": 1, "every": 3, "end_epoch": end_epoch}
+    cfg = config_from_dict(d)
+    out = tmp_path / "run"
+    Run(cfg, tiny_data, 5, out, 2).run()  # warm-up and prune phase
+    before = _rank_state(out)
+    assert any(before[k].any() for k in before if k.startswith("TAU")), "the prune phase set no tau"
+    report = Run(cfg, tiny_data, 5, out, 3).run()  # the same run extended by the third epoch
+    after = _rank_state(out)
+    lam_same = all(np.array_equal(before[k], after[k]) for k in before if k.startswith("LAM"))
+    assert any(not np.array_equal(before[k], after[k]) for k in before if k.startswith("W")), "no training"
+    if end_epoch is None:
+        assert not lam_same
+        assert any(after[k].any() for k in after if k.startswith("TAU"))
+    else:
+        assert lam_same
+        assert all(np.array_equal(before[k], after[k]) for k in before if k.startswith("MASK"))
+        assert not any(after[k].any() for k in after if k.startswith("TAU"))
+        assert report["history"][-1]["ranks"] == report["history"][-2]["ranks"]
+
+
 def test_save_and_new_run_on_same_directory_resumes(tmp_path, tiny_data, no_plots):
     """A checkpoint written by save() after construction is resumed as is: no second calibration."""
     cfg = _cfg(epochs=1)
