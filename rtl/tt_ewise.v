@@ -20,8 +20,8 @@
 // Descriptor ports and masks must be held stable from start until done.
 //
 // Timing (no stalls): start in cycle 0, element i issued in cycle 1 + i, its write on the port in cycle
-// i + MEM_LAT + 8, done (and busy low) from cycle count + MEM_LAT + 8 until the next start: count + MEM_LAT + 8
-// cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate and two multipliers (registered) ->
+// i + MEM_LAT + 9, done (and busy low) from cycle count + MEM_LAT + 9 until the next start: count + MEM_LAT + 9
+// cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate (registered) -> two multipliers (registered) ->
 // alignment (registered) -> add (registered) -> tt_requant (2) -> tt_writeback: clamp (registered), accumulate
 // and registered write, statistics.
 //
@@ -304,7 +304,7 @@ module tt_ewise #(
   wire              m_keep  = tag_m[2];
   wire [ADDR_W-1:0] m_addr  = tag_m[TAG_W-1:3];
 
-  // ---- stage M: gate, two multipliers ----
+  // ---- stage G: gate the operands (registered, so the bank data do not run into the multipliers) ----
   wire signed [X_W-1:0] xd = x_rd_data;
   wire signed [Z_W-1:0] zd = z_rd_data;
   reg gate;
@@ -320,8 +320,28 @@ module tt_ewise #(
   // Operands not read carry junk: the gate and the term enables zero them before the multipliers.
   wire signed [X_W-1:0]  x_op = (gate && term_x) ? xd : {X_W{1'b0}};
   wire signed [Z_W-1:0]  z_op = (gate && term_z) ? zd : {Z_W{1'b0}};
-  wire signed [PX_W-1:0] px_d = $signed(alpha) * x_op;
-  wire signed [PZ_W-1:0] pz_d = $signed(beta) * z_op;
+
+  reg                     g_valid_q;
+  reg                     g_last_q;
+  reg [ADDR_W-1:0]        g_addr_q;
+  reg signed [X_W-1:0]    x_op_q;
+  reg signed [Z_W-1:0]    z_op_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      g_valid_q <= 1'b0;
+      g_last_q  <= 1'b0;
+    end else begin
+      g_valid_q <= m_valid;
+      g_last_q  <= m_valid && m_last;
+    end
+    g_addr_q <= m_addr;
+    x_op_q   <= x_op;
+    z_op_q   <= z_op;
+  end
+
+  // ---- stage M: two multipliers ----
+  wire signed [PX_W-1:0] px_d = $signed(alpha) * x_op_q;
+  wire signed [PZ_W-1:0] pz_d = $signed(beta) * z_op_q;
 
   reg                     p_valid_q;
   reg                     p_last_q;
@@ -333,10 +353,10 @@ module tt_ewise #(
       p_valid_q <= 1'b0;
       p_last_q  <= 1'b0;
     end else begin
-      p_valid_q <= m_valid;
-      p_last_q  <= m_valid && m_last;
+      p_valid_q <= g_valid_q;
+      p_last_q  <= g_last_q;
     end
-    p_addr_q <= m_addr;
+    p_addr_q <= g_addr_q;
     px_q     <= px_d;
     pz_q     <= pz_d;
   end
@@ -442,6 +462,7 @@ module tt_ewise #(
   reg [OUT_W-1:0]    old_q3;
   reg [OUT_W-1:0]    old_q4;
   reg [OUT_W-1:0]    old_q5;
+  reg [OUT_W-1:0]    old_q6;
   always @(posedge clk) begin
     if (rst) begin
       wb_fin_q <= 2'b00;
@@ -449,12 +470,13 @@ module tt_ewise #(
       wb_fin_q <= {wb_fin_q[0], a_valid_q && a_last_q};
     end
     wb_addr_q <= {wb_addr_q[ADDR_W-1:0], a_addr_q};
-    // read in the issue cycle, data at +MEM_LAT (stage M), then stages A and S and the two requant cycles
+    // read in the issue cycle, data at +MEM_LAT (stage G), then stages M, A and S and the two requant cycles
     old_q1 <= o_rd_data;
     old_q2 <= old_q1;
     old_q3 <= old_q2;
     old_q4 <= old_q3;
     old_q5 <= old_q4;
+    old_q6 <= old_q5;
   end
   wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W +: ADDR_W];
   wire              wb_fin  = wb_fin_q[1];
@@ -474,7 +496,7 @@ module tt_ewise #(
     .in_addr    (wb_addr),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old        (old_q5),
+    .old        (old_q6),
     .accumulate (is_acc),
     .out_w      (y_w),
     .wr_en      (o_wr_en),

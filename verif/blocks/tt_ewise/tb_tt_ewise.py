@@ -21,7 +21,7 @@ from golden.fxp import NEAREST, STOCHASTIC
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 8  # cycles after the last element besides MEM_LAT: multiply, align, add, requant x2, clamp, write, done
+PIPE = 9  # cycles after the last element besides MEM_LAT: gate, multiply, align, add, requant x2, clamp, write, done
 PORTS = ("x", "z", "o")
 
 
