@@ -490,13 +490,24 @@ module tt_sce #(
     wr_data_q <= y[OUT_W-1:0];
   end
 
+  // The saturation count a cycle behind the write (the compare is registered first), complete when done rises.
+  reg sat_hit_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      sat_hit_q <= 1'b0;
+    end else begin
+      sat_hit_q <= s4_out_q && (hi || lo);
+    end
+  end
   always @(posedge clk) begin
     if (run) begin
       sat_q     <= 32'd0;
       p_label_q <= 32'd0;
-    end else if (s4_out_q) begin
-      sat_q <= sat_q + {31'd0, hi || lo};  // at most 2^N_W - 1 per op: cannot wrap
-      if (is_label_q) begin
+    end else begin
+      if (sat_hit_q) begin
+        sat_q <= sat_q + 32'd1;  // at most 2^N_W - 1 per op: cannot wrap
+      end
+      if (s4_out_q && is_label_q) begin
         p_label_q <= p_q;
       end
     end
