@@ -73,20 +73,16 @@ module tt_bank #(
       wire [IW-1:0]         ra = rd_addr[p*AW +: IW];
       wire [IW-1:0]         wa = wr_addr[IW-1:0];
       wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
-      wire [SW-1:0]         ra_blk;    // block and word inside it of the read and of the write
+      wire [BW-1:0]         ra_word = ra[BW-1:0];  // word inside its block, of the read and of the write
+      wire [BW-1:0]         wa_word = wa[BW-1:0];
+      wire [SW-1:0]         ra_blk;                // block of the read and of the write
       wire [SW-1:0]         wa_blk;
-      wire [BW-1:0]         ra_word;
-      wire [BW-1:0]         wa_word;
       if (NBLK == 1) begin : g_one
-        assign ra_blk  = {SW{1'b0}};
-        assign wa_blk  = {SW{1'b0}};
-        assign ra_word = ra[BW-1:0];
-        assign wa_word = wa[BW-1:0];
+        assign ra_blk = {SW{1'b0}};
+        assign wa_blk = {SW{1'b0}};
       end else begin : g_split
-        assign ra_blk  = ra[IW-1:BW];
-        assign wa_blk  = wa[IW-1:BW];
-        assign ra_word = ra[BW-1:0];
-        assign wa_word = wa[BW-1:0];
+        assign ra_blk = ra[IW-1:BW];
+        assign wa_blk = wa[IW-1:BW];
       end
       for (b = 0; b < NBLK; b = b + 1) begin : g_blk
         localparam integer N = (b == NBLK - 1) ? DEPTH - b * BLK : BLK;
