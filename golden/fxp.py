@@ -61,8 +61,15 @@ def check_acc(acc: np.ndarray, what: str = "accumulator") -> None:
 def saturate(q: np.ndarray, fmt: Fmt) -> tuple[np.ndarray, int]:
     """Clamp to the format's range; returns (values, number of elements that were clamped)."""
     q = np.asarray(q, dtype=np.int64)
+    if not q.size or (q.max() <= fmt.qmax and q.min() >= fmt.qmin):  # the common case: two passes, no temporaries
+        return q, 0
     n_sat = int(np.count_nonzero(q > fmt.qmax)) + int(np.count_nonzero(q < fmt.qmin))
-    return (np.clip(q, fmt.qmin, fmt.qmax) if n_sat else q), n_sat
+    return np.clip(q, fmt.qmin, fmt.qmax), n_sat
+
+
+def max_abs(q: np.ndarray) -> int:
+    """max |q| over the array (0 when empty), from its max and min: two passes and no temporary."""
+    return max(int(q.max()), -int(q.min())) if q.size else 0
 
 
 def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None = None) -> np.ndarray:
@@ -82,9 +89,16 @@ def round_shift(acc: np.ndarray, shift: int, mode: int, rand: np.ndarray | None 
     r = np.asarray(rand, dtype=np.int64)
     if r.shape != acc.shape:
         raise ValueError(f"random bits shape {r.shape} != values shape {acc.shape}")
-    r = 2 * r + 1  # the draw and the constant half below it (SPEC 2.2)
-    bias = r << (shift - RAND_BITS - 1) if shift > RAND_BITS else r >> (RAND_BITS + 1 - shift)
-    bias += acc
+    # (2 r + 1) scaled: the draw and the constant half below it (SPEC 2.2). Below the kept LSB by more than
+    # RAND_BITS that is r << (k + 1) plus 1 << k; otherwise the constant's bit is shifted out: r >> (RAND_BITS - shift).
+    if shift > RAND_BITS:
+        k = shift - RAND_BITS - 1
+        bias = r << (k + 1)
+        bias += acc
+        bias += 1 << k
+    else:
+        bias = r >> (RAND_BITS - shift)
+        bias += acc
     bias >>= shift
     return bias
 

@@ -16,7 +16,7 @@ import numpy as np
 from golden import fxp
 from golden.compiler import (LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
                              quant_const)
-from golden.fxp import NEAREST, STOCHASTIC, Fmt, align, align_round
+from golden.fxp import NEAREST, STOCHASTIC, Fmt, align, align_round, max_abs
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
 LOG2E_Q12 = 5909  # round(log2(e) * 2^12), SPEC 5.4
@@ -163,18 +163,13 @@ class Machine:
         f = self.fmt(out)
         acc = acc.reshape(acc.shape[0], -1) if acc.ndim > 1 else acc.reshape(1, -1)
         fxp.check_acc(acc, f"op {op.kind} -> {out}")
-        y = fxp.round_shift(acc, shift, op.mode, rand)
+        y, n = fxp.saturate(fxp.round_shift(acc, shift, op.mode, rand), f)
         if self.comp.tensors[out].per_sample:
-            y, n = fxp.saturate(y, f)
-            env[out] = y
-            maxabs = int(np.abs(y).max(initial=0))
+            env[out] = states = y
         else:  # SPEC 5.1: out <- SAT(out + RQ(...)), sample after sample; RQ saturates first
-            y, n = fxp.saturate(y, f)
             buf = self.mem[out]
-            csum = buf + np.cumsum(y, axis=0)
-            if csum.max(initial=0) <= f.qmax and csum.min(initial=0) >= f.qmin:
-                states = csum
-            else:
+            states = buf + np.cumsum(y, axis=0)
+            if states.max(initial=0) > f.qmax or states.min(initial=0) < f.qmin:
                 rows = []
                 for row in y:
                     buf, k = fxp.saturate(buf + row, f)
@@ -182,10 +177,9 @@ class Machine:
                     rows.append(buf)
                 states = np.stack(rows)
             self.mem[out] = states[-1].copy()
-            maxabs = int(np.abs(states).max(initial=0))
         self._count_sat(out, n)
         if observe and out in self.maxabs:
-            self.maxabs[out] = max(self.maxabs[out], maxabs)
+            self.maxabs[out] = max(self.maxabs[out], max_abs(states))
 
     def _contract(self, env, op: Op, rand, observe):
         a, b = op.ins
@@ -196,7 +190,7 @@ class Machine:
         sa, sb, so = ("Z" if ba else "") + ia, ("Z" if bb else "") + ib, ("Z" if batched else "") + out_idx
         acc = np.einsum(f"{sa},{sb}->{so}", self._operand(env, a, ia, True).astype(np.float64),
                         self._operand(env, b, ib, True).astype(np.float64), optimize=True)
-        acc = acc.astype(np.int64)  # exact: every value is an integer below 2^53
+        acc = acc.astype(np.int64, order="C")  # exact: every value is an integer below 2^53
         shift = self.frac[a] + self.frac[b] - self.frac[op.out]
         self._write(env, op, acc, shift, rand, observe)
 
