@@ -150,7 +150,8 @@ module tt_accel #(
   wire [31:0]          lfsr_state;
   wire                 prog_rd_en;
   wire [PROG_AW-1:0]   prog_rd_addr;
-  reg  [31:0]          prog_rd_data;
+  reg  [31:0]          prog_ram_q;    // the RAM's read register
+  reg  [31:0]          prog_rd_data;  // its output register (tt_seq: read latency 2)
   wire [DESC_BITS-1:0] desc;
   wire [1:0]           unit;
   wire [2:0]           unit_start;
@@ -208,8 +209,9 @@ module tt_accel #(
       prog_mem[bus_addr[PROG_AW-1:0]] <= bus_wdata;
     end
     if (prog_rd_en || host_prog_rd) begin
-      prog_rd_data <= prog_mem[prog_rd_en ? prog_rd_addr : bus_addr[PROG_AW-1:0]];
+      prog_ram_q <= prog_mem[prog_rd_en ? prog_rd_addr : bus_addr[PROG_AW-1:0]];
     end
+    prog_rd_data <= prog_ram_q;
   end
 
   // ---- units ----
@@ -432,7 +434,8 @@ module tt_accel #(
                       win_prog ? (!host_mem_ok || !host_prog_in) :
                       win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0) :
                       win_bank ? (!host_mem_ok || !host_bank_in) : 1'b1;
-  wire       host_rd_slow = bus_go && !bus_we && win_bank && (MEM_LAT > 1);
+  // Reads that take more than a cycle: the banks (MEM_LAT) and the program memory (2).
+  wire       host_rd_slow = bus_go && !bus_we && (win_bank && (MEM_LAT > 1) || win_prog);
   always @(posedge clk) begin
     if (rst) begin
       bus_ack_q <= 1'b0;
@@ -440,7 +443,7 @@ module tt_accel #(
     end else begin
       bus_ack_q <= (bus_go && !host_rd_slow) || (host_rd_wait_q == 3'd1);
       if (host_rd_slow) begin
-        host_rd_wait_q <= MEM_LAT[2:0] - 3'd1;
+        host_rd_wait_q <= win_prog ? 3'd1 : MEM_LAT[2:0] - 3'd1;
       end else if (host_rd_wait_q != 3'd0) begin
         host_rd_wait_q <= host_rd_wait_q - 3'd1;
       end

@@ -8,8 +8,9 @@
 // unit that runs an op (seed_load with the state's preimage, one cycle) and takes the advanced state back
 // when the op is done. The host sets it with seed_load / seed like tt_lfsr.
 //
-// Per op: 1 header cycle + nwords load cycles + 1 seed cycle + 1 start cycle + the unit's cycles + 1
-// statistics cycle (golden/program.py's records; the benchmark reports this overhead).
+// Per op: 1 fetch cycle + 1 header cycle + nwords load cycles + 1 seed cycle + 1 start cycle + the unit's
+// cycles + 1 statistics cycle (golden/program.py's records; the benchmark reports this overhead). The fetch
+// cycle covers the program memory's output register: the header decode starts from a flip-flop.
 //
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
 // leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
@@ -40,7 +41,7 @@ module tt_seq #(
   output wire [3:0]              error_unit_code,
   output wire [PROG_AW-1:0]      error_pc,
   output wire [PROG_AW-1:0]      pc,
-  // program memory (read latency 1)
+  // program memory (read latency 2: the RAM and its output register)
   output reg                     prog_rd_en,
   output reg  [PROG_AW-1:0]      prog_rd_addr,
   input  wire [31:0]             prog_rd_data,
@@ -83,14 +84,15 @@ module tt_seq #(
   localparam [3:0] ERR_PORT = 4'd4;
   localparam [3:0] ERR_UNIT = 4'd5;
   localparam [3:0] ERR_BUSY = 4'd6;
-  localparam [2:0] S_IDLE = 3'd0;
-  localparam [2:0] S_HDR = 3'd1;
-  localparam [2:0] S_LOAD = 3'd2;
-  localparam [2:0] S_SEED = 3'd3;
-  localparam [2:0] S_START = 3'd4;
-  localparam [2:0] S_WAIT = 3'd5;
-  localparam [2:0] S_STAT = 3'd6;
-  localparam [2:0] S_ERR = 3'd7;
+  localparam [3:0] S_IDLE = 4'd0;
+  localparam [3:0] S_HDR = 4'd1;
+  localparam [3:0] S_LOAD = 4'd2;
+  localparam [3:0] S_SEED = 4'd3;
+  localparam [3:0] S_START = 4'd4;
+  localparam [3:0] S_WAIT = 4'd5;
+  localparam [3:0] S_STAT = 4'd6;
+  localparam [3:0] S_ERR = 4'd7;
+  localparam [3:0] S_FETCH = 4'd8;  // the header's read is in flight
   localparam [PROG_AW:0] DEPTH = PROG_DEPTH[PROG_AW:0];
 
   generate
@@ -105,7 +107,7 @@ module tt_seq #(
     end
   endgenerate
 
-  reg [2:0]         state_q;
+  reg [3:0]         state_q;
   reg [PROG_AW-1:0] pc_q;
   reg [31:0]        hdr_q;
   reg [7:0]         widx_q;        // payload word being loaded
@@ -186,8 +188,9 @@ module tt_seq #(
     prog_rd_addr = pc_q;
     case (state_q)
       S_IDLE:  begin prog_rd_en = start; prog_rd_addr = start_pc; end
-      S_HDR:   begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + 1'b1; end
-      S_LOAD:  begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + {{(PROG_AW-8){1'b0}}, widx_q} + {{(PROG_AW-2){1'b0}}, 2'd2}; end
+      S_FETCH: begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + 1'b1; end
+      S_HDR:   begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + {{(PROG_AW-2){1'b0}}, 2'd2}; end
+      S_LOAD:  begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + {{(PROG_AW-8){1'b0}}, widx_q} + {{(PROG_AW-2){1'b0}}, 2'd3}; end
       S_STAT:  begin prog_rd_en = next_fits; prog_rd_addr = next_pc[PROG_AW-1:0]; end
       default: begin prog_rd_en = 1'b0; prog_rd_addr = pc_q; end
     endcase
@@ -226,9 +229,12 @@ module tt_seq #(
             if ({1'b0, start_pc} >= DEPTH) begin
               fail(ERR_OVERRUN);
             end else begin
-              state_q <= S_HDR;
+              state_q <= S_FETCH;
             end
           end
+        end
+        S_FETCH: begin
+          state_q <= S_HDR;
         end
         S_HDR: begin
           hdr_q <= prog_rd_data;
@@ -280,7 +286,7 @@ module tt_seq #(
         S_STAT: begin
           pc_q <= next_pc[PROG_AW-1:0];
           if (next_fits) begin
-            state_q <= S_HDR;
+            state_q <= S_FETCH;
           end else begin
             fail(ERR_OVERRUN);
           end

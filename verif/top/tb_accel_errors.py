@@ -642,12 +642,16 @@ async def back_to_back_extremes(dut):
 
 
 # ---- contraction shift at both ends of its range, statistics and counters --------------------------------------
+SEQ_OP_CYCLES = 4  # tt_seq's cycles per op besides the payload and the unit: fetch, header, seed, statistics
+SEQ_END_CYCLES = 2  # the END record: fetch and header
+
 @cocotb.test()
 async def shift_ends_and_statistics(dut):
     """Hand-built contractions with shift -16 and 47 (nearest, stochastic, accumulate) and element-wise ops, each a
     program of its own run back to back: memories, stream, saturation counts (the slot's counter saturating), max
     registers (observe or not) and SAT_TOTAL as golden.isa computes them; OPS, and busy cycles = unit cycles +
-    (header + payload + seed + statistics cycles) per op + the END header (rtl/tt_seq.v)."""
+    (fetch + header + payload + seed + statistics cycles) per op + the END record's fetch and header
+    (rtl/tt_seq.v)."""
     env = await Env.create(dut, 7)
     host, g = env.host, env.g
     sh_words = {P.KIND_CONTRACT: P.payload_words(P.CONTRACT_FIELDS), P.KIND_EWISE: P.payload_words(P.EWISE_FIELDS),
@@ -707,9 +711,10 @@ async def shift_ends_and_statistics(dut):
         assert moved == {unit}, f"{where}: unit counters that moved {moved}, expected {unit}"
         for u in unit_sum:
             unit_sum[u] += c1[u] - c0[u]
-        overhead += 3 + sh_words[P.KIND_CONTRACT if unit == "contract_cycles" else P.KIND_EWISE] + 1  # + END header
+        overhead += SEQ_OP_CYCLES + sh_words[P.KIND_CONTRACT if unit == "contract_cycles" else P.KIND_EWISE] \
+            + SEQ_END_CYCLES
         busy = c1["cycles"] - c0["cycles"]
-        assert busy == (c1[unit] - c0[unit]) + 3 + len(words) - 1 + 1, \
+        assert busy == (c1[unit] - c0[unit]) + SEQ_OP_CYCLES + len(words) - 1 + SEQ_END_CYCLES, \
             f"{where}: busy {busy}, unit {c1[unit] - c0[unit]}, payload {len(words) - 1}"
     c = await env.counters()
     assert c["cycles"] == sum(unit_sum.values()) + overhead and c["ops"] == len(ops) and c["sce_cycles"] == 0
@@ -720,7 +725,7 @@ async def shift_ends_and_statistics(dut):
     await env.good_sample()
     c = await env.counters()
     recs = [r for r in env.dev.image.records if r.program == "train_sample"]
-    over = sum(3 + sh_words[r.kind] for r in recs) + 1
+    over = sum(SEQ_OP_CYCLES + sh_words[r.kind] for r in recs) + SEQ_END_CYCLES
     units = c["contract_cycles"] + c["ewise_cycles"] + c["sce_cycles"]
     assert c["cycles"] == units + over, f"train_sample: busy {c['cycles']} != unit cycles {units} + overhead {over}"
     assert c["ops"] == len(recs)
