@@ -149,6 +149,36 @@ def section_cpu(quick: bool) -> dict:
     return out
 
 
+PROJECTED_LANES = 128  # the MAC lanes the design direction plans (issue 4); the RTL has one today
+
+
+def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
+    """Each placed target's training throughput against the CPU software of the cpu section on one desktop core,
+    as ratios. Cycles per sample: the measured train_sample plus the measured update spread over its mini-batch,
+    at the baseline Fmax. Labelled as a projection: the same with the contractions on PROJECTED_LANES lanes at
+    the ideal (train MACs / lanes + the measured non-MAC cycles)."""
+    out = {}
+    for t, v in work["targets"].items():
+        m = v["model"]
+        meas = rtl.get(f"{m}/verilator")
+        if not v["fmax_mhz"] or meas is None or m not in cpu:
+            continue
+        c, macs = cpu[m], work["models"][m]["train_macs_per_sample"]
+        train, update = meas["train_sample"]["cycles"], meas["update"]["cycles"] / load_config(m).train.batch
+        per_sample = train + update
+        projected_cycles = macs / PROJECTED_LANES + max(train - macs, 0) + update
+        hz = v["fmax_mhz"] * 1e6
+        software = {"float_tt_batch1": c["float_tt_batch1"], "float_tt_batch64": c["float_tt_batch64"],
+                    "golden": c["golden"]["samples_per_cpu_s"]}
+        out[t] = {"model": m, "cycles_per_sample": per_sample, "samples_per_s": hz / per_sample,
+                  "software_samples_per_s": software,
+                  "ratio": {k: hz / per_sample / s for k, s in software.items()},
+                  "projected_lanes": PROJECTED_LANES, "projected_cycles_per_sample": projected_cycles,
+                  "projected_samples_per_s": hz / projected_cycles,
+                  "projected_ratio": {k: hz / projected_cycles / s for k, s in software.items()}}
+    return out
+
+
 def section_accuracy(quick: bool) -> dict:
     out = {"digits-digits": accuracy_table("digits", "digits", prior=3e-4)}
     if not quick:
@@ -242,6 +272,25 @@ def markdown(r: dict) -> str:
     for m, v in r["work"]["models"].items():
         lines.append(f"| {m} | {v['train_macs_per_sample']} | {v['infer_macs_per_sample']} | "
                      f"{v['measured_cycles_per_sample'] or '-'} |")
+    vs = r.get("versus_cpu", {})
+    if vs:
+        lines += ["", "## The accelerator against CPU software (training samples/s, ratio accelerator / CPU)", "",
+                  "Accelerator cycles per sample: train_sample plus the update spread over its mini-batch, at the "
+                  "target's baseline Fmax. CPU figures from the next section (this machine, one core). The paper "
+                  "reports 59x against an "
+                  "embedded CPU it does not name; a desktop core is another class of machine, and the accelerator "
+                  "here has one MAC lane. The projection rows are not measurements: the train MACs on "
+                  f"{PROJECTED_LANES} lanes at the ideal plus the measured non-MAC cycles, at the same Fmax.", "",
+                  "| target | model | accelerator | float TT batch 1 | float TT batch 64 | bit-exact golden |",
+                  "|---|---|---|---|---|---|"]
+        for t, v in vs.items():
+            sw, ra, pr = v["software_samples_per_s"], v["ratio"], v["projected_ratio"]
+            lines.append(f"| {t} | {v['model']} | {v['samples_per_s']:.1f} (measured cycles) | {sw['float_tt_batch1']:.0f} "
+                         f"({ra['float_tt_batch1']:.3f}x) | {sw['float_tt_batch64']:.0f} ({ra['float_tt_batch64']:.4f}x) "
+                         f"| {sw['golden']:.0f} ({ra['golden']:.3f}x) |")
+            lines.append(f"| {t} | {v['model']} | {v['projected_samples_per_s']:.0f} (projection, "
+                         f"{v['projected_lanes']} lanes) | ({pr['float_tt_batch1']:.2f}x) | "
+                         f"({pr['float_tt_batch64']:.3f}x) | ({pr['golden']:.2f}x) |")
     lines += ["",
               "## CPU software on one core (samples/s)", "",
               "| model | float TT batch 1 | float TT batch 64 | float dense batch 64 | bit-exact golden "
@@ -331,6 +380,7 @@ def main() -> int:
     section("rtl", lambda: section_rtl(args.quick))
     section("work", lambda: section_work(r["rtl"]))
     section("cpu", lambda: section_cpu(args.quick))
+    section("versus_cpu", lambda: section_versus_cpu(r["work"], r["rtl"], r["cpu"]))
     accelerator_runs = start_accelerator_accuracy(args.quick)
     section("accuracy", lambda: section_accuracy(args.quick))
     section("accelerator_accuracy", lambda: finish_accelerator_accuracy(accelerator_runs))
