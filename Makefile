@@ -21,6 +21,7 @@ DATA_DIR ?=
 MODEL    ?= digits
 EPOCHS   ?=
 TARGET   ?= ice40-up5k
+SEEDS    ?=
 QUICK    ?= 0
 J        ?= 2
 CHECK    ?= sample
@@ -35,6 +36,7 @@ help: ## list the targets and variables
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## (.*)/  make \1\t\2/' | expand -t 20
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
+	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
@@ -53,7 +55,7 @@ lint: setup ## verilator --lint-only -Wall over rtl/
 	@bash scripts/lint.sh
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
-	$(PY) scripts/synth.py --target $(TARGET)
+	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS))
 
 qor: setup ## synthesize every target and fail on an area or Fmax regression against the baselines
 	@for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || exit 1; done

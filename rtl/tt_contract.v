@@ -18,13 +18,14 @@
 // reductions, NRED..NRED+NOUT-1 the output loops (golden.isa.pack_ports). They must be held stable from
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
-// Timing (no stalls: the memories never back-pressure): start in cycle 0, beats (one MAC each) in cycles
-// 1..M, the write of the last element in cycle M + MEM_LAT + 5, done (and busy low) from cycle
-// M + MEM_LAT + 6 until the next start. Pipeline: issue -> MEM_LAT -> MAC (tt_mac_array, 1) ->
-// requant (tt_requant, 2) -> tt_writeback: clamp (registered), accumulate and registered write.
+// Timing (no stalls: the memories never back-pressure): start in cycle 0, the descriptor check in cycle 1
+// (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle M + MEM_LAT + 6,
+// done (and busy low) from cycle M + MEM_LAT + 7 until the next start. Pipeline: issue -> MEM_LAT -> MAC
+// (tt_mac_array, 1) -> requant (tt_requant, 2) -> tt_writeback: clamp (registered), accumulate and registered
+// write.
 //
-// Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and
-// the LFSR untouched: done and error rise the next cycle with error_code 1 (shift outside -16..47, the
+// Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
+// and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
 // range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W) or 3 (a
 // loop count of 0). A start while busy is ignored; seed_load belongs between ops.
 module tt_contract #(
@@ -102,7 +103,7 @@ module tt_contract #(
     end
   endgenerate
 
-  // ---- op control: legality check at start, busy / done / error ----
+  // ---- op control: legality check (registered at start, tt_op_ctrl), busy / done / error ----
   reg zero_count;
   integer c;
   always @* begin
@@ -117,27 +118,21 @@ module tt_contract #(
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
                      zero_count                                       ? ERR_COUNT : ERR_NONE;
 
-  reg       busy_q;
-  reg       done_q;
-  reg [3:0] err_q;
   wire      fin_q;  // the last element's write is on the port this cycle (from tt_writeback)
-  wire      go = start && !busy_q;
-  wire      run = go && (err_d == ERR_NONE);
+  wire      run;
+  wire [3:0] err_q;
 
-  always @(posedge clk) begin
-    if (rst) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b0;
-      err_q  <= ERR_NONE;
-    end else if (go) begin
-      busy_q <= run;
-      done_q <= !run;
-      err_q  <= err_d;
-    end else if (fin_q) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b1;
-    end
-  end
+  tt_op_ctrl u_ctrl (
+    .clk        (clk),
+    .rst        (rst),
+    .start      (start),
+    .err_d      (err_d),
+    .fin        (fin_q),
+    .run        (run),
+    .busy       (busy),
+    .done       (done),
+    .error_code (err_q)
+  );
 
   // ---- issue: the loop nest drives the read ports, one beat per cycle ----
   wire              la_valid;
@@ -320,8 +315,6 @@ module tt_contract #(
     .maxabs     (wb_maxabs)
   );
 
-  assign busy       = busy_q;
-  assign done       = done_q;
   assign error      = err_q != ERR_NONE;
   assign error_code = err_q;
   assign sat_count  = wb_sat_count;

@@ -19,14 +19,14 @@
 // destination itself (in place) or lie apart from it (the lowering checks it); nothing needs forwarding.
 // Descriptor ports and masks must be held stable from start until done.
 //
-// Timing (no stalls): start in cycle 0, element i issued in cycle 1 + i, its write on the port in cycle
-// i + MEM_LAT + 9, done (and busy low) from cycle count + MEM_LAT + 9 until the next start: count + MEM_LAT + 9
-// cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate (registered) -> two multipliers (registered) ->
-// alignment (registered) -> add (registered) -> tt_requant (2) -> tt_writeback: clamp (registered), accumulate
-// and registered write, statistics.
+// Timing (no stalls): start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), element i issued in cycle
+// 2 + i, its write on the port in cycle i + MEM_LAT + 10, done (and busy low) from cycle count + MEM_LAT + 10
+// until the next start: count + MEM_LAT + 10 cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate
+// (registered) -> two multipliers (registered) -> alignment (registered) -> add (registered) -> tt_requant (2) ->
+// tt_writeback: clamp (registered), accumulate and registered write, statistics.
 //
-// Errors are found at start, before any memory access or draw, so an illegal op leaves every memory and the
-// LFSR untouched: done and error rise the next cycle with error_code (the lowest that applies)
+// Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
+// and the LFSR untouched: done and error rise the cycle after it with error_code (the lowest that applies)
 //   1 shift outside -16..47; 2 y_w outside 2..OUT_W, or x_w (x term) / z_w (z term) outside 2..X_W / 2..Z_W;
 //   3 count 0, or a MASK with r0 or r1 outside 1..MASK_N or mn 0; 4 an alignment of a formed term below -47
 //   or with width + align > ACC_W - 17 (each term is then below 2^(ACC_W-3) and their sum cannot overflow);
@@ -144,7 +144,7 @@ module tt_ewise #(
   wire is_acc = opcode == OP_ACC;
   wire is_mask = opcode == OP_MASK;
 
-  // ---- legality check at start, busy / done / error ----
+  // ---- legality check (registered at start, tt_op_ctrl), busy / done / error ----
   wire signed [6:0] shift_s = shift;
   wire signed [6:0] ax_s = align_x;
   wire signed [6:0] az_s = align_z;
@@ -168,27 +168,21 @@ module tt_ewise #(
                      bad_align ? ERR_ALIGN :
                      !known    ? ERR_OPCODE : ERR_NONE;
 
-  reg       busy_q;
-  reg       done_q;
-  reg [3:0] err_q;
   wire      fin_q;  // the last element's write is on the port this cycle (from tt_writeback)
-  wire      go = start && !busy_q;
-  wire      run = go && (err_d == ERR_NONE);
+  wire      run;
+  wire [3:0] err_q;
 
-  always @(posedge clk) begin
-    if (rst) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b0;
-      err_q  <= ERR_NONE;
-    end else if (go) begin
-      busy_q <= run;
-      done_q <= !run;
-      err_q  <= err_d;
-    end else if (fin_q) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b1;
-    end
-  end
+  tt_op_ctrl u_ctrl (
+    .clk        (clk),
+    .rst        (rst),
+    .start      (start),
+    .err_d      (err_d),
+    .fin        (fin_q),
+    .run        (run),
+    .busy       (busy),
+    .done       (done),
+    .error_code (err_q)
+  );
 
   // ---- issue: one loop of count elements drives the three addresses ----
   wire              ia_valid;
@@ -507,8 +501,6 @@ module tt_ewise #(
     .maxabs     (wb_maxabs)
   );
 
-  assign busy       = busy_q;
-  assign done       = done_q;
   assign error      = err_q != ERR_NONE;
   assign error_code = err_q;
   assign sat_count  = wb_sat_count;

@@ -21,15 +21,17 @@
 // already read); e above z and overlapping it is not supported (golden.isa.lower_sce rejects it). Descriptor ports
 // must be held stable from start until done.
 //
-// Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0; MAX reads in cycles 1 .. C, SUM reads
-// in C+1 .. 2C, the last sum in cycle 2C+L+5, the divider in 2C+L+6 .. 2C+L+22, OUT reads (or pads) in
-// 2C+L+23 .. 2C+L+N+22, element j's write on the port in cycle 2C+2L+31+j, done (and busy low) from cycle
-//   2 C + N + 2 L + 31
+// Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0, the descriptor check in cycle 1
+// (tt_op_ctrl); MAX reads in cycles 2 .. C+1, SUM reads in C+2 .. 2C+1, the last sum in cycle 2C+L+6, the
+// divider in 2C+L+7 .. 2C+L+23, OUT reads (or pads) in 2C+L+24 .. 2C+L+N+23, element j's write on the port in
+// cycle 2C+2L+32+j, done (and busy low) from cycle
+//   2 C + N + 2 L + 32
 // until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t -> EXP2 ROM (registered read) -> shift
 // -> E R -> align -> subtract, saturate -> registered write.
 //
-// Errors are found at start, before any memory access, so an illegal op leaves the memory untouched: done and
-// error rise the next cycle with error_code (the lowest that applies; golden.isa.sce_error is the reference)
+// Errors are found in the check cycle, before any memory access, so an illegal op leaves the memory untouched:
+// done and error rise the cycle after it with error_code (the lowest that applies; golden.isa.sce_error is the
+// reference)
 //   1 n_out 0, classes 0 or classes > n_out; 2 label >= classes; 3 err_w outside 2..OUT_W;
 //   4 frac_z outside -32..47 (fxp.Fmt's fraction range) or err_frac above 31.
 // p_label and sat_count are cleared by the start of a legal op and pred is set by its MAX pass; an illegal op
@@ -107,7 +109,7 @@ module tt_sce #(
     end
   endgenerate
 
-  // ---- legality check at start, busy / done / error ----
+  // ---- legality check (registered at start, tt_op_ctrl), busy / done / error ----
   wire signed [6:0] frac_z_s = frac_z;
   wire bad_count = (n_out == {N_W{1'b0}}) || (classes == {N_W{1'b0}}) || (classes > n_out);
   wire bad_label = label >= classes;
@@ -118,27 +120,21 @@ module tt_sce #(
                      bad_width ? ERR_WIDTH :
                      bad_frac  ? ERR_FRAC : ERR_NONE;
 
-  reg       busy_q;
-  reg       done_q;
-  reg [3:0] err_q;
   reg       fin_q;  // the last write is on the port this cycle
-  wire      go = start && !busy_q;
-  wire      run = go && (err_d == ERR_NONE);
+  wire      run;
+  wire [3:0] err_q;
 
-  always @(posedge clk) begin
-    if (rst) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b0;
-      err_q  <= ERR_NONE;
-    end else if (go) begin
-      busy_q <= run;
-      done_q <= !run;
-      err_q  <= err_d;
-    end else if (fin_q) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b1;
-    end
-  end
+  tt_op_ctrl u_ctrl (
+    .clk        (clk),
+    .rst        (rst),
+    .start      (start),
+    .err_d      (err_d),
+    .fin        (fin_q),
+    .run        (run),
+    .busy       (busy),
+    .done       (done),
+    .error_code (err_q)
+  );
 
   // ---- divider state (used by the issue control to start the OUT pass) ----
   reg [4:0]     div_cnt_q;  // quotient bits still to find
@@ -513,8 +509,6 @@ module tt_sce #(
     end
   end
 
-  assign busy       = busy_q;
-  assign done       = done_q;
   assign error      = err_q != ERR_NONE;
   assign error_code = err_q;
   assign sat_count  = sat_q;

@@ -1,7 +1,7 @@
 """`make synth`: synthesize (and place and route) one FPGA target and judge its quality of results.
 
     python scripts/synth.py --target ice40-up5k|ecp5-85k|zynq-usplus [--top M] [--param K=V ...]
-                            [--update-baseline] [--bitstream] [--ooc]
+                            [--update-baseline] [--bitstream] [--ooc] [--seeds N]
 
 Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
 file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
@@ -15,6 +15,9 @@ pnr_report.json. It prints a short table and:
   - compares with scripts/qor_baselines/<target>.json and fails when Fmax drops or a resource grows beyond
     the tolerances stated in that file. --update-baseline writes the baseline from this run instead;
     a run that does not fit writes a does-not-fit baseline (resources, no Fmax; later runs still fail on the fit).
+--seeds N (place-and-route targets) places and routes the same netlist again with nextpnr seeds 2..N (in
+build/synth/<target>/seed<k>/) and reports each Fmax and their spread: placement noise, to tell a real gain
+from a lucky seed. The verdict and the baseline stay those of seed 1.
 Exit status: 0 pass, 1 QoR failure (does not fit, timing, regression), 2 tool or configuration error.
 
 The parsing and comparison functions are pure and tested without synthesis (scripts/tests/).
@@ -30,6 +33,7 @@ import os
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -677,7 +681,8 @@ def parse_params(items: list[str]) -> dict:
     return out
 
 
-def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, ooc: bool = False) -> dict:
+def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, ooc: bool = False,
+               seeds: int = 1) -> dict:
     """Synthesize (and place and route) one target; return the report dict (also written to disk).
 
     ooc (out of context): for measuring a block whose ports are not pins. I/O is not checked against the
@@ -748,14 +753,18 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         report["tools"]["nextpnr"] = tool_version([tool, "--version"])
         freq = min(cfg["clocks"].values())
         cons = ["--out-of-context"] if ooc else [pnr["constraint_flag"], str(constraints)]
-        cmd = [tool, *pnr["args"], *cons, "--json", str(out / "netlist.json"),
-               "--report", str(out / "pnr_report.json"), "--freq", f"{freq:g}", "--seed", "1",
-               "--timing-allow-fail", "-l", str(out / "pnr.log")]
-        if cfg["family"] == "ice40":
-            cmd += ["--asc", str(out / f"{top}.asc")]
-        elif cfg["family"] == "ecp5":
-            cmd += ["--textcfg", str(out / f"{top}.config")]
-        rc, dt = run_step(progress, pnr["tool"], cmd, out / "pnr.log", out, "nextpnr")
+
+        def pnr_cmd(seed: int, dest: Path) -> list[str]:
+            cmd = [tool, *pnr["args"], *cons, "--json", str(out / "netlist.json"),
+                   "--report", str(dest / "pnr_report.json"), "--freq", f"{freq:g}", "--seed", str(seed),
+                   "--timing-allow-fail", "-l", str(dest / "pnr.log")]
+            if cfg["family"] == "ice40":
+                cmd += ["--asc", str(dest / f"{top}.asc")]
+            elif cfg["family"] == "ecp5":
+                cmd += ["--textcfg", str(dest / f"{top}.config")]
+            return cmd
+
+        rc, dt = run_step(progress, pnr["tool"], pnr_cmd(1, out), out / "pnr.log", out, "nextpnr")
         report["runtime_s"]["pnr"] = round(dt, 1)
         plog = (out / "pnr.log").read_text(errors="replace") if (out / "pnr.log").exists() else ""
         util = {}
@@ -769,6 +778,8 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         report["pnr_utilisation"] = util
         res_p = count_resources({b: v["used"] for b, v in util.items()}, res_spec, "pnr")
         report["resources_pnr"] = res_p
+        if rc == 0 and seeds > 1:
+            report["seed_sweep"] = seed_sweep(progress, pnr, pnr_cmd, out, cfg["clocks"], report["clocks"], seeds)
         over = [o for o in check_fit_pnr(util) if not (ooc and resource_name(o["resource"], res_spec) == "IO")]
         for o in over:
             o["bel"], o["resource"] = o["resource"], resource_name(o["resource"], res_spec)
@@ -831,6 +842,27 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
     return report
 
 
+def seed_sweep(progress, pnr: dict, pnr_cmd, out: Path, requested: dict, seed1: dict, seeds: int) -> dict:
+    """Place and route the same netlist with seeds 2..`seeds`; Fmax per clock per seed (None: no result)."""
+    fmax = {p: [c["fmax_mhz"]] for p, c in seed1.items()}
+    for seed in range(2, seeds + 1):
+        dest = out / f"seed{seed}"
+        dest.mkdir(exist_ok=True)
+        (dest / "pnr_report.json").unlink(missing_ok=True)
+        rc, _ = run_step(progress, f"{pnr['tool']} seed {seed}", pnr_cmd(seed, dest), dest / "pnr.log", out,
+                         "nextpnr")
+        got = (match_clocks(requested, parse_nextpnr_report(json.loads((dest / "pnr_report.json").read_text()))
+                            ["fmax"]) if rc == 0 and (dest / "pnr_report.json").exists() else {})
+        for p in fmax:
+            fmax[p].append(got.get(p, {}).get("fmax_mhz"))
+    summary = {}
+    for p, v in fmax.items():
+        ok = sorted(f for f in v if f is not None)
+        summary[p] = {"fmax_mhz": v, "min": ok[0] if ok else None, "max": ok[-1] if ok else None,
+                      "median": statistics.median(ok) if ok else None}
+    return {"seeds": list(range(1, seeds + 1)), "clocks": summary}
+
+
 def print_report(report: dict) -> None:
     print()
     print(f"== {report['target']}: {report['part']} ({report.get('board')}), top {report['top']}"
@@ -846,6 +878,12 @@ def print_report(report: dict) -> None:
         fm = "n/a" if c["fmax_mhz"] is None else f"{c['fmax_mhz']:.2f} MHz"
         verdict = "" if c["pass"] is None else ("pass" if c["pass"] else "FAIL")
         print(f"clock {port}: Fmax {fm}, requested {c['requested_mhz']:g} MHz {verdict}")
+        sweep = report.get("seed_sweep", {}).get("clocks", {}).get(port)
+        if sweep:
+            print(f"  seeds {report['seed_sweep']['seeds']}: Fmax "
+                  + ", ".join("n/a" if f is None else f"{f:.2f}" for f in sweep["fmax_mhz"])
+                  + (f" MHz (min {sweep['min']:.2f}, median {sweep['median']:.2f}, max {sweep['max']:.2f})"
+                     if sweep["min"] is not None else ""))
         crit = report.get("critical_paths", {}).get(c.get("net") or "")
         if crit:
             print(f"  critical path {crit['delay_ns']:.1f} ns ({crit['logic_ns']:.1f} logic, "
@@ -894,14 +932,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ooc", action="store_true",
                     help="out of context, for a block whose ports are not pins: no I/O check, ECP5 without LPF "
                          "(nextpnr --out-of-context), ice40 synthesis only")
+    ap.add_argument("--seeds", type=int, default=1, metavar="N",
+                    help="also place and route with nextpnr seeds 2..N and report the Fmax spread")
     args = ap.parse_args(argv)
+    if args.seeds < 1:
+        ap.error("--seeds must be at least 1")
 
     cfg = targets[args.target]
     top = args.top or cfg["top"]
     try:
         params = target_params(cfg) if top == cfg["top"] else {}
         params.update(parse_params(args.param))
-        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc)
+        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds)
     except ToolError as e:
         print(f"synth: ERROR: {e}", file=sys.stderr)
         return 2

@@ -22,7 +22,8 @@ from golden.tests.test_isa import contract_case, contract_ops, desc_contract, ma
 from verif.unit_stimulus import busy_restarts
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
-PIPE = 6  # cycles after the last beat besides MEM_LAT: MAC, requant x2, clamp, write, done (rtl/tt_contract.v)
+PIPE = 7  # cycles after the last beat besides MEM_LAT: check, MAC, requant x2, clamp, write, done (rtl/tt_contract.v)
+CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
 def signed(v: int, w: int) -> int:
@@ -220,8 +221,8 @@ async def test_random_contractions(dut):
 
 @cocotb.test()
 async def test_illegal_ops(dut):
-    """Illegal shift, output width and count: error and done the cycle after start, no memory access, no draw;
-    the engine then runs a legal op normally."""
+    """Illegal shift, output width and count: error and done two cycles after start (tt_op_ctrl), no memory
+    access, no draw; the engine then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
     comp = compile_network(load_config("tiny"))
@@ -240,7 +241,7 @@ async def test_illegal_ops(dut):
         n = tb.mems.accesses
         banks = case.banks
         cycles = await tb.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]], 4)
-        assert cycles == 1, f"error after {cycles} cycles"
+        assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
         assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
             f"shift {desc.shift} out_w {desc.out_w}: error {int(dut.error.value)} code {int(dut.error_code.value)}"
         for _ in range(3):  # nothing moves afterwards

@@ -21,7 +21,8 @@ from golden.fxp import NEAREST, STOCHASTIC
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 9  # cycles after the last element besides MEM_LAT: gate, multiply, align, add, requant x2, clamp, write, done
+PIPE = 10  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x2, clamp, write, done
+CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 PORTS = ("x", "z", "o")
 
 
@@ -290,7 +291,7 @@ async def test_random_descriptors(dut):
 
 @cocotb.test()
 async def test_illegal_ops(dut):
-    """Every error code (and several at once: the lowest): error and done the cycle after start, no memory
+    """Every error code (and several at once: the lowest): error and done two cycles after start (tt_op_ctrl), no memory
     access, no draw; the unit then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
@@ -320,7 +321,7 @@ async def test_illegal_ops(dut):
         n = dict(tb.mems.reads), tb.mems.writes
         banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
         cycles = await tb.execute(desc, banks, isa.EW_ALL, isa.EW_ALL, 4)
-        assert cycles == 1, f"error after {cycles} cycles"
+        assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
         assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
             f"{desc}: error {int(dut.error.value)} code {int(dut.error_code.value)}, want {code}"
         for _ in range(3):  # nothing moves afterwards

@@ -20,7 +20,8 @@ from golden import isa
 from golden.tests.test_isa_sce import random_logits, random_sce, sce_compiled
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 31  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
+PIPE = 32  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
+CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
 def signed(v: int, w: int) -> int:
@@ -215,7 +216,7 @@ async def test_in_place(dut):
 
 @cocotb.test()
 async def test_illegal_ops(dut):
-    """Every error code (and several at once: the lowest): error and done the cycle after start, no memory
+    """Every error code (and several at once: the lowest): error and done two cycles after start (tt_op_ctrl), no memory
     access; the outputs of the last legal op stay; the unit then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
@@ -240,7 +241,7 @@ async def test_illegal_ops(dut):
         before = e.copy()
         n = len(tb.mems.read_addrs), len(tb.mems.write_addrs)
         cycles = await tb.execute(desc, z, e, 4)
-        assert cycles == 1, f"error after {cycles} cycles"
+        assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
         assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
             f"{desc}: error {int(d.error.value)} code {int(d.error_code.value)}, want {code}"
         for _ in range(3 + 2 * tb.lat):  # nothing moves afterwards

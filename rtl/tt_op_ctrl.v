@@ -1,0 +1,52 @@
+`default_nettype none
+// tt_op_ctrl: the op control the units share (tt_contract, tt_ewise, tt_sce).
+//
+// A start while idle takes an op. Its legality code err_d (from the descriptor ports, held from start until
+// done) is registered in that cycle, and the datapath starts in the next one (run) only if the code is 0: the
+// descriptor checks have a cycle of their own instead of running into the start enables of the datapath. An
+// illegal op raises done with its code in the cycle after the check, before any memory access or draw.
+// busy is high from the cycle after start until done; a start while busy is ignored.
+module tt_op_ctrl (
+  input  wire       clk,
+  input  wire       rst,
+  input  wire       start,
+  input  wire [3:0] err_d,       // the descriptor's error code, 0 when the op is legal
+  input  wire       fin,         // the running op's last write is on its port this cycle
+  output wire       run,         // start the datapath (the cycle after start, legal ops only)
+  output wire       busy,
+  output wire       done,        // the last op finished or was refused (level until the next start)
+  output wire [3:0] error_code   // the last op's code, valid with done
+);
+  reg       check_q;  // the cycle after start: the code is registered, the datapath not started yet
+  reg       busy_q;
+  reg       done_q;
+  reg [3:0] err_q;
+  wire      go = start && !busy_q;
+  wire      legal = (err_q == 4'd0);
+
+  always @(posedge clk) begin
+    if (rst) begin
+      check_q <= 1'b0;
+      busy_q  <= 1'b0;
+      done_q  <= 1'b0;
+      err_q   <= 4'd0;
+    end else begin
+      check_q <= go;
+      if (go) begin
+        busy_q <= 1'b1;
+        done_q <= 1'b0;
+        err_q  <= err_d;
+      end else if ((check_q && !legal) || fin) begin
+        busy_q <= 1'b0;
+        done_q <= 1'b1;
+      end
+    end
+  end
+
+  assign run = check_q && legal;
+  assign busy = busy_q;
+  assign done = done_q;
+  assign error_code = err_q;
+
+endmodule
+`default_nettype wire
