@@ -416,3 +416,23 @@ def test_format_table():
     out = synth.format_table([["LC", 1, 2], ["DSP", 10, 8]], ["res", "used", "avail"])
     lines = out.splitlines()
     assert lines[0].split() == ["res", "used", "avail"] and lines[2].split() == ["DSP", "10", "8"]
+
+
+def test_seed_sweep_reports_each_seed_and_the_spread(tmp_path):
+    """seed_sweep with a stand-in for nextpnr: seed k writes a report with Fmax 60 + k MHz, seed 3 fails."""
+    import sys
+
+    def fake_pnr(seed: int, dest: Path) -> list[str]:
+        report = {"fmax": {"clk$TRELLIS_IO_IN": {"achieved": 60.0 + seed, "constraint": 50.0}}}
+        code = (f"import json, sys; open({str(dest / 'pnr.log')!r}, 'w').write('placed');"
+                + (f"json.dump({report!r}, open({str(dest / 'pnr_report.json')!r}, 'w'))" if seed != 3
+                   else "sys.exit(1)"))
+        return [sys.executable, "-c", code]
+
+    seed1 = {"clk": {"requested_mhz": 50.0, "fmax_mhz": 61.0, "net": "clk$TRELLIS_IO_IN", "pass": True}}
+    got = synth.seed_sweep(synth.Progress("test"), {"tool": "fake-nextpnr"}, fake_pnr, tmp_path, {"clk": 50.0},
+                           seed1, 4)
+    assert got["seeds"] == [1, 2, 3, 4]
+    clk = got["clocks"]["clk"]
+    assert clk["fmax_mhz"] == [61.0, 62.0, None, 64.0]
+    assert (clk["min"], clk["median"], clk["max"]) == (61.0, 62.0, 64.0)
