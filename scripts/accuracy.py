@@ -6,6 +6,13 @@ interruption and it continues); the float runs take seconds to minutes. The rows
 (default: one per core, each with one BLAS thread), the two golden rows first. Example, the issue's targets:
     python scripts/accuracy.py --model paper --dataset fashion-mnist      # about 25 min on 2 cores
     python scripts/accuracy.py --model digits --dataset digits            # about 1 min
+
+Several seeds (`--seeds 1,2,3`, default rows golden,golden_rank): every row once per seed, each golden run in
+its own per-seed directory (a seed's finished runs are reused), reported per seed with the mean and sample std
+per row, the mean accuracy gap and parameter reduction of each row against its rank-adapted twin, and the
+verdict on the rank target. Writes results/accuracy-<model>-<dataset>-seeds.{json,md}; the single-seed files
+are left alone. Example:
+    python scripts/accuracy.py --model paper --dataset fashion-mnist --seeds 1,2,3 --jobs 1
 """
 from __future__ import annotations
 
@@ -76,41 +83,19 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result.
     `end_epoch` None: the config's; NO_END: none. `keep`: rows without rank adaptation that are not run now are
     taken from the existing results file (same model, dataset, seed, epochs and recipe)."""
-    cfg = load_config(model)
-    if epochs:
-        cfg = replace(cfg, train=replace(cfg.train, epochs=epochs))
-    rk = cfg.train.rank
-    d = config_to_dict(cfg)
-    d["train"]["rank"].update(enabled=True, prior=prior if prior is not None else rk.prior,
-                              threshold=threshold if threshold is not None else rk.threshold,
-                              warmup_epochs=warmup if warmup is not None else rk.warmup_epochs,
-                              end_epoch=rk.end_epoch if end_epoch is None else
-                              None if end_epoch == NO_END else end_epoch)
-    try:
-        ranked = config_from_dict(d)  # validated like a config file
-    except ConfigError as e:
-        raise SystemExit(f"error: {e}") from None
+    cfg, plain, ranked = row_configs(model, epochs, prior, threshold, warmup, end_epoch)
     rank = ranked.train.rank
-    plain = replace(cfg, train=replace(cfg.train, rank=replace(rk, enabled=False)))
     data = load_dataset(dataset, data_dir)
     check_compatible(cfg, data)
     tag = f"{cfg.name}-{data.name}"
-    # One directory per golden version: the runs resume after an interruption, and start afresh after a change.
-    work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}-{golden_version()}"
-    names = rows.split(",")
-    unknown = [n for n in names if n not in LABELS]
-    if unknown:
-        raise SystemExit(f"error: unknown row(s) {unknown}; expected some of {list(LABELS)}")
+    names = row_names(rows)
     row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
-    rank_dir = f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}" + (
-        "" if rank.end_epoch is None else f"-e{rank.end_epoch}")
-    row_out = {"golden": work / "golden", "golden_rank": work / rank_dir}
+    row_out = golden_dirs(tag, seed, golden_version(), rank)
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
     with worker_pool(jobs) as pool:
         futures = {n: pool.submit(run_row, n, row_cfg[n], dataset, data_dir, seed, row_out.get(n)) for n in order}
         results = {n: futures[n].result() for n in names}
-    recipe = {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
-              "batch": cfg.train.batch}
+    recipe = recipe_of(cfg)
     kept = kept_rows(f"accuracy-{cfg.name}-{data.name}", seed, cfg.train.epochs, recipe, names) if keep else {}
     results = {n: (results[n] if n in results else kept[n]) for n in LABELS if n in results or n in kept}
 
@@ -129,6 +114,162 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     if "golden_rank" in results:
         result["memory_after_pruning"] = memory_report(comp, results["golden_rank"]["core_params"])
     write_results(f"accuracy-{tag}", result, markdown, plot)
+    return result
+
+
+def row_configs(model: str, epochs: int | None, prior: float | None, threshold: float | None,
+                warmup: int | None, end_epoch: int | None):
+    """(the config, its plain copy without rank adaptation, its rank-adapting copy with the given settings)."""
+    cfg = load_config(model)
+    if epochs:
+        cfg = replace(cfg, train=replace(cfg.train, epochs=epochs))
+    rk = cfg.train.rank
+    d = config_to_dict(cfg)
+    d["train"]["rank"].update(enabled=True, prior=prior if prior is not None else rk.prior,
+                              threshold=threshold if threshold is not None else rk.threshold,
+                              warmup_epochs=warmup if warmup is not None else rk.warmup_epochs,
+                              end_epoch=rk.end_epoch if end_epoch is None else
+                              None if end_epoch == NO_END else end_epoch)
+    try:
+        ranked = config_from_dict(d)  # validated like a config file
+    except ConfigError as e:
+        raise SystemExit(f"error: {e}") from None
+    plain = replace(cfg, train=replace(cfg.train, rank=replace(rk, enabled=False)))
+    return cfg, plain, ranked
+
+
+def row_names(rows: str) -> list[str]:
+    names = rows.split(",")
+    unknown = [n for n in names if n not in LABELS]
+    if unknown:
+        raise SystemExit(f"error: unknown row(s) {unknown}; expected some of {list(LABELS)}")
+    return names
+
+
+def golden_dirs(tag: str, seed: int, version: str, rank) -> dict:
+    """The output directories of the two golden rows of one seed. One directory per seed and golden version: the
+    runs resume after an interruption, and start afresh after a change of golden/*.py."""
+    work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}-{version}"
+    rank_dir = f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}" + (
+        "" if rank.end_epoch is None else f"-e{rank.end_epoch}")
+    return {"golden": work / "golden", "golden_rank": work / rank_dir}
+
+
+def recipe_of(cfg) -> dict:
+    return {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
+            "batch": cfg.train.batch}
+
+
+def parse_seeds(text: str) -> list[int]:
+    """"1,2,3" -> [1, 2, 3]: distinct integers, in the given order."""
+    try:
+        seeds = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise SystemExit(f"error: --seeds {text!r}: expected comma-separated integers such as 1,2,3") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise SystemExit(f"error: --seeds {text!r}: expected distinct comma-separated integers such as 1,2,3")
+    return seeds
+
+
+# The rank target of issue 3, checked on the mean over seeds of the golden pair.
+TARGET = {"base": "golden", "ranked": "golden_rank", "min_reduction": 0.25, "max_gap_points": 0.5}
+PAIRS = (("golden", "golden_rank"), ("float", "float_rank"))  # each row without and with rank adaptation
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof 1; 0 for a single value)."""
+    a = np.asarray(values, dtype=float)
+    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+
+
+def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> dict:
+    """Statistics over seeds of {seed: {row name: row}} (rows as run_row returns them; only `test_acc` and
+    `core_params` are read). Per row present in every seed: the per-seed accuracies and core parameters, their
+    means and sample stds. Per pair (a row and its rank-adapted twin): the per-seed gap in accuracy points
+    (row minus twin) and reduction in core parameters (1 - twin/row), their means, the paired std and standard
+    error of the gap. `target`: the verdict on the rank target from the mean gap and the mean reduction."""
+    seeds = sorted(per_seed)
+    if not seeds:
+        raise ValueError("no seeds")
+    names = [n for n in LABELS if all(n in per_seed[s] for s in seeds)]
+    rows = {}
+    for n in names:
+        acc = [float(per_seed[s][n]["test_acc"]) for s in seeds]
+        params = [per_seed[s][n]["core_params"] for s in seeds]
+        m, sd = _mean_std(acc)
+        pm = None if None in params else _mean_std(params)
+        rows[n] = {"test_acc": acc, "core_params": params, "mean_test_acc": m, "std_test_acc": sd,
+                   "mean_core_params": None if pm is None else pm[0],
+                   "std_core_params": None if pm is None else pm[1]}
+    pairs = {}
+    for base, ranked in PAIRS:
+        if base not in rows or ranked not in rows:
+            continue
+        b, r = rows[base], rows[ranked]
+        gap = [100 * (x - y) for x, y in zip(b["test_acc"], r["test_acc"])]
+        red = [1 - y / x for x, y in zip(b["core_params"], r["core_params"])]
+        g, gsd = _mean_std(gap)
+        rm, rsd = _mean_std(red)
+        pairs[f"{base}-{ranked}"] = {
+            "base": base, "ranked": ranked, "gap_points": gap, "mean_gap_points": g, "std_gap_points": gsd,
+            "sem_gap_points": gsd / np.sqrt(len(gap)), "reduction": red, "mean_reduction": rm, "std_reduction": rsd,
+            "reduction_of_mean_params": 1 - r["mean_core_params"] / b["mean_core_params"]}
+    out = {"seeds": seeds, "rows": rows, "pairs": pairs}
+    key = f"{target['base']}-{target['ranked']}"
+    if key in pairs:
+        p = pairs[key]
+        # Accuracies are counts over the test set: round away the float noise of the subtraction before comparing.
+        ok_red = round(p["mean_reduction"], 9) >= target["min_reduction"]
+        ok_gap = round(p["mean_gap_points"], 9) <= target["max_gap_points"]
+        out["target"] = {**target, "pair": key, "mean_reduction": p["mean_reduction"],
+                         "mean_gap_points": p["mean_gap_points"], "reduction_met": ok_red, "gap_met": ok_gap,
+                         "met": ok_red and ok_gap}
+    return out
+
+
+def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epochs: int | None = None,
+                prior: float | None = None, threshold: float | None = None, warmup: int | None = None,
+                rows: str = "golden,golden_rank", jobs: int | None = None, end_epoch: int | None = None) -> dict:
+    """Run the rows once per seed and write results/accuracy-<model>-<dataset>-seeds.{json,md}; returns the
+    result. The golden runs go to the per-seed directories of accuracy_table, so finished runs of any seed
+    (those of the single-seed table too) are reused and unfinished ones resume."""
+    cfg, plain, ranked = row_configs(model, epochs, prior, threshold, warmup, end_epoch)
+    rank = ranked.train.rank
+    data = load_dataset(dataset, data_dir)
+    check_compatible(cfg, data)
+    tag = f"{cfg.name}-{data.name}"
+    names = row_names(rows)
+    row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
+    version = golden_version()
+    dirs = {s: golden_dirs(tag, s, version, rank) for s in seeds}
+    # The long rows of every seed first, so the short rows fill the other workers.
+    order = sorted(((s, n) for s in seeds for n in names), key=lambda sn: sn[1] not in LONG_ROWS)
+    with worker_pool(jobs) as pool:
+        futures = {(s, n): pool.submit(run_row, n, row_cfg[n], dataset, data_dir, s, dirs[s].get(n))
+                   for s, n in order}
+        per_seed = {s: {n: futures[s, n].result() for n in names} for s in seeds}
+    after = golden_version()
+    result = {
+        "model": cfg.name, "dataset": data.name, "seeds": seeds, "epochs": cfg.train.epochs,
+        "recipe": recipe_of(cfg),
+        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs,
+                 "end_epoch": rank.end_epoch},
+        "golden_version": version if after == version else {"start": version, "end": after},
+        "golden_dirs": {str(s): {n: str(p.relative_to(ROOT)) for n, p in dirs[s].items() if n in names}
+                        for s in seeds},
+        "core_params_full": sum(l.n_core_params for l in compile_network(plain).cfg.layers),
+        "per_seed": {str(s): {n: {k: row[k] for k in ("test_acc", "ranks", "core_params", "samples_per_s", "wall_s",
+                                                 "curve")} for n, row in per_seed[s].items()} for s in seeds},
+        "stats": aggregate(per_seed),
+        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
+    }
+    if after != version:
+        print(f"warning: golden/*.py changed during the runs (golden version {version} -> {after})")
+    out = ROOT / "results"
+    out.mkdir(exist_ok=True)
+    stem = f"accuracy-{tag}-seeds"
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    (out / f"{stem}.md").write_text(markdown_seeds(result))
     return result
 
 
@@ -183,12 +324,24 @@ def main() -> int:
     ap.add_argument("--end-epoch", type=int, default=None,
                     help="rank adaptation stops before this epoch (0-based) and the rest fine-tunes at the pruned "
                          f"ranks (default: the config's; {NO_END}: no end)")
-    ap.add_argument("--rows", default="dense,float,golden,float_rank,golden_rank")
+    ap.add_argument("--rows", default=None,
+                    help="comma-separated rows (default: dense,float,golden,float_rank,golden_rank; with --seeds: "
+                         "golden,golden_rank)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the dense, float and golden rows not run now from the existing results file")
+    ap.add_argument("--seeds", default=None,
+                    help="comma-separated seeds, e.g. 1,2,3: run the rows once per seed and write the statistics "
+                         "over seeds to results/accuracy-<model>-<dataset>-seeds.{json,md} (instead of --seed)")
     a = ap.parse_args()
+    if a.seeds is not None:
+        if a.keep:
+            raise SystemExit("error: --keep is for the single-seed table, not with --seeds")
+        result = seeds_table(a.model, a.dataset, parse_seeds(a.seeds), a.data_dir, a.epochs, a.prior, a.threshold,
+                             a.warmup, a.rows or "golden,golden_rank", a.jobs, a.end_epoch)
+        print(markdown_seeds(result))
+        return 0
     result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs, a.prior, a.threshold, a.warmup,
-                            a.rows, a.jobs, a.end_epoch, a.keep)
+                            a.rows or "dense,float,golden,float_rank,golden_rank", a.jobs, a.end_epoch, a.keep)
     print(markdown(result))
     return 0
 
@@ -217,6 +370,51 @@ def markdown(r: dict) -> str:
                       f"{m['live_core_params']} live 4-bit core parameters): {m['parameter_only_ratio']:.0f}x.",
                   f"Whole on-chip training state: {m['accelerator_total_bytes']} bytes "
                   f"({m['accelerator_total_bytes'] / 1024:.1f} KiB)."]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_seeds(r: dict) -> str:
+    """The statistics over seeds: per-seed accuracy and core parameters of every row, mean and sample std, and
+    per pair the gap and reduction with the verdict on the rank target."""
+    st = r["stats"]
+    seeds = st["seeds"]
+    lines = [f"# Accuracy over seeds: {r['model']} on {r['dataset']} (seeds {', '.join(map(str, seeds))}, "
+             f"{r['epochs']} epochs, {r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum "
+             f"{r['recipe']['momentum']} batch {r['recipe']['batch']})", "",
+             f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
+             f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note({**r, "rows": st["rows"]}) + ". "
+             f"Full TT core parameters: {r['core_params_full']}. Golden version {r['golden_version']}. "
+             f"std: sample standard deviation over the seeds (ddof 1).", "",
+             "Test accuracy:", "",
+             "| row | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | std |",
+             "|---" * (len(seeds) + 3) + "|"]
+    for name, row in st["rows"].items():
+        lines.append(f"| {LABELS[name]} | " + " | ".join(f"{100 * a:.2f}%" for a in row["test_acc"])
+                     + f" | {100 * row['mean_test_acc']:.3f}% | {100 * row['std_test_acc']:.3f} |")
+    lines += ["", "Core parameters (live ranks):", "",
+              "| row | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |", "|---" * (len(seeds) + 2) + "|"]
+    for name, row in st["rows"].items():
+        if row["mean_core_params"] is None:
+            continue
+        ps = r.get("per_seed", {})
+        cells = [f"{p} {ps[str(s)][name]['ranks']}" if name in ps.get(str(s), {}) else f"{p}"
+                 for s, p in zip(seeds, row["core_params"])]
+        lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + f" | {row['mean_core_params']:.1f} |")
+    for key, p in st["pairs"].items():
+        lines += ["", f"{LABELS[p['base']]} against {LABELS[p['ranked']]}: accuracy gap (without minus with rank "
+                      "adaptation) per seed "
+                      + ", ".join(f"{g:.2f}" for g in p["gap_points"])
+                      + f" points, mean {p['mean_gap_points']:.3f} (std {p['std_gap_points']:.3f}, standard error "
+                        f"{p['sem_gap_points']:.3f}); core parameters fewer per seed "
+                      + ", ".join(f"{100 * x:.1f}%" for x in p["reduction"])
+                      + f", mean {100 * p['mean_reduction']:.1f}%."]
+    t = st.get("target")
+    if t:
+        lines += ["", f"Target ({LABELS[t['ranked']]} against {LABELS[t['base']]}: at least "
+                      f"{100 * t['min_reduction']:.0f}% fewer core parameters at <= {t['max_gap_points']} points "
+                      f"lower mean accuracy): **{'met' if t['met'] else 'not met'}** "
+                      f"(mean reduction {100 * t['mean_reduction']:.1f}%: {'ok' if t['reduction_met'] else 'short'}; "
+                      f"mean gap {t['mean_gap_points']:.3f} points: {'ok' if t['gap_met'] else 'too large'})."]
     return "\n".join(lines) + "\n"
 
 
