@@ -19,9 +19,9 @@
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
 // Timing (no stalls: the memories never back-pressure): start in cycle 0, the descriptor check in cycle 1
-// (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle M + MEM_LAT + 6,
-// done (and busy low) from cycle M + MEM_LAT + 7 until the next start. Pipeline: issue -> MEM_LAT -> MAC
-// (tt_mac_array, 1) -> requant (tt_requant, 2) -> tt_writeback: clamp (registered), accumulate and registered
+// (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle M + MEM_LAT + 7,
+// done (and busy low) from cycle M + MEM_LAT + 8 until the next start. Pipeline: issue -> MEM_LAT -> MAC
+// (tt_mac_array, 1) -> requant (tt_requant, 3) -> tt_writeback: clamp (registered), accumulate and registered
 // write.
 //
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
@@ -81,7 +81,7 @@ module tt_contract #(
 );
 
   localparam integer NLOOPS = NOUT + NRED;
-  localparam integer RQ_LAT = 2;  // tt_requant's LATENCY
+  localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [3:0] ERR_NONE = 4'd0;
@@ -175,25 +175,23 @@ module tt_contract #(
   assign a_rd_addr = la_addr_a;
   assign b_rd_en   = la_valid;
   assign b_rd_addr = la_addr_b;
-  // The old output word is read when its last product issues; it waits in old_q for the requantised sum.
+  // The old output word is read when its last product issues; it waits in u_wb_old for the requantised sum.
   assign o_rd_en   = la_valid && la_last_red && accumulate;
   assign o_rd_addr = la_addr_o;
 
   // ---- beat tags through the memory latency ----
-  wire [TAG_W-1:0]         tag_issue = {la_addr_o, la_last, la_last_red, la_first, la_valid};
-  reg  [TAG_W*MEM_LAT-1:0] mem_tag_q;
-  integer k;
-  always @(posedge clk) begin
-    if (rst) begin
-      mem_tag_q <= {(TAG_W*MEM_LAT){1'b0}};
-    end else begin
-      for (k = MEM_LAT - 1; k > 0; k = k - 1) begin
-        mem_tag_q[TAG_W*k +: TAG_W] <= mem_tag_q[TAG_W*(k-1) +: TAG_W];
-      end
-      mem_tag_q[TAG_W-1:0] <= tag_issue;
-    end
-  end
-  wire [TAG_W-1:0]  tag_m      = mem_tag_q[TAG_W*(MEM_LAT-1) +: TAG_W];
+  wire [TAG_W-1:0] tag_issue = {la_addr_o, la_last, la_last_red, la_first, la_valid};
+  wire [TAG_W-1:0] tag_m;
+  tt_delay #(
+    .WIDTH (TAG_W),
+    .DEPTH (MEM_LAT),
+    .RESET (1)
+  ) u_mem_tag (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_issue),
+    .q   (tag_m)
+  );
   wire              m_valid    = tag_m[0];
   wire              m_first    = tag_m[1];
   wire              m_last_red = tag_m[2];
@@ -268,26 +266,39 @@ module tt_contract #(
     .shift_err (unused_rq_shift_err)
   );
 
-  // Address, final flag and old word, delayed to meet the requantiser's output.
-  reg [RQ_LAT*ADDR_W-1:0] wb_addr_q;
-  reg [RQ_LAT-1:0]        wb_fin_q;
-  reg [OUT_W-1:0]         old_q1;
-  reg [OUT_W-1:0]         old_q2;
-  reg [OUT_W-1:0]         old_q3;
-  always @(posedge clk) begin
-    if (rst) begin
-      wb_fin_q <= {RQ_LAT{1'b0}};
-    end else begin
-      wb_fin_q <= {wb_fin_q[RQ_LAT-2:0], rq_fin_q};
-    end
-    wb_addr_q <= {wb_addr_q[ADDR_W*(RQ_LAT-1)-1:0], rq_addr_q};
-    // read in the issue cycle, data at +MEM_LAT, then the MAC cycle and the two requant cycles
-    old_q1 <= o_rd_data;
-    old_q2 <= old_q1;
-    old_q3 <= old_q2;
-  end
-  wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W*(RQ_LAT-1) +: ADDR_W];
-  wire              wb_fin  = wb_fin_q[RQ_LAT-1];
+  // Address, final flag and old word, delayed to meet the requantiser's output. The old word is read in the
+  // issue cycle and arrives with the operands: it waits for the MAC cycle and the requantiser.
+  wire [ADDR_W-1:0] wb_addr;
+  wire              wb_fin;
+  wire [OUT_W-1:0]  wb_old;
+  tt_delay #(
+    .WIDTH (ADDR_W),
+    .DEPTH (RQ_LAT)
+  ) u_wb_addr (
+    .clk (clk),
+    .rst (rst),
+    .d   (rq_addr_q),
+    .q   (wb_addr)
+  );
+  tt_delay #(
+    .WIDTH (1),
+    .DEPTH (RQ_LAT),
+    .RESET (1)
+  ) u_wb_fin (
+    .clk (clk),
+    .rst (rst),
+    .d   (rq_fin_q),
+    .q   (wb_fin)
+  );
+  tt_delay #(
+    .WIDTH (OUT_W),
+    .DEPTH (1 + RQ_LAT)
+  ) u_wb_old (
+    .clk (clk),
+    .rst (rst),
+    .d   (o_rd_data),
+    .q   (wb_old)
+  );
 
   // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
   wire [31:0]      wb_sat_count;
@@ -304,7 +315,7 @@ module tt_contract #(
     .in_addr    (wb_addr),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old        (old_q3),
+    .old        (wb_old),
     .accumulate (accumulate),
     .out_w      (out_w),
     .wr_en      (o_wr_en),

@@ -20,9 +20,9 @@
 // Descriptor ports and masks must be held stable from start until done.
 //
 // Timing (no stalls): start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), element i issued in cycle
-// 2 + i, its write on the port in cycle i + MEM_LAT + 10, done (and busy low) from cycle count + MEM_LAT + 10
-// until the next start: count + MEM_LAT + 10 cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate
-// (registered) -> two multipliers (registered) -> alignment (registered) -> add (registered) -> tt_requant (2) ->
+// 2 + i, its write on the port in cycle i + MEM_LAT + 11, done (and busy low) from cycle count + MEM_LAT + 11
+// until the next start: count + MEM_LAT + 11 cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate
+// (registered) -> two multipliers (registered) -> alignment (registered) -> add (registered) -> tt_requant (3) ->
 // tt_writeback: clamp (registered), accumulate and registered write, statistics.
 //
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
@@ -93,6 +93,7 @@ module tt_ewise #(
   localparam integer PX_W = 16 + X_W;  // alpha * x
   localparam integer PZ_W = 16 + Z_W;  // beta * z
   localparam integer TAG_W = ADDR_W + 3;  // {addr_y, keep, last, valid} of an element
+  localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam [2:0] OP_AXPBY = 3'd0;
   localparam [2:0] OP_ACC = 3'd1;
   localparam [2:0] OP_RELU = 3'd2;
@@ -275,24 +276,22 @@ module tt_ewise #(
   assign x_rd_addr = ia_x;
   assign z_rd_en   = ia_valid && read_z;
   assign z_rd_addr = ia_z;
-  assign o_rd_en   = ia_valid && is_acc;  // the old word waits in old_q* for its requantised increment
+  assign o_rd_en   = ia_valid && is_acc;  // the old word waits in u_wb_old for its requantised increment
   assign o_rd_addr = ia_y;
 
   // ---- element tags through the memory latency ----
-  wire [TAG_W-1:0]         tag_issue = {ia_y, keep_issue, ia_last, ia_valid};
-  reg  [TAG_W*MEM_LAT-1:0] mem_tag_q;
-  integer k;
-  always @(posedge clk) begin
-    if (rst) begin
-      mem_tag_q <= {(TAG_W*MEM_LAT){1'b0}};
-    end else begin
-      for (k = MEM_LAT - 1; k > 0; k = k - 1) begin
-        mem_tag_q[TAG_W*k +: TAG_W] <= mem_tag_q[TAG_W*(k-1) +: TAG_W];
-      end
-      mem_tag_q[TAG_W-1:0] <= tag_issue;
-    end
-  end
-  wire [TAG_W-1:0]  tag_m   = mem_tag_q[TAG_W*(MEM_LAT-1) +: TAG_W];
+  wire [TAG_W-1:0] tag_issue = {ia_y, keep_issue, ia_last, ia_valid};
+  wire [TAG_W-1:0] tag_m;
+  tt_delay #(
+    .WIDTH (TAG_W),
+    .DEPTH (MEM_LAT),
+    .RESET (1)
+  ) u_mem_tag (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_issue),
+    .q   (tag_m)
+  );
   wire              m_valid = tag_m[0];
   wire              m_last  = tag_m[1];
   wire              m_keep  = tag_m[2];
@@ -448,32 +447,39 @@ module tt_ewise #(
     .shift_err (unused_rq_shift_err)
   );
 
-  // Address, final flag and old word, delayed to meet the requantiser's output (its LATENCY is 2).
-  reg [2*ADDR_W-1:0] wb_addr_q;
-  reg [1:0]          wb_fin_q;
-  reg [OUT_W-1:0]    old_q1;
-  reg [OUT_W-1:0]    old_q2;
-  reg [OUT_W-1:0]    old_q3;
-  reg [OUT_W-1:0]    old_q4;
-  reg [OUT_W-1:0]    old_q5;
-  reg [OUT_W-1:0]    old_q6;
-  always @(posedge clk) begin
-    if (rst) begin
-      wb_fin_q <= 2'b00;
-    end else begin
-      wb_fin_q <= {wb_fin_q[0], a_valid_q && a_last_q};
-    end
-    wb_addr_q <= {wb_addr_q[ADDR_W-1:0], a_addr_q};
-    // read in the issue cycle, data at +MEM_LAT (stage G), then stages M, A and S and the two requant cycles
-    old_q1 <= o_rd_data;
-    old_q2 <= old_q1;
-    old_q3 <= old_q2;
-    old_q4 <= old_q3;
-    old_q5 <= old_q4;
-    old_q6 <= old_q5;
-  end
-  wire [ADDR_W-1:0] wb_addr = wb_addr_q[ADDR_W +: ADDR_W];
-  wire              wb_fin  = wb_fin_q[1];
+  // Address, final flag and old word, delayed to meet the requantiser's output. The old word is read in the
+  // issue cycle and arrives with the operands (stage G): it waits for stages M, A and S and the requantiser.
+  wire [ADDR_W-1:0] wb_addr;
+  wire              wb_fin;
+  wire [OUT_W-1:0]  wb_old;
+  tt_delay #(
+    .WIDTH (ADDR_W),
+    .DEPTH (RQ_LAT)
+  ) u_wb_addr (
+    .clk (clk),
+    .rst (rst),
+    .d   (a_addr_q),
+    .q   (wb_addr)
+  );
+  tt_delay #(
+    .WIDTH (1),
+    .DEPTH (RQ_LAT),
+    .RESET (1)
+  ) u_wb_fin (
+    .clk (clk),
+    .rst (rst),
+    .d   (a_valid_q && a_last_q),
+    .q   (wb_fin)
+  );
+  tt_delay #(
+    .WIDTH (OUT_W),
+    .DEPTH (4 + RQ_LAT)
+  ) u_wb_old (
+    .clk (clk),
+    .rst (rst),
+    .d   (o_rd_data),
+    .q   (wb_old)
+  );
 
   // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
   wire [31:0]      wb_sat_count;
@@ -490,7 +496,7 @@ module tt_ewise #(
     .in_addr    (wb_addr),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old        (old_q6),
+    .old        (wb_old),
     .accumulate (is_acc),
     .out_w      (y_w),
     .wr_en      (o_wr_en),

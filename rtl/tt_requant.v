@@ -11,8 +11,9 @@
 // A shift outside [-16, 47] is an illegal op (the compiler never emits one): the lane raises shift_err,
 // its y is 0 and sat is 0, so the error can never be mistaken for data.
 //
-// Pipeline: LATENCY = 2 cycles, fully pipelined (one set of LANES elements per cycle, no stall):
-//   stage 1 registers acc + bias and the shift amount, stage 2 registers the shifted, saturated result.
+// Pipeline: LATENCY = 3 cycles, fully pipelined (one set of LANES elements per cycle, no stall):
+//   stage 1 registers acc + bias and the shift amount, stage 2 the shifted sum, stage 3 the saturated result
+//   (the shifter and the saturation each get a cycle: together they were the longest path of the ECP5 build).
 // out_valid is in_valid delayed by LATENCY; data registers are not reset (only valid is).
 module tt_requant #(
   parameter integer ACC_W = 48,  // accumulator width, 2..64
@@ -32,7 +33,7 @@ module tt_requant #(
   output wire [LANES-1:0]       shift_err   // shift outside -16..47 (y forced to 0)
 );
 
-  localparam integer LATENCY = 2;  // in_valid -> out_valid, cycles (read by the testbench)
+  localparam integer LATENCY = 3;  // in_valid -> out_valid, cycles (read by the testbench)
 
   localparam integer SHIFT_MIN = -16;
   localparam integer SHIFT_MAX = 47;
@@ -58,16 +59,16 @@ module tt_requant #(
   localparam signed [WIDE_W-1:0] QMAX = (({{(WIDE_W-1){1'b0}}, 1'b1}) <<< (OUT_W - 1)) - 1;
   localparam signed [WIDE_W-1:0] QMIN = -(({{(WIDE_W-1){1'b0}}, 1'b1}) <<< (OUT_W - 1));
 
-  // Valid pipeline: in_valid delayed by LATENCY.
-  reg [LATENCY-1:0] valid_q;
-  always @(posedge clk) begin
-    if (rst) begin
-      valid_q <= {LATENCY{1'b0}};
-    end else begin
-      valid_q <= {valid_q[LATENCY-2:0], in_valid};
-    end
-  end
-  assign out_valid = valid_q[LATENCY-1];
+  tt_delay #(
+    .WIDTH (1),
+    .DEPTH (LATENCY),
+    .RESET (1)
+  ) u_valid (
+    .clk (clk),
+    .rst (rst),
+    .d   (in_valid),
+    .q   (out_valid)
+  );
 
   genvar l;
   generate
@@ -97,15 +98,22 @@ module tt_requant #(
         err_q <= err_d;
       end
 
-      // ---- stage 2: shift, saturate ----
+      // ---- stage 2: shift ----
       wire signed [WIDE_W-1:0] wide = $signed({sum_q, {LSH{1'b0}}});
-      wire signed [WIDE_W-1:0] shifted = wide >>> rsh_q;
-      wire                     hi = shifted > QMAX;
-      wire                     lo = shifted < QMIN;
-      wire [OUT_W-1:0]         y_d = err_q ? {OUT_W{1'b0}} :
-                                     hi    ? QMAX[OUT_W-1:0] :
-                                     lo    ? QMIN[OUT_W-1:0] : shifted[OUT_W-1:0];
-      wire                     sat_d = !err_q && (hi || lo);
+      reg signed [WIDE_W-1:0]  shifted_q;
+      reg                      err2_q;
+      always @(posedge clk) begin
+        shifted_q <= wide >>> rsh_q;
+        err2_q    <= err_q;
+      end
+
+      // ---- stage 3: saturate ----
+      wire                     hi = shifted_q > QMAX;
+      wire                     lo = shifted_q < QMIN;
+      wire [OUT_W-1:0]         y_d = err2_q ? {OUT_W{1'b0}} :
+                                     hi     ? QMAX[OUT_W-1:0] :
+                                     lo     ? QMIN[OUT_W-1:0] : shifted_q[OUT_W-1:0];
+      wire                     sat_d = !err2_q && (hi || lo);
 
       reg [OUT_W-1:0]          y_q;
       reg                      sat_q;
@@ -113,7 +121,7 @@ module tt_requant #(
       always @(posedge clk) begin
         y_q         <= y_d;
         sat_q       <= sat_d;
-        shift_err_q <= err_q;
+        shift_err_q <= err2_q;
       end
 
       assign y[OUT_W*l +: OUT_W] = y_q;

@@ -172,20 +172,18 @@ module tt_sce #(
   assign z_rd_addr = z_base + {{(ADDR_W-N_W){1'b0}}, iss_idx_q};
 
   // ---- read tags through the memory latency ----
-  wire [TAG_W-1:0]         tag_issue = {iss_idx_q, iss_last, iss_pad, iss_ph_q};
-  reg  [TAG_W*MEM_LAT-1:0] mem_tag_q;
-  integer k;
-  always @(posedge clk) begin
-    if (rst) begin
-      mem_tag_q <= {(TAG_W*MEM_LAT){1'b0}};
-    end else begin
-      for (k = MEM_LAT - 1; k > 0; k = k - 1) begin
-        mem_tag_q[TAG_W*k +: TAG_W] <= mem_tag_q[TAG_W*(k-1) +: TAG_W];
-      end
-      mem_tag_q[TAG_W-1:0] <= tag_issue;
-    end
-  end
-  wire [TAG_W-1:0] tag_m  = mem_tag_q[TAG_W*(MEM_LAT-1) +: TAG_W];
+  wire [TAG_W-1:0] tag_issue = {iss_idx_q, iss_last, iss_pad, iss_ph_q};
+  wire [TAG_W-1:0] tag_m;
+  tt_delay #(
+    .WIDTH (TAG_W),
+    .DEPTH (MEM_LAT),
+    .RESET (1)
+  ) u_mem_tag (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_issue),
+    .q   (tag_m)
+  );
   wire [1:0]       m_ph   = tag_m[1:0];
   wire             m_pad  = tag_m[2];
   wire             m_last = tag_m[3];

@@ -3,11 +3,13 @@ import pytest
 
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
+SOURCES = [RTL / "tt_requant.v", RTL / "tt_delay.v"]
+
 
 @pytest.mark.parametrize("out_w,lanes", [(16, 1), (4, 4), (32, 2)], ids=["w16l1", "w4l4", "w32l2"])
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_requant(sim, out_w, lanes):
-    run_block(toplevel="tt_requant", sources=[RTL / "tt_requant.v"],
+    run_block(toplevel="tt_requant", sources=SOURCES,
               parameters={"OUT_W": out_w, "LANES": lanes}, sim=sim,
               test_module="verif.blocks.tt_requant.tb_tt_requant")
 
@@ -25,4 +27,4 @@ BAD_PARAMS = [
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_requant_parameter_check(sim, params, message):
     """An illegal parameter stops elaboration with a message naming the rule; legal extremes elaborate."""
-    assert_elaboration("tt_requant", [RTL / "tt_requant.v"], params, sim, message)
+    assert_elaboration("tt_requant", SOURCES, params, sim, message)

@@ -18,12 +18,13 @@ CONFIGS = {
     "a40w8l3": {"ACC_W": 40, "OUT_W": 8, "LANES": 3},    # narrower accumulator, odd lane count
 }
 TB = "verif.blocks.tt_requant.tb_uvm_requant"
+SOURCES = [RTL / "tt_requant.v", RTL / "tt_delay.v"]
 
 
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("sim", SIMS)
 def test_uvm_requant(sim, config):
-    run_block(toplevel="tt_requant", sources=[RTL / "tt_requant.v"], parameters=CONFIGS[config], sim=sim,
+    run_block(toplevel="tt_requant", sources=SOURCES, parameters=CONFIGS[config], sim=sim,
               test_module=TB, testcase=["RequantRandomTest", "RequantCornerTest", "RequantStressTest"])
 
 
@@ -34,13 +35,11 @@ def test_uvm_requant(sim, config):
 MUTANTS = {
     "nearest_ties_down": ("9'h100;", "9'h0FF;", "mismatched"),
     "stochastic_floors_below_draw": ("{rnd[8*l +: 8], 1'b1}", "{rnd[8*l +: 8], 1'b0}", "mismatched"),
-    "sat_flag_at_qmax": ("hi = shifted > QMAX;", "hi = shifted >= QMAX;", "mismatched"),
+    "sat_flag_at_qmax": ("hi = shifted_q > QMAX;", "hi = shifted_q >= QMAX;", "mismatched"),
     "shift_47_illegal": ("(s_l > 7'sd47)", "(s_l > 7'sd46)", "mismatched"),
-    "latency_3": ("localparam integer LATENCY = 2;", "localparam integer LATENCY = 3;", "mismatched"),
-    "drops_odd_acc": ("valid_q <= {valid_q[LATENCY-2:0], in_valid};",
-                      "valid_q <= {valid_q[LATENCY-2:0], in_valid & ~acc[0]};", "missing"),
-    "valid_on_idle": ("valid_q <= {valid_q[LATENCY-2:0], in_valid};",
-                      "valid_q <= {valid_q[LATENCY-2:0], in_valid | (&rnd[1:0])};", "extra"),
+    "latency_4": ("localparam integer LATENCY = 3;", "localparam integer LATENCY = 4;", "mismatched"),
+    "drops_odd_acc": (".d   (in_valid),", ".d   (in_valid & ~acc[0]),", "missing"),
+    "valid_on_idle": (".d   (in_valid),", ".d   (in_valid | (&rnd[1:0])),", "extra"),
 }
 SCOREBOARD_RE = re.compile(r"scoreboard: (\d+) matched, (\d+) mismatched, (\d+) missing, (\d+) extra")
 MUTANT_CONFIG = CONFIGS["a40w8l3"]
@@ -66,7 +65,7 @@ def test_uvm_requant_catches_mutant(mutant, capfd):
     build_dir.mkdir(parents=True, exist_ok=True)
     src = build_dir / "tt_requant.v"
     src.write_text(rtl.replace(old, new))
-    counts, _ = _run_expecting_failure(capfd, [src], build_dir, "RequantCornerTest")
+    counts, _ = _run_expecting_failure(capfd, [src, RTL / "tt_delay.v"], build_dir, "RequantCornerTest")
     print(f"mutant {mutant}: scoreboard {counts}")
     assert counts[count] > 0, f"mutant {mutant}: expected {count} transactions, scoreboard says {counts}"
 
@@ -74,7 +73,7 @@ def test_uvm_requant_catches_mutant(mutant, capfd):
 def test_uvm_requant_coverage_check_fails_on_weak_stimulus(capfd):
     """A nearest-only sequence on the correct RTL: the scoreboard passes, the coverage check must fail."""
     build_dir = BUILD / "mutants" / "tt_requant" / "coverage_hole" / "icarus"
-    counts, out = _run_expecting_failure(capfd, [RTL / "tt_requant.v"], build_dir, "RequantCoverageHoleDemo")
+    counts, out = _run_expecting_failure(capfd, SOURCES, build_dir, "RequantCoverageHoleDemo")
     assert counts["matched"] > 0 and not (counts["mismatched"] or counts["missing"] or counts["extra"]), counts
     assert "functional coverage not closed" in out and "coverage hole in mode" in out, out[-3000:]
     print("coverage hole demo:", [ln.split("]: ", 1)[-1] for ln in out.splitlines() if "coverage hole in" in ln])

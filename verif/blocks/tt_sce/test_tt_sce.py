@@ -3,7 +3,7 @@ import pytest
 
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_sce.v", RTL / "tt_op_ctrl.v"]
+SOURCES = [RTL / "tt_sce.v", RTL / "tt_op_ctrl.v", RTL / "tt_delay.v"]
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
