@@ -20,9 +20,9 @@
 //
 // Timing (no stalls: the memories never back-pressure): start in cycle 0, the descriptor check in cycle 1
 // (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle M + MEM_LAT + 7,
-// done (and busy low) from cycle M + MEM_LAT + 8 until the next start. Pipeline: issue -> MEM_LAT -> MAC
+// done (and busy low) from cycle M + MEM_LAT + 9 until the next start. Pipeline: issue -> MEM_LAT -> MAC
 // (tt_mac_array, 1) -> requant (tt_requant, 3) -> tt_writeback: clamp (registered), accumulate and registered
-// write.
+// write, then the statistics (2).
 //
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
@@ -118,7 +118,7 @@ module tt_contract #(
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
                      zero_count                                       ? ERR_COUNT : ERR_NONE;
 
-  wire      fin_q;  // the last element's write is on the port this cycle (from tt_writeback)
+  wire      fin_q;  // the cycle after the last element's write, its statistics complete (tt_writeback)
   wire      run;
   wire [3:0] err_q;
 

@@ -20,8 +20,8 @@
 // Descriptor ports and masks must be held stable from start until done.
 //
 // Timing (no stalls): start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), element i issued in cycle
-// 2 + i, its write on the port in cycle i + MEM_LAT + 11, done (and busy low) from cycle count + MEM_LAT + 11
-// until the next start: count + MEM_LAT + 11 cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate
+// 2 + i, its write on the port in cycle i + MEM_LAT + 11, done (and busy low) from cycle count + MEM_LAT + 12
+// until the next start: count + MEM_LAT + 12 cycles per op. Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate
 // (registered) -> two multipliers (registered) -> alignment (registered) -> add (registered) -> tt_requant (3) ->
 // tt_writeback: clamp (registered), accumulate and registered write, statistics.
 //
@@ -169,7 +169,7 @@ module tt_ewise #(
                      bad_align ? ERR_ALIGN :
                      !known    ? ERR_OPCODE : ERR_NONE;
 
-  wire      fin_q;  // the last element's write is on the port this cycle (from tt_writeback)
+  wire      fin_q;  // the cycle after the last element's write, its statistics complete (tt_writeback)
   wire      run;
   wire [3:0] err_q;
 

@@ -11,7 +11,7 @@ module tt_op_ctrl (
   input  wire       rst,
   input  wire       start,
   input  wire [3:0] err_d,       // the descriptor's error code, 0 when the op is legal
-  input  wire       fin,         // the running op's last write is on its port this cycle
+  input  wire       fin,         // the running op's last write is done and its statistics complete this cycle
   output wire       run,         // start the datapath (the cycle after start, legal ops only)
   output wire       busy,
   output wire       done,        // the last op finished or was refused (level until the next start)

@@ -6,10 +6,11 @@
 // (32-bit, saturating; an element that clamps twice counts twice, as in the golden model) and track max |y|.
 // clear restarts the statistics for a new op. Latency: two cycles from in_valid to wr_en (the first clamp is
 // registered before the accumulate, and the out_w limits come from registers, so neither the requantiser's
-// output nor the descriptor field reaches the write data in one cycle), three to the statistics (|y| and the
-// saturation increment are registered first, keeping the max compare off the write path; the units raise
-// done a cycle after the last write, when the statistics are complete). out_w must be stable from the op's
-// start, at least two cycles before its first element.
+// output nor the descriptor field reaches the write data in one cycle), four to the statistics (|y| is formed
+// from the registered write word and registered, then compared with the max: neither the negation nor the
+// compare sits on the write path). fin pulses the cycle after the last write; the statistics are complete at
+// the end of that cycle, and the units raise done in the next. out_w must be stable from the op's start, at
+// least two cycles before its first element.
 module tt_writeback #(
   parameter integer ADDR_W = 20,  // element address width
   parameter integer OUT_W  = 16   // widest output word, 2..32
@@ -28,7 +29,7 @@ module tt_writeback #(
   output wire              wr_en,
   output wire [ADDR_W-1:0] wr_addr,
   output wire [OUT_W-1:0]  wr_data,
-  output wire              fin,         // the last element's write is on the port this cycle
+  output wire              fin,         // the cycle after the last element's write: the statistics complete now
   output wire [31:0]       sat_count,
   output wire [OUT_W-1:0]  maxabs
 );
@@ -81,49 +82,58 @@ module tt_writeback #(
   wire signed [WB_W-1:0] y2   = hi2 ? lim_hi_q : (lo2 ? lim_lo_q : sum);
   wire                   sat2 = accumulate && (hi2 || lo2);
   wire signed [WB_W-1:0] word = accumulate ? y2 : c_y_q;
-  wire [WB_W-1:0]        absw = word[WB_W-1] ? -word : word;  // <= 2^(OUT_W-1): fits OUT_W bits
   wire [1:0]             sat_inc = {1'b0, c_sat_q} + {1'b0, sat2};
-  wire [1:0]             unused_absw_top = absw[WB_W-1:OUT_W];
+  wire [1:0]             unused_word_top = word[WB_W-1:OUT_W];  // y2 and c_y_q lie within out_w <= OUT_W bits
 
   reg              wr_en_q;
-  reg              fin_q;
+  reg              wr_fin_q;
   reg [ADDR_W-1:0] wr_addr_q;
   reg [OUT_W-1:0]  wr_data_q;
-  reg [31:0]       sat_cnt_q;
-  reg [OUT_W-1:0]  maxabs_q;
-
-  // The statistics stage: the element's |y| and saturation increment, one cycle behind the write.
-  reg              st_valid_q;
-  reg [OUT_W-1:0]  st_abs_q;
-  reg [1:0]        st_sat_q;
-  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {31'd0, st_sat_q};
-
+  reg [1:0]        wr_sat_q;
   always @(posedge clk) begin
     if (rst) begin
-      wr_en_q <= 1'b0;
-      fin_q   <= 1'b0;
+      wr_en_q  <= 1'b0;
+      wr_fin_q <= 1'b0;
     end else begin
-      wr_en_q <= c_valid_q;
-      fin_q   <= c_fin_q;
+      wr_en_q  <= c_valid_q;
+      wr_fin_q <= c_fin_q;
     end
     wr_addr_q <= c_addr_q;
     wr_data_q <= word[OUT_W-1:0];
-    st_abs_q  <= absw[OUT_W-1:0];
-    st_sat_q  <= sat_inc;
+    wr_sat_q  <= sat_inc;
   end
 
+  // ---- stage 3: |y| of the word on the write port and its saturation increment (off the write path) ----
+  // |y| <= 2^(OUT_W-1) fits OUT_W bits unsigned, the most negative word included.
+  wire [OUT_W-1:0] abs_wr = wr_data_q[OUT_W-1] ? (~wr_data_q + {{(OUT_W-1){1'b0}}, 1'b1}) : wr_data_q;
+  reg              st_valid_q;
+  reg              st_fin_q;
+  reg [OUT_W-1:0]  st_abs_q;
+  reg [1:0]        st_sat_q;
   always @(posedge clk) begin
     if (rst || clear) begin
       st_valid_q <= 1'b0;
+      st_fin_q   <= 1'b0;
+    end else begin
+      st_valid_q <= wr_en_q;
+      st_fin_q   <= wr_fin_q;
+    end
+    st_abs_q <= abs_wr;
+    st_sat_q <= wr_sat_q;
+  end
+
+  // ---- stage 4: the op's statistics ----
+  reg [31:0]       sat_cnt_q;
+  reg [OUT_W-1:0]  maxabs_q;
+  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {31'd0, st_sat_q};
+  always @(posedge clk) begin
+    if (rst || clear) begin
       sat_cnt_q <= 32'd0;
       maxabs_q  <= {OUT_W{1'b0}};
-    end else begin
-      st_valid_q <= c_valid_q;
-      if (st_valid_q) begin
-        sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
-        if (st_abs_q > maxabs_q) begin
-          maxabs_q <= st_abs_q;
-        end
+    end else if (st_valid_q) begin
+      sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
+      if (st_abs_q > maxabs_q) begin
+        maxabs_q <= st_abs_q;
       end
     end
   end
@@ -131,7 +141,7 @@ module tt_writeback #(
   assign wr_en     = wr_en_q;
   assign wr_addr   = wr_addr_q;
   assign wr_data   = wr_data_q;
-  assign fin       = fin_q;
+  assign fin       = st_fin_q;
   assign sat_count = sat_cnt_q;
   assign maxabs    = maxabs_q;
 

@@ -22,7 +22,7 @@ from golden.tests.test_isa import contract_case, contract_ops, desc_contract, ma
 from verif.unit_stimulus import busy_restarts
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
-PIPE = 8  # cycles after the last beat besides MEM_LAT: check, MAC, requant x3, clamp, write, done (rtl/tt_contract.v)
+PIPE = 9  # cycles after the last beat besides MEM_LAT: check, MAC, requant x3, clamp, write, |y|, done (rtl/tt_contract.v)
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 

@@ -21,7 +21,7 @@ from golden.fxp import NEAREST, STOCHASTIC
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 11  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write, done
+PIPE = 12  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write, |y|, done
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 PORTS = ("x", "z", "o")
 
