@@ -150,7 +150,9 @@ module tt_seq #(
   reg [MAX_W-1:0] max_mem [0:63];
   reg [31:0]      stat_sat_q;
   reg [MAX_W-1:0] stat_max_q;
-  wire            seq_stat_rd = (state_q == S_WAIT) && unit_done[unit_q];
+  // The op's slot is read in S_SEED and copied into flip-flops in S_START (a unit takes at least two cycles),
+  // so S_STAT's read-modify-write starts from a flip-flop, not from the slot memory's clock-to-out.
+  wire            seq_stat_rd = (state_q == S_SEED);
   wire [5:0]      stat_addr = seq_stat_rd ? slot : stat_rd_addr;
   always @(posedge clk) begin
     if (seq_stat_rd || stat_rd_en) begin
@@ -161,15 +163,24 @@ module tt_seq #(
   assign stat_rd_sat = stat_sat_q;
   assign stat_rd_max = stat_max_q;
 
+  reg [31:0]      slot_sat_q;
+  reg [MAX_W-1:0] slot_max_q;
+  always @(posedge clk) begin
+    if (state_q == S_START) begin
+      slot_sat_q <= stat_sat_q;
+      slot_max_q <= stat_max_q;
+    end
+  end
+
   wire [31:0]      op_sat = unit_sat[32*unit_q +: 32];
   wire [MAX_W-1:0] op_max = unit_maxabs[MAX_W*unit_q +: MAX_W];
-  wire [32:0]      sat_sum = {1'b0, stat_sat_q} + {1'b0, op_sat};
+  wire [32:0]      sat_sum = {1'b0, slot_sat_q} + {1'b0, op_sat};
   wire [32:0]      total_sum = {1'b0, sat_total_q} + {1'b0, op_sat};
   reg  [31:0]      sat_total_q;
   always @(posedge clk) begin
     if (state_q == S_STAT) begin
       sat_mem[slot] <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
-      max_mem[slot] <= (observe && op_max > stat_max_q) ? op_max : stat_max_q;
+      max_mem[slot] <= (observe && op_max > slot_max_q) ? op_max : slot_max_q;
     end else begin
       if (stat_wr_sat_en) begin
         sat_mem[stat_wr_addr] <= stat_wr_data;
