@@ -22,11 +22,12 @@
 // must be held stable from start until done.
 //
 // Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0, the descriptor check in cycle 1
-// (tt_op_ctrl); MAX reads in cycles 2 .. C+1, SUM reads in C+2 .. 2C+1, the last sum in cycle 2C+L+6, the
-// divider in 2C+L+7 .. 2C+L+23, OUT reads (or pads) in 2C+L+24 .. 2C+L+N+23, element j's write on the port in
-// cycle 2C+2L+32+j, done (and busy low) from cycle
-//   2 C + N + 2 L + 32
-// until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t -> EXP2 ROM (registered read) -> shift
+// (tt_op_ctrl); MAX reads in cycles 2 .. C+1, SUM reads in C+2 .. 2C+1, the last sum in cycle 2C+L+7, the
+// divider in 2C+L+8 .. 2C+L+24, OUT reads (or pads) in 2C+L+25 .. 2C+L+N+24, element j's write on the port in
+// cycle 2C+2L+34+j, done (and busy low) from cycle
+//   2 C + N + 2 L + 34
+// until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t -> EXP2 ROM (registered read) -> register
+// -> shift
 // -> E R -> align -> subtract, saturate -> registered write.
 //
 // Errors are found in the check cycle, before any memory access, so an illegal op leaves the memory untouched:
@@ -359,8 +360,38 @@ module tt_sce #(
     rom_q     <= rom;
   end
 
+  // ---- stage X: the ROM word leaves its block RAM through a flip-flop (5.6 ns clock-to-out on ECP5) ----
+  reg  [15:0]    rom_x_q;
+  wire [1:0]     sx_ph;
+  wire           sx_last;
+  wire [N_W-1:0] sx_idx;
+  wire           sx_zero;
+  wire [3:0]     sx_sh;
+  always @(posedge clk) begin
+    rom_x_q <= rom_q;
+  end
+  tt_delay #(
+    .WIDTH (2),
+    .DEPTH (1),
+    .RESET (1)
+  ) u_sx_ph (
+    .clk (clk),
+    .rst (rst),
+    .d   (sr_ph_q),
+    .q   (sx_ph)
+  );
+  tt_delay #(
+    .WIDTH (N_W + 6),
+    .DEPTH (1)
+  ) u_sx_tags (
+    .clk (clk),
+    .rst (rst),
+    .d   ({sr_last_q, sr_idx_q, sr_zero_q, sr_sh_q}),
+    .q   ({sx_last, sx_idx, sx_zero, sx_sh})
+  );
+
   // ---- stage R: E = EXP2[t mod 256] >> t / 256 ----
-  wire [15:0] e_d = sr_zero_q ? 16'd0 : (rom_q >> sr_sh_q);
+  wire [15:0] e_d = sx_zero ? 16'd0 : (rom_x_q >> sx_sh);
 
   reg [1:0]     s2_ph_q;
   reg           s2_last_q;
@@ -370,10 +401,10 @@ module tt_sce #(
     if (rst) begin
       s2_ph_q <= PH_NONE;
     end else begin
-      s2_ph_q <= sr_ph_q;
+      s2_ph_q <= sx_ph;
     end
-    s2_last_q <= sr_last_q;
-    s2_idx_q  <= sr_idx_q;
+    s2_last_q <= sx_last;
+    s2_idx_q  <= sx_idx;
     e_q       <= e_d;
   end
 

@@ -20,7 +20,7 @@ from golden import isa
 from golden.tests.test_isa_sce import random_logits, random_sce, sce_compiled
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 32  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
+PIPE = 34  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
