@@ -76,6 +76,16 @@ LONG_ROWS = ("golden", "golden_rank")  # started first, so the short rows fill t
 NO_END = -1  # --end-epoch value for "no end" (the config's end_epoch null)
 
 
+def table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup, end_epoch, rows):
+    """What both tables start from: the config, its rank recipe, the dataset, the run tag, the rows to run and
+    the config of each row."""
+    cfg, plain, ranked = row_configs(model, epochs, prior, threshold, warmup, end_epoch)
+    data = load_dataset(dataset, data_dir)
+    check_compatible(cfg, data)
+    row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
+    return cfg, ranked.train.rank, data, f"{cfg.name}-{data.name}", row_names(rows), row_cfg
+
+
 def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epochs: int | None = None,
                    prior: float | None = None, threshold: float | None = None, warmup: int | None = None,
                    rows: str = "dense,float,golden,float_rank,golden_rank", jobs: int | None = None,
@@ -83,13 +93,8 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result.
     `end_epoch` None: the config's; NO_END: none. `keep`: rows without rank adaptation that are not run now are
     taken from the existing results file (same model, dataset, seed, epochs and recipe)."""
-    cfg, plain, ranked = row_configs(model, epochs, prior, threshold, warmup, end_epoch)
-    rank = ranked.train.rank
-    data = load_dataset(dataset, data_dir)
-    check_compatible(cfg, data)
-    tag = f"{cfg.name}-{data.name}"
-    names = row_names(rows)
-    row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
+    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup,
+                                                       end_epoch, rows)
     row_out = golden_dirs(tag, seed, golden_version(), rank)
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
     with worker_pool(jobs) as pool:
@@ -99,7 +104,7 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     kept = kept_rows(f"accuracy-{cfg.name}-{data.name}", seed, cfg.train.epochs, recipe, names) if keep else {}
     results = {n: (results[n] if n in results else kept[n]) for n in LABELS if n in results or n in kept}
 
-    comp = compile_network(plain)
+    comp = compile_network(row_cfg["golden"])
     result = {
         "model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
         "recipe": recipe,
@@ -233,13 +238,8 @@ def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epoch
     """Run the rows once per seed and write results/accuracy-<model>-<dataset>-seeds.{json,md}; returns the
     result. The golden runs go to the per-seed directories of accuracy_table, so finished runs of any seed
     (those of the single-seed table too) are reused and unfinished ones resume."""
-    cfg, plain, ranked = row_configs(model, epochs, prior, threshold, warmup, end_epoch)
-    rank = ranked.train.rank
-    data = load_dataset(dataset, data_dir)
-    check_compatible(cfg, data)
-    tag = f"{cfg.name}-{data.name}"
-    names = row_names(rows)
-    row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
+    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup,
+                                                       end_epoch, rows)
     version = golden_version()
     dirs = {s: golden_dirs(tag, s, version, rank) for s in seeds}
     # The long rows of every seed first, so the short rows fill the other workers.
@@ -257,7 +257,7 @@ def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epoch
         "golden_version": version if after == version else {"start": version, "end": after},
         "golden_dirs": {str(s): {n: str(p.relative_to(ROOT)) for n, p in dirs[s].items() if n in names}
                         for s in seeds},
-        "core_params_full": sum(l.n_core_params for l in compile_network(plain).cfg.layers),
+        "core_params_full": sum(l.n_core_params for l in compile_network(row_cfg["golden"]).cfg.layers),
         "per_seed": {str(s): {n: {k: row[k] for k in ("test_acc", "ranks", "core_params", "samples_per_s", "wall_s",
                                                  "curve")} for n, row in per_seed[s].items()} for s in seeds},
         "stats": aggregate(per_seed),
