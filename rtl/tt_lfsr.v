@@ -3,11 +3,12 @@
 //
 // A 32-bit right-shifting Galois LFSR, mask 0x80200003 (x^32 + x^22 + x^2 + x + 1). One draw = 8 steps;
 // the draw is the low byte of the new state. DRAWS draws are offered per cycle (leap-ahead): rnd byte i
-// is draw i counted from the current state, so rnd is valid combinationally from state_q and is consumed
-// (the state jumps DRAWS draws ahead) on a cycle with advance high. The leap-ahead is a chain of step
+// is draw i counted from the current state, and is consumed (the state jumps DRAWS draws ahead) on a cycle
+// with advance high. The leap-ahead is a chain of step
 // functions that synthesis flattens into XOR trees (the constant GF(2) matrices J^1..J^DRAWS).
 //
-// Latency: rnd/state are combinational from the register; seed_load/advance take effect on the next edge.
+// Latency: rnd and state are registers (rnd is computed from the next state before the edge); seed_load and
+// advance take effect on the next edge.
 // Priority: rst > seed_load > advance. Reset loads the state of seed 0 (0xA5A5A5A5).
 module tt_lfsr #(
   parameter integer DRAWS = 1  // draws per cycle, 1..16
@@ -48,31 +49,53 @@ module tt_lfsr #(
   reg  [31:0] state_q;
   wire [31:0] seed_state = seed ^ SEED_XOR;
 
-  // Leap-ahead: draw i is taken from the state after i+1 draws; next_state is the state after DRAWS.
-  // One combinational block (not a chain of nets) so Verilator sees no false combinational loop.
-  reg [8*DRAWS-1:0] rnd_c;
-  reg [31:0]        next_state;
-  integer           d;
-  always @* begin
-    next_state = state_q;
-    rnd_c = {(8*DRAWS){1'b0}};
-    for (d = 0; d < DRAWS; d = d + 1) begin
-      next_state = lfsr_draw(next_state);
-      rnd_c[8*d +: 8] = next_state[7:0];
+  // Leap-ahead from a state: the DRAWS draws it offers (draw i from the state after i+1 draws), and the state
+  // after them. Functions, not chains of nets, so Verilator sees no false combinational loop.
+  function automatic [8*DRAWS-1:0] leap_draws(input [31:0] s);
+    integer d;
+    reg [31:0] t;
+    begin
+      t = s;
+      leap_draws = {(8*DRAWS){1'b0}};
+      for (d = 0; d < DRAWS; d = d + 1) begin
+        t = lfsr_draw(t);
+        leap_draws[8*d +: 8] = t[7:0];
+      end
     end
-  end
-  assign rnd = rnd_c;
+  endfunction
 
-  always @(posedge clk) begin
+  function automatic [31:0] leap_state(input [31:0] s);
+    integer d;
+    begin
+      leap_state = s;
+      for (d = 0; d < DRAWS; d = d + 1) begin
+        leap_state = lfsr_draw(leap_state);
+      end
+    end
+  endfunction
+
+  // The state of the next cycle, and its draws registered with it: rnd leaves a flip-flop, so the XOR trees
+  // of the leap-ahead sit before the register instead of in front of the requantiser's bias.
+  reg [31:0] state_d;
+  always @* begin
     if (rst) begin
-      state_q <= SEED_XOR;
+      state_d = SEED_XOR;
     end else if (seed_load) begin
       // The all-zero state is the LFSR's fixed point: the SPEC maps it to 1.
-      state_q <= (seed_state == 32'd0) ? 32'd1 : seed_state;
+      state_d = (seed_state == 32'd0) ? 32'd1 : seed_state;
     end else if (advance) begin
-      state_q <= next_state;
+      state_d = leap_state(state_q);
+    end else begin
+      state_d = state_q;
     end
   end
+
+  reg [8*DRAWS-1:0] rnd_q;
+  always @(posedge clk) begin
+    state_q <= state_d;
+    rnd_q   <= leap_draws(state_d);
+  end
+  assign rnd = rnd_q;
 
   assign state = state_q;
 
