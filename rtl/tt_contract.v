@@ -175,7 +175,7 @@ module tt_contract #(
   assign a_rd_addr = la_addr_a;
   assign b_rd_en   = la_valid;
   assign b_rd_addr = la_addr_b;
-  // The old output word is read when its last product issues; it waits in u_wb_old for the requantised sum.
+  // The old output word is read when its last product issues; it waits in tt_writeback for the requantised sum.
   assign o_rd_en   = la_valid && la_last_red && accumulate;
   assign o_rd_addr = la_addr_o;
 
@@ -266,56 +266,24 @@ module tt_contract #(
     .shift_err (unused_rq_shift_err)
   );
 
-  // Address, final flag and old word, delayed to meet the requantiser's output. The old word is read in the
-  // issue cycle and arrives with the operands: it waits for the MAC cycle and the requantiser.
-  wire [ADDR_W-1:0] wb_addr;
-  wire              wb_fin;
-  wire [OUT_W-1:0]  wb_old;
-  tt_delay #(
-    .WIDTH (ADDR_W),
-    .DEPTH (RQ_LAT)
-  ) u_wb_addr (
-    .clk (clk),
-    .rst (rst),
-    .d   (rq_addr_q),
-    .q   (wb_addr)
-  );
-  tt_delay #(
-    .WIDTH (1),
-    .DEPTH (RQ_LAT),
-    .RESET (1)
-  ) u_wb_fin (
-    .clk (clk),
-    .rst (rst),
-    .d   (rq_fin_q),
-    .q   (wb_fin)
-  );
-  tt_delay #(
-    .WIDTH (OUT_W),
-    .DEPTH (1 + RQ_LAT)
-  ) u_wb_old (
-    .clk (clk),
-    .rst (rst),
-    .d   (o_rd_data),
-    .q   (wb_old)
-  );
-
   // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
   wire [31:0]      wb_sat_count;
   wire [OUT_W-1:0] wb_maxabs;
   tt_writeback #(
-    .ADDR_W (ADDR_W),
-    .OUT_W  (OUT_W)
+    .ADDR_W    (ADDR_W),
+    .OUT_W     (OUT_W),
+    .TAG_DELAY (RQ_LAT),
+    .OLD_DELAY (1 + RQ_LAT)  // the old word arrives with the operands: the MAC cycle, then the requantiser
   ) u_writeback (
     .clk        (clk),
     .rst        (rst),
     .clear      (run),
+    .tag_fin    (rq_fin_q),
+    .tag_addr   (rq_addr_q),
     .in_valid   (rq_valid),
-    .in_fin     (wb_fin),
-    .in_addr    (wb_addr),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old        (wb_old),
+    .old_data   (o_rd_data),
     .accumulate (accumulate),
     .out_w      (out_w),
     .wr_en      (o_wr_en),

@@ -276,7 +276,7 @@ module tt_ewise #(
   assign x_rd_addr = ia_x;
   assign z_rd_en   = ia_valid && read_z;
   assign z_rd_addr = ia_z;
-  assign o_rd_en   = ia_valid && is_acc;  // the old word waits in u_wb_old for its requantised increment
+  assign o_rd_en   = ia_valid && is_acc;  // the old word waits in tt_writeback for its requantised increment
   assign o_rd_addr = ia_y;
 
   // ---- element tags through the memory latency ----
@@ -447,56 +447,24 @@ module tt_ewise #(
     .shift_err (unused_rq_shift_err)
   );
 
-  // Address, final flag and old word, delayed to meet the requantiser's output. The old word is read in the
-  // issue cycle and arrives with the operands (stage G): it waits for stages M, A and S and the requantiser.
-  wire [ADDR_W-1:0] wb_addr;
-  wire              wb_fin;
-  wire [OUT_W-1:0]  wb_old;
-  tt_delay #(
-    .WIDTH (ADDR_W),
-    .DEPTH (RQ_LAT)
-  ) u_wb_addr (
-    .clk (clk),
-    .rst (rst),
-    .d   (a_addr_q),
-    .q   (wb_addr)
-  );
-  tt_delay #(
-    .WIDTH (1),
-    .DEPTH (RQ_LAT),
-    .RESET (1)
-  ) u_wb_fin (
-    .clk (clk),
-    .rst (rst),
-    .d   (a_valid_q && a_last_q),
-    .q   (wb_fin)
-  );
-  tt_delay #(
-    .WIDTH (OUT_W),
-    .DEPTH (4 + RQ_LAT)
-  ) u_wb_old (
-    .clk (clk),
-    .rst (rst),
-    .d   (o_rd_data),
-    .q   (wb_old)
-  );
-
   // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
   wire [31:0]      wb_sat_count;
   wire [OUT_W-1:0] wb_maxabs;
   tt_writeback #(
-    .ADDR_W (ADDR_W),
-    .OUT_W  (OUT_W)
+    .ADDR_W    (ADDR_W),
+    .OUT_W     (OUT_W),
+    .TAG_DELAY (RQ_LAT),
+    .OLD_DELAY (4 + RQ_LAT)  // the old word arrives with the operands (stage G): stages M, A, S, the requantiser
   ) u_writeback (
     .clk        (clk),
     .rst        (rst),
     .clear      (run),
+    .tag_fin    (a_valid_q && a_last_q),
+    .tag_addr   (a_addr_q),
     .in_valid   (rq_valid),
-    .in_fin     (wb_fin),
-    .in_addr    (wb_addr),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old        (wb_old),
+    .old_data   (o_rd_data),
     .accumulate (is_acc),
     .out_w      (y_w),
     .wr_en      (o_wr_en),

@@ -4,7 +4,9 @@
 // Per requantised element: clamp to the op's output width out_w (<= OUT_W), optionally add the old word and
 // saturate again (the saturating accumulate of gradient buffers), register the write, count saturations
 // (32-bit, saturating; an element that clamps twice counts twice, as in the golden model) and track max |y|.
-// clear restarts the statistics for a new op. Latency: two cycles from in_valid to wr_en (the first clamp is
+// clear restarts the statistics for a new op. The unit hands over each element's address and final flag
+// TAG_DELAY cycles before its requantised value and the old destination word as it comes from the memory,
+// OLD_DELAY cycles before; tt_writeback delays them to meet the value. Latency: two cycles from in_valid to wr_en (the first clamp is
 // registered before the accumulate, and the out_w limits come from registers, so neither the requantiser's
 // output nor the descriptor field reaches the write data in one cycle), four to the statistics (|y| is formed
 // from the registered write word and registered, then compared with the max: neither the negation nor the
@@ -12,18 +14,20 @@
 // the end of that cycle, and the units raise done in the next. out_w must be stable from the op's start, at
 // least two cycles before its first element.
 module tt_writeback #(
-  parameter integer ADDR_W = 20,  // element address width
-  parameter integer OUT_W  = 16   // widest output word, 2..32
+  parameter integer ADDR_W    = 20,  // element address width
+  parameter integer OUT_W     = 16,  // widest output word, 2..32
+  parameter integer TAG_DELAY = 3,   // cycles from the element's tags (tag_addr, tag_fin) to its rq_y, >= 1
+  parameter integer OLD_DELAY = 4    // cycles from the old word on old_data to the element's rq_y, >= 1
 ) (
   input  wire              clk,
   input  wire              rst,
   input  wire              clear,       // a new op starts: zero sat_count and maxabs
+  input  wire              tag_fin,     // the element whose rq_y comes TAG_DELAY cycles later is the op's last
+  input  wire [ADDR_W-1:0] tag_addr,    // ... and its destination address
   input  wire              in_valid,    // a requantised element arrives
-  input  wire              in_fin,      // ... and it is the op's last
-  input  wire [ADDR_W-1:0] in_addr,
   input  wire [OUT_W-1:0]  rq_y,        // from tt_requant (saturated to OUT_W)
   input  wire              rq_sat,
-  input  wire [OUT_W-1:0]  old,         // the destination's old word (used when accumulate)
+  input  wire [OUT_W-1:0]  old_data,    // the destination's old word, OLD_DELAY cycles early (used when accumulate)
   input  wire              accumulate,
   input  wire [5:0]        out_w,       // this op's output width, 2..OUT_W (checked by the unit at start)
   output wire              wr_en,
@@ -40,7 +44,43 @@ module tt_writeback #(
     if (OUT_W < 2 || OUT_W > 32) begin : g_bad_out_w
       error_tt_writeback_OUT_W_must_be_2_to_32 u_error ();
     end
+    if (TAG_DELAY < 1 || OLD_DELAY < 1) begin : g_bad_delay
+      error_tt_writeback_TAG_DELAY_and_OLD_DELAY_must_be_at_least_1 u_error ();
+    end
   endgenerate
+
+  // The element's address, final flag and old word, delayed to meet its requantised value.
+  wire [ADDR_W-1:0] in_addr;
+  wire              in_fin;
+  wire [OUT_W-1:0]  old;
+  tt_delay #(
+    .WIDTH (ADDR_W),
+    .DEPTH (TAG_DELAY)
+  ) u_addr (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_addr),
+    .q   (in_addr)
+  );
+  tt_delay #(
+    .WIDTH (1),
+    .DEPTH (TAG_DELAY),
+    .RESET (1)
+  ) u_fin (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_fin),
+    .q   (in_fin)
+  );
+  tt_delay #(
+    .WIDTH (OUT_W),
+    .DEPTH (OLD_DELAY)
+  ) u_old (
+    .clk (clk),
+    .rst (rst),
+    .d   (old_data),
+    .q   (old)
+  );
 
   // The saturation limits of out_w, registered: out_w is a descriptor field, stable during the op.
   wire signed [WB_W-1:0] one = {{(WB_W-1){1'b0}}, 1'b1};

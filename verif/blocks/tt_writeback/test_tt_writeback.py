@@ -7,6 +7,8 @@ from verif.runner import assert_elaboration, param_tag, RTL, SIMS
 
 CASES = [
     ({"OUT_W": 1}, "error_tt_writeback_OUT_W_must_be_2_to_32"),
+    ({"TAG_DELAY": 0}, "error_tt_writeback_TAG_DELAY_and_OLD_DELAY_must_be_at_least_1"),
+    ({"OLD_DELAY": 0}, "error_tt_writeback_TAG_DELAY_and_OLD_DELAY_must_be_at_least_1"),
     ({"OUT_W": 33}, "error_tt_writeback_OUT_W_must_be_2_to_32"),
     ({"OUT_W": 2}, None),
     ({"OUT_W": 32}, None),
@@ -16,4 +18,4 @@ CASES = [
 @pytest.mark.parametrize("params,message", [pytest.param(p, m, id=param_tag(p)) for p, m in CASES])
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_writeback_parameter_check(sim, params, message):
-    assert_elaboration("tt_writeback", [RTL / "tt_writeback.v"], params, sim, message)
+    assert_elaboration("tt_writeback", [RTL / "tt_writeback.v", RTL / "tt_delay.v"], params, sim, message)
