@@ -6,9 +6,9 @@
 // (32-bit, saturating; an element that clamps twice counts twice, as in the golden model) and track max |y|.
 // clear restarts the statistics for a new op. The unit hands over each element's address and final flag
 // TAG_DELAY cycles before its requantised value and the old destination word as it comes from the memory,
-// OLD_DELAY cycles before; tt_writeback delays them to meet the value. Latency: two cycles from in_valid to wr_en (the first clamp is
-// registered before the accumulate, and the out_w limits come from registers, so neither the requantiser's
-// output nor the descriptor field reaches the write data in one cycle), four to the statistics (|y| is formed
+// OLD_DELAY cycles before; tt_writeback delays them to meet the value. Latency: two cycles from in_valid to
+// wr_en (the first clamp is registered before the accumulate, and the out_w limits come from registers, so
+// neither the requantiser's output nor the descriptor field reaches the write data in one cycle), four to the statistics (|y| is formed
 // from the registered write word and registered, then compared with the max: neither the negation nor the
 // compare sits on the write path). fin pulses the cycle after the last write; the statistics are complete at
 // the end of that cycle, and the units raise done in the next. out_w must be stable from the op's start, at
