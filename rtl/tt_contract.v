@@ -19,10 +19,10 @@
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
 // Timing (no stalls: the memories never back-pressure): start in cycle 0, the descriptor check in cycle 1
-// (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle M + MEM_LAT + 7,
-// done (and busy low) from cycle M + MEM_LAT + 9 until the next start. Pipeline: issue -> MEM_LAT -> MAC
-// (tt_mac_array, 1) -> requant (tt_requant, 3) -> tt_writeback: clamp (registered), accumulate and registered
-// write, then the statistics (2).
+// (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle
+// M + MEM_LAT + MAC_REG + 7, done (and busy low) from cycle M + MEM_LAT + MAC_REG + 9 until the next start.
+// Pipeline: issue -> MEM_LAT -> MAC (tt_mac_array, 1 + MAC_REG) -> requant (tt_requant, 3) -> tt_writeback:
+// clamp (registered), accumulate and registered write, then the statistics (2).
 //
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
@@ -37,7 +37,8 @@ module tt_contract #(
   parameter integer B_W     = 16,  // b read data width, signed
   parameter integer OUT_W   = 16,  // output word width (the widest out_w), 2..32
   parameter integer ACC_W   = 48,  // accumulator (SPEC 1.2)
-  parameter integer MEM_LAT = 1    // read latency of the memory ports, 1..8
+  parameter integer MEM_LAT = 1,   // read latency of the memory ports, 1..8
+  parameter integer MAC_REG = 1    // product register in the MAC (tt_mac_array PROD_REG), 0 or 1
 ) (
   input  wire                           clk,
   input  wire                           rst,
@@ -82,6 +83,7 @@ module tt_contract #(
 
   localparam integer NLOOPS = NOUT + NRED;
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
+  localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
   localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [3:0] ERR_NONE = 4'd0;
@@ -201,10 +203,11 @@ module tt_contract #(
   // ---- MAC: the operands arrive MEM_LAT cycles after their addresses ----
   wire [ACC_W-1:0] acc;
   tt_mac_array #(
-    .LANES (1),
-    .A_W   (A_W),
-    .B_W   (B_W),
-    .ACC_W (ACC_W)
+    .LANES    (1),
+    .A_W      (A_W),
+    .B_W      (B_W),
+    .ACC_W    (ACC_W),
+    .PROD_REG (MAC_REG)
   ) u_mac (
     .clk   (clk),
     .rst   (rst),
@@ -215,20 +218,21 @@ module tt_contract #(
     .acc   (acc)
   );
 
-  // The sum is complete in acc the cycle after its last product: requantise it then.
-  reg              rq_in_q;
-  reg              rq_fin_q;
-  reg [ADDR_W-1:0] rq_addr_q;
-  always @(posedge clk) begin
-    if (rst) begin
-      rq_in_q  <= 1'b0;
-      rq_fin_q <= 1'b0;
-    end else begin
-      rq_in_q  <= m_valid && m_last_red;
-      rq_fin_q <= m_valid && m_last;
-    end
-    rq_addr_q <= m_addr_o;
-  end
+  // The sum is complete in acc MAC_LAT cycles after its last product: requantise it then.
+  wire [ADDR_W+1:0] tag_rq;
+  tt_delay #(
+    .WIDTH (ADDR_W + 2),
+    .DEPTH (MAC_LAT),
+    .RESET (1)
+  ) u_mac_tag (
+    .clk (clk),
+    .rst (rst),
+    .d   ({m_addr_o, m_valid && m_last, m_valid && m_last_red}),
+    .q   (tag_rq)
+  );
+  wire              rq_in_q   = tag_rq[0];
+  wire              rq_fin_q  = tag_rq[1];
+  wire [ADDR_W-1:0] rq_addr_q = tag_rq[ADDR_W+1:2];
 
   // ---- random stream: one draw per requantised element, STOCHASTIC only (SPEC 2.2) ----
   wire [7:0] rnd;
@@ -273,7 +277,7 @@ module tt_contract #(
     .ADDR_W    (ADDR_W),
     .OUT_W     (OUT_W),
     .TAG_DELAY (RQ_LAT),
-    .OLD_DELAY (1 + RQ_LAT)  // the old word arrives with the operands: the MAC cycle, then the requantiser
+    .OLD_DELAY (MAC_LAT + RQ_LAT)  // the old word arrives with the operands: the MAC, then the requantiser
   ) u_writeback (
     .clk        (clk),
     .rst        (rst),

@@ -3,17 +3,20 @@
 //
 // On a cycle with en high, every lane l does
 //   acc[l] <= (clear ? 0 : acc[l]) + a * b[l]      (signed, exact; a is broadcast, b is per lane)
-// clear starts a new dot product (its first product is loaded, not added). The accumulators are visible
-// on acc one cycle after the en edge (latency 1) and hold while en is low. rst zeroes them.
+// clear starts a new dot product (its first product is loaded, not added). A product reaches the
+// accumulators 1 + PROD_REG cycles after its en edge (the latency); they hold while no product arrives.
+// rst zeroes the accumulators and drops a product in flight.
 //
-// One multiply and one add per lane, with the product feeding the accumulator register directly: the
-// multiply-add-register shape that maps onto a DSP slice (SB_MAC16, DSP48E2, ECP5 MULT18+ALU54).
+// One multiply and one add per lane. PROD_REG = 1 puts a register between them (the multiplier's output
+// register in a DSP slice: SB_MAC16, DSP48E2, ECP5 MULT18X18D), so the multiply and the wide accumulate each
+// get a cycle; PROD_REG = 0 feeds the product to the accumulator directly (fewer flip-flops, slower clock).
 // The accumulator never wraps in a legal program (SPEC 1.2: the compiler bounds every reduction).
 module tt_mac_array #(
   parameter integer LANES = 1,   // MAC lanes, >= 1
   parameter integer A_W   = 16,  // broadcast operand width, 2..32
   parameter integer B_W   = 16,  // per-lane operand width, 2..32
-  parameter integer ACC_W = 48   // accumulator width, A_W + B_W < ACC_W <= 64
+  parameter integer ACC_W = 48,  // accumulator width, A_W + B_W < ACC_W <= 64
+  parameter integer PROD_REG = 1 // product register between the multiply and the accumulate, 0 or 1
 ) (
   input  wire                   clk,
   input  wire                   rst,
@@ -41,20 +44,58 @@ module tt_mac_array #(
     if (ACC_W <= A_W + B_W || ACC_W > 64) begin : g_bad_acc_w
       error_tt_mac_array_ACC_W_must_exceed_A_W_plus_B_W_and_be_at_most_64 u_error ();
     end
+    if (PROD_REG < 0 || PROD_REG > 1) begin : g_bad_prod_reg
+      error_tt_mac_array_PROD_REG_must_be_0_or_1 u_error ();
+    end
+  endgenerate
+
+  // The accumulate stage's controls: en and clear, delayed with the product when PROD_REG = 1.
+  wire acc_en;
+  wire acc_clear;
+  generate
+    if (PROD_REG == 1) begin : g_ctrl_reg
+      reg en_q;
+      reg clear_q;
+      always @(posedge clk) begin
+        if (rst) begin
+          en_q    <= 1'b0;
+          clear_q <= 1'b0;
+        end else begin
+          en_q    <= en;
+          clear_q <= clear;
+        end
+      end
+      assign acc_en    = en_q;
+      assign acc_clear = clear_q;
+    end else begin : g_ctrl_direct
+      assign acc_en    = en;
+      assign acc_clear = clear;
+    end
   endgenerate
 
   genvar l;
   generate
     for (l = 0; l < LANES; l = l + 1) begin : g_lane
-      wire signed [PROD_W-1:0] prod = $signed(a) * $signed(b[B_W*l +: B_W]);
+      wire signed [PROD_W-1:0] prod_d = $signed(a) * $signed(b[B_W*l +: B_W]);
+      wire signed [PROD_W-1:0] prod;
+      if (PROD_REG == 1) begin : g_prod_reg
+        reg signed [PROD_W-1:0] prod_q;
+        always @(posedge clk) begin
+          prod_q <= prod_d;  // no reset: acc_en is low after rst until a new product is in here
+        end
+        assign prod = prod_q;
+      end else begin : g_prod_direct
+        assign prod = prod_d;
+      end
+
       reg  signed [ACC_W-1:0]  acc_q;
-      wire signed [ACC_W-1:0]  base = clear ? {ACC_W{1'b0}} : acc_q;
+      wire signed [ACC_W-1:0]  base = acc_clear ? {ACC_W{1'b0}} : acc_q;
       wire signed [ACC_W-1:0]  acc_d = base + {{(ACC_W-PROD_W){prod[PROD_W-1]}}, prod};
 
       always @(posedge clk) begin
         if (rst) begin
           acc_q <= {ACC_W{1'b0}};
-        end else if (en) begin
+        end else if (acc_en) begin
           acc_q <= acc_d;
         end
       end

@@ -22,7 +22,8 @@ from golden.tests.test_isa import contract_case, contract_ops, desc_contract, ma
 from verif.unit_stimulus import busy_restarts
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
-PIPE = 9  # cycles after the last beat besides MEM_LAT: check, MAC, requant x3, clamp, write, |y|, done (rtl/tt_contract.v)
+PIPE = 9  # cycles after the last beat besides MEM_LAT and MAC_REG: check, MAC, requant x3, clamp, write, |y|, done
+# (rtl/tt_contract.v)
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
@@ -79,6 +80,7 @@ class Tb:
     def __init__(self, dut):
         self.dut = dut
         self.lat = int(dut.MEM_LAT.value)
+        self.tail = self.lat + int(dut.MAC_REG.value) + PIPE  # cycles of an op besides its MACs
         self.out_w_max = int(dut.OUT_W.value)
         assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
         assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
@@ -169,7 +171,7 @@ class Tb:
         assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
         assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state"
-        assert cycles == desc.macs + self.lat + PIPE, f"{what}: {cycles} cycles for {desc.macs} MACs"
+        assert cycles == desc.macs + self.tail, f"{what}: {cycles} cycles for {desc.macs} MACs"
         want_reads = {"a": desc.macs, "b": desc.macs, "o": desc.out_count if desc.accumulate else 0}
         assert {p: self.mems.reads[p] - reads[p] for p in "abo"} == want_reads, f"{what}: reads"
         assert self.mems.writes - writes == desc.out_count, f"{what}: writes"
@@ -276,7 +278,7 @@ async def test_start_while_busy(dut):
     comp = compile_network(load_config("tiny"))
     for op in contract_ops(comp):
         case = contract_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
-        await tb.check_case(case, restarts=busy_restarts(tb.gen, case.desc.macs + tb.lat + PIPE))
+        await tb.check_case(case, restarts=busy_restarts(tb.gen, case.desc.macs + tb.tail))
     for trial in range(16):
         n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
         n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
@@ -284,5 +286,5 @@ async def test_start_while_busy(dut):
         comp_s, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
                                mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
         case = contract_case(comp_s, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
-        restarts = busy_restarts(tb.gen, case.desc.macs + tb.lat + PIPE) if trial % 4 else frozenset()
+        restarts = busy_restarts(tb.gen, case.desc.macs + tb.tail) if trial % 4 else frozenset()
         await tb.check_case(case, machine=trial % 4 == 0, restarts=restarts)

@@ -1,4 +1,5 @@
-"""pytest runner for rtl/tt_contract.v: every simulator x two memory latencies (cocotb module: tb_tt_contract.py)."""
+"""pytest runner for rtl/tt_contract.v: every simulator x two memory latencies, with and without the MAC product
+register (cocotb module: tb_tt_contract.py)."""
 import pytest
 
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
@@ -8,7 +9,7 @@ SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v"
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
-    "lat3": {"MEM_LAT": 3},  # registered address and data around the RAM
+    "lat3": {"MEM_LAT": 3, "MAC_REG": 0},  # registered address and data around the RAM; no product register
 }
 
 
@@ -24,6 +25,7 @@ BAD_PARAMS = [
     ({"NOUT": 0}, "error_tt_contract_NOUT_must_be_at_least_1_and_NOUT_plus_NRED_at_most_10"),
     ({"MEM_LAT": 0}, "error_tt_contract_MEM_LAT_must_be_1_to_8"),
     ({"MEM_LAT": 9}, "error_tt_contract_MEM_LAT_must_be_1_to_8"),
+    ({"MAC_REG": 2}, "error_tt_mac_array_PROD_REG_must_be_0_or_1"),
     ({"OUT_W": 33}, "error_tt_contract_OUT_W_must_be_2_to_32"),
     ({"A_W": 24, "B_W": 24}, "error_tt_mac_array_ACC_W_must_exceed_A_W_plus_B_W_and_be_at_most_64"),
     ({"NOUT": 1, "NRED": 0, "MEM_LAT": 8, "OUT_W": 32}, None),  # legal extremes

@@ -1,9 +1,11 @@
-"""cocotb tests of tt_mac_array: exact signed dot products (SPEC 1.2), clear / en / rst behaviour.
+"""cocotb tests of tt_mac_array: exact signed dot products (SPEC 1.2), clear / en / rst behaviour, the latency.
 
 The reference is exact integer arithmetic (the SPEC's accumulator never wraps): every stimulus is
 generated so that no partial sum leaves the ACC_W range (fxp.check_acc for the 48-bit accumulator), and
 the narrow parameter set drives the sums right up to both limits. numpy is seeded from cocotb.RANDOM_SEED.
 """
+from collections import deque
+
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
@@ -13,7 +15,11 @@ from golden import fxp
 
 
 class Mac:
-    """Parameters from the HDL, packing, and the cycle model."""
+    """Parameters from the HDL, packing, and the cycle model.
+
+    `model` holds the sums of every product accepted so far; the accumulators show them 1 + PROD_REG cycles
+    after the en edge, so `visible` keeps the model of the last PROD_REG + 1 clocks and `check` compares with the
+    oldest. rst zeroes the accumulators and drops the product in flight: every entry becomes zero."""
 
     def __init__(self, dut):
         self.dut = dut
@@ -21,11 +27,13 @@ class Mac:
         self.a_w = int(dut.A_W.value)
         self.b_w = int(dut.B_W.value)
         self.acc_w = int(dut.ACC_W.value)
+        self.prod_reg = int(dut.PROD_REG.value)
         assert len(dut.b) == self.b_w * self.lanes and len(dut.acc) == self.acc_w * self.lanes
         self.a_min, self.a_max = -(1 << (self.a_w - 1)), (1 << (self.a_w - 1)) - 1
         self.b_min, self.b_max = -(1 << (self.b_w - 1)), (1 << (self.b_w - 1)) - 1
         self.acc_min, self.acc_max = -(1 << (self.acc_w - 1)), (1 << (self.acc_w - 1)) - 1
         self.model = [0] * self.lanes
+        self.visible = deque([self.model] * (self.prod_reg + 1), maxlen=self.prod_reg + 1)
         self.peak = [0, 0]  # most negative, most positive partial sum seen
 
     def drive(self, en, clear, a, b):
@@ -47,13 +55,16 @@ class Mac:
     def clock(self, rst, en, clear, a, b):
         if rst:
             self.model = [0] * self.lanes
-        elif en:
+            self.visible.extend([self.model] * (self.prod_reg + 1))
+            return
+        if en:
             sums = self.next_sums(clear, a, b)
             assert self.fits(sums), "testbench bug: stimulus overflows the accumulator"
             if self.acc_w == fxp.ACC_W:
                 fxp.check_acc(np.array(sums, dtype=np.int64))
             self.model = sums
             self.peak = [min(self.peak[0], *sums), max(self.peak[1], *sums)]
+        self.visible.append(self.model)
 
     def check(self, what):
         word = int(self.dut.acc.value)
@@ -61,7 +72,7 @@ class Mac:
         for i in range(self.lanes):
             v = (word >> (self.acc_w * i)) & ((1 << self.acc_w) - 1)
             got.append(v - (1 << self.acc_w) if v >> (self.acc_w - 1) else v)
-        assert got == self.model, f"{what}: acc {got} != expected {self.model}"
+        assert got == self.visible[0], f"{what}: acc {got} != expected {self.visible[0]}"
 
 
 async def start(dut) -> Mac:
