@@ -268,20 +268,23 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 # (bit r = slice r is live) read from the MASK tensors named in `masks`.
 # Legal descriptors (checked when the op starts; the RTL raises error_code, `execute_ewise` a ValueError; see
 # `ewise_error`): 1 shift outside -16..47; 2 y_w outside 2..OUT_W or a used x_w / z_w outside 2..X_W / Z_W;
-# 3 count 0, or a MASK with r0 or r1 outside 1..EW_MASK_N or m*n = 0; 4 a used alignment below -47 or with
-# width + align > ACC_W - 17 (then |alpha x 2^align| <= 2^(15 + x_w - 1 + align) <= 2^45 and the sum of the two
-# terms always fits the 48-bit accumulator); 5 unknown opcode. Several: the lowest code.
+# 3 count 0, or a MASK / PENALTY with r0 or r1 outside 1..EW_MASK_N or m*n = 0; 4 a used alignment below -47 or
+# with width + align > ACC_W - 17 (then |alpha x 2^align| <= 2^(15 + x_w - 1 + align) <= 2^45, and PENALTY's 17-bit
+# tau sum gives |z term| <= 2^46, so the sum of the two terms always fits the 48-bit accumulator); 5 unknown opcode.
+# Several: the lowest code.
 
 from golden.machine import axpby_fc  # noqa: E402  (the alignment of SPEC 5.2)
 
-EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK = range(7)
+EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY = range(8)
 EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "relu": EW_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
-              "zero": EW_ZERO, "mask": EW_MASK}
-EW_OP_W = 3  # opcode field
+              "zero": EW_ZERO, "mask": EW_MASK, "penalty": EW_PENALTY}
+EW_CORE_OPS = (EW_MASK, EW_PENALTY)  # ops over a core (r0, m*n, r1) that index its rank slices
+EW_OP_W = 4  # opcode field (room for the Adam ops)
 EW_CONST_W = 16  # alpha, beta: signed
 EW_ALIGN_W = 7  # align_x, align_z: signed
 EW_RANK_W = 5  # r0, r1
-EW_MASK_N = 16  # mask bits per side (rtl/tt_ewise.v MASK_N)
+EW_MASK_N = 16  # mask bits and tau entries per side, the largest rank (rtl/tt_ewise.v MASK_N)
+EW_TAU_W = 16  # a tau entry: signed (SPEC 5.6 keeps taus in 0..2^15 - 1)
 EW_PORT_W = 16  # data width of the RTL's read and write ports (X_W, Z_W, OUT_W)
 EW_ALIGN_MIN = -47  # a right shift by 47 leaves 0 or -1 of any product
 EW_ALIGN_TOP = fxp.ACC_W - 17  # width + align <= 31: each term below 2^45 in magnitude
@@ -305,9 +308,10 @@ class EwiseDesc:
     x_w: int  # widths in bits: x and z for the accumulator bound, y the saturation range
     z_w: int
     y_w: int
-    shape: tuple[int, int, int] = (1, 1, 1)  # MASK: the core as (r0, m*n, r1); other ops (1, count, 1)
+    shape: tuple[int, int, int] = (1, 1, 1)  # MASK, PENALTY: the core as (r0, m*n, r1); other ops (1, count, 1)
     banks: tuple[str, str, str] = ("", "", "")  # banks of x, z, y (for the sequencer; not a descriptor field)
     masks: tuple[str, str] = ("", "")  # MASK: the mask tensors (left, right), "" = absent (all live)
+    taus: tuple[str, str] = ("", "")  # PENALTY: the tau tensors (left, right), "" = absent (all 0)
     names: tuple[str, str, str] = field(default=("", "", ""), compare=False)  # tensors x, z, y, for messages
 
     @property
@@ -317,11 +321,12 @@ class EwiseDesc:
 
     @property
     def z_term(self) -> bool:
-        return self.opcode == EW_AXPBY
+        """The z term is formed: beta * z (AXPBY) or (tau_left[r_prev] + tau_right[r_next]) * z (PENALTY)."""
+        return self.opcode in (EW_AXPBY, EW_PENALTY)
 
     @property
     def reads_z(self) -> bool:
-        return self.opcode in (EW_AXPBY, EW_RELU_BWD)
+        return self.z_term or self.opcode == EW_RELU_BWD
 
     @property
     def accumulate(self) -> bool:
@@ -373,7 +378,7 @@ def check_ewise(desc: EwiseDesc) -> EwiseDesc:
     unsigned("r0", r0, EW_RANK_W)
     unsigned("m*n", mn, ADDR_W)
     unsigned("r1", r1, EW_RANK_W)
-    if desc.opcode == EW_MASK and r0 * mn * r1 != desc.count:
+    if desc.opcode in EW_CORE_OPS and r0 * mn * r1 != desc.count:
         _ewfail(what, f"shape {desc.shape} has {r0 * mn * r1} elements, count is {desc.count}")
     return desc
 
@@ -394,8 +399,8 @@ def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_POR
             return EW_ERR_WIDTH, f"{name}_w {w} outside 2..{w_max}"
     if desc.count == 0:
         return EW_ERR_COUNT, "count 0"
-    if desc.opcode == EW_MASK and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
-        return EW_ERR_COUNT, f"mask shape {desc.shape}: ranks outside 1..{EW_MASK_N} or m*n = 0"
+    if desc.opcode in EW_CORE_OPS and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
+        return EW_ERR_COUNT, f"core shape {desc.shape}: ranks outside 1..{EW_MASK_N} or m*n = 0"
     for name, w, e, _ in terms:
         if e < EW_ALIGN_MIN or w + e > EW_ALIGN_TOP:
             return EW_ERR_ALIGN, (f"align_{name} {e} with {name}_w {w}: outside {EW_ALIGN_MIN}..{EW_ALIGN_TOP - w}, "
@@ -424,7 +429,7 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     y = op.out
     x = z = ""
     alpha, beta, align_x, align_z, shift, mode = 1, 0, 0, 0, 0, NEAREST
-    masks = ("", "")
+    masks = taus = ("", "")
     shape = (1, out_t.size, 1)
     what = f"{op.kind} {op.out} <- {', '.join(n for n in op.ins if n) or '-'}"
     if op.kind == "axpby":
@@ -451,11 +456,18 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
         shift = frac[x] - frac[y]  # always NEAREST (SPEC 5.5)
     elif op.kind == "zero":
         alpha = 0
-    else:  # mask
-        x, *ms = op.ins
-        masks = (ms[0], ms[1])
+    else:  # mask, penalty: ops over the rank slices of a core
+        if op.kind == "mask":
+            x, *ms = op.ins
+            masks = (ms[0], ms[1])
+        else:  # g <- RQ(g 2^align_x + (tau_l[r_prev] + tau_r[r_next]) w 2^align_z, align_x) (Machine._penalty)
+            x, z, *ts = op.ins
+            taus = (ts[0], ts[1])
+            f_tau = frac[taus[0] or taus[1]]
+            fc = max(frac[x], f_tau + frac[z])
+            align_x, align_z, shift, mode = fc - frac[x], fc - f_tau - frac[z], fc - frac[y], op.mode
         if len(out_t.shape) != 4:
-            _ewfail(what, f"mask target {y} has shape {out_t.shape}, not a core (r0, m, n, r1)")
+            _ewfail(what, f"{op.kind} target {y} has shape {out_t.shape}, not a core (r0, m, n, r1)")
         r0, m, n, r1 = out_t.shape
         shape = (r0, m * n, r1)
     if x and comp.tensors[x].size != out_t.size or z and comp.tensors[z].size != out_t.size:
@@ -472,7 +484,7 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     desc = EwiseDesc(opcode=opcode, count=out_t.size, x_base=base(x), z_base=base(z), y_base=base(y),
                      alpha=alpha, beta=beta, align_x=align_x, align_z=align_z, shift=shift, mode=mode,
                      x_w=width(x), z_w=width(z), y_w=out_t.fmt.width, shape=shape,
-                     banks=(bank(x), bank(z), bank(y)), masks=masks, names=(x, z, y))
+                     banks=(bank(x), bank(z), bank(y)), masks=masks, taus=taus, names=(x, z, y))
     check_ewise(desc)
     code, why = ewise_error(desc)
     if code:
@@ -488,12 +500,21 @@ def mask_word(values) -> int:
     return word
 
 
+def tau_table(values=()) -> tuple[int, ...]:
+    """A TAU tensor (one signed value per slice; absent: none) as the unit's EW_MASK_N entries, 0 past its rank."""
+    table = [int(v) for v in values] + [0] * (EW_MASK_N - len(values))
+    if len(table) != EW_MASK_N or not all(-(1 << (EW_TAU_W - 1)) <= v < 1 << (EW_TAU_W - 1) for v in table):
+        raise ValueError(f"tau table {table}: more than {EW_MASK_N} entries or an entry outside {EW_TAU_W} bits")
+    return tuple(table)
+
+
 def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: int = EW_ALL,
-                  mask_right: int = EW_ALL) -> tuple[np.ndarray, int, int, int]:
+                  mask_right: int = EW_ALL, tau_left=(), tau_right=()) -> tuple[np.ndarray, int, int, int]:
     """Plain reference of one descriptor on flat memories (exact Python ints; sources all read before the first
     write). Returns (the y memory after the op, saturations, max |word written|, draws consumed). `rand`: one
-    draw per element (STOCHASTIC only); mask_left / mask_right: the MASK op's bit vectors. A source not read may
-    be None. Saturations count the RQ clamp and, for ACC, the clamp of the sum, so one element may count twice.
+    draw per element (STOCHASTIC only); mask_left / mask_right: the MASK op's bit vectors; tau_left / tau_right:
+    the PENALTY op's tau values per slice (tau_table). A source not read may be None. Saturations count the RQ
+    clamp and, for ACC, the clamp of the sum, so one element may count twice.
     """
     code, why = ewise_error(desc)
     if code:
@@ -509,6 +530,12 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
     zs = [int(mem_z[desc.z_base + i]) if desc.reads_z else 0 for i in range(n)]
     olds = [int(mem_y[desc.y_base + i]) for i in range(n)]
     _, mn, r1 = desc.shape
+    taus = (tau_table(tau_left), tau_table(tau_right))
+
+    def beta(i: int) -> int:  # element i = (r_prev, m*n, r_next)
+        if desc.opcode == EW_PENALTY:
+            return taus[0][i // (mn * r1)] + taus[1][i % r1]
+        return desc.beta
 
     def gate(i: int) -> bool:
         if desc.opcode == EW_RELU:
@@ -526,7 +553,7 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
         if g and desc.reads_x:
             t += int(fxp.align_round(np.array([desc.alpha * xs[i]]), 0, desc.align_x)[0])
         if g and desc.z_term:
-            t += int(fxp.align_round(np.array([desc.beta * zs[i]]), 0, desc.align_z)[0])
+            t += int(fxp.align_round(np.array([beta(i) * zs[i]]), 0, desc.align_z)[0])
         acc = np.array([t], dtype=np.int64)
         fxp.check_acc(acc, f"ewise -> {desc.names[2]}")
         v = fxp.round_shift(acc, desc.shift, desc.mode, rand[i:i + 1] if desc.mode == STOCHASTIC else None)
@@ -540,20 +567,26 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
     return mem_y, n_sat, maxabs, desc.draws
 
 
-def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int = EW_ALL) -> dict[str, int]:
-    """The descriptor (and the MASK op's bit vectors) as the RTL's port values (rtl/tt_ewise.v)."""
+def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int = EW_ALL, tau_left=(),
+                     tau_right=()) -> dict[str, int]:
+    """The descriptor (and the MASK op's bit vectors, the PENALTY op's tau values) as the RTL's port values
+    (rtl/tt_ewise.v; a tau table packs entry r at bits [EW_TAU_W r +: EW_TAU_W])."""
     r0, mn, r1 = desc.shape
     sgn = lambda v, bits: v & ((1 << bits) - 1)  # noqa: E731
+
+    def table(values) -> int:
+        return sum(sgn(v, EW_TAU_W) << (EW_TAU_W * r) for r, v in enumerate(tau_table(values)))
+
     return {"opcode": desc.opcode, "count": desc.count, "x_base": desc.x_base, "z_base": desc.z_base,
             "y_base": desc.y_base, "alpha": sgn(desc.alpha, EW_CONST_W), "beta": sgn(desc.beta, EW_CONST_W),
             "align_x": sgn(desc.align_x, EW_ALIGN_W), "align_z": sgn(desc.align_z, EW_ALIGN_W),
             "shift": sgn(desc.shift, SHIFT_W), "mode": desc.mode, "x_w": desc.x_w, "z_w": desc.z_w,
             "y_w": desc.y_w, "r0": r0, "mn": mn, "r1": r1, "mask_left": mask_left & EW_ALL,
-            "mask_right": mask_right & EW_ALL}
+            "mask_right": mask_right & EW_ALL, "tau_left": table(tau_left), "tau_right": table(tau_right)}
 
 
 __all__ += ["EwiseDesc", "lower_ewise", "execute_ewise", "check_ewise", "ewise_error", "pack_ewise_ports",
-            "mask_word", "EW_OPCODES", "EW_MASK_N", "EW_ALL"]
+            "mask_word", "tau_table", "EW_OPCODES", "EW_MASK_N", "EW_ALL"]
 
 
 # === Softmax cross-entropy gradient unit (rtl/tt_sce.v) ======================================================

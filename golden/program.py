@@ -45,6 +45,7 @@ EWISE_FIELDS = (
     ("align_z", isa.EW_ALIGN_W), ("shift", isa.SHIFT_W), ("mode", 1), ("x_w", isa.OUT_W_W), ("z_w", isa.OUT_W_W),
     ("y_w", isa.OUT_W_W), ("r0", isa.EW_RANK_W), ("mn", isa.ADDR_W), ("r1", isa.EW_RANK_W),
     ("mask_left", isa.EW_MASK_N), ("mask_right", isa.EW_MASK_N),
+    ("tau_left", isa.EW_MASK_N * isa.EW_TAU_W), ("tau_right", isa.EW_MASK_N * isa.EW_TAU_W),
 )
 SCE_N_W = 8  # rtl/tt_sce.v N_W: n_out, classes, label
 SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL register before each sample
@@ -179,8 +180,9 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         kind, payload = KIND_CONTRACT, pack_fields(CONTRACT_FIELDS, isa.pack_ports(d))
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)
-        if any(d.masks):
-            raise ProgramError(f"{op.kind} {op.out}: rank masks are not supported by the accelerator yet")
+        if any(d.masks) or any(d.taus):  # their values change at every rank update: the host would re-assemble
+            raise ProgramError(f"{op.kind} {op.out}: rank masks and taus are not supported by the accelerator "
+                               "flow yet")
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
         d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y))
         kind, payload = KIND_EWISE, pack_fields(EWISE_FIELDS, isa.pack_ewise_ports(d))

@@ -1,13 +1,14 @@
 `default_nettype none
 // tt_ewise: the element-wise unit, v1 (one element per cycle). Executes one element-wise descriptor
-// (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK) bit-exactly.
-// Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
-//   t = A(alpha * x, align_x) + A(beta * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor((p + 2^(-e-1)) / 2^-e) (e < 0)
-//   y = SAT_y_w(RQ(gate ? t : 0, shift, mode))         ACC: y = SAT_y_w(old y + that)
-// The z term is formed by AXPBY only, the x term by every op but ZERO. gate is 1 except RELU (x > 0),
-// RELU_BWD (z > 0: z is the saved activation h), MASK (mask_left[r_prev] & mask_right[r_next], element
-// (r_prev, m*n, r_next) of a core of shape (r0, mn, r1)) and ZERO (0). Every op is this one datapath:
-// RELU is y = x gated, DERIVE and ACC are RQ(x, shift) with alpha = 1, ZERO is a gate of 0.
+// (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK and PENALTY)
+// bit-exactly. Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
+//   t = A(alpha * x, align_x) + A(b * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor((p + 2^(-e-1)) / 2^-e) (e < 0)
+//   y = SAT_y_w(RQ(gate ? t : 0, shift, mode))      ACC: y = SAT_y_w(old y + that)
+// The z term is formed by AXPBY (b = beta) and PENALTY (b = tau_left[r_prev] + tau_right[r_next], 17 bits: the
+// rank prior's gradient of element (r_prev, m*n, r_next) of a core of shape (r0, mn, r1)), the x term by every
+// op but ZERO. gate is 1 except RELU (x > 0), RELU_BWD (z > 0: z is the saved activation h), MASK
+// (mask_left[r_prev] & mask_right[r_next]) and ZERO (0). Every op is this one datapath: RELU is y = x gated,
+// DERIVE and ACC are RQ(x, shift) with alpha = 1, ZERO is a gate of 0.
 // mode 1 (STOCHASTIC) consumes one LFSR draw per element in element order (SPEC 2.2), mode 0 none; the
 // saturation count (ACC can count an element twice: the RQ clamp and the clamp of the sum, as in the golden
 // machine) and max |word written| (the max register of an adaptive destination, SPEC 4.2) cover the op.
@@ -28,9 +29,10 @@
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
 // and the LFSR untouched: done and error rise the cycle after it with error_code (the lowest that applies)
 //   1 shift outside -16..47; 2 y_w outside 2..OUT_W, or x_w (x term) / z_w (z term) outside 2..X_W / 2..Z_W;
-//   3 count 0, or a MASK with r0 or r1 outside 1..MASK_N or mn 0; 4 an alignment of a formed term below -47
-//   or with width + align > ACC_W - 17 (each term is then below 2^(ACC_W-3) and their sum cannot overflow);
-//   5 unknown opcode. golden.isa.ewise_error is the reference. A start while busy is ignored.
+//   3 count 0, or a MASK / PENALTY with r0 or r1 outside 1..MASK_N or mn 0; 4 an alignment of a formed term
+//   below -47 or with width + align > ACC_W - 17 (each term is then below 2^(ACC_W-3), PENALTY's z term below
+//   2^(ACC_W-2), and their sum cannot overflow); 5 unknown opcode. golden.isa.ewise_error is the reference.
+//   A start while busy is ignored.
 module tt_ewise #(
   parameter integer ADDR_W  = 20,  // element address and count width, 8..32
   parameter integer X_W     = 16,  // x read data width, signed, 2..32
@@ -48,7 +50,7 @@ module tt_ewise #(
   output wire [31:0]        lfsr_state,
   // op descriptor (golden.isa.pack_ewise_ports)
   input  wire               start,
-  input  wire [2:0]         opcode,      // 0 AXPBY, 1 ACC, 2 RELU, 3 RELU_BWD, 4 DERIVE, 5 ZERO, 6 MASK
+  input  wire [3:0]         opcode,      // 0 AXPBY, 1 ACC, 2 RELU, 3 RELU_BWD, 4 DERIVE, 5 ZERO, 6 MASK, 7 PENALTY
   input  wire [ADDR_W-1:0]  count,
   input  wire [ADDR_W-1:0]  x_base,
   input  wire [ADDR_W-1:0]  z_base,
@@ -62,11 +64,13 @@ module tt_ewise #(
   input  wire [5:0]         x_w,         // operand widths (the accumulator bound), destination width
   input  wire [5:0]         z_w,
   input  wire [5:0]         y_w,
-  input  wire [4:0]         r0,          // MASK: core shape (r0, mn, r1)
+  input  wire [4:0]         r0,          // MASK, PENALTY: core shape (r0, mn, r1)
   input  wire [ADDR_W-1:0]  mn,
   input  wire [4:0]         r1,
   input  wire [MASK_N-1:0]  mask_left,   // bit r: slice r of the left bond is live
   input  wire [MASK_N-1:0]  mask_right,
+  input  wire [16*MASK_N-1:0] tau_left,  // PENALTY: entry r in [16 r +: 16], signed
+  input  wire [16*MASK_N-1:0] tau_right,
   // status
   output wire               busy,
   output wire               done,
@@ -91,16 +95,18 @@ module tt_ewise #(
 
   localparam integer IDX_W = 4;  // rank index (0..MASK_N-1)
   localparam integer PX_W = 16 + X_W;  // alpha * x
-  localparam integer PZ_W = 16 + Z_W;  // beta * z
-  localparam integer TAG_W = ADDR_W + 3;  // {addr_y, keep, last, valid} of an element
+  localparam integer B_W = 17;  // the z term's constant: beta (16 bits) or PENALTY's sum of two 16-bit taus
+  localparam integer PZ_W = B_W + Z_W;  // b * z
+  localparam integer TAG_W = ADDR_W + B_W + 3;  // {addr_y, b, keep, last, valid} of an element
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
-  localparam [2:0] OP_AXPBY = 3'd0;
-  localparam [2:0] OP_ACC = 3'd1;
-  localparam [2:0] OP_RELU = 3'd2;
-  localparam [2:0] OP_RELU_BWD = 3'd3;
-  localparam [2:0] OP_ZERO = 3'd5;
-  localparam [2:0] OP_MASK = 3'd6;
-  localparam [2:0] OP_LAST = 3'd6;
+  localparam [3:0] OP_AXPBY = 4'd0;
+  localparam [3:0] OP_ACC = 4'd1;
+  localparam [3:0] OP_RELU = 4'd2;
+  localparam [3:0] OP_RELU_BWD = 4'd3;
+  localparam [3:0] OP_ZERO = 4'd5;
+  localparam [3:0] OP_MASK = 4'd6;
+  localparam [3:0] OP_PENALTY = 4'd7;
+  localparam [3:0] OP_LAST = 4'd7;
   localparam [3:0] ERR_NONE = 4'd0;
   localparam [3:0] ERR_SHIFT = 4'd1;
   localparam [3:0] ERR_WIDTH = 4'd2;
@@ -126,8 +132,9 @@ module tt_ewise #(
     if (OUT_W < 2 || OUT_W > 32) begin : g_bad_out_w
       error_tt_ewise_OUT_W_must_be_2_to_32 u_error ();
     end
-    if (ACC_W < X_W + 17 || ACC_W < Z_W + 17 || ACC_W > 64) begin : g_bad_acc_w
-      error_tt_ewise_ACC_W_must_be_at_least_X_W_and_Z_W_plus_17_and_at_most_64 u_error ();
+    // Wider than each product (alpha * x: 16 + X_W bits; b * z: 17 + Z_W bits), at most 64.
+    if (ACC_W < X_W + 17 || ACC_W < Z_W + 18 || ACC_W > 64) begin : g_bad_acc_w
+      error_tt_ewise_ACC_W_must_exceed_X_W_plus_16_and_Z_W_plus_17_and_be_at_most_64 u_error ();
     end
     if (MEM_LAT < 1 || MEM_LAT > 8) begin : g_bad_mem_lat
       error_tt_ewise_MEM_LAT_must_be_1_to_8 u_error ();
@@ -140,10 +147,11 @@ module tt_ewise #(
   // ---- op decode ----
   wire known  = opcode <= OP_LAST;
   wire term_x = known && (opcode != OP_ZERO);  // alpha * x is formed
-  wire term_z = opcode == OP_AXPBY;             // beta * z is formed
+  wire is_penalty = opcode == OP_PENALTY;
+  wire term_z = (opcode == OP_AXPBY) || is_penalty;  // b * z is formed
   wire read_z = term_z || (opcode == OP_RELU_BWD);
   wire is_acc = opcode == OP_ACC;
-  wire is_mask = opcode == OP_MASK;
+  wire is_core = (opcode == OP_MASK) || is_penalty;  // indexes the rank slices of a core (r0, mn, r1)
 
   // ---- legality check (registered at start, tt_op_ctrl), busy / done / error ----
   wire signed [6:0] shift_s = shift;
@@ -159,7 +167,7 @@ module tt_ewise #(
                    (term_x && ((x_w < 6'd2) || ({26'd0, x_w} > X_W_U))) ||
                    (term_z && ((z_w < 6'd2) || ({26'd0, z_w} > Z_W_U)));
   wire bad_count = (count == {ADDR_W{1'b0}}) ||
-                   (is_mask && ((r0 == 5'd0) || ({27'd0, r0} > MASK_N_U) || (r1 == 5'd0) ||
+                   (is_core && ((r0 == 5'd0) || ({27'd0, r0} > MASK_N_U) || (r1 == 5'd0) ||
                                 ({27'd0, r1} > MASK_N_U) || (mn == {ADDR_W{1'b0}})));
   wire bad_align = (term_x && ((ax32 < ALIGN_MIN) || (top_x > ALIGN_TOP))) ||
                    (term_z && ((az32 < ALIGN_MIN) || (top_z > ALIGN_TOP)));
@@ -223,8 +231,8 @@ module tt_ewise #(
     .done      (unused_ia_done)
   );
 
-  // MASK: r_next and r_prev of the element, counted by a second nest (r1 innermost, then mn, then r0) in
-  // lockstep with the first; its "addresses" are the two indices (unit strides on loops 0 and 2).
+  // MASK, PENALTY: r_next and r_prev of the element, counted by a second nest (r1 innermost, then mn, then r0)
+  // in lockstep with the first; its "addresses" are the two indices (unit strides on loops 0 and 2).
   wire [IDX_W-1:0] r_next;
   wire [IDX_W-1:0] r_prev;
   wire [IDX_W-1:0] unused_rk_o;
@@ -243,7 +251,7 @@ module tt_ewise #(
   ) u_rank (
     .clk       (clk),
     .rst       (rst),
-    .start     (run && is_mask),
+    .start     (run && is_core),
     .counts    (rk_counts),
     .stride_a  ({4'd0, 4'd0, 4'd1}),
     .stride_b  ({4'd1, 4'd0, 4'd0}),
@@ -262,15 +270,26 @@ module tt_ewise #(
     .done      (unused_rk_done)
   );
 
-  reg [15:0] mask_l16;
-  reg [15:0] mask_r16;
+  reg [15:0]      mask_l16;
+  reg [15:0]      mask_r16;
+  reg [16*16-1:0] tau_l16;
+  reg [16*16-1:0] tau_r16;
   always @* begin
     mask_l16 = 16'd0;
     mask_r16 = 16'd0;
-    mask_l16[MASK_N-1:0] = mask_left;
-    mask_r16[MASK_N-1:0] = mask_right;
+    tau_l16  = {(16*16){1'b0}};
+    tau_r16  = {(16*16){1'b0}};
+    mask_l16[MASK_N-1:0]    = mask_left;
+    mask_r16[MASK_N-1:0]    = mask_right;
+    tau_l16[16*MASK_N-1:0]  = tau_left;
+    tau_r16[16*MASK_N-1:0]  = tau_right;
   end
   wire keep_issue = mask_l16[r_prev] && mask_r16[r_next];
+  // The z term's constant of the element: PENALTY's tau sum, else beta (both sign-extended to B_W bits).
+  wire signed [15:0]    tau_l_e = tau_l16[16*r_prev +: 16];
+  wire signed [15:0]    tau_r_e = tau_r16[16*r_next +: 16];
+  wire signed [B_W-1:0] tau_sum = {tau_l_e[15], tau_l_e} + {tau_r_e[15], tau_r_e};
+  wire signed [B_W-1:0] b_issue = is_penalty ? tau_sum : {beta[15], beta};
 
   assign x_rd_en   = ia_valid && term_x;
   assign x_rd_addr = ia_x;
@@ -280,7 +299,7 @@ module tt_ewise #(
   assign o_rd_addr = ia_y;
 
   // ---- element tags through the memory latency ----
-  wire [TAG_W-1:0] tag_issue = {ia_y, keep_issue, ia_last, ia_valid};
+  wire [TAG_W-1:0] tag_issue = {ia_y, b_issue, keep_issue, ia_last, ia_valid};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
     .WIDTH (TAG_W),
@@ -295,7 +314,8 @@ module tt_ewise #(
   wire              m_valid = tag_m[0];
   wire              m_last  = tag_m[1];
   wire              m_keep  = tag_m[2];
-  wire [ADDR_W-1:0] m_addr  = tag_m[TAG_W-1:3];
+  wire [B_W-1:0]    m_b     = tag_m[B_W+2:3];
+  wire [ADDR_W-1:0] m_addr  = tag_m[TAG_W-1:B_W+3];
 
   // ---- stage G: gate the operands (registered, so the bank data do not run into the multipliers) ----
   wire signed [X_W-1:0] xd = x_rd_data;
@@ -319,6 +339,7 @@ module tt_ewise #(
   reg [ADDR_W-1:0]        g_addr_q;
   reg signed [X_W-1:0]    x_op_q;
   reg signed [Z_W-1:0]    z_op_q;
+  reg signed [B_W-1:0]    b_q;
   always @(posedge clk) begin
     if (rst) begin
       g_valid_q <= 1'b0;
@@ -330,11 +351,12 @@ module tt_ewise #(
     g_addr_q <= m_addr;
     x_op_q   <= x_op;
     z_op_q   <= z_op;
+    b_q      <= m_b;
   end
 
   // ---- stage M: two multipliers ----
   wire signed [PX_W-1:0] px_d = $signed(alpha) * x_op_q;
-  wire signed [PZ_W-1:0] pz_d = $signed(beta) * z_op_q;
+  wire signed [PZ_W-1:0] pz_d = b_q * z_op_q;
 
   reg                     p_valid_q;
   reg                     p_last_q;
@@ -365,7 +387,7 @@ module tt_ewise #(
     rx_q     <= 7'd0 - align_x;
     rz_q     <= 7'd0 - align_z;
     // A right shift rounds half up (half an output LSB added first): a floor would be a bias of -1 for every
-    // negative product. |p| < 2^45 and the half is at most 2^46 (shift <= 47), so the sum fits ACC_W = 48 bits.
+    // negative product. |p| <= 2^46 and the half is at most 2^46 (shift <= 47), so the sum fits ACC_W = 48 bits.
     half_x_q <= {{(ACC_W-1){1'b0}}, 1'b1} <<< (7'd0 - align_x - 7'd1);
     half_z_q <= {{(ACC_W-1){1'b0}}, 1'b1} <<< (7'd0 - align_z - 7'd1);
   end

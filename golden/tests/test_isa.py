@@ -270,6 +270,8 @@ class EwiseCase:
     desc: EwiseDesc
     mask_left: int = EW_ALL
     mask_right: int = EW_ALL
+    tau_left: tuple[int, ...] = ()
+    tau_right: tuple[int, ...] = ()
 
 
 def random_step(rng: np.random.Generator, comp: Compiled) -> tuple[int, int]:
@@ -323,7 +325,8 @@ def ewise_case(comp: Compiled, op: Op, rng: np.random.Generator, extremes: bool 
         banks[bank][b:b + t.size] = v
     rand = rng.integers(0, 256, size=desc.count) if desc.draws else None
     ml, mr = (mask_word(values[m]) if m else EW_ALL for m in desc.masks)
-    return EwiseCase(comp, op_m, frac, values, banks, rand, desc, ml, mr)
+    tl, tr = (tuple(int(v) for v in values[t]) if t else () for t in desc.taus)
+    return EwiseCase(comp, op_m, frac, values, banks, rand, desc, ml, mr, tl, tr)
 
 
 def machine_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int | None, int]:
@@ -350,7 +353,8 @@ def desc_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int, int, np.ndarray]:
     d = case.desc
     bank = lambda b: case.banks[b] if b else None  # noqa: E731
     mem_y, n_sat, maxabs, draws = execute_ewise(d, bank(d.banks[0]), bank(d.banks[1]), case.banks[d.banks[2]],
-                                                case.rand, case.mask_left, case.mask_right)
+                                                case.rand, case.mask_left, case.mask_right, case.tau_left,
+                                                case.tau_right)
     return mem_y[d.y_base:d.y_base + d.count], n_sat, maxabs, draws, mem_y
 
 
@@ -451,17 +455,17 @@ def test_ewise_does_not_fit():
                          (replace(d, count=0), "count 0 outside 1"),
                          (replace(d, y_base=(1 << 20) - 2), "operand y spans addresses"),
                          (replace(d, alpha=1 << 15), "alpha 32768 outside the 16-bit"),
-                         (replace(d, opcode=8), "opcode 8 outside 0..7"),
+                         (replace(d, opcode=16), "opcode 16 outside 0..15"),
                          (replace(d, y_w=64), "y_w 64 outside 0..63"),
                          (replace(d, opcode=EW_OPCODES["mask"], shape=(2, 4, 2)), "shape .* count is 8")):
         with pytest.raises(ValueError, match=message):
             check_ewise(bad)
     assert ewise_error(replace(d, align_x=23, x_w=8))[0] == 0
     assert ewise_error(replace(d, align_x=23, x_w=9))[0] == EW_ERR_ALIGN
-    with pytest.raises(ValueError, match="error 5: unknown opcode 7"):
-        execute_ewise(replace(d, opcode=7), None, None, np.zeros(100, dtype=np.int64))
+    with pytest.raises(ValueError, match="error 5: unknown opcode 9"):
+        execute_ewise(replace(d, opcode=9), None, None, np.zeros(100, dtype=np.int64))
     wide = replace(comp.tensors["G0.0"], shape=(17, 4, 4, 1))
     big = replace(comp, tensors={**comp.tensors, "G0.0": wide, "W0.0": replace(wide, name="W0.0")})
     mask = next(o for o in big.update if o.kind == "mask" and o.out == "W0.0")
-    with pytest.raises(ValueError, match=r"mask shape \(17, 16, 1\): ranks outside 1..16"):
+    with pytest.raises(ValueError, match=r"core shape \(17, 16, 1\): ranks outside 1..16"):
         lower_ewise(big, mask, frac)

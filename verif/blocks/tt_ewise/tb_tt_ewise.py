@@ -1,6 +1,6 @@
 """cocotb tests of tt_ewise: the compiled element-wise ops of the tiny and digits models (rank adaptation on, so
-the mask ops exist; train_sample, infer and update), lowered by golden/isa.py with random legal fractions and
-executed on synchronous-read memory models; every word of the destination bank, the saturation count, max |y|,
+the mask and penalty ops exist; train_sample, infer and update), lowered by golden/isa.py with random legal
+fractions and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max |y|,
 the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
 golden.isa.execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
 widths, alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without
@@ -24,6 +24,12 @@ from verif.unit_stimulus import busy_restarts
 PIPE = 12  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write, |y|, done
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 PORTS = ("x", "z", "o")
+NO_SLICES = (isa.EW_ALL, isa.EW_ALL, (), ())  # (mask_left, mask_right, tau_left, tau_right): all live, no taus
+
+
+def case_slices(case) -> tuple:
+    """The MASK bit vectors and PENALTY tau tables of a compiled case, as execute_ewise takes them."""
+    return case.mask_left, case.mask_right, case.tau_left, case.tau_right
 
 
 def signed(v: int, w: int) -> int:
@@ -118,15 +124,16 @@ class Tb:
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
-    async def execute(self, desc: isa.EwiseDesc, mems: dict, mask_left: int, mask_right: int, limit: int,
+    async def execute(self, desc: isa.EwiseDesc, mems: dict, slices: tuple, limit: int,
                       restarts: frozenset = frozenset()) -> int:
-        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
+        """Start the op with its `slices` (NO_SLICES), wait for done (at most `limit` cycles); returns the cycles
+        from start to done.
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the unit must ignore them."""
         d = self.dut
         self.mems.mem.update(mems)
-        self.drive(isa.pack_ewise_ports(desc, mask_left, mask_right))
+        self.drive(isa.pack_ewise_ports(desc, *slices))
         d.start.value = 1
         await FallingEdge(d.clk)
         d.start.value = 0
@@ -146,13 +153,13 @@ class Tb:
         assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
         return cycles
 
-    async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, mask_left: int, mask_right: int, want_bank,
+    async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, slices: tuple, want_bank,
                        want_sat: int, want_max: int, what: str, restarts: frozenset = frozenset()):
         """Run one legal descriptor on the banks (x, z, y; None for an operand it does not have) and compare
         everything the host can read with the expected values (`restarts`: see execute)."""
         reads = dict(self.mems.reads)
         writes = self.mems.writes
-        cycles = await self.execute(desc, dict(zip(PORTS, banks)), mask_left, mask_right,
+        cycles = await self.execute(desc, dict(zip(PORTS, banks)), slices,
                                     desc.count + self.lat + 50, restarts)
         d = self.dut
         assert not self.mems.bad, f"{what}: {self.mems.bad[0]}"
@@ -188,7 +195,7 @@ class Tb:
                 f"mode {desc.mode})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
-        cycles = await self.run_desc(desc, banks, case.mask_left, case.mask_right, want_bank, want_sat, want_max,
+        cycles = await self.run_desc(desc, banks, case_slices(case), want_bank, want_sat, want_max,
                                      what, restarts)
         self.dut._log.debug("%s: %d elements, %d cycles, %d saturations, max|y| %d", what, desc.count, cycles,
                             want_sat, want_max)
@@ -224,12 +231,12 @@ async def test_digits_ops(dut):
 
 
 def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
-    """A random legal descriptor, its banks (x, z, y; in place half of the time) and masks."""
-    opcode = int(gen.integers(0, 7))
+    """A random legal descriptor, its banks (x, z, y; in place half of the time), masks and tau tables."""
+    opcode = int(gen.integers(0, len(isa.EW_OPCODES)))
     count = int(gen.integers(1, 40))
     x_w, z_w, y_w = (int(gen.integers(2, p + 1)) for p in ports)
     shape = (1, count, 1)
-    if opcode == isa.EW_MASK:
+    if opcode in isa.EW_CORE_OPS:
         r0 = int(gen.integers(1, 5))
         r1 = int(gen.integers(1, 5))
         shape = (r0, int(gen.integers(1, 4)), r1)
@@ -266,25 +273,29 @@ def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
     x = y if in_place else bank(x_w)
     z = bank(z_w)
     masks = [int(gen.integers(0, 1 << isa.EW_MASK_N)) for _ in range(2)]
-    return desc, (x if desc.reads_x else None, z if desc.reads_z else None, y), masks
+    tau_lo, tau_hi = -(1 << (isa.EW_TAU_W - 1)), (1 << (isa.EW_TAU_W - 1)) - 1
+    taus = [tuple(int(v) for v in (gen.choice([tau_lo, tau_hi, 0], size=isa.EW_MASK_N) if gen.integers(0, 3) == 0
+                                   else gen.integers(tau_lo, tau_hi + 1, size=isa.EW_MASK_N))) for _ in range(2)]
+    return desc, (x if desc.reads_x else None, z if desc.reads_z else None, y), (*masks, *taus)
 
 
 @cocotb.test()
 async def test_random_descriptors(dut):
     """Random legal descriptors of every opcode: any mode, widths below the ports, alignments at both limits,
-    extreme constants, shifts over the whole range, in place or apart, random masks."""
+    extreme constants, shifts over the whole range, in place or apart, random masks and tau tables (the tau
+    entries at both ends of their 16 bits too)."""
     tb = Tb(dut)
     await tb.setup()
     sat = 0
     for trial in range(400):
-        desc, banks, (ml, mr) = random_desc(tb.gen, tb.ports)
+        desc, banks, slices = random_desc(tb.gen, tb.ports)
         rand = tb.stream.take(desc.draws) if desc.draws else None
-        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, ml, mr)
+        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, *slices)
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
         what = f"random {trial}: {desc}"
-        await tb.run_desc(desc, copies, ml, mr, want_bank, want_sat, want_max, what)
+        await tb.run_desc(desc, copies, slices, want_bank, want_sat, want_max, what)
         sat += want_sat
     assert sat > 0
 
@@ -302,13 +313,16 @@ async def test_illegal_ops(dut):
     mask = next(o for o in comp.update if o.kind == "mask")
     cm = ewise_case(comp, mask, tb.gen, fracs=False)
     dm = cm.desc
+    penalty = next(o for o in comp.update if o.kind == "penalty")
+    dp = ewise_case(comp, penalty, tb.gen, fracs=False).desc
     bad = [replace(d0, shift=48), replace(d0, shift=-17), replace(d0, shift=-64),
            replace(d0, y_w=1), replace(d0, y_w=17), replace(d0, x_w=17), replace(d0, z_w=1),
            replace(d0, count=0), replace(dm, shape=(0, dm.shape[1], dm.shape[2])),
            replace(dm, shape=(dm.shape[0], dm.shape[1], 17)), replace(dm, shape=(dm.shape[0], 0, dm.shape[2])),
+           replace(dp, shape=(17, dp.shape[1], dp.shape[2])), replace(dp, align_z=isa.EW_ALIGN_TOP - dp.z_w + 1),
            replace(d0, align_x=isa.EW_ALIGN_TOP - d0.x_w + 1), replace(d0, align_z=-48),
-           replace(d0, align_x=63), replace(d0, align_z=-64), replace(d0, opcode=7),
-           replace(d0, shift=50, y_w=0, opcode=7)]  # several errors: the lowest code
+           replace(d0, align_x=63), replace(d0, align_z=-64), replace(d0, opcode=9),
+           replace(d0, shift=50, y_w=0, opcode=15)]  # several errors: the lowest code
     # not errors: the widths and alignments of a term the op does not form
     fine = [(cm, replace(dm, z_w=0, align_z=-64)), (case, replace(d0, opcode=isa.EW_ZERO, x_w=0, align_x=63))]
     codes = set()
@@ -320,7 +334,7 @@ async def test_illegal_ops(dut):
         state = int(dut.lfsr_state.value)
         n = dict(tb.mems.reads), tb.mems.writes
         banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
-        cycles = await tb.execute(desc, banks, isa.EW_ALL, isa.EW_ALL, 4)
+        cycles = await tb.execute(desc, banks, NO_SLICES, 4)
         assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
         assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
             f"{desc}: error {int(dut.error.value)} code {int(dut.error_code.value)}, want {code}"
@@ -335,8 +349,8 @@ async def test_illegal_ops(dut):
         assert isa.ewise_error(desc, *tb.ports)[0] == 0
         banks = (c.banks[desc.banks[0]] if desc.reads_x else None, None, c.banks[desc.banks[2]])
         rand = tb.stream.take(desc.draws) if desc.draws else None  # the ZERO variant keeps d0's STOCHASTIC
-        want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, c.mask_left, c.mask_right)[:3]
-        await tb.run_desc(desc, banks, c.mask_left, c.mask_right, want_bank, want_sat, want_max, f"fine {desc}")
+        want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, *case_slices(c))[:3]
+        await tb.run_desc(desc, banks, case_slices(c), want_bank, want_sat, want_max, f"fine {desc}")
     await tb.check_case(case)  # and a legal op clears the error
 
 
@@ -369,12 +383,12 @@ async def test_start_while_busy(dut):
         kinds.add(op.kind)
     assert kinds == set(isa.EW_OPCODES)
     for trial in range(60):
-        desc, banks, (ml, mr) = random_desc(tb.gen, tb.ports)
+        desc, banks, slices = random_desc(tb.gen, tb.ports)
         rand = tb.stream.take(desc.draws) if desc.draws else None
-        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, ml, mr)
+        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, *slices)
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
         restarts = busy_restarts(tb.gen, desc.count + tb.lat + PIPE) if trial % 4 else frozenset()
         what = f"random {trial} restarted in cycles {sorted(restarts)}: {desc}"
-        await tb.run_desc(desc, copies, ml, mr, want_bank, want_sat, want_max, what, restarts)
+        await tb.run_desc(desc, copies, slices, want_bank, want_sat, want_max, what, restarts)

@@ -24,11 +24,13 @@ BAD_PARAMS = [
     ({"X_W": 1}, "error_tt_ewise_X_W_and_Z_W_must_be_2_to_32"),
     ({"Z_W": 33}, "error_tt_ewise_X_W_and_Z_W_must_be_2_to_32"),
     ({"OUT_W": 33}, "error_tt_ewise_OUT_W_must_be_2_to_32"),
-    ({"X_W": 32}, "error_tt_ewise_ACC_W_must_be_at_least_X_W_and_Z_W_plus_17_and_at_most_64"),
+    ({"X_W": 32}, "error_tt_ewise_ACC_W_must_exceed_X_W_plus_16_and_Z_W_plus_17_and_be_at_most_64"),
+    ({"Z_W": 31}, "error_tt_ewise_ACC_W_must_exceed_X_W_plus_16_and_Z_W_plus_17_and_be_at_most_64"),
     ({"MEM_LAT": 0}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
     ({"MEM_LAT": 9}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
     ({"MASK_N": 17}, "error_tt_ewise_MASK_N_must_be_1_to_16"),
     ({"MASK_N": 1, "MEM_LAT": 8, "OUT_W": 32, "X_W": 31, "Z_W": 2, "ADDR_W": 8}, None),  # legal extremes
+    ({"X_W": 2, "Z_W": 30}, None),
 ]
 
 
