@@ -18,12 +18,16 @@ them (`python -m golden.program header`), and a test checks that the committed h
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from golden import isa
 from golden.compiler import Compiled
 
 BANKS = ("act", "core", "master", "state")  # bank index = position; the RTL's bank order
+HOST_BANKS = ("rank",)  # held by the host: lambda, tau and the masks (SPEC 5.6), which it writes into descriptors
 # Read ports per bank (copies in rtl/tt_bank.v): two where one op reads two operands from the bank in a cycle
 # (two activations, or a gradient and its momentum); the cores and master copies are read once per op.
 BANK_READ_PORTS = (2, 1, 1, 2)
@@ -125,7 +129,7 @@ def check_fits(comp: Compiled, p: AccelParams) -> None:
     p.check()
     problems = []
     for b in comp.bank_words:
-        if b not in BANKS:
+        if b not in BANKS + HOST_BANKS:
             problems.append(f"tensors in bank {b!r}, which the accelerator does not have yet")
     for i, b in enumerate(BANKS):
         need = comp.bank_words.get(b, 0)
@@ -171,8 +175,9 @@ class Image:
 
 
 def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: bool,
-             host_step: tuple[int, int] | None, slots: dict[str, int]) -> tuple[int, list[int]]:
-    """(kind, words) of one op: its header and packed descriptor."""
+             host_step: tuple[int, int] | None, slots: dict[str, int],
+             rank: Mapping[str, np.ndarray] | None = None) -> tuple[int, list[int]]:
+    """(kind, words) of one op: its header and packed descriptor (`rank`: see assemble)."""
     if op.kind == "contract":
         d = isa.lower_contract(comp, op, frac)
         a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
@@ -180,12 +185,12 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         kind, payload = KIND_CONTRACT, pack_fields(CONTRACT_FIELDS, isa.pack_ports(d))
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)
-        if any(d.masks) or any(d.taus):  # their values change at every rank update: the host would re-assemble
-            raise ProgramError(f"{op.kind} {op.out}: rank masks and taus are not supported by the accelerator "
-                               "flow yet")
+        # MASK's bit vectors and PENALTY's tau tables: the host's rank state, current at this assembly
+        masks = [isa.mask_word(rank[m]) if m and rank is not None else isa.EW_ALL for m in d.masks]
+        taus = [tuple(int(v) for v in rank[t]) if t and rank is not None else () for t in d.taus]
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
         d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y))
-        kind, payload = KIND_EWISE, pack_fields(EWISE_FIELDS, isa.pack_ewise_ports(d))
+        kind, payload = KIND_EWISE, pack_fields(EWISE_FIELDS, isa.pack_ewise_ports(d, *masks, *taus))
     elif op.kind == "sce":
         d = isa.lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
         z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
@@ -203,12 +208,14 @@ def observes(comp: Compiled, program: str, op) -> bool:
 
 
 def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
-             host_step: tuple[int, int] | None = None) -> Image:
+             host_step: tuple[int, int] | None = None, rank: Mapping[str, np.ndarray] | None = None) -> Image:
     """The program memory image of train_sample, update and infer (each ended by END) for formats `frac`.
 
-    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step); the host re-assembles
-    (and rewrites the changed words) when it or a format changes. Raises ProgramError when an op or the image
-    does not fit."""
+    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step); `rank`: the host's rank
+    state (golden.machine.Machine.mem holds it: the MASK and TAU tensors of every bond), which the MASK and
+    PENALTY descriptors carry; None: every slice live and every tau 0 (the image's size does not depend on it).
+    The host re-assembles (and rewrites the changed words) when the step, a format or the rank state changes.
+    Raises ProgramError when an op or the image does not fit."""
     check_fits(comp, p)
     slots = slot_map(comp)
     words: list[int] = []
@@ -217,7 +224,7 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
         entry[prog] = len(words)
         for i, op in enumerate(getattr(comp, prog)):
             try:
-                kind, rec = lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots)
+                kind, rec = lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank)
             except ValueError as e:
                 raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
             records.append(Record(len(words), prog, i, kind, op))

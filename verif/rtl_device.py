@@ -3,8 +3,9 @@
 `RtlDevice` has the golden Machine's interface (train_batch, calibrate, infer, state_dict, ...), with async
 methods: every sample, update and inference runs on the RTL through the host driver (verif/host.py), and the
 same work runs on a golden Machine beside it. The host's own decisions are the golden host's: the step size
-of each update (Machine.sgd_step) and the shift-control rule applied to the max |x| registers it reads back
-(Machine.adapt) -- the accelerator executes, the host schedules.
+of each update (Machine.sgd_step), the shift-control rule applied to the max |x| registers it reads back
+(Machine.adapt), and the rank update (SPEC 5.6) on the master cores it reads back, whose masks and taus it
+writes into the MASK and PENALTY descriptors -- the accelerator executes, the host schedules.
 
 Checks (`check`): "every" runs each program op by op (the host plants an END after the op, runs it, restores
 the word) and compares every op's output with the golden machine's trace (Machine.op_trace), plus all of
@@ -43,7 +44,8 @@ class RtlDevice:
         self.cycles = {"train_sample": 0, "update": 0, "infer": 0}
         self.runs = {"train_sample": 0, "update": 0, "infer": 0}
         t = self.comp.tensors
-        self.persistent = [n for n in self.comp.layout if not t[n].per_sample]
+        # on the accelerator; the rank state (lambda, tau, masks) is the host's, in the golden machine
+        self.persistent = [n for n in self.comp.layout if not t[n].per_sample and t[n].bank in P.BANKS]
         self.sample_writes = sorted({op.out for op in self.comp.train_sample if not t[op.out].per_sample})
         # generous bounds: MACs + 64 cycles per element-wise element + per-op overhead
         self.budget = {prog: 4 * sum(max(op.macs, t[op.out].size) + 64 for op in getattr(self.comp, prog)) + 1000
@@ -56,7 +58,8 @@ class RtlDevice:
     # --- state transfer -----------------------------------------------------------------------------------
     async def refresh_program(self) -> int:
         """Re-assemble for the current formats and step size; write the words that changed."""
-        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.sgd_step())
+        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.sgd_step(),
+                         rank=self.golden.mem)
         n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
         self.image = img
         return n
@@ -188,8 +191,37 @@ class RtlDevice:
                 "params": {"bank_shift": self.params.bank_shift, "bank_depth": list(self.params.bank_depth),
                            "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth}}
 
-    def rank_update(self):
-        raise NotImplementedError("rank adaptation does not run on the accelerator yet")
+    async def rank_update(self) -> None:
+        """SPEC 5.6 on the host: read the master cores of every bond through the window, update lambda, prune and
+        recompute tau from them (Machine.rank_update), write back the tensors the pruning zeroed (master, momentum
+        and compute slices) and the statistics of the re-derived compute cores, and re-assemble the MASK and
+        PENALTY descriptors with the new masks and taus."""
+        g = self.golden
+        where = f"rank update after update {g.updates}"
+        for name in sorted({w for op in self.comp.rank_update for w in op.ins[:2]}):
+            bank, base = self.comp.layout[name]
+            got = np.array(await self.host.read_bank(bank, base, self.comp.tensors[name].size), dtype=np.int64)
+            if self.check != "off" and not np.array_equal(got, g.mem[name]):
+                raise Mismatch(f"{where}: master core {name} read back differs from the golden machine's")
+            g.mem[name] = got  # the host's update works on what it read
+        before = {name: g.mem[name].copy() for name in self.persistent}
+        sat_before = dict(g.sat_by_tensor)
+        g.rank_update()
+        for name in self.persistent:
+            if not np.array_equal(before[name], g.mem[name]):
+                bank, base = self.comp.layout[name]
+                await self.host.write_bank(bank, base, g.mem[name])
+        for name, slot in self.image.slots.items():
+            if g.sat_by_tensor[name] != sat_before.get(name):
+                await self.host.write_stat(slot, g.sat_by_tensor[name], g.maxabs.get(name, 0))
+        await self.refresh_program()
+        if self.check != "off":
+            await self.compare(self.persistent, where)
+
+    async def rank_freeze(self) -> None:
+        """The end of the prune phase (Machine.rank_freeze): every tau 0, in the PENALTY descriptors too."""
+        self.golden.rank_freeze()
+        await self.refresh_program()
 
     async def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
         preds, ps = [], []

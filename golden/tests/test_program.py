@@ -3,8 +3,10 @@ checked against the accelerator's parameters."""
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from golden import isa
 from golden import program as P
 from golden.compiler import compile_network
 from golden.config import load_config
@@ -56,7 +58,40 @@ def test_a_network_that_does_not_fit_is_refused_with_the_shortfall():
 
 def test_ops_the_rtl_lacks_are_refused():
     cfg = load_config("digits")
-    cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
+    cfg = replace(cfg, train=replace(cfg.train, optimizer="adam"))
     comp = compile_network(cfg)
-    with pytest.raises(P.ProgramError, match="rank|does not have"):
+    with pytest.raises(P.ProgramError, match="adam_v .*not supported by the accelerator yet"):
         P.assemble(comp, P.params_for(comp), Machine(comp, 1).frac, host_step=(1, 0))
+
+
+def test_mask_and_penalty_descriptors_carry_the_hosts_rank_state():
+    """The MASK bit vectors and PENALTY tau tables in the image are the rank state passed to assemble (the
+    host's, re-assembled after every rank update); without one, every slice is live and every tau 0."""
+    cfg = load_config("digits")
+    comp = compile_network(replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True))))
+    m = Machine(comp, 1)
+    rng = np.random.default_rng(5)
+    for op in comp.rank_update:  # a pruned state: random masks and taus
+        _, _, tau, mask = op.ins
+        m.mem[mask] = rng.integers(0, 2, size=m.mem[mask].size)
+        m.mem[tau] = rng.integers(0, 1 << 15, size=m.mem[tau].size)
+    p = P.params_for(comp)
+    for rank in (m.mem, None):
+        img = P.assemble(comp, p, m.frac, host_step=m.sgd_step(), rank=rank)
+        seen = set()
+        for rec in img.records:
+            if rec.op.kind not in ("mask", "penalty"):
+                continue
+            n = P.payload_words(P.EWISE_FIELDS)
+            words = img.words[rec.pc + 1:rec.pc + 1 + n]
+            f = P.unpack_fields(P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
+            d = isa.lower_ewise(comp, rec.op, m.frac)
+            for side, (mask, tau) in enumerate(zip(d.masks, d.taus)):
+                key = ("left", "right")[side]
+                want_mask = isa.mask_word(m.mem[mask]) if mask and rank is not None else isa.EW_ALL
+                want_tau = isa.tau_table(m.mem[tau] if tau and rank is not None else ())
+                got_tau = tuple(f[f"tau_{key}"] >> (isa.EW_TAU_W * r) & 0xFFFF for r in range(isa.EW_MASK_N))
+                assert f[f"mask_{key}"] == want_mask and got_tau == tuple(v & 0xFFFF for v in want_tau), rec
+            seen.add(rec.op.kind)
+        assert seen == {"mask", "penalty"}
+    assert any(m.mem[op.ins[3]].min() == 0 for op in comp.rank_update)  # a mask with a pruned slice was tested

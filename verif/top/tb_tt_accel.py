@@ -7,11 +7,15 @@ p[label], gradients and random stream, every update's weights and statistics, an
 compared bit for bit (verif/rtl_device.py).
 """
 import os
+from dataclasses import replace
 
 import cocotb
 import numpy as np
 
+from golden.compiler import LAMBDA_FMT, compile_network
 from golden.datasets import load_dataset
+from golden.machine import Machine
+from golden.train import init_float_params
 from verif.rtl_device import Mismatch
 from verif.top.accel_env import model_config, seed, start_accel
 
@@ -47,6 +51,56 @@ async def train_steps(dut):
                   f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "
                   f"{c['update'] / max(1, dev.runs['update']):.0f}, per inference "
                   f"{c['infer'] / max(1, dev.runs['infer']):.0f}")
+
+
+def rank_config(name: str, batch: int, seed_: int):
+    """The model with rank adaptation on (prior 1e-3, so that the penalty is visible) and the pruning threshold at
+    the median of the seed's initial lambdas, so that the first rank updates prune some slices of each size class
+    but not all (golden.machine.Machine.init_rank_state computes them as start_accel's machine will)."""
+    cfg = model_config(name, batch)
+    rank = replace(cfg.train.rank, enabled=True, prior=1e-3, every=1, warmup_epochs=0)
+    cfg = replace(cfg, train=replace(cfg.train, rank=rank))
+    m = Machine(compile_network(cfg), seed_)
+    m.load_float_params(*init_float_params(cfg, np.random.default_rng(seed_)))
+    lambdas = np.concatenate([m.mem[op.out] for op in m.comp.rank_update])
+    threshold = float(np.median(lambdas)) * 2.0 ** -LAMBDA_FMT.frac
+    return replace(cfg, train=replace(cfg.train, rank=replace(rank, threshold=threshold)))
+
+
+@cocotb.test()
+async def rank_steps(dut):
+    """Rank adaptation on the RTL: mini-batches whose updates run the PENALTY ops, each followed by the host's
+    rank update (it reads the master cores back, prunes, writes the zeroed slices and re-assembles the MASK and
+    PENALTY descriptors), then the end of the prune phase (every tau 0) and one more mini-batch at the pruned
+    ranks; bit-exact throughout, and the ranks must have shrunk."""
+    s = seed()
+    cfg = rank_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0), s)
+    dev = await start_accel(dut, cfg, s, fast_bus=True)
+    data = load_dataset(cfg.name)
+    rng = np.random.default_rng(s)
+    xq, y = dev.quantize_input(data.train_x), data.train_y
+    idx = rng.permutation(len(y))
+    b = cfg.train.batch
+    updates = int(os.environ.get("UPDATES", "2"))
+    dev.total_updates = updates + 1
+    await dev.calibrate(xq[idx[:b]], y[idx[:b]])
+    full = dev.golden.live_ranks()
+    taus_seen = 0
+    for u in range(updates):
+        sel = idx[b * (u + 1):b * (u + 2)]
+        await dev.train_batch(xq[sel], y[sel])
+        await dev.rank_update()
+        taus_seen += sum(int(np.count_nonzero(dev.golden.mem[op.ins[2]])) for op in dev.comp.rank_update)
+        dut._log.info(f"seed {s}: after update {u + 1} live ranks {dev.golden.live_ranks()} (from {full})")
+    pruned = dev.golden.live_ranks()
+    await dev.rank_freeze()
+    sel = idx[b * (updates + 1):b * (updates + 2)]
+    await dev.train_batch(xq[sel], y[sel])  # penalty ops with every tau 0, masks kept
+    await dev.infer(dev.quantize_input(data.test_x[:2]))
+    assert dev.golden.live_ranks() == pruned, "ranks changed after the prune phase"
+    flat, flat_full = sum(pruned, []), sum(full, [])
+    assert all(r >= 1 for r in flat) and sum(flat) < sum(flat_full), f"no slice pruned: {pruned} from {full}"
+    assert taus_seen > 0, "every tau stayed 0: the penalty was never exercised"
 
 
 @cocotb.test()

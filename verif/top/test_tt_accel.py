@@ -46,6 +46,20 @@ def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
 
 
+# Rank adaptation: digits (two bonds of rank 8) on Verilator; tiny (one bond of rank 2) on Icarus, for speed.
+RANK_MODELS = {"verilator": ("digits", 2), "icarus": ("tiny", 4)}
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_accel_rank_adaptation(sim, monkeypatch):
+    model, batch = RANK_MODELS[sim]
+    for k, v in {"MODEL": model, "BATCH": str(batch), "UPDATES": "2"}.items():
+        monkeypatch.setenv(k, v)
+    comp = compile_network(model_config(model, batch))
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)), sim=sim,
+              build_dir=BUILD / "tt_accel" / "rank" / sim, test_module="verif.top.tb_tt_accel", testcase="rank_steps")
+
+
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_accel_check_every(sim, monkeypatch):
     monkeypatch.setenv("MODEL", "tiny")
