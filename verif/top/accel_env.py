@@ -2,7 +2,9 @@
 and a started accelerator (clock, reset, AXI host, lock-step device)."""
 from __future__ import annotations
 
+import copy
 import os
+from dataclasses import replace
 
 import cocotb
 import numpy as np
@@ -10,7 +12,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from golden import program as P
-from golden.compiler import compile_network
+from golden.compiler import LAMBDA_FMT, compile_network
 from golden.config import load_config
 from golden.machine import Machine
 from golden.train import init_float_params
@@ -84,6 +86,32 @@ async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool
     dev = make_device(golden)
     await dev.upload()
     return dev
+
+
+def prune_config(cfg, seed_: int, params_rng: np.random.Generator, prior: float = 1e-3):
+    """`cfg` with rank adaptation on from the first mini-batch (prior 1e-3 by default, so that the penalty is
+    visible) and the pruning threshold at the median of the initial lambdas of the machine that
+    Machine(compile_network(cfg), seed_) with init_float_params(cfg, params_rng) builds (params_rng is not
+    consumed): the first rank updates prune some slices, not all."""
+    rank = replace(cfg.train.rank, enabled=True, prior=prior, every=1, warmup_epochs=0, end_epoch=None)
+    cfg = replace(cfg, train=replace(cfg.train, rank=rank))
+    m = Machine(compile_network(cfg), seed_)
+    m.load_float_params(*init_float_params(cfg, copy.deepcopy(params_rng)))
+    lambdas = np.concatenate([m.mem[op.out] for op in m.comp.rank_update])
+    threshold = float(np.median(lambdas)) * 2.0 ** -LAMBDA_FMT.frac
+    return replace(cfg, train=replace(cfg.train, rank=replace(rank, threshold=threshold)))
+
+
+async def prune_to_rank_one(dev) -> None:
+    """A rank update with the host's pruning threshold above every lambda: each bond keeps only its slice with
+    the largest lambda (SPEC 5.6: a bond never drops to rank 0). The threshold is the host's parameter."""
+    g = dev.golden
+    rank = g.cfg.train.rank
+    g.cfg = replace(g.cfg, train=replace(g.cfg.train, rank=replace(rank, threshold=2.0 ** (32 - LAMBDA_FMT.frac))))
+    try:
+        await dev.rank_update()
+    finally:
+        g.cfg = replace(g.cfg, train=replace(g.cfg.train, rank=rank))
 
 
 def seed() -> int:

@@ -11,7 +11,7 @@ from golden.compiler import compile_network
 from golden.config import config_from_dict
 
 # The one accelerator build every random network must fit (a new network is a new program, not new RTL).
-PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=1024)
+PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048)
 
 
 def _factors(n: int, d: int, rng: np.random.Generator) -> list[int]:
@@ -50,13 +50,19 @@ def random_config(rng: np.random.Generator, index: int):
                 "train": {"optimizer": "sgd", "lr": float(rng.choice([0.01, 0.05, 0.2])), "momentum": 0.9,
                           "batch": int(rng.integers(1, 5)), "epochs": 1}}
         cfg = config_from_dict(data)
-        comp = compile_network(cfg)
-        try:
-            P.check_fits(comp, PARAMS)
-            P.assemble(comp, PARAMS, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
-        except P.ProgramError:
-            continue
-        return cfg
+        if fits(cfg):
+            return cfg
+
+
+def fits(cfg) -> bool:
+    """Does the network's program image fit PARAMS (banks and program memory)."""
+    comp = compile_network(cfg)
+    try:
+        P.check_fits(comp, PARAMS)
+        P.assemble(comp, PARAMS, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
+    except P.ProgramError:
+        return False
+    return True
 
 
 def shape_class(cfg) -> str:

@@ -7,17 +7,13 @@ p[label], gradients and random stream, every update's weights and statistics, an
 compared bit for bit (verif/rtl_device.py).
 """
 import os
-from dataclasses import replace
 
 import cocotb
 import numpy as np
 
-from golden.compiler import LAMBDA_FMT, compile_network
 from golden.datasets import load_dataset
-from golden.machine import Machine
-from golden.train import init_float_params
 from verif.rtl_device import Mismatch
-from verif.top.accel_env import model_config, seed, start_accel
+from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 
 
 @cocotb.test()
@@ -53,28 +49,15 @@ async def train_steps(dut):
                   f"{c['infer'] / max(1, dev.runs['infer']):.0f}")
 
 
-def rank_config(name: str, batch: int, seed_: int):
-    """The model with rank adaptation on (prior 1e-3, so that the penalty is visible) and the pruning threshold at
-    the median of the seed's initial lambdas, so that the first rank updates prune some slices of each size class
-    but not all (golden.machine.Machine.init_rank_state computes them as start_accel's machine will)."""
-    cfg = model_config(name, batch)
-    rank = replace(cfg.train.rank, enabled=True, prior=1e-3, every=1, warmup_epochs=0)
-    cfg = replace(cfg, train=replace(cfg.train, rank=rank))
-    m = Machine(compile_network(cfg), seed_)
-    m.load_float_params(*init_float_params(cfg, np.random.default_rng(seed_)))
-    lambdas = np.concatenate([m.mem[op.out] for op in m.comp.rank_update])
-    threshold = float(np.median(lambdas)) * 2.0 ** -LAMBDA_FMT.frac
-    return replace(cfg, train=replace(cfg.train, rank=replace(rank, threshold=threshold)))
-
-
 @cocotb.test()
 async def rank_steps(dut):
     """Rank adaptation on the RTL: mini-batches whose updates run the PENALTY ops, each followed by the host's
     rank update (it reads the master cores back, prunes, writes the zeroed slices and re-assembles the MASK and
-    PENALTY descriptors), then the end of the prune phase (every tau 0) and one more mini-batch at the pruned
-    ranks; bit-exact throughout, and the ranks must have shrunk."""
+    PENALTY descriptors); then every bond pruned to rank 1, the end of the prune phase (every tau 0) and one more
+    mini-batch at rank 1; bit-exact throughout."""
     s = seed()
-    cfg = rank_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0), s)
+    cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
+    cfg = prune_config(cfg, s, np.random.default_rng(s))
     dev = await start_accel(dut, cfg, s, fast_bus=True)
     data = load_dataset(cfg.name)
     rng = np.random.default_rng(s)
@@ -93,14 +76,17 @@ async def rank_steps(dut):
         taus_seen += sum(int(np.count_nonzero(dev.golden.mem[op.ins[2]])) for op in dev.comp.rank_update)
         dut._log.info(f"seed {s}: after update {u + 1} live ranks {dev.golden.live_ranks()} (from {full})")
     pruned = dev.golden.live_ranks()
+    flat, flat_full = sum(pruned, []), sum(full, [])
+    assert all(r >= 1 for r in flat) and sum(flat) < sum(flat_full), f"no slice pruned: {pruned} from {full}"
+    assert taus_seen > 0, "every tau stayed 0: the penalty was never exercised"
+    await prune_to_rank_one(dev)
+    ones = dev.golden.live_ranks()
+    assert all(r == 1 for r in sum(ones, [])), f"ranks {ones} after pruning to one"
     await dev.rank_freeze()
     sel = idx[b * (updates + 1):b * (updates + 2)]
     await dev.train_batch(xq[sel], y[sel])  # penalty ops with every tau 0, masks kept
     await dev.infer(dev.quantize_input(data.test_x[:2]))
-    assert dev.golden.live_ranks() == pruned, "ranks changed after the prune phase"
-    flat, flat_full = sum(pruned, []), sum(full, [])
-    assert all(r >= 1 for r in flat) and sum(flat) < sum(flat_full), f"no slice pruned: {pruned} from {full}"
-    assert taus_seen > 0, "every tau stayed 0: the penalty was never exercised"
+    assert dev.golden.live_ranks() == ones, "ranks changed after the prune phase"
 
 
 @cocotb.test()
@@ -136,7 +122,7 @@ async def check_every(dut):
 async def random_networks(dut):
     """Constrained-random networks (verif/top/random_nets.py), all on this one accelerator build: each is compiled,
     uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model."""
-    from verif.top.random_nets import random_config, shape_class
+    from verif.top.random_nets import fits, random_config, shape_class
     from verif.top.accel_env import open_accel
     from golden.compiler import compile_network
     from golden.machine import Machine
@@ -147,6 +133,12 @@ async def random_networks(dut):
     make_device = await open_accel(dut, "sample", fast_bus=os.environ.get("BUS") == "direct")
     for k in range(int(os.environ.get("NETWORKS", "4"))):
         cfg = random_config(rng, k)
+        # rank adaptation on half of the networks that have a bond: PENALTY, MASK and a host rank update per batch
+        bonds = any(l.ranks for l in cfg.layers)
+        if bonds and rng.random() < 0.5:
+            ranked = prune_config(cfg, s + k, rng, prior=float(rng.choice([1e-4, 1e-3, 1e-2])))
+            if fits(ranked):  # the tau tables make element-wise records longer: the program may not fit
+                cfg = ranked
         golden = Machine(compile_network(cfg), s + k)
         golden.load_float_params(*init_float_params(cfg, rng))
         dev = make_device(golden)
@@ -159,6 +151,10 @@ async def random_networks(dut):
         await dev.calibrate(xq[:b], y[:b])
         for u in range(1, 4):
             await dev.train_batch(xq[u * b:(u + 1) * b], y[u * b:(u + 1) * b])
+            if cfg.train.rank.enabled:
+                await dev.rank_update()
         await dev.infer(xq[:2])
+        rank = f", rank adaptation (prior {cfg.train.rank.prior:g}): live ranks {dev.golden.live_ranks()}" \
+            if cfg.train.rank.enabled else ""
         dut._log.info(f"network {k}: {shape_class(cfg)}, layers {[(l.in_shape, l.out_shape, l.ranks) for l in cfg.layers]}"
-                      f", batch {b}: bit-exact")
+                      f", batch {b}{rank}: bit-exact")
