@@ -4,8 +4,12 @@
     infers; the lock-step device is the scoreboard: every sample's prediction, p[label], gradients and stream,
     every update's weights and statistics are predicted by the golden machine and compared bit for bit.
     OpMonitor: wakes when the sequencer retires an op (its statistics cycle: one wake-up per op, none per cycle)
-    and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation.
+    and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation, and for the
+    rank ops the state of the bonds in the descriptor (the masks' live slices, the taus).
     OpCoverage: opcode x size class x shift class x rounding x saturation (cocotb-coverage); a hole fails the test.
+    RankCoverage: MASK ops at full rank, with pruned slices and at rank 1; PENALTY ops with zero and non-zero taus.
+The workload trains with rank adaptation on (the host's rank update after every mini-batch, then every bond
+pruned to rank 1 and one more mini-batch).
 
 MODEL / BATCH / UPDATES select the workload (verif/top/test_tt_accel.py sets them); SKIP_CORNERS=1 leaves out the
 saturating phase, a stimulus the coverage check must reject (test_tt_accel.py proves it fails).
@@ -24,12 +28,13 @@ from pyuvm import uvm_analysis_port, uvm_component, uvm_env, uvm_test
 from golden import isa
 from golden import program as P
 from golden.datasets import load_dataset
-from verif.top.accel_env import model_config, seed, start_accel
+from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 from verif.uvm import Coverage
 
 S_STAT = 6  # tt_seq's statistics state: the op is complete and its counts are on the unit ports
 EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
-KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "sce"]
+KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce"]
+MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
 
@@ -44,6 +49,16 @@ def shift_class(s: int) -> str:
 
 def signed(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+def mask_state(d: dict) -> str:
+    """The rank state a MASK descriptor applies: "one" if a bond of rank > 1 keeps one slice, "pruned" if a bond
+    keeps fewer than its rank, else "full" (an absent bond's mask is all ones)."""
+    live = [(bin(d[f"mask_{side}"] & ((1 << d[r]) - 1)).count("1"), d[r]) for side, r in (("left", "r0"),
+                                                                                     ("right", "r1"))]
+    if any(n == 1 < r for n, r in live):
+        return "one"
+    return "pruned" if any(n < r for n, r in live) else "full"
 
 
 async def saturate(dev, xq: np.ndarray, labels: np.ndarray) -> None:
@@ -84,7 +99,9 @@ class OpMonitor(uvm_component):
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 txn = SimpleNamespace(kind=EW_NAMES.get(d["opcode"], "?"), size=size_class(d["count"]),
                                       shift=shift_class(signed(d["shift"], 7)),
-                                      rounding="stochastic" if d["mode"] else "nearest")
+                                      rounding="stochastic" if d["mode"] else "nearest",
+                                      mask_state=mask_state(d),
+                                      taus="nonzero" if d["tau_left"] or d["tau_right"] else "zero")
             else:
                 d = P.unpack_fields(P.SCE_FIELDS, desc)
                 txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
@@ -99,7 +116,9 @@ class OpCoverage(Coverage):
     stochastic rounding only; ReLU / RELU_BWD / ZERO cannot saturate (a copy, a gate, a zero); the softmax
     error p - onehot lies in [-1, 1], inside every error format the formats allow. Contraction shifts follow
     the adaptive formats: the workload gives 1..8 and 9+; zero and negative shifts are the block tests' and
-    tb_accel_errors' (hand-built descriptors)."""
+    tb_accel_errors' (hand-built descriptors). MASK gates a tensor in its own format with NEAREST and shift 0
+    (it cannot round or saturate); PENALTY rounds stochastically, and its saturation (the prior's small pull
+    added to a gradient at the top of its format) is the block tests' (tb_tt_ewise: random operands)."""
 
     def declare(self):
         self.point("kind", lambda t: t.kind, KINDS)
@@ -107,24 +126,39 @@ class OpCoverage(Coverage):
         self.point("shift", lambda t: t.shift, list(SHIFTS))
         self.point("rounding", lambda t: t.rounding, ["nearest", "stochastic"])
         self.point("saturated", lambda t: t.saturated, ["no", "yes"])
-        exact = ("relu", "relu_bwd", "zero", "sce", "derive")
+        exact = ("relu", "relu_bwd", "zero", "sce", "derive", "mask")
         self.cross("kind_x_rounding", ["kind", "rounding"],
-                   ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest")])
+                   ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest"), ("penalty", "nearest")])
         self.cross("kind_x_saturated", ["kind", "saturated"],
-                   ignore=[(k, "yes") for k in ("relu", "relu_bwd", "zero", "sce")])
+                   ignore=[(k, "yes") for k in ("relu", "relu_bwd", "zero", "sce", "mask", "penalty")])
         others = [(k, None) for k in KINDS if k != "contract"]
         self.cross("contract_x_size", ["kind", "size"], ignore=others)
         self.cross("contract_x_shift", ["kind", "shift"],
                    ignore=others + [("contract", "negative"), ("contract", "zero")])
 
 
+class RankCoverage(Coverage):
+    """The rank states the MASK and PENALTY ops ran with: every bond full, some slices pruned, a bond at rank 1;
+    taus all zero (before the first rank update) and not."""
+    REPORT_NAME = "rank_coverage"
+
+    def declare(self):
+        self.point("mask_state", lambda t: t.mask_state, MASK_STATES)
+        self.point("penalty_taus", lambda t: t.taus, ["zero", "nonzero"])
+
+    def samples(self, txn):
+        return (txn,) if txn.kind in ("mask", "penalty") else ()
+
+
 class AccelEnv(uvm_env):
     def build_phase(self):
         self.monitor = OpMonitor("monitor", self)
         self.coverage = OpCoverage.create("coverage", self)
+        self.rank_coverage = RankCoverage.create("rank_coverage", self)
 
     def connect_phase(self):
         self.monitor.ap.connect(self.coverage.analysis_export)
+        self.monitor.ap.connect(self.rank_coverage.analysis_export)
 
 
 @pyuvm.test()
@@ -136,19 +170,26 @@ class AccelTrainTest(uvm_test):
         self.raise_objection()
         s = seed()
         cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
+        cfg = prune_config(cfg, s, np.random.default_rng(s))
         dev = await start_accel(cocotb.top, cfg, s, fast_bus=os.environ.get("BUS") == "direct")
         data = load_dataset(cfg.name if cfg.name in ("tiny", "digits") else "digits")
         rng = np.random.default_rng(s)
         xq = dev.quantize_input(data.train_x)
         b = cfg.train.batch
         idx = rng.permutation(len(data.train_y))
-        dev.total_updates = int(os.environ.get("UPDATES", "3"))
+        updates = int(os.environ.get("UPDATES", "3"))
+        dev.total_updates = updates + 1
         await dev.calibrate(xq[idx[:b]], data.train_y[idx[:b]])
-        for u in range(dev.total_updates):
+        for u in range(updates + 1):
+            if u == updates:
+                await prune_to_rank_one(dev)
             sel = idx[b * (u + 1):b * (u + 2)]
             await dev.train_batch(xq[sel], data.train_y[sel])
+            if u < updates:
+                await dev.rank_update()
         await dev.infer(dev.quantize_input(data.test_x[:4]))
         if os.environ.get("SKIP_CORNERS") != "1":  # SKIP_CORNERS=1: the weak stimulus coverage must reject
             await saturate(dev, xq[idx[-b:]], data.train_y[idx[-b:]])
-        self.logger.info(f"seed {s}: {dev.samples} samples, {dev.golden.updates} updates bit-exact")
+        self.logger.info(f"seed {s}: {dev.samples} samples, {dev.golden.updates} updates bit-exact; live ranks "
+                         f"{dev.golden.live_ranks()}")
         self.drop_objection()
