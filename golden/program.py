@@ -8,7 +8,8 @@ field i-1, word 0 holding bits 0..31). Header bits:
     [9:4]   slot    statistics slot of the destination tensor (saturation counter, max |x| register)
     [10]    observe the op's max |word written| updates the slot's max register (SPEC 4.2: per-sample writes
                     of adaptive tensors in train_sample only, as golden.machine does)
-    [23:16] nwords  payload words that follow
+    [23:16] nwords  payload words that follow: the unit's payload length; an element-wise record other than
+                    PENALTY stops before the tau tables (EW_SHORT_WORDS), which then read as 0
 Addresses in descriptors are global element addresses: bank b's word i is (b << bank_shift) + i, so the
 units address every bank through one 20-bit field and the top decodes the bank from the high bits.
 
@@ -51,12 +52,14 @@ EWISE_FIELDS = (
     ("mask_left", isa.EW_MASK_N), ("mask_right", isa.EW_MASK_N),
     ("tau_left", isa.EW_MASK_N * isa.EW_TAU_W), ("tau_right", isa.EW_MASK_N * isa.EW_TAU_W),
 )
+EWISE_SHORT_FIELDS = EWISE_FIELDS[:-2]  # without the tau tables: every element-wise op but PENALTY
 SCE_N_W = 8  # rtl/tt_sce.v N_W: n_out, classes, label
 SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL register before each sample
     ("z_base", isa.ADDR_W), ("e_base", isa.ADDR_W), ("n_out", SCE_N_W), ("classes", SCE_N_W), ("frac_z", 7),
     ("err_w", 6), ("err_frac", 6),
 )
 UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS}
+SHORT_FIELDS = {"EW": EWISE_SHORT_FIELDS}  # units whose records may also carry only a leading part of the fields
 PROGRAMS = ("train_sample", "update", "infer")
 
 
@@ -95,6 +98,11 @@ def unpack_fields(fields, bits: int) -> dict[str, int]:
 
 def header(kind: int, slot: int = 0, observe: bool = False, nwords: int = 0) -> int:
     return kind | slot << SLOT_LSB | int(observe) << OBSERVE_BIT | nwords << NWORDS_LSB
+
+
+def header_nwords(word: int) -> int:
+    """The payload length of a record from its header word."""
+    return word >> NWORDS_LSB & ((1 << NWORDS_W) - 1)
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,8 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         taus = [tuple(int(v) for v in rank[t]) if t and rank is not None else () for t in d.taus]
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
         d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y))
-        kind, payload = KIND_EWISE, pack_fields(EWISE_FIELDS, isa.pack_ewise_ports(d, *masks, *taus))
+        fields = EWISE_FIELDS if d.opcode == isa.EW_PENALTY else EWISE_SHORT_FIELDS
+        kind, payload = KIND_EWISE, pack_fields(fields, isa.pack_ewise_ports(d, *masks, *taus))
     elif op.kind == "sce":
         d = isa.lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
         z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
@@ -258,6 +267,8 @@ def verilog_header() -> str:
             out.append(f"localparam integer {key}_W = {width};")
             pos += width
         out.append(f"localparam integer {unit}_WORDS = {payload_words(fields)};")
+        if unit in SHORT_FIELDS:
+            out.append(f"localparam integer {unit}_SHORT_WORDS = {payload_words(SHORT_FIELDS[unit])};")
         longest = max(longest, payload_words(fields))
     out.append(f"localparam integer DESC_WORDS = {longest};  // the longest payload")
     out.append("/* verilator lint_on UNUSEDPARAM */")

@@ -176,11 +176,21 @@ module tt_accel #(
   reg [N_W-1:0]     label_q;
   reg [31:0]        seed_q;
   wire              ctrl_wr = bus_go && bus_we && win_reg && reg_idx == 8'h01 && wr_full;
+  // CTRL's pulses reach the sequencer a cycle after the write, from a register: the bus decode does not run
+  // into the program memory's address (a start selects the first fetch address).
+  reg  [3:0]        ctrl_q;  // {seed_load, clear_counters, clear_error, start}
+  always @(posedge clk) begin
+    if (rst) begin
+      ctrl_q <= 4'd0;
+    end else begin
+      ctrl_q <= ctrl_wr ? bus_wdata[3:0] : 4'd0;
+    end
+  end
 
   tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS)) u_seq (
     .clk (clk), .rst (rst),
-    .start (ctrl_wr && bus_wdata[0]), .start_pc (start_pc_q), .clear_error (ctrl_wr && bus_wdata[1]),
-    .clear_counters (ctrl_wr && bus_wdata[2]), .seed_load (ctrl_wr && bus_wdata[3]), .seed (seed_q),
+    .start (ctrl_q[0]), .start_pc (start_pc_q), .clear_error (ctrl_q[1]),
+    .clear_counters (ctrl_q[2]), .seed_load (ctrl_q[3]), .seed (seed_q),
     .lfsr_state (lfsr_state), .busy (seq_busy), .done (seq_done), .error (seq_error),
     .error_code (seq_error_code), .error_unit_code (seq_error_unit_code), .error_pc (seq_error_pc), .pc (seq_pc),
     .prog_rd_en (prog_rd_en), .prog_rd_addr (prog_rd_addr), .prog_rd_data (prog_rd_data),

@@ -78,6 +78,7 @@ localparam integer EW_TAU_LEFT_W = 256;
 localparam integer EW_TAU_RIGHT_LSB = 474;
 localparam integer EW_TAU_RIGHT_W = 256;
 localparam integer EW_WORDS = 23;
+localparam integer EW_SHORT_WORDS = 7;
 localparam integer SCE_Z_BASE_LSB = 0;
 localparam integer SCE_Z_BASE_W = 20;
 localparam integer SCE_E_BASE_LSB = 20;

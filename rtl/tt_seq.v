@@ -14,7 +14,8 @@
 //
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
 // leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
-// that is not its unit's), 2 the program runs off the program memory, 3 an address outside every bank,
+// that is not its unit's: an element-wise record may stop before the tau tables, EW_SHORT_WORDS, and the
+// descriptor bits it does not load read as 0), 2 the program runs off the program memory, 3 an address outside every bank,
 // 4 a bank asked for more reads in a cycle than it has ports, 5 the unit refused the descriptor
 // (unit_error_code says why, the unit's own code), 6 a start arrived while busy (the running op finishes,
 // then the program stops).
@@ -133,7 +134,8 @@ module tt_seq #(
   always @* begin
     case (h_kind)
       KIND_CONTRACT: begin h_legal = (h_nwords == CT_WORDS[HDR_NWORDS_W-1:0]);  h_unit = 2'd0; end
-      KIND_EWISE:    begin h_legal = (h_nwords == EW_WORDS[HDR_NWORDS_W-1:0]);  h_unit = 2'd1; end
+      KIND_EWISE:    begin h_legal = (h_nwords == EW_WORDS[HDR_NWORDS_W-1:0]) ||
+                                     (h_nwords == EW_SHORT_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd1; end
       KIND_SCE:      begin h_legal = (h_nwords == SCE_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd2; end
       default:       begin h_legal = 1'b0;                                      h_unit = 2'd0; end
     endcase
@@ -314,9 +316,12 @@ module tt_seq #(
     end
   end
 
-  // The descriptor register: payload word widx_q arrives in S_LOAD.
+  // The descriptor register: cleared with the header, so the words a short record does not carry read as 0;
+  // payload word widx_q arrives in S_LOAD.
   always @(posedge clk) begin
-    if (state_q == S_LOAD) begin
+    if (state_q == S_HDR) begin
+      desc_q <= {DESC_BITS{1'b0}};
+    end else if (state_q == S_LOAD) begin
       desc_q[32*widx_q +: 32] <= prog_rd_data;
     end
   end

@@ -38,12 +38,31 @@ def test_images_assemble_with_one_record_per_op(model):
     assert len(img.records) == ops
     for rec in img.records:  # every record: a header naming its kind and a payload of its unit's length
         hdr = img.words[rec.pc]
-        assert hdr & 15 == rec.kind and hdr >> P.NWORDS_LSB & 255 == P.payload_words(
-            {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS}[rec.kind])
+        fields = {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS}[rec.kind]
+        if rec.kind == P.KIND_EWISE and rec.op.kind != "penalty":  # no tau tables
+            fields = P.EWISE_SHORT_FIELDS
+        assert hdr & 15 == rec.kind and P.header_nwords(hdr) == P.payload_words(fields)
     for prog, pc in img.entry.items():  # each program ends with END
         last = max(r.pc for r in img.records if r.program == prog)
-        nxt = last + 1 + (img.words[last] >> P.NWORDS_LSB & 255)
+        nxt = last + 1 + P.header_nwords(img.words[last])
         assert img.words[nxt] == P.header(P.KIND_END)
+
+
+def test_short_element_wise_records_leave_out_only_zero_tau_bits():
+    """A record without the tau tables is the full record cut after EW_SHORT_WORDS words: the bits it leaves out
+    of its last word (the tau tables' first bits) are 0 in the full packing too, so the sequencer's cleared
+    descriptor register holds the same descriptor."""
+    cut = P.field_bits(P.EWISE_SHORT_FIELDS)
+    assert P.payload_words(P.EWISE_SHORT_FIELDS) * 32 - cut < P.field_bits(P.EWISE_FIELDS[-2:])
+    comp = compile_network(load_config("digits"))
+    m = Machine(comp, 1)
+    img = P.assemble(comp, P.params_for(comp), m.frac, host_step=m.sgd_step())
+    for rec in img.records:
+        if rec.kind == P.KIND_EWISE:
+            n = P.header_nwords(img.words[rec.pc])
+            assert n == P.payload_words(P.EWISE_SHORT_FIELDS)
+            bits = sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1:rec.pc + 1 + n]))
+            assert bits >> cut == 0, rec
 
 
 def test_a_network_that_does_not_fit_is_refused_with_the_shortfall():
@@ -82,7 +101,7 @@ def test_mask_and_penalty_descriptors_carry_the_hosts_rank_state():
         for rec in img.records:
             if rec.op.kind not in ("mask", "penalty"):
                 continue
-            n = P.payload_words(P.EWISE_FIELDS)
+            n = P.header_nwords(img.words[rec.pc])
             words = img.words[rec.pc + 1:rec.pc + 1 + n]
             f = P.unpack_fields(P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
             d = isa.lower_ewise(comp, rec.op, m.frac)

@@ -13,6 +13,7 @@ statistics slots (as logic strings: unwritten program words are X on Icarus).
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import cocotb
 import numpy as np
@@ -63,8 +64,11 @@ def ct_record(desc: ContractDesc, slot: int = FREE_SLOT, observe: bool = False, 
 
 
 def ew_record(desc: EwiseDesc, slot: int = FREE_SLOT, observe: bool = False, nwords: int | None = None,
-              kind: int = P.KIND_EWISE) -> list:
-    payload = P.pack_fields(P.EWISE_FIELDS, isa.pack_ewise_ports(desc))
+              kind: int = P.KIND_EWISE, taus: tuple = ((), ()), short: bool = False) -> list:
+    """An element-wise record: the full payload (with the tau tables `taus`), or with `short` the payload that
+    stops before them (program.EWISE_SHORT_FIELDS)."""
+    ports = isa.pack_ewise_ports(desc, isa.EW_ALL, isa.EW_ALL, *taus)
+    payload = P.pack_fields(P.EWISE_SHORT_FIELDS if short else P.EWISE_FIELDS, ports)
     return [P.header(kind, slot, observe, len(payload) if nwords is None else nwords)] + payload
 
 
@@ -250,10 +254,12 @@ def golden_ct(flat: np.ndarray, desc: ContractDesc, state: int) -> tuple[np.ndar
     return out, n_sat, mx, stream.state
 
 
-def golden_ew(flat: np.ndarray, desc: EwiseDesc, state: int, mem_z=None) -> tuple[np.ndarray, int, int, int]:
+def golden_ew(flat: np.ndarray, desc: EwiseDesc, state: int, mem_z=None,
+              taus: tuple = ((), ())) -> tuple[np.ndarray, int, int, int]:
     stream = fxp.LfsrStream(state=state)
     rand = stream.take(desc.count) if desc.mode == STOCHASTIC else None
-    out, n_sat, mx, _ = isa.execute_ewise(desc, flat, flat if mem_z is None else mem_z, flat, rand)
+    out, n_sat, mx, _ = isa.execute_ewise(desc, flat, flat if mem_z is None else mem_z, flat, rand, isa.EW_ALL,
+                                          isa.EW_ALL, *taus)
     return out, n_sat, mx, stream.state
 
 
@@ -269,6 +275,7 @@ async def illegal_programs(dut):
     zero_f = ew_desc(isa.EW_ZERO, 8, y=g("act", 16), x_w=0)  # a good op before the bad record (act scratch)
     mv = mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, shift=3)
     ct_words, ew_words = P.payload_words(P.CONTRACT_FIELDS), P.payload_words(P.EWISE_FIELDS)
+    ew_short = P.payload_words(P.EWISE_SHORT_FIELDS)
     B = HAND_BASE
     zero_rec = ew_record(zero_f)
     n0 = len(zero_rec)
@@ -293,6 +300,10 @@ async def illegal_programs(dut):
          [P.header(P.KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B, []),
         ("element-wise header, payload one word short", B, zero_rec + ew_record(zero_f, nwords=ew_words - 1) + END,
          1, 0, B + n0, [zero_f]),
+        ("element-wise header, one word past the short payload", B,
+         ew_record(zero_f, nwords=ew_short + 1) + END, 1, 0, B, []),
+        ("element-wise header, one word short of the short payload", B,
+         ew_record(zero_f, nwords=ew_short - 1, short=True) + END, 1, 0, B, []),
         ("contract header, payload one word long", B, ct_record(mv, nwords=ct_words + 1) + END, 1, 0, B, []),
         ("sce header with the contract length", B, [P.header(P.KIND_SCE, 0, False, ct_words)] + [0] * ct_words + END,
          1, 0, B, []),
@@ -322,7 +333,7 @@ async def illegal_programs(dut):
          5, 2, B, []),
         ("element-wise count 0", B, zero_rec + ew_record(ew_desc(isa.EW_RELU, 0, x=g("act", 0), y=g("act", 16))) + END,
          5, isa.EW_ERR_COUNT, B + n0, [zero_f]),
-        ("element-wise unknown opcode 7", B, ew_record(ew_desc(7, 4, x=g("act", 0), y=g("act", 16))) + END, 5,
+        ("element-wise unknown opcode 9", B, ew_record(ew_desc(9, 4, x=g("act", 0), y=g("act", 16))) + END, 5,
          isa.EW_ERR_OPCODE, B, []),
         ("sce classes above n_out", B, sce_record(SceDesc(g("act", 36), g("act", 16), 4, 5, 0, 8, 16, 14)) + END, 5,
          isa.SCE_ERR_COUNT, B, []),
@@ -439,8 +450,7 @@ async def start_while_busy(dut):
     await env.good_sample()
     cycles = dev.cycles["train_sample"]
     recs = [r for r in dev.image.records if r.program == "train_sample"]
-    end_pc = recs[-1].pc + 1 + P.payload_words(P.CONTRACT_FIELDS if recs[-1].kind == P.KIND_CONTRACT else
-                                                P.EWISE_FIELDS if recs[-1].kind == P.KIND_EWISE else P.SCE_FIELDS)
+    end_pc = recs[-1].pc + 1 + P.header_nwords(dev.image.words[recs[-1].pc])
     pcs = [r.pc for r in recs] + [end_pc]
     for delay in (1, int(env.rng.integers(cycles // 4, cycles // 2)), int(env.rng.integers(cycles // 2, cycles - 40))):
         x, y = env.sample()
@@ -654,13 +664,17 @@ async def shift_ends_and_statistics(dut):
     (rtl/tt_seq.v)."""
     env = await Env.create(dut, 7)
     host, g = env.host, env.g
-    sh_words = {P.KIND_CONTRACT: P.payload_words(P.CONTRACT_FIELDS), P.KIND_EWISE: P.payload_words(P.EWISE_FIELDS),
-                P.KIND_SCE: P.payload_words(P.SCE_FIELDS)}
-    # operands: act X0 (0..15) random 16-bit, act 40..47 random; core and state as uploaded
+    # operands: act X0 (0..15) random 16-bit, act 40..47 random, state 0..7 random (restored after the hand ops:
+    # training goes on from the golden state); core as uploaded
     await host.write_bank("act", 0, env.rng.integers(-1 << 15, 1 << 15, 16))
     await host.write_bank("act", 40, env.rng.integers(-1 << 15, 1 << 15, 8))
+    state0 = await host.read_bank("state", 0, 8)
+    await host.write_bank("state", 0, env.rng.integers(-1 << 15, 1 << 15, 8))
     s = FREE_SLOT
-    ops = [  # (desc, slot, observe, preset saturation count, preset max)
+    penalty = replace(ew_desc(isa.EW_PENALTY, 8, x=g("act", 48), z=g("state", 0), y=g("act", 48), align_x=3,
+                              shift=3, mode=STOCHASTIC, z_w=16), shape=(2, 2, 2))
+    taus = tuple(tuple(int(v) for v in env.rng.integers(-1 << 15, 1 << 15, 2)) for _ in range(2))
+    ops = [  # (desc, slot, observe, preset saturation count, preset max[, tau tables, short record])
         (mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, -16), s, True, SAT_COUNTER_MAX - 2, 5),
         (mv_desc(g("core", 8), g("act", 4), g("act", 20), 4, 4, -16, STOCHASTIC, acc=True), s + 1, True, 3, 20000),
         (mv_desc(g("core", 0), g("act", 0), g("act", 24), 4, 8, 47, STOCHASTIC, out_w=4), s + 2, False, 7, 1234),
@@ -671,12 +685,16 @@ async def shift_ends_and_statistics(dut):
                  align_z=-3, shift=4, mode=STOCHASTIC, x_w=16, z_w=16, y_w=10), s + 6, True, 11, 2),
         (ew_desc(isa.EW_ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
         (ew_desc(isa.EW_RELU, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
+        # PENALTY with tau tables, then the same op in a short record: the sequencer's cleared descriptor gives
+        # every tau 0 (not the previous record's)
+        (penalty, s + 8, False, 0, 0, taus, False),
+        (penalty, s + 8, False, 0, 0, ((), ()), True),
     ]
     await host.clear_counters()
     c = await env.counters()
     assert all(v == 0 for v in c.values()), f"counters after clear: {c}"
     presets = {}
-    for _, slot, _, sat, mx in ops:
+    for _, slot, _, sat, mx, *_ in ops:
         presets.setdefault(slot, (sat, mx))
     for slot, (sat, mx) in presets.items():
         await host.write_stat(slot, sat, mx)
@@ -686,14 +704,15 @@ async def shift_ends_and_statistics(dut):
     overhead = 0
     sat_total = 0
     unit_sum = {"contract_cycles": 0, "ewise_cycles": 0, "sce_cycles": 0}
-    for i, (d, slot, observe, _, _) in enumerate(ops):
+    for i, (d, slot, observe, _, _, *tables) in enumerate(ops):
         c0 = await env.counters()
         if isinstance(d, ContractDesc):
             words, unit = ct_record(d, slot, observe), "contract_cycles"
             flat, n_sat, mx, state = golden_ct(flat, d, state)
         else:
-            words, unit = ew_record(d, slot, observe), "ewise_cycles"
-            flat, n_sat, mx, state = golden_ew(flat, d, state)
+            t, short = tables or (((), ()), False)
+            words, unit = ew_record(d, slot, observe, taus=t, short=short), "ewise_cycles"
+            flat, n_sat, mx, state = golden_ew(flat, d, state, taus=t)
         await env.run_hand(words + END)
         where = f"hand op {i} ({'shift ' + str(d.shift) if isinstance(d, ContractDesc) else 'ewise'})"
         st = await env.status()
@@ -711,13 +730,13 @@ async def shift_ends_and_statistics(dut):
         assert moved == {unit}, f"{where}: unit counters that moved {moved}, expected {unit}"
         for u in unit_sum:
             unit_sum[u] += c1[u] - c0[u]
-        overhead += SEQ_OP_CYCLES + sh_words[P.KIND_CONTRACT if unit == "contract_cycles" else P.KIND_EWISE] \
-            + SEQ_END_CYCLES
+        overhead += SEQ_OP_CYCLES + len(words) - 1 + SEQ_END_CYCLES
         busy = c1["cycles"] - c0["cycles"]
         assert busy == (c1[unit] - c0[unit]) + SEQ_OP_CYCLES + len(words) - 1 + SEQ_END_CYCLES, \
             f"{where}: busy {busy}, unit {c1[unit] - c0[unit]}, payload {len(words) - 1}"
     c = await env.counters()
     assert c["cycles"] == sum(unit_sum.values()) + overhead and c["ops"] == len(ops) and c["sce_cycles"] == 0
+    await host.write_bank("state", 0, state0)
     # a whole train_sample: busy = unit cycles + per-op overhead; saturations and max registers by the golden
     await env.resync_stream()
     await host.clear_counters()
@@ -725,7 +744,7 @@ async def shift_ends_and_statistics(dut):
     await env.good_sample()
     c = await env.counters()
     recs = [r for r in env.dev.image.records if r.program == "train_sample"]
-    over = sum(SEQ_OP_CYCLES + sh_words[r.kind] for r in recs) + SEQ_END_CYCLES
+    over = sum(SEQ_OP_CYCLES + P.header_nwords(env.dev.image.words[r.pc]) for r in recs) + SEQ_END_CYCLES
     units = c["contract_cycles"] + c["ewise_cycles"] + c["sce_cycles"]
     assert c["cycles"] == units + over, f"train_sample: busy {c['cycles']} != unit cycles {units} + overhead {over}"
     assert c["ops"] == len(recs)
