@@ -3,8 +3,11 @@
 // synchronous read ports (data valid the cycle after rd_en). Each read port reads its own copy of the
 // words (every copy takes every write): FPGA block RAMs give one read and one write port per copy, and the
 // compiler only needs two reads of one bank in the same cycle (two activations, or a gradient and its
-// momentum), so a bank costs READ_PORTS x DEPTH x WIDTH bits. A read of the address written in the same
-// cycle returns the old word. The words are not reset: a reset of the accelerator leaves the state readable.
+// momentum), so a bank costs READ_PORTS x DEPTH x WIDTH bits. The accelerator never reads a word in the cycle it
+// is written (a unit reads ahead of its writes at other addresses, the host only while no program runs), so the
+// RAMs carry no_rw_check: synthesis builds them without read-during-write logic (on ECP5 a comparator, a copy of
+// the write data and a multiplexer behind every block RAM); a simulation stops with an error if such a read
+// happens. The words are not reset: a reset of the accelerator leaves the state readable.
 // OUT_REG = 1 adds a register after the read register (data valid two cycles after rd_en), which takes the
 // RAM's slow clock-to-out off the paths behind it. A tool that merges it into the block RAM's own output
 // register removes that delay entirely; yosys 0.70 does not (ECP5: it stays a fabric register after the mux
@@ -87,6 +90,7 @@ module tt_bank #(
       for (b = 0; b < NBLK; b = b + 1) begin : g_blk
         localparam integer N = (b == NBLK - 1) ? DEPTH - b * BLK : BLK;
         localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
+        (* no_rw_check *)
         reg [WIDTH-1:0] mem [0:N-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
         reg [WIDTH-1:0] rd_q;
         always @(posedge clk) begin
@@ -118,6 +122,15 @@ module tt_bank #(
       end
       wire [SW-1:0] sel = (OUT_REG != 0) ? sel_out_q : sel_q;
       assign rd_data[p*WIDTH +: WIDTH] = blk_data[sel*WIDTH +: WIDTH];
+`ifndef SYNTHESIS
+      // no_rw_check's premise, checked in every simulation that uses the banks.
+      always @(posedge clk) begin
+        if (wr_en && rd_en[p] && ra == wa) begin
+          $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, ra);
+          $finish;
+        end
+      end
+`endif
     end
   endgenerate
 

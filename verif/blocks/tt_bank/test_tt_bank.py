@@ -1,0 +1,51 @@
+"""pytest runner for rtl/tt_bank.v: every simulator x a few shapes (cocotb module: tb_tt_bank.py)."""
+import pytest
+
+from verif.runner import BUILD, assert_elaboration, param_tag, RTL, run_block, SIMS
+
+SOURCES = [RTL / "tt_bank.v"]
+
+SHAPES = {
+    # an act-like bank: two copies, each split into 4 block RAMs of 256 words (the last one shorter), registered
+    "w16_two_ports_blocks": {"WIDTH": 16, "DEPTH": 1000, "AW": 10, "READ_PORTS": 2, "OUT_REG": 1, "BLOCK_BITS": 4096},
+    # a core-like bank: one memory, no output register
+    "w4_one_port": {"WIDTH": 4, "DEPTH": 100, "AW": 8, "READ_PORTS": 1, "OUT_REG": 0, "BLOCK_BITS": 0},
+    # 3 blocks of 128 words, the last one 44
+    "w8_uneven_blocks": {"WIDTH": 8, "DEPTH": 300, "AW": 9, "READ_PORTS": 1, "OUT_REG": 1, "BLOCK_BITS": 1024},
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_bank(sim, shape):
+    run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
+              test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_bank_read_during_write_is_caught(sim, capfd):
+    """no_rw_check's premise: a read of the word written in the same cycle stops the simulation with an error
+    (the test fails because the simulator stopped, with tt_bank's message, not because it went on)."""
+    params = SHAPES["w4_one_port"]
+    build = BUILD / "tt_bank" / "collision" / sim
+    with pytest.raises(AssertionError, match="cocotb tests failed"):
+        run_block(toplevel="tt_bank", sources=SOURCES, parameters=params, sim=sim, build_dir=build,
+                  test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="read_during_write_stops_the_simulation")
+    out = capfd.readouterr().out
+    assert "port 0 reads word 3 in the cycle it is written" in out and "went on" not in out
+
+
+BAD_PARAMS = [
+    ({"WIDTH": 33}, "error_tt_bank_WIDTH_must_be_1_to_32"),
+    ({"DEPTH": 2000, "AW": 10}, "error_tt_bank_DEPTH_must_be_1_to_2_pow_AW"),
+    ({"READ_PORTS": 3}, "error_tt_bank_READ_PORTS_must_be_1_or_2"),
+    ({"OUT_REG": 2}, "error_tt_bank_OUT_REG_must_be_0_or_1"),
+    ({"BLOCK_BITS": -1}, "error_tt_bank_BLOCK_BITS_must_be_0_or_positive"),
+]
+
+
+@pytest.mark.parametrize("params,message", [pytest.param(p, m, id=param_tag(p)) for p, m in BAD_PARAMS])
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_bank_parameter_check(sim, params, message):
+    """An illegal parameter stops elaboration with a message naming the rule."""
+    assert_elaboration("tt_bank", SOURCES, params, sim, message)
