@@ -76,7 +76,9 @@ async def reads_return_the_words_written(dut):
     b = await start(dut)
     for a in range(b.depth):
         await b.step((a, b.word()))
-    edges = sorted({0, b.depth - 1} | {a for a in range(b.depth) if a % 256 in (0, 255)})
+    bits = int(dut.BLOCK_BITS.value)
+    blk = b.depth if bits == 0 else 1 << (max(bits // b.width, 1).bit_length() - 1)  # words per block RAM
+    edges = sorted({0, b.depth - 1} | {a for a in range(b.depth) if a % blk in (0, blk - 1)})
     for i in range(3000):
         wr = (int(b.rng.integers(0, b.depth)), b.word()) if b.rng.random() < 0.5 else None
         reads = []
