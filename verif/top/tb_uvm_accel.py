@@ -117,8 +117,9 @@ class OpCoverage(Coverage):
     error p - onehot lies in [-1, 1], inside every error format the formats allow. Contraction shifts follow
     the adaptive formats: the workload gives 1..8 and 9+; zero and negative shifts are the block tests' and
     tb_accel_errors' (hand-built descriptors). MASK gates a tensor in its own format with NEAREST and shift 0
-    (it cannot round or saturate); PENALTY rounds stochastically, and its saturation (the prior's small pull
-    added to a gradient at the top of its format) is the block tests' (tb_tt_ewise: random operands)."""
+    (it cannot round or saturate); PENALTY rounds stochastically, and no workload here drives it to saturation (the
+    prior's small pull added to a gradient): that is left to tb_tt_ewise's random descriptors (every opcode,
+    operands and tau entries at both ends of their ranges; not a per-opcode coverage bin)."""
 
     def declare(self):
         self.point("kind", lambda t: t.kind, KINDS)
