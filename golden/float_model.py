@@ -711,7 +711,8 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
     ``cfg.train.lr_at`` (the schedule), set before each update. The last
     mini-batch of an epoch may be smaller. Rank adaptation (TT only, ``cfg.train.rank.enabled``): from epoch
     ``warmup_epochs`` (0-based) until ``end_epoch`` (if set), the penalty is on and every ``every``-th mini-batch
-    runs the lambda update and pruning; after it the ranks stay and the live slices fine-tune without penalty. Returns a dict of per-epoch lists (``train_loss`` = mean CE of the epoch's batches,
+    runs the lambda update and pruning; after it (or once the live core parameters are down to ``budget`` of the
+    full count) the ranks stay and the live slices fine-tune without penalty. Returns a dict of per-epoch lists (``train_loss`` = mean CE of the epoch's batches,
     ``train_acc`` of those batches, ``test_acc``, ``live_ranks``, ``core_params``, ``time`` = cumulative wall
     seconds of training, excluding evaluation) plus ``final_test_acc``, ``samples_per_s`` and ``pruned``."""
     tc = cfg.train
@@ -738,8 +739,10 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
             import tqdm as bar_mod
         except ImportError:  # pragma: no cover
             bar_mod = None
+    full_params = net.n_core_params()
+    budget_met = False  # train.rank.budget reached: the prune phase is over for good
     for epoch in range(E):
-        penalty_on = rank_on and tc.rank.active(epoch)  # warm-up and fine-tuning (end_epoch on): off
+        penalty_on = rank_on and tc.rank.active(epoch) and not budget_met  # warm-up and fine-tuning: off
         if rank_on:
             net.penalty_on = penalty_on
         perm = rng.permutation(N)
@@ -762,6 +765,9 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
                 if step % tc.rank.every == 0:
                     for (l, k, r) in net.rank_update(opt.states()):
                         hist["pruned"].append((epoch, l, k, r))
+                    budget_met = tc.rank.budget is not None and net.n_core_params() <= tc.rank.budget * full_params
+                    if budget_met:
+                        penalty_on = net.penalty_on = False
         t_train += time.perf_counter() - t0
         hist["train_loss"].append(ce_sum / N)
         hist["train_acc"].append(correct / N)

@@ -164,8 +164,13 @@ class Run:
                 if cycles0 is not None:
                     stats["sim_cycles"] = stats.get("sim_cycles", 0) + self.machine.sim_cycles - cycles0
                 rank = self.cfg.train.rank
-                if rank.active(self.epoch) and (self.batch_pos + 1) % rank.every == 0:
+                if rank.active(self.epoch) and not self.within_budget() and (self.batch_pos + 1) % rank.every == 0:
                     await settle(self.machine.rank_update())
+                    if self.within_budget():  # the prune phase ends here: penalty off, ranks fixed (SPEC 5.6)
+                        await settle(self.machine.rank_freeze())
+                        bar.write(f"rank budget {rank.budget:g} reached in epoch {self.epoch + 1}: "
+                                  f"{self.golden.live_core_params()} live core parameters, ranks "
+                                  f"{self.golden.live_ranks()}; fine-tuning from here")
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
                 stats["n"] += len(idx)
@@ -191,6 +196,13 @@ class Run:
             print(f"interrupted: checkpoint saved in {self.out}; run the same command again to resume")
             raise SystemExit(130)
         return self.finish()
+
+    def within_budget(self) -> bool:
+        """Whether the live core parameters are down to the rank budget (train.rank.budget): a function of the
+        masks alone, so a resumed run decides as the uninterrupted one did."""
+        budget = self.cfg.train.rank.budget
+        full = sum(layer.n_core_params for layer in self.cfg.layers)
+        return budget is not None and self.golden.live_core_params() <= budget * full
 
     def _fresh_stats(self) -> dict:
         return {"loss": 0.0, "correct": 0, "n": 0, "elapsed": 0.0, "sat0": self.golden.sat_total}
@@ -274,6 +286,10 @@ class LogProgress:
             eta = (self.total - self.n) / max(rate, 1e-9)
             print(f"{self.desc}: {self.n}/{self.total} samples, {rate:.0f} samples/s, eta {eta:.0f} s"
                   f"{self.postfix}", flush=True)
+
+    @staticmethod
+    def write(line: str) -> None:  # as tqdm's: a line between the progress lines
+        print(line, flush=True)
 
     def set_postfix(self, **kw) -> None:
         self.postfix = "".join(f", {k}={v}" for k, v in kw.items())

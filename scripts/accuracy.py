@@ -73,13 +73,13 @@ def run_row(name: str, cfg, dataset: str, data_dir, seed: int, out: Path) -> dic
 LONG_ROWS = ("golden", "golden_rank")  # started first, so the short rows fill the other workers
 
 
-NO_END = -1  # --end-epoch value for "no end" (the config's end_epoch null)
+OFF = -1  # --end-epoch / --budget value for "none" (null in the config)
 
 
-def table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup, end_epoch, rows):
+def table_setup(model, dataset, data_dir, epochs, rank_options, rows):
     """What both tables start from: the config, its rank recipe, the dataset, the run tag, the rows to run and
     the config of each row."""
-    cfg, plain, ranked = row_configs(model, epochs, prior, threshold, warmup, end_epoch)
+    cfg, plain, ranked = row_configs(model, epochs, rank_options)
     data = load_dataset(dataset, data_dir)
     check_compatible(cfg, data)
     row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
@@ -87,14 +87,13 @@ def table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup, end_
 
 
 def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epochs: int | None = None,
-                   prior: float | None = None, threshold: float | None = None, warmup: int | None = None,
                    rows: str = "dense,float,golden,float_rank,golden_rank", jobs: int | None = None,
-                   end_epoch: int | None = None, keep: bool = False) -> dict:
+                   keep: bool = False, **rank_options) -> dict:
     """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result.
-    `end_epoch` None: the config's; NO_END: none. `keep`: rows without rank adaptation that are not run now are
-    taken from the existing results file (same model, dataset, seed, epochs and recipe)."""
-    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup,
-                                                       end_epoch, rows)
+    `rank_options`: train.rank settings of the rank rows over the config's (see row_configs). `keep`: rows without
+    rank adaptation that are not run now are taken from the existing results file (same model, dataset, seed,
+    epochs and recipe)."""
+    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows)
     row_out = golden_dirs(tag, seed, golden_version(), rank)
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
     with worker_pool(jobs) as pool:
@@ -108,8 +107,7 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     result = {
         "model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
         "recipe": recipe,
-        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs,
-                 "end_epoch": rank.end_epoch},
+        "rank": rank_settings(rank),
         "kept_rows": sorted(kept),
         "dense_mlp": "-".join(map(str, dense_sizes(comp))),
         "core_params_full": sum(l.n_core_params for l in comp.cfg.layers),
@@ -122,19 +120,17 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
     return result
 
 
-def row_configs(model: str, epochs: int | None, prior: float | None, threshold: float | None,
-                warmup: int | None, end_epoch: int | None):
-    """(the config, its plain copy without rank adaptation, its rank-adapting copy with the given settings)."""
+def row_configs(model: str, epochs: int | None, rank_options: dict):
+    """(the config, its plain copy without rank adaptation, its rank-adapting copy with the given settings).
+    `rank_options`: train.rank fields (prior, threshold, warmup_epochs, end_epoch, budget); None keeps the config's,
+    OFF (for end_epoch and budget) sets null."""
     cfg = load_config(model)
     if epochs:
         cfg = replace(cfg, train=replace(cfg.train, epochs=epochs))
     rk = cfg.train.rank
     d = config_to_dict(cfg)
-    d["train"]["rank"].update(enabled=True, prior=prior if prior is not None else rk.prior,
-                              threshold=threshold if threshold is not None else rk.threshold,
-                              warmup_epochs=warmup if warmup is not None else rk.warmup_epochs,
-                              end_epoch=rk.end_epoch if end_epoch is None else
-                              None if end_epoch == NO_END else end_epoch)
+    d["train"]["rank"]["enabled"] = True
+    d["train"]["rank"].update({k: None if v == OFF else v for k, v in rank_options.items() if v is not None})
     try:
         ranked = config_from_dict(d)  # validated like a config file
     except ConfigError as e:
@@ -156,8 +152,13 @@ def golden_dirs(tag: str, seed: int, version: str, rank) -> dict:
     runs resume after an interruption, and start afresh after a change of golden/*.py."""
     work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}-{version}"
     rank_dir = f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}" + (
-        "" if rank.end_epoch is None else f"-e{rank.end_epoch}")
+        "" if rank.end_epoch is None else f"-e{rank.end_epoch}") + ("" if rank.budget is None else f"-b{rank.budget:g}")
     return {"golden": work / "golden", "golden_rank": work / rank_dir}
+
+
+def rank_settings(rank) -> dict:
+    return {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs,
+            "end_epoch": rank.end_epoch, "budget": rank.budget}
 
 
 def recipe_of(cfg) -> dict:
@@ -233,13 +234,11 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
 
 
 def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epochs: int | None = None,
-                prior: float | None = None, threshold: float | None = None, warmup: int | None = None,
-                rows: str = "golden,golden_rank", jobs: int | None = None, end_epoch: int | None = None) -> dict:
+                rows: str = "golden,golden_rank", jobs: int | None = None, **rank_options) -> dict:
     """Run the rows once per seed and write results/accuracy-<model>-<dataset>-seeds.{json,md}; returns the
     result. The golden runs go to the per-seed directories of accuracy_table, so finished runs of any seed
     (those of the single-seed table too) are reused and unfinished ones resume."""
-    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, prior, threshold, warmup,
-                                                       end_epoch, rows)
+    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows)
     version = golden_version()
     dirs = {s: golden_dirs(tag, s, version, rank) for s in seeds}
     # The long rows of every seed first, so the short rows fill the other workers.
@@ -252,8 +251,7 @@ def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epoch
     result = {
         "model": cfg.name, "dataset": data.name, "seeds": seeds, "epochs": cfg.train.epochs,
         "recipe": recipe_of(cfg),
-        "rank": {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs,
-                 "end_epoch": rank.end_epoch},
+        "rank": rank_settings(rank),
         "golden_version": version if after == version else {"start": version, "end": after},
         "golden_dirs": {str(s): {n: str(p.relative_to(ROOT)) for n, p in dirs[s].items() if n in names}
                         for s in seeds},
@@ -323,7 +321,10 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--end-epoch", type=int, default=None,
                     help="rank adaptation stops before this epoch (0-based) and the rest fine-tunes at the pruned "
-                         f"ranks (default: the config's; {NO_END}: no end)")
+                         f"ranks (default: the config's; {OFF}: no end)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="rank adaptation also stops once the live core parameters are at most this fraction of the "
+                         f"full count (default: the config's; {OFF}: none)")
     ap.add_argument("--rows", default=None,
                     help="comma-separated rows (default: dense,float,golden,float_rank,golden_rank; with --seeds: "
                          "golden,golden_rank)")
@@ -333,15 +334,17 @@ def main() -> int:
                     help="comma-separated seeds, e.g. 1,2,3: run the rows once per seed and write the statistics "
                          "over seeds to results/accuracy-<model>-<dataset>-seeds.{json,md} (instead of --seed)")
     a = ap.parse_args()
+    rank_options = {"prior": a.prior, "threshold": a.threshold, "warmup_epochs": a.warmup, "end_epoch": a.end_epoch,
+                    "budget": a.budget}
     if a.seeds is not None:
         if a.keep:
             raise SystemExit("error: --keep is for the single-seed table, not with --seeds")
-        result = seeds_table(a.model, a.dataset, parse_seeds(a.seeds), a.data_dir, a.epochs, a.prior, a.threshold,
-                             a.warmup, a.rows or "golden,golden_rank", a.jobs, a.end_epoch)
+        result = seeds_table(a.model, a.dataset, parse_seeds(a.seeds), a.data_dir, a.epochs,
+                             a.rows or "golden,golden_rank", a.jobs, **rank_options)
         print(markdown_seeds(result))
         return 0
-    result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs, a.prior, a.threshold, a.warmup,
-                            a.rows or "dense,float,golden,float_rank,golden_rank", a.jobs, a.end_epoch, a.keep)
+    result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs,
+                            a.rows or "dense,float,golden,float_rank,golden_rank", a.jobs, a.keep, **rank_options)
     print(markdown(result))
     return 0
 
@@ -419,12 +422,12 @@ def markdown_seeds(r: dict) -> str:
 
 
 def end_note(r: dict) -> str:
-    end = r["rank"].get("end_epoch")
-    if end is None:
-        return ", pruning to the end of the run"
-    note = f", prune phase to epoch {end}, then fine-tuning at the pruned ranks with the penalty off"
-    if "float_rank" in r["rows"]:
-        note += " (golden rows only: the float model, golden/float_model.py, has no end_epoch and prunes to the end)"
+    end, budget = r["rank"].get("end_epoch"), r["rank"].get("budget")
+    note = ", pruning to the end of the run" if end is None else f", prune phase to epoch {end}"
+    if budget is not None:
+        note += f" or until the live core parameters are at most {budget:g} of the full count"
+    if end is not None or budget is not None:
+        note += ", then fine-tuning at the pruned ranks with the penalty off"
     return note
 
 

@@ -66,10 +66,11 @@ def test_round_trip_keeps_non_default_formats_and_rank_settings():
     data["formats"].update(core=[3, 2], act=[12, 6], frac_min=-4, frac_max=20)
     data["train"].update(optimizer="adam", lr=0.001, momentum=0)
     data["train"]["rank"].update(enabled=True, prior=1e-4, threshold=0.01, every=4, warmup_epochs=3,
-                                 end_epoch=6)
+                                 end_epoch=6, budget=0.75)
     cfg = config_from_dict(data)
     assert cfg.formats.core == Fmt(3, 2) and cfg.formats.frac_max == 20
     assert cfg.train.rank.every == 4 and cfg.train.rank.end_epoch == 6 and cfg.train.momentum == 0.0
+    assert cfg.train.rank.budget == 0.75
     assert config_to_dict(cfg) == data
     assert config_from_dict(json.loads(json.dumps(config_to_dict(cfg)))) == cfg
 
@@ -194,6 +195,9 @@ INVALID = [
     (_set("train.rank.end_epoch", 0), r"^train\.rank\.end_epoch: must be >= 1, got 0"),
     (_set("train.rank.end_epoch", 1.5), r"^train\.rank\.end_epoch: expected an integer"),
     (_set("train.rank.end_epoch", 1), r"^train\.rank\.end_epoch: must be > warmup_epochs \(1\)"),
+    (_set("train.rank.budget", 0), r"^train\.rank\.budget: must be > 0\.0 and < 1\.0, got 0"),
+    (_set("train.rank.budget", 1.0), r"^train\.rank\.budget: must be > 0\.0 and < 1\.0, got 1\.0"),
+    (_set("train.rank.budget", "half"), r"^train\.rank\.budget: expected a finite number"),
 ]
 
 

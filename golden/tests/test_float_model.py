@@ -385,6 +385,13 @@ def test_digits_training_with_rank_adaptation():
     for (l, k), alive in net.rank.live.items():
         assert np.all(net.cores[l][k][..., ~alive] == 0) and np.all(net.cores[l][k + 1][~alive] == 0)
     assert h["penalty"][0] == 0.0 and h["penalty"][-1] > 0.0
+    # a rank budget between the full and the pruned count ends the prune phase early: penalty off, ranks kept
+    budget = (1920 + h["core_params"][-1]) / 2 / 1920
+    capped_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, rank=dataclasses.replace(
+        rank, budget=budget)))
+    hc = train_float(capped_cfg, ds, seed=0, progress=False)
+    assert h["core_params"][-1] < hc["core_params"][-1] <= budget * 1920
+    assert hc["penalty"][-1] == 0.0 and hc["core_params"][-2] == hc["core_params"][-1]
 
 
 def test_measure_speed_smoke():

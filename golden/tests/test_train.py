@@ -133,6 +133,44 @@ def test_rank_end_epoch_freezes_ranks_and_turns_the_penalty_off(tmp_path, tiny_d
         assert report["history"][-1]["ranks"] == report["history"][-2]["ranks"]
 
 
+def _budget_cfg(budget):
+    """tiny at rank 4 with a prior that prunes it to rank 1 within three epochs when nothing stops it."""
+    d = config_to_dict(_cfg(epochs=3))
+    d["layers"][0]["ranks"] = [4]
+    d["train"]["rank"] = {"enabled": True, "prior": 3e-2, "threshold": 0.05, "warmup_epochs": 1, "every": 3,
+                          "budget": budget}
+    return config_from_dict(d)
+
+
+def test_rank_budget_ends_the_prune_phase(tmp_path, tiny_data, no_plots):
+    """SPEC 5.6: with budget 0.7 the prune phase stops after the rank update that leaves <= 0.7 of the 128 full
+    core parameters (rank 2: 80), turns the penalty off and keeps the ranks; without it the same run prunes on."""
+    free = Run(_budget_cfg(None), tiny_data, 5, tmp_path / "free", 3).run()
+    assert free["history"][-1]["ranks"] == [[1], []], "the recipe no longer prunes past the budget"
+    capped = Run(_budget_cfg(0.7), tiny_data, 5, tmp_path / "capped", 3).run()
+    params = [h["live_core_params"] for h in capped["history"]]
+    assert params[-1] <= 0.7 * 128 < params[0] and params[-1] > free["history"][-1]["live_core_params"]
+    state = _rank_state(tmp_path / "capped")
+    assert not any(state[k].any() for k in state if k.startswith("TAU"))
+    first = params.index(params[-1])  # the epoch the budget was reached in: no rank change after it
+    assert all(p == params[-1] for p in params[first:])
+
+
+def test_rank_budget_resume_is_bit_identical(tmp_path, tiny_data, no_plots):
+    """The budget decision reads only the masks: a run stopped before and after the budget is reached (tiny has 64
+    mini-batches an epoch; the budget falls in the second) ends as the uninterrupted one."""
+    cfg = _budget_cfg(0.7)
+    Run(cfg, tiny_data, 5, tmp_path / "ref", 3).run()
+    out = tmp_path / "interrupted"
+    for calls in (70, 60):
+        run = Run(cfg, tiny_data, 5, out, 3)
+        _interrupt_after(run, calls)
+        with pytest.raises(SystemExit):
+            run.run()
+    Run(cfg, tiny_data, 5, out, 3).run()
+    _assert_same_outcome(tmp_path / "ref", out)
+
+
 def test_save_and_new_run_on_same_directory_resumes(tmp_path, tiny_data, no_plots):
     """A checkpoint written by save() after construction is resumed as is: no second calibration."""
     cfg = _cfg(epochs=1)

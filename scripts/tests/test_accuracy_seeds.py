@@ -91,13 +91,27 @@ def test_rows_missing_in_a_seed_and_rows_without_parameters():
 
 
 def test_seed_directories_keep_the_single_seed_naming():
-    rank = accuracy.row_configs("paper", None, None, None, None, None)[2].train.rank
+    rank = accuracy.row_configs("paper", None, {"budget": accuracy.OFF})[2].train.rank
     d1 = accuracy.golden_dirs("paper-fashion-mnist", 1, "2fe78f7a63e7cd1b", rank)
     base = accuracy.ROOT / "build" / "accuracy" / "paper-fashion-mnist-seed1-2fe78f7a63e7cd1b"
     assert d1 == {"golden": base / "golden", "golden_rank": base / "golden-rank-4e-05-t0.008-w1-e3"}
     d2 = accuracy.golden_dirs("paper-fashion-mnist", 2, "2fe78f7a63e7cd1b", rank)
     assert d2["golden"].parent.name == "paper-fashion-mnist-seed2-2fe78f7a63e7cd1b"
     assert d2["golden_rank"].name == d1["golden_rank"].name
+
+
+def test_rank_options_override_the_config_and_name_the_directory():
+    cfg, plain, ranked = accuracy.row_configs("paper", 2, {"prior": 1e-4, "end_epoch": accuracy.OFF, "budget": 0.6,
+                                                           "threshold": None})
+    rank = ranked.train.rank
+    assert rank.enabled and not plain.train.rank.enabled and ranked.train.epochs == 2
+    assert (rank.prior, rank.end_epoch, rank.budget) == (1e-4, None, 0.6)
+    assert rank.threshold == cfg.train.rank.threshold  # None keeps the config's
+    assert accuracy.golden_dirs("t", 1, "v", rank)["golden_rank"].name == "golden-rank-0.0001-t0.008-w1-b0.6"
+    note = accuracy.end_note({"rank": accuracy.rank_settings(rank)})
+    assert "at most 0.6 of the full count" in note and "fine-tuning" in note
+    with pytest.raises(SystemExit, match="train.rank.budget"):
+        accuracy.row_configs("paper", None, {"budget": 1.5})
 
 
 def test_parse_seeds():
