@@ -110,6 +110,8 @@ module tt_seq #(
 
   reg [3:0]         state_q;
   reg [PROG_AW-1:0] pc_q;
+  reg [PROG_AW-1:0] rd_ptr_q;      // the program word the next read takes (a register: the BRAM address path)
+  reg               next_fits_q;   // next_fits, registered in S_SEED (pc_q and hdr_q hold until S_STAT)
   reg [31:0]        hdr_q;
   reg [7:0]         widx_q;        // payload word being loaded
   reg [DESC_BITS-1:0] desc_q;
@@ -199,12 +201,12 @@ module tt_seq #(
   always @* begin
     prog_rd_en = 1'b0;
     prog_rd_addr = pc_q;
+    // Reads run two words ahead of the record (the memory's read latency): S_FETCH pc + 1, S_HDR pc + 2, S_LOAD
+    // pc + 3 + widx, S_STAT the next header; rd_ptr_q holds that address, so no adder sits before the BRAM.
     case (state_q)
       S_IDLE:  begin prog_rd_en = start; prog_rd_addr = start_pc; end
-      S_FETCH: begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + 1'b1; end
-      S_HDR:   begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + {{(PROG_AW-2){1'b0}}, 2'd2}; end
-      S_LOAD:  begin prog_rd_en = 1'b1; prog_rd_addr = pc_q + {{(PROG_AW-8){1'b0}}, widx_q} + {{(PROG_AW-2){1'b0}}, 2'd3}; end
-      S_STAT:  begin prog_rd_en = next_fits; prog_rd_addr = next_pc[PROG_AW-1:0]; end
+      S_FETCH, S_HDR, S_LOAD: begin prog_rd_en = 1'b1; prog_rd_addr = rd_ptr_q; end
+      S_STAT:  begin prog_rd_en = next_fits_q; prog_rd_addr = rd_ptr_q; end
       default: begin prog_rd_en = 1'b0; prog_rd_addr = pc_q; end
     endcase
   end
@@ -220,6 +222,8 @@ module tt_seq #(
     if (rst) begin
       state_q <= S_IDLE;
       pc_q <= {PROG_AW{1'b0}};
+      rd_ptr_q <= {PROG_AW{1'b0}};
+      next_fits_q <= 1'b0;
       hdr_q <= 32'd0;
       widx_q <= 8'd0;
       unit_q <= 2'd0;
@@ -237,6 +241,7 @@ module tt_seq #(
         S_IDLE: begin
           if (start) begin
             pc_q <= start_pc;
+            rd_ptr_q <= start_pc + 1'b1;
             done_q <= 1'b0;
             abort_q <= 1'b0;
             if ({1'b0, start_pc} >= DEPTH) begin
@@ -248,8 +253,10 @@ module tt_seq #(
         end
         S_FETCH: begin
           state_q <= S_HDR;
+          rd_ptr_q <= rd_ptr_q + 1'b1;
         end
         S_HDR: begin
+          rd_ptr_q <= rd_ptr_q + 1'b1;
           hdr_q <= prog_rd_data;
           widx_q <= 8'd0;
           unit_q <= h_unit;
@@ -267,6 +274,7 @@ module tt_seq #(
           end
         end
         S_LOAD: begin
+          rd_ptr_q <= rd_ptr_q + 1'b1;
           widx_q <= widx_q + 8'd1;
           if (widx_q + 8'd1 == n_words) begin
             state_q <= S_SEED;
@@ -274,6 +282,8 @@ module tt_seq #(
         end
         S_SEED: begin
           state_q <= S_START;
+          rd_ptr_q <= next_pc[PROG_AW-1:0];
+          next_fits_q <= next_fits;
           mem_addr_err_q <= 1'b0;
           mem_port_err_q <= 1'b0;
         end
@@ -298,7 +308,8 @@ module tt_seq #(
         end
         S_STAT: begin
           pc_q <= next_pc[PROG_AW-1:0];
-          if (next_fits) begin
+          rd_ptr_q <= rd_ptr_q + 1'b1;
+          if (next_fits_q) begin
             state_q <= S_FETCH;
           end else begin
             fail(ERR_OVERRUN);
