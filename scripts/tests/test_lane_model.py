@@ -1,0 +1,36 @@
+"""The lane cycle model (scripts/lane_model.py): bounds any model of a MAC array must respect."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import lane_model  # noqa: E402
+
+
+def test_split_reads_the_einsum():
+    sizes = {"i": 8, "k": 64, "j": 16, "b": 3}
+    assert lane_model.split("ik,kj->ij", sizes) == (64, 8, 16)
+    assert lane_model.split("bik,kj->bij", sizes) == (64, 24, 16)  # b indexes only the first operand here
+
+
+def test_one_lane_is_one_mac_a_cycle_plus_the_first_load():
+    plan = lane_model.plan_op("ik,kj->ij", 8 * 64 * 16, {"i": 8, "k": 64, "j": 16}, lanes=1, width=1, requant=1)
+    assert (plan.la, plan.lb) == (1, 1)
+    assert plan.cycles == 8 * 64 * 16 + 64
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
+def test_no_contraction_beats_the_ideal_and_wider_reads_never_cost(model):
+    narrow = lane_model.plan_program(model, lanes=128, width=4, requant=16)
+    wide = lane_model.plan_program(model, lanes=128, width=16, requant=16)
+    for n, w in zip(narrow, wide):
+        assert w.cycles >= w.macs / 128 and n.cycles >= n.macs / 128
+        assert w.cycles <= n.cycles
+        assert w.la * w.lb == 128
+
+
+def test_a_one_dimensional_array_never_beats_the_two_dimensional_one():
+    flat = lane_model.plan_program("paper", lanes=128, width=16, requant=16, max_la=1)
+    square = lane_model.plan_program("paper", lanes=128, width=16, requant=16)
+    assert all(f.la == 1 and f.cycles >= s.cycles for f, s in zip(flat, square))
