@@ -414,8 +414,22 @@ def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> 
     return {"multipliers": len(muls), "dsp": dsp, "memories": mems, "ok": ok, "notes": notes}
 
 
+def fmax_of(report: dict) -> dict[str, tuple[float, int]]:
+    """{port: (Fmax, seeds)}: the median over the seed sweep when the run has one (placement noise is larger than
+    the Fmax tolerance: 8 MHz between two seeds on ECP5), else the seed-1 figure."""
+    sweep = report.get("seed_sweep", {})
+    out = {}
+    for port, c in report.get("clocks", {}).items():
+        sw = sweep.get("clocks", {}).get(port)
+        if sw and sw.get("median") is not None:
+            out[port] = (round(sw["median"], 2), sum(f is not None for f in sw["fmax_mhz"]))
+        elif c.get("fmax_mhz") is not None:
+            out[port] = (c["fmax_mhz"], 1)
+    return out
+
+
 def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
-    """The baseline record for a report (the figures that later runs are compared with)."""
+    """The baseline record for a report (the figures that later runs are compared with). Fmax: fmax_of."""
     tol = dict(DEFAULT_TOLERANCES)
     if tolerances:
         tol.update({k: v for k, v in tolerances.items() if k in DEFAULT_TOLERANCES})
@@ -434,7 +448,8 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
                          for o in report.get("does_not_fit", [])],
         "tolerances": {**tol, "rule": TOLERANCE_RULE},
         "metrics": {
-            "fmax_mhz": {p: c["fmax_mhz"] for p, c in report.get("clocks", {}).items() if c.get("fmax_mhz") is not None},
+            "fmax_mhz": {p: f for p, (f, _) in fmax_of(report).items()},
+            "fmax_seeds": {p: n for p, (_, n) in fmax_of(report).items()},
             "resources": dict(report.get("resources", {})),
         },
         "tools": report.get("tools", {}),
@@ -448,7 +463,8 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
 
     Returns {"comparable": bool, "reason": str, "ok": bool, "rows": [{"metric", "baseline", "now",
     "delta_pct", "limit", "verdict"}]}; verdict is "ok", "better" or "REGRESSION". Not comparable (and not
-    failing) when the top or the parameters differ from the baseline's.
+    failing) when the top or the parameters differ from the baseline's. Fmax compares fmax_of (the median over
+    the run's seeds); a baseline taken over more seeds than the run had is still compared, and its row says so.
     """
     if (baseline.get("top") != report.get("top") or dict(baseline.get("params", {})) != dict(report.get("params", {}))
             or bool(baseline.get("out_of_context")) != bool(report.get("out_of_context"))):
@@ -457,9 +473,10 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
                            f"{report.get('top')} {report.get('params')}")}
     tol = {**DEFAULT_TOLERANCES, **{k: v for k, v in baseline.get("tolerances", {}).items() if k in DEFAULT_TOLERANCES}}
     rows, ok = [], True
-    now_f = {p: c.get("fmax_mhz") for p, c in report.get("clocks", {}).items()}
+    now_f = fmax_of(report)
+    base_seeds = baseline.get("metrics", {}).get("fmax_seeds", {})
     for port, base in baseline.get("metrics", {}).get("fmax_mhz", {}).items():
-        now = now_f.get(port)
+        now, seeds = now_f.get(port, (None, 0))
         floor = base * (1.0 - tol["fmax_drop_pct"] / 100.0)
         if now is None:
             verdict = "REGRESSION"
@@ -470,7 +487,10 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
         else:
             verdict = "ok"
         ok &= verdict != "REGRESSION"
-        rows.append({"metric": f"Fmax {port} MHz", "baseline": base, "now": now,
+        metric = f"Fmax {port} MHz"
+        if base_seeds.get(port, 1) > 1 or seeds > 1:
+            metric += f" (median of {base_seeds.get(port, 1)} -> {seeds} seeds)"
+        rows.append({"metric": metric, "baseline": base, "now": now,
                      "delta_pct": None if now is None else round(100.0 * (now - base) / base, 1) if base else None,
                      "limit": f">= {floor:.2f}", "verdict": verdict})
     base_r = baseline.get("metrics", {}).get("resources", {})

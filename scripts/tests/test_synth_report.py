@@ -230,7 +230,8 @@ def _verdicts(cmp):
 def test_baseline_identical_passes():
     base = synth.make_baseline(_report())
     assert base["tolerances"]["fmax_drop_pct"] == 5.0 and "rule" in base["tolerances"]
-    assert base["metrics"] == {"fmax_mhz": {"clk": 20.0}, "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17}}
+    assert base["metrics"] == {"fmax_mhz": {"clk": 20.0}, "fmax_seeds": {"clk": 1},
+                               "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17}}
     cmp = synth.compare_to_baseline(_report(), base)
     assert cmp["comparable"] and cmp["ok"]
     assert set(_verdicts(cmp).values()) == {"ok"}
@@ -297,6 +298,27 @@ def test_does_not_fit_baseline_keeps_the_resources():
     assert synth.compare_to_baseline(rep, base)["ok"]
     assert not synth.compare_to_baseline(_with(rep, BRAM=80), base)["ok"]
     assert synth.make_baseline(_report())["status"] == "ok" and synth.make_baseline(_report())["fits"]
+
+
+def _swept(rep, fmaxes):
+    ok = sorted(f for f in fmaxes if f is not None)
+    rep["seed_sweep"] = {"seeds": list(range(1, len(fmaxes) + 1)), "clocks": {"clk": {
+        "fmax_mhz": fmaxes, "min": ok[0], "max": ok[-1], "median": ok[len(ok) // 2] if len(ok) % 2 else
+        (ok[len(ok) // 2 - 1] + ok[len(ok) // 2]) / 2}}}
+    rep["clocks"]["clk"]["fmax_mhz"] = fmaxes[0]
+    return rep
+
+
+def test_fmax_is_the_median_over_the_seed_sweep():
+    """One unlucky seed neither fails a run nor lowers a baseline taken over three."""
+    base = synth.make_baseline(_swept(_report(), [20.0, 17.0, 21.0]))
+    assert base["metrics"]["fmax_mhz"] == {"clk": 20.0} and base["metrics"]["fmax_seeds"] == {"clk": 3}
+    unlucky = synth.compare_to_baseline(_swept(_report(), [17.5, 19.5, 20.5]), base)
+    assert unlucky["ok"] and _verdicts(unlucky)["Fmax clk MHz (median of 3 -> 3 seeds)"] == "ok"
+    slower = synth.compare_to_baseline(_swept(_report(), [18.0, 18.5, 25.0]), base)
+    assert not slower["ok"] and _verdicts(slower)["Fmax clk MHz (median of 3 -> 3 seeds)"] == "REGRESSION"
+    one_seed = synth.compare_to_baseline(_with(_report(), fmax=18.0), base)
+    assert _verdicts(one_seed)["Fmax clk MHz (median of 3 -> 1 seeds)"] == "REGRESSION"
 
 
 def test_yosys_only_baseline_has_no_fmax():
