@@ -24,11 +24,11 @@
 // Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0, the descriptor check in cycle 1
 // (tt_op_ctrl); MAX reads in cycles 2 .. C+1, SUM reads in C+2 .. 2C+1, the last sum in cycle 2C+L+7, the
 // divider in 2C+L+8 .. 2C+L+24, OUT reads (or pads) in 2C+L+25 .. 2C+L+N+24, element j's write on the port in
-// cycle 2C+2L+34+j, done (and busy low) from cycle
-//   2 C + N + 2 L + 34
+// cycle 2C+2L+35+j, done (and busy low) from cycle
+//   2 C + N + 2 L + 35
 // until the next start. OUT pipeline: read -> L -> d -> d * 5909 -> t -> EXP2 ROM (registered read) -> register
 // -> shift
-// -> E R -> align -> subtract, saturate -> registered write.
+// -> E R -> align -> subtract -> saturate -> registered write.
 //
 // Errors are found in the check cycle, before any memory access, so an illegal op leaves the memory untouched:
 // done and error rise the cycle after it with error_code (the lowest that applies; golden.isa.sce_error is the
@@ -491,11 +491,27 @@ module tt_sce #(
     is_label_q <= s3_idx_q == label;
   end
 
-  // ---- stage 4: the label's 2^err_frac off; saturate to err_w ----
-  wire signed [32:0] v = $signed({1'b0, p_q}) - (is_label_q ? label_one_q : 33'sd0);
-  wire               hi = v > lim_hi_q;
-  wire               lo = v < lim_lo_q;
-  wire signed [32:0] y = hi ? lim_hi_q : (lo ? lim_lo_q : v);
+  // ---- stage 4: the label's 2^err_frac off (its own stage: a 33-bit subtraction and the 33-bit compares in
+  // one cycle were the ECP5 critical path) ----
+  reg               s5_out_q;
+  reg               s5_last_q;
+  reg [N_W-1:0]     s5_idx_q;
+  reg signed [32:0] v_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      s5_out_q <= 1'b0;
+    end else begin
+      s5_out_q <= s4_out_q;
+    end
+    s5_last_q <= s4_last_q;
+    s5_idx_q  <= s4_idx_q;
+    v_q       <= $signed({1'b0, p_q}) - (is_label_q ? label_one_q : 33'sd0);
+  end
+
+  // ---- stage 5: saturate to err_w ----
+  wire               hi = v_q > lim_hi_q;
+  wire               lo = v_q < lim_lo_q;
+  wire signed [32:0] y = hi ? lim_hi_q : (lo ? lim_lo_q : v_q);
   wire [32-OUT_W:0]  unused_y_top = y[32:OUT_W];  // equal to the sign: |y| < 2^(err_w - 1) <= 2^(OUT_W - 1)
 
   reg              wr_en_q;
@@ -508,10 +524,10 @@ module tt_sce #(
       wr_en_q <= 1'b0;
       fin_q   <= 1'b0;
     end else begin
-      wr_en_q <= s4_out_q;
-      fin_q   <= s4_out_q && s4_last_q;
+      wr_en_q <= s5_out_q;
+      fin_q   <= s5_out_q && s5_last_q;
     end
-    wr_addr_q <= e_base + {{(ADDR_W-N_W){1'b0}}, s4_idx_q};
+    wr_addr_q <= e_base + {{(ADDR_W-N_W){1'b0}}, s5_idx_q};
     wr_data_q <= y[OUT_W-1:0];
   end
 
@@ -521,7 +537,7 @@ module tt_sce #(
     if (rst) begin
       sat_hit_q <= 1'b0;
     end else begin
-      sat_hit_q <= s4_out_q && (hi || lo);
+      sat_hit_q <= s5_out_q && (hi || lo);
     end
   end
   always @(posedge clk) begin

@@ -1,7 +1,7 @@
 """cocotb tests of tt_sce: one softmax cross-entropy gradient per op, every expected value from golden/isa.py's
 execute_sce (golden.machine.sce_gradient): the written words (the whole error bank: nothing outside e_base ..
 e_base + n_out - 1 may change, each of those words written exactly once), pred, p_label, sat_count, the reads (the
-z words of the used classes only, three times) and the cycle count 2 classes + n_out + 2 MEM_LAT + 31. Stimulus:
+z words of the used classes only, three times) and the cycle count 2 classes + n_out + 2 MEM_LAT + 35. Stimulus:
 random legal descriptors (frac_z over its whole range, error formats that saturate, classes < n_out), extreme
 logits (all equal, only the extremes, one huge, ties), every label, the compiled sce ops of tiny and digits with
 their fractions and moved ones, in place, every error code, a start while busy; every op starts the cycle its
@@ -20,7 +20,7 @@ from golden import isa
 from golden.tests.test_isa_sce import random_logits, random_sce, sce_compiled
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 34  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
+PIPE = 35  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
