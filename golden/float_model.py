@@ -765,7 +765,7 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
                 if step % tc.rank.every == 0:
                     for (l, k, r) in net.rank_update(opt.states()):
                         hist["pruned"].append((epoch, l, k, r))
-                    budget_met = tc.rank.budget is not None and net.n_core_params() <= tc.rank.budget * full_params
+                    budget_met = tc.rank.budget_reached(net.n_core_params(), full_params)
                     if budget_met:
                         penalty_on = net.penalty_on = False
         t_train += time.perf_counter() - t0

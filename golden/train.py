@@ -200,9 +200,8 @@ class Run:
     def within_budget(self) -> bool:
         """Whether the live core parameters are down to the rank budget (train.rank.budget): a function of the
         masks alone, so a resumed run decides as the uninterrupted one did."""
-        budget = self.cfg.train.rank.budget
         full = sum(layer.n_core_params for layer in self.cfg.layers)
-        return budget is not None and self.golden.live_core_params() <= budget * full
+        return self.cfg.train.rank.budget_reached(self.golden.live_core_params(), full)
 
     def _fresh_stats(self) -> dict:
         return {"loss": 0.0, "correct": 0, "n": 0, "elapsed": 0.0, "sat0": self.golden.sat_total}
