@@ -15,12 +15,23 @@ Field widths (what the RTL's ports hold; `lower_contract` raises ValueError nami
   in the operand's bank, and the last element of every operand must be addressable), shift SHIFT_W = 7 bits
   two's complement (the field range; SPEC 2.1's legal range -16..47 is checked when the op runs: the RTL
   raises an error, `execute_desc` a ValueError), out width OUT_W_W = 6 bits (2..32), mode 1 bit, accumulate
-  1 bit.
+  1 bit, lanes LANE_W = 8 bits unsigned (1..255), buffer strides BUF_W = 12 bits unsigned.
+
+Lane form (lanes L > 1; `with_lanes` turns the direct form, lanes 1, into it when the engine's lanes pay): how
+the engine with L MAC lanes walks the same nest. The innermost output loop is the lane loop: count L, stepped
+by b only (sa 0, sb != 0). The other loops that step b (sb != 0) are the buffer loops; each has a buffer stride
+sbuf = the product of the counts of the buffer loops inside it (outer to inner, output loops then reduction
+loops), so a buffer address sum(idx * sbuf) is the mixed-radix index over the buffer loops; every other loop has
+sbuf 0, and the direct form has sbuf 0 everywhere. The engine first loads each lane's b words into its buffer,
+one word a cycle (`lane_beats`' load phase), then walks the nest without the lane loop: each step reads one a
+word and every lane's buffer word at one address, and a finished reduction gives L outputs, lane l's at the
+lane-0 address + l * so of the lane loop (the outputs of the direct order, since the lane loop is the innermost
+output loop). The op's meaning does not change: `desc_beats` and `execute_desc` ignore lanes and sbuf.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -34,6 +45,9 @@ CNT_W = 16  # loop count field, unsigned
 ADDR_W = 20  # base address and stride fields, unsigned element addresses
 SHIFT_W = 7  # shift field, two's complement
 OUT_W_W = 6  # output width field (2..32)
+LANE_LOOP = MAX_OUT - 1  # the lane form's lane loop (an index into ContractDesc.loops): the innermost output loop
+LANE_W = 8  # lanes field, unsigned (1..255)
+BUF_W = 12  # buffer stride field, unsigned
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,7 @@ class Loop:
     sb: int = 0
     so: int = 0
     index: str = ""  # the einsum letter (documentation only; "" for padding)
+    sbuf: int = 0  # buffer stride in words (lane form); after `index` so that positional constructors still work
 
 
 PAD = Loop(1)
@@ -62,6 +77,7 @@ class ContractDesc:
     out_w: int  # output width in bits (saturation range)
     banks: tuple[str, str, str] = ("", "", "")  # banks of a, b, out (for the sequencer; not a descriptor field)
     names: tuple[str, str, str] = field(default=("", "", ""), compare=False)  # tensors, for messages
+    lanes: int = 1  # 1: the direct form; L > 1: the lane form (module docstring)
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -91,10 +107,11 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         if not 1 <= lp.count < 1 << CNT_W:
             _fail(what, f"loop {i} ({lp.index or 'pad'}) count {lp.count} outside 1..{(1 << CNT_W) - 1} "
                         f"({CNT_W}-bit count field)")
-        for name, s in (("a", lp.sa), ("b", lp.sb), ("out", lp.so)):
-            if not 0 <= s < 1 << ADDR_W:
-                _fail(what, f"loop {i} ({lp.index or 'pad'}) {name} stride {s} outside 0..{(1 << ADDR_W) - 1} "
-                            f"({ADDR_W}-bit stride field)")
+        for name, s, bits in (("a", lp.sa, ADDR_W), ("b", lp.sb, ADDR_W), ("out", lp.so, ADDR_W),
+                              ("buffer", lp.sbuf, BUF_W)):
+            if not 0 <= s < 1 << bits:
+                _fail(what, f"loop {i} ({lp.index or 'pad'}) {name} stride {s} outside 0..{(1 << bits) - 1} "
+                            f"({bits}-bit stride field)")
     for i, lp in enumerate(desc.red_loops):
         if lp.so:
             _fail(what, f"reduction loop {i} has output stride {lp.so}; must be 0")
@@ -110,7 +127,99 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         _fail(what, f"output width {desc.out_w} outside 2..32")
     if desc.mode not in (NEAREST, STOCHASTIC):
         _fail(what, f"unknown rounding mode {desc.mode}")
+    if not 1 <= desc.lanes < 1 << LANE_W:
+        _fail(what, f"lanes {desc.lanes} outside 1..{(1 << LANE_W) - 1} ({LANE_W}-bit lanes field)")
+    if desc.lanes > 1:
+        lane = desc.out_loops[-1]
+        if lane.count != desc.lanes:
+            _fail(what, f"lane loop ({lane.index or 'pad'}) count {lane.count}, but lanes {desc.lanes}")
+        if lane.sa:
+            _fail(what, f"lane loop ({lane.index or 'pad'}) has a stride {lane.sa}; must be 0 (only b is laned)")
+        if not lane.sb:
+            _fail(what, f"lane loop ({lane.index or 'pad'}) has b stride 0; b must step through the lanes")
+    want = _buffer_layout(desc.loops)[0] if desc.lanes > 1 else (0,) * NLOOPS
+    for i, (lp, s) in enumerate(zip(desc.loops, want)):
+        if lp.sbuf != s:
+            why = ("the direct form has no buffer" if desc.lanes == 1 else "the lane loop" if i == LANE_LOOP
+                   else "not a buffer loop" if s == 0 else "the product of the inner buffer loops' counts")
+            _fail(what, f"loop {i} ({lp.index or 'pad'}) buffer stride {lp.sbuf}; must be {s} ({why})")
     return desc
+
+
+def _buffer_layout(loops) -> tuple[tuple[int, ...], int]:
+    """(the buffer stride of every loop, words per lane buffer) of the lane form of `loops` (module docstring)."""
+    sbufs, words = [0] * len(loops), 1
+    for i in reversed(range(len(loops))):
+        if i != LANE_LOOP and loops[i].sb:
+            sbufs[i], words = words, words * loops[i].count
+    return tuple(sbufs), words
+
+
+def buffer_words(desc: ContractDesc) -> int:
+    """Words each lane's buffer holds: the product of the buffer loops' counts; 0 for the direct form (no buffer)."""
+    return _buffer_layout(desc.loops)[1] if desc.lanes > 1 else 0
+
+
+def contract_cycles(desc: ContractDesc) -> int:
+    """The engine's cycles as `with_lanes` models them (a plan, not a measurement): the direct form one MAC a
+    cycle; the lane form L * buffer_words cycles to load the buffers (one b word a cycle), then per group of L
+    outputs max(K, L) (K reduction steps, and at least L cycles for the group's L outputs)."""
+    if desc.lanes == 1:
+        return desc.macs
+    return buffer_words(desc) * desc.lanes + desc.out_count // desc.lanes * max(desc.red_count, desc.lanes)
+
+
+def _is_pad(lp: Loop) -> bool:
+    return lp.count == 1 and not (lp.sa or lp.sb or lp.so)
+
+
+def _swap_operands(desc: ContractDesc) -> ContractDesc:
+    """The same op with a and b exchanged (the product commutes; the shift F_a + F_b - F_out is symmetric)."""
+    def swap(loops):
+        return tuple(replace(lp, sa=lp.sb, sb=lp.sa) for lp in loops)
+
+    (ba, bb, bo), (na, nb, no) = desc.banks, desc.names
+    return replace(desc, a_base=desc.b_base, b_base=desc.a_base, out_loops=swap(desc.out_loops),
+                   red_loops=swap(desc.red_loops), banks=(bb, ba, bo), names=(nb, na, no))
+
+
+def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int) -> ContractDesc:
+    """The lane form of `desc` for an engine of max_lanes lanes with buf_depth words per lane buffer, or `desc`
+    itself where there is none or it does not pay (contract_cycles no lower).
+
+    The operand that alone steps through the innermost output loop becomes b (a and b swap if it is a; both or
+    neither: no lane form); the lanes L are the largest divisor of that loop's count up to max_lanes (1: no lane
+    form). A longer loop is split into (count / L, strides * L) outside the L-lane loop; the extra loop takes the
+    outermost padding slot (none: no lane form). More than buf_depth buffer words: no lane form."""
+    inner = desc.out_loops[-1]
+    if inner.sa and not inner.sb:
+        lane_desc = _swap_operands(desc)
+    elif inner.sb and not inner.sa:
+        lane_desc = desc
+    else:
+        return desc
+    n = inner.count
+    lanes = max((d for d in range(1, min(max_lanes, n) + 1) if n % d == 0), default=1)
+    if lanes == 1:
+        return desc
+    out_loops = lane_desc.out_loops
+    if lanes < n:
+        pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
+        if not pads:
+            return desc
+        lane = out_loops[-1]
+        outer = replace(lane, count=n // lanes, sa=lane.sa * lanes, sb=lane.sb * lanes, so=lane.so * lanes)
+        out_loops = out_loops[:pads[0]] + out_loops[pads[0] + 1:-1] + (outer, replace(lane, count=lanes))
+    loops = out_loops + lane_desc.red_loops
+    sbufs, words = _buffer_layout(loops)
+    # max(sbufs): an outermost buffer loop of count 1 has stride `words`, which may be 2^BUF_W itself
+    if words > buf_depth or max(sbufs) >= 1 << BUF_W:
+        return desc
+    loops = tuple(replace(lp, sbuf=s) for lp, s in zip(loops, sbufs))
+    lane_desc = replace(lane_desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:], lanes=lanes)
+    if contract_cycles(lane_desc) >= contract_cycles(desc):
+        return desc
+    return check_desc(lane_desc)
 
 
 def _strides(indices: str, sizes: dict[str, int]) -> dict[str, int]:
@@ -171,33 +280,78 @@ def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
     return check_desc(desc)
 
 
+def _nest(desc: ContractDesc, counts) -> tuple[np.ndarray, ...]:
+    """Every step of the loop nest with loop counts `counts` (a loop's count, or 1 to hold it at index 0), in
+    execution order (innermost loop fastest): (loop indices NLOOPS x steps, the a, b, out and buffer addresses,
+    first of a reduction, last of a reduction)."""
+    counts = np.array(counts)
+    idx = np.indices(counts).reshape(NLOOPS, -1)  # row-major: the odometer's order
+    strides = np.array([(lp.sa, lp.sb, lp.so, lp.sbuf) for lp in desc.loops]).T
+    a, b, o, buf = strides @ idx + np.array([desc.a_base, desc.b_base, desc.o_base, 0])[:, None]
+    red = idx[MAX_OUT:]
+    return idx, a, b, o, buf, ~red.any(axis=0), (red == counts[MAX_OUT:, None] - 1).all(axis=0)
+
+
 def desc_beats(desc: ContractDesc):
     """The MAC beats of a descriptor in execution order: (addr a, addr b, addr out, first of a reduction,
     last of a reduction), the sequence rtl/tt_loop_addr.v produces."""
+    _, a, b, o, _, first, last = _nest(desc, [lp.count for lp in desc.loops])
+    return zip(a.tolist(), b.tolist(), o.tolist(), first.tolist(), last.tolist())
+
+
+def lane_beats(desc: ContractDesc):
+    """The lane form's two phases as the engine walks them: (load, compute) iterators.
+
+    load: (addr b, lane, buffer address) of every lane buffer word: the nest with only the loops that step b (the
+    buffer loops and the lane loop) walked. compute: (addr a, buffer address, addr out of lane 0, first of a
+    reduction, last of a reduction): the nest with the lane loop held at 0; every lane MACs a's word with its
+    buffer's word, and lane l's output goes to addr out + l * (the lane loop's out stride)."""
+    if desc.lanes == 1:
+        raise ValueError("lane_beats of a direct-form descriptor (lanes 1)")
     loops = desc.loops
-    n_out = len(desc.out_loops)
-    idx = [0] * len(loops)
-    while True:
-        yield (desc.a_base + sum(i * lp.sa for i, lp in zip(idx, loops)),
-               desc.b_base + sum(i * lp.sb for i, lp in zip(idx, loops)),
-               desc.o_base + sum(i * lp.so for i, lp in zip(idx, loops)),
-               all(i == 0 for i in idx[n_out:]),
-               all(i == lp.count - 1 for i, lp in zip(idx[n_out:], desc.red_loops)))
-        k = len(loops) - 1  # odometer step, innermost loop first
-        while k >= 0 and idx[k] == loops[k].count - 1:
-            idx[k] = 0
-            k -= 1
-        if k < 0:
-            return
-        idx[k] += 1
+    idx, _, b, _, buf, _, _ = _nest(desc, [lp.count if lp.sb else 1 for lp in loops])
+    load = zip(b.tolist(), idx[LANE_LOOP].tolist(), buf.tolist())
+    _, a, _, o, buf, first, last = _nest(desc, [1 if i == LANE_LOOP else lp.count for i, lp in enumerate(loops)])
+    return load, zip(a.tolist(), buf.tolist(), o.tolist(), first.tolist(), last.tolist())
 
 
-def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None) -> tuple[np.ndarray, int, int]:
+def _direct_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int], list[int]]:
+    """(output addresses, exact sums) in output order, one MAC a beat of desc_beats."""
+    addrs, accs, acc = [], [], 0
+    for ra, rb, ro, first, last in desc_beats(desc):
+        acc = (0 if first else acc) + mem_a[ra] * mem_b[rb]
+        if last:
+            addrs.append(ro)
+            accs.append(acc)
+    return addrs, accs
+
+
+def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int], list[int]]:
+    """The same as _direct_sums the lane form's way (lane_beats): each lane's buffer loaded from b, then per compute
+    step every lane's MAC of one a word."""
+    load, compute = lane_beats(desc)
+    so = desc.out_loops[-1].so
+    bufs = [[None] * buffer_words(desc) for _ in range(desc.lanes)]  # None: a word the load missed fails the MAC
+    for rb, lane, rbuf in load:
+        bufs[lane][rbuf] = mem_b[rb]
+    addrs, accs, acc = [], [], [0] * desc.lanes
+    for ra, rbuf, ro, first, last in compute:
+        x = mem_a[ra]
+        acc = [(0 if first else s) + x * buf[rbuf] for s, buf in zip(acc, bufs)]
+        if last:
+            addrs += [ro + lane * so for lane in range(desc.lanes)]
+            accs += acc
+    return addrs, accs
+
+
+def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
+                 via_lanes: bool = False) -> tuple[np.ndarray, int, int]:
     """Plain reference of one descriptor on flat memories (exact Python ints).
 
     Returns (the output memory after the op, saturations, max |word written|). `rand`: one draw per output
     element in output order (STOCHASTIC only). Saturations count the RQ clamp and, when accumulating, the clamp
-    of the sum (SPEC 5.1), so one element may count twice.
+    of the sum (SPEC 5.1), so one element may count twice. `via_lanes` (a lane form only): the sums through
+    lane_beats' two phases, the engine's order, instead of desc_beats: the same result.
     """
     fmt = Fmt(desc.out_w, 0)
     mem_o = np.array(mem_o, dtype=np.int64, copy=True)
@@ -205,25 +359,19 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None) -> tuple[np
         rand = np.asarray(rand, dtype=np.int64)
         if rand.shape != (desc.out_count,):
             raise ValueError(f"need {desc.out_count} draws, got shape {rand.shape}")
-    accs, addrs = [], []
-    acc = 0
-    for ra, rb, ro, first, last in desc_beats(desc):
-        acc = (0 if first else acc) + int(mem_a[ra]) * int(mem_b[rb])
-        if last:
-            accs.append(acc)
-            addrs.append(ro)
+    sums = _lane_sums if via_lanes else _direct_sums
+    addrs, accs = sums(desc, np.asarray(mem_a).tolist(), np.asarray(mem_b).tolist())
     acc_v = np.array(accs, dtype=np.int64)
     fxp.check_acc(acc_v, f"contract -> {desc.names[2]}")
     y = fxp.round_shift(acc_v, desc.shift, desc.mode, rand if desc.mode == STOCHASTIC else None)
-    n_sat, maxabs = 0, 0
+    y, n_sat = fxp.saturate(y, fmt)  # the RQ clamp, element by element
+    maxabs = 0
     for addr, v in zip(addrs, y):
-        v, n = fxp.saturate(np.array([v]), fmt)
-        n_sat += n
-        if desc.accumulate:
+        if desc.accumulate:  # in write order: an address written twice accumulates twice
             v, n = fxp.saturate(v + mem_o[addr], fmt)
             n_sat += n
-        mem_o[addr] = int(v[0])
-        maxabs = max(maxabs, abs(int(v[0])))
+        mem_o[addr] = int(v)
+        maxabs = max(maxabs, abs(int(v)))
     return mem_o, n_sat, maxabs
 
 
@@ -231,19 +379,22 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
     """The descriptor as the RTL's port values (rtl/tt_contract.v): packed buses with loop 0 the innermost
     (the innermost reduction loop), loops 0..MAX_RED-1 the reductions, MAX_RED..NLOOPS-1 the output loops."""
     inner_first = list(reversed(desc.red_loops)) + list(reversed(desc.out_loops))
-    counts = sa = sb = so = 0
+    counts = sa = sb = so = sbuf = 0
     for i, lp in enumerate(inner_first):
         counts |= lp.count << (CNT_W * i)
         sa |= lp.sa << (ADDR_W * i)
         sb |= lp.sb << (ADDR_W * i)
         so |= lp.so << (ADDR_W * i)
+        sbuf |= lp.sbuf << (BUF_W * i)
     return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, "counts": counts,
             "stride_a": sa, "stride_b": sb, "stride_o": so, "shift": desc.shift & ((1 << SHIFT_W) - 1),
-            "mode": desc.mode, "accumulate": int(desc.accumulate), "out_w": desc.out_w}
+            "mode": desc.mode, "accumulate": int(desc.accumulate), "out_w": desc.out_w, "lanes": desc.lanes,
+            "stride_buf": sbuf}
 
 
-__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "check_desc", "pack_ports",
-           "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W"]
+__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
+           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
+           "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================

@@ -11,7 +11,9 @@ field i-1, word 0 holding bits 0..31). Header bits:
     [23:16] nwords  payload words that follow: the unit's payload length; an element-wise record other than
                     PENALTY stops before the tau tables (EW_SHORT_WORDS), which then read as 0
 Addresses in descriptors are global element addresses: bank b's word i is (b << bank_shift) + i, so the
-units address every bank through one 20-bit field and the top decodes the bank from the high bits.
+units address every bank through one 20-bit field and the top decodes the bank from the high bits. A CONTRACT
+descriptor is in the lane form (golden/isa.py) where `isa.with_lanes` chooses it for the accelerator's MAC lanes
+and lane buffer depth (AccelParams lanes, buf_depth), else in the direct form.
 
 The field lists below are the single source of the bit positions: rtl/tt_desc_fields.vh is generated from
 them (`python -m golden.program header`), and a test checks that the committed header is current.
@@ -42,7 +44,8 @@ L = isa.NLOOPS
 CONTRACT_FIELDS = (
     ("a_base", isa.ADDR_W), ("b_base", isa.ADDR_W), ("o_base", isa.ADDR_W), ("counts", L * isa.CNT_W),
     ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
-    ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W),
+    ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W), ("lanes", isa.LANE_W),
+    ("stride_buf", L * isa.BUF_W),
 )
 EWISE_FIELDS = (
     ("opcode", isa.EW_OP_W), ("count", isa.ADDR_W), ("x_base", isa.ADDR_W), ("z_base", isa.ADDR_W),
@@ -107,12 +110,15 @@ def header_nwords(word: int) -> int:
 
 @dataclass(frozen=True)
 class AccelParams:
-    """The RTL parameters that bound a program (rtl/tt_accel.v): bank sizes and widths, program memory."""
+    """The RTL parameters that bound a program (rtl/tt_accel.v): bank sizes and widths, program memory, and the
+    contraction engine's MAC lanes (LANES) and words per lane buffer (BUF_DEPTH), which decide the lane forms."""
 
     bank_shift: int  # bank b's words sit at global addresses (b << bank_shift) + i
     bank_depth: tuple[int, ...]  # words per bank, in BANKS order
     bank_width: tuple[int, ...]  # bits per word
     prog_depth: int  # 32-bit program words
+    lanes: int = 1
+    buf_depth: int = 0  # unused with one lane
 
     def check(self) -> None:
         if len(self.bank_depth) != len(BANKS) or len(self.bank_width) != len(BANKS):
@@ -122,14 +128,20 @@ class AccelParams:
         for name, d in zip(BANKS, self.bank_depth):
             if not 1 <= d <= 1 << self.bank_shift:
                 raise ProgramError(f"bank {name}: depth {d} outside 1..{1 << self.bank_shift} (bank_shift)")
+        if not 1 <= self.lanes < 1 << isa.LANE_W:
+            raise ProgramError(f"lanes {self.lanes} outside 1..{(1 << isa.LANE_W) - 1} ({isa.LANE_W}-bit lanes field)")
+        if self.lanes > 1 and not 1 <= self.buf_depth <= 1 << isa.BUF_W:
+            raise ProgramError(f"buf_depth {self.buf_depth} outside 1..{1 << isa.BUF_W} with {self.lanes} lanes "
+                               f"(buffer addresses from {isa.BUF_W}-bit strides)")
 
 
-def params_for(comp: Compiled, prog_depth: int = 2048) -> AccelParams:
-    """The smallest bank parameters that hold `comp` (power-of-two bank windows)."""
+def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0) -> AccelParams:
+    """The smallest bank parameters that hold `comp` (power-of-two bank windows), and the given program memory
+    and contraction lanes."""
     depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in BANKS)
     width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in BANKS)
     return AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
-                       prog_depth=prog_depth)
+                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth)
 
 
 def check_fits(comp: Compiled, p: AccelParams) -> None:
@@ -189,7 +201,7 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
     if op.kind == "contract":
         d = isa.lower_contract(comp, op, frac)
         a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
-        d = isa.check_desc(replace(d, a_base=a, b_base=b, o_base=o))
+        d = isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth))
         kind, payload = KIND_CONTRACT, pack_fields(CONTRACT_FIELDS, isa.pack_ports(d))
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)

@@ -12,7 +12,8 @@
 //     0x04 START_PC  0x05 LABEL  0x06 SEED  0x07 LFSR state  0x08 PRED  0x09 P_LABEL  0x14 PC
 //     0x0A/0B busy cycles lo/hi, 0x0C/0D contract, 0x0E/0F element-wise, 0x10/11 sce cycles lo/hi,
 //     0x12 OPS completed, 0x13 SAT_TOTAL
-//     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports, 0x2E slots
+//     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports, 0x2E slots,
+//     0x2F MAC lanes, 0x30 lane buffer depth
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
 //   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits)
@@ -45,7 +46,11 @@ module tt_accel #(
   // Bits of one block RAM of the target part (16384: ECP5 DP16KD, Xilinx RAMB18): each bank copy is built from
   // memories of that size, each with its own read and output registers (tt_bank), for Fmax. 0: one memory per
   // copy (the iCE40 target: its clock is low and the per-block registers cost logic cells it does not have).
-  parameter integer RAM_BLOCK_BITS = 16384
+  parameter integer RAM_BLOCK_BITS = 16384,
+  // The contraction engine's MAC lanes and the words of each lane's buffer (tt_contract; golden/program.py
+  // AccelParams lanes and buf_depth: the compiler uses lanes only where a contraction's b operand fits).
+  parameter integer LANES        = 1,
+  parameter integer BUF_DEPTH    = 1
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -243,8 +248,11 @@ module tt_accel #(
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
   wire [DATA_W-1:0]     ct_wr_data;
 
-  tt_contract #(.NOUT(6), .NRED(4), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(DATA_W), .B_W(DATA_W), .OUT_W(DATA_W),
-                .MEM_LAT(MEM_LAT)) u_contract (
+  localparam integer CT_NOUT = 6;  // golden/isa.py MAX_OUT, MAX_RED
+  localparam integer CT_NRED = 4;
+  tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(DATA_W), .B_W(DATA_W),
+                .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
+                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED))) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
     .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
@@ -252,6 +260,7 @@ module tt_accel #(
     .stride_a (desc[CT_STRIDE_A_LSB +: CT_STRIDE_A_W]), .stride_b (desc[CT_STRIDE_B_LSB +: CT_STRIDE_B_W]),
     .stride_o (desc[CT_STRIDE_O_LSB +: CT_STRIDE_O_W]), .shift (desc[CT_SHIFT_LSB +: CT_SHIFT_W]),
     .mode (desc[CT_MODE_LSB]), .accumulate (desc[CT_ACCUMULATE_LSB]), .out_w (desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
+    .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
     .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0),
@@ -416,6 +425,8 @@ module tt_accel #(
       8'h2C: reg_rdata = BANK_PORTS[64 +: 32];
       8'h2D: reg_rdata = BANK_PORTS[96 +: 32];
       8'h2E: reg_rdata = 32'd64;
+      8'h2F: reg_rdata = LANES;
+      8'h30: reg_rdata = BUF_DEPTH;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end

@@ -1,5 +1,5 @@
 `default_nettype none
-// tt_contract: the contraction engine, v1 (one MAC per cycle). Executes one CONTRACT descriptor
+// tt_contract: the contraction engine: LANES multiply-accumulate lanes. Executes one CONTRACT descriptor
 // (golden/isa.py ContractDesc, SPEC 5.1) bit-exactly:
 //   out[o] = RQ(sum_k a[.] * b[.], shift, mode)                       (accumulate = 0)
 //   out[o] = SAT(out[o] + RQ(sum_k a[.] * b[.], shift, mode))         (accumulate = 1)
@@ -7,38 +7,52 @@
 // SPEC 2.2), a per-op saturation count (an accumulated element can count twice: the RQ clamp and the clamp
 // of the sum, as in the golden machine) and max |word written| for shift control (SPEC 4.2).
 //
-// Memories are outside (the future top owns the banks): synchronous-read ports with a fixed latency of
-// MEM_LAT cycles (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and
-// (accumulate only) the old output word, and one write port (the write is taken at the end of the cycle
-// wr_en is high). Read data are signed; a narrow bank sign-extends its words. Each output address is read
-// and written once per op, and the read of element n+1 is issued before the write of element n only at a
-// different address, so the read-modify-write needs no forwarding.
+// Two forms of descriptor (golden/isa.py with_lanes):
+// - direct (lanes = 1): one MAC per cycle, a and b read from the memory ports at the loop nest's addresses.
+// - lane form (1 < lanes <= LANES): the innermost output loop (loop NRED, the lane loop, count = lanes) indexes
+//   only b. A load phase copies b into LANES lane-local buffers (lane = the lane loop's index, buffer word =
+//   sum idx * stride_buf over the other loops, one b word per cycle); then the compute phase walks the nest
+//   without the lane loop: each cycle one a word is broadcast to every lane, each lane reads its buffer at
+//   the same word, and a group of `lanes` output elements completes per reduction. A group's sums drain one
+//   element per cycle (the output addresses stride_o of the lane loop apart, increasing, so the draws stay in
+//   output order); a group starts at least `lanes` cycles after the previous one so the drain never overruns.
+//   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
+//
+// Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
+// (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
+// the old output word, and one write port (the write is taken at the end of the cycle wr_en is high). Read data
+// are signed; a narrow bank sign-extends its words. Each output address is read and written once per op, and
+// the old word is read when its element leaves the drain, MEM_LAT cycles before it is requantised.
 //
 // Descriptor ports: loop i of the packed buses in [W*i +: W], loop 0 the innermost; loops 0..NRED-1 are the
 // reductions, NRED..NRED+NOUT-1 the output loops (golden.isa.pack_ports). They must be held stable from
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
-// Timing (no stalls: the memories never back-pressure): start in cycle 0, the descriptor check in cycle 1
-// (tt_op_ctrl), beats (one MAC each) in cycles 2..M+1, the write of the last element in cycle
-// M + MEM_LAT + MAC_REG + 7, done (and busy low) from cycle M + MEM_LAT + MAC_REG + 9 until the next start.
-// Pipeline: issue -> MEM_LAT -> MAC (tt_mac_array, 1 + MAC_REG) -> requant (tt_requant, 3) -> tt_writeback:
-// clamp (registered), accumulate and registered write, then the statistics (2).
+// Timing (the memories never back-pressure; golden-independent model: verif/blocks/tt_contract contract_cycles):
+// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the load beats (lane form), one idle
+// cycle, and the compute beats; a group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last
+// beat, leave it one per cycle, wait MEM_LAT cycles for the old word, then requant (3), clamp, write and
+// statistics (tt_writeback); done the cycle after the statistics of the last element.
 //
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
-// range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W) or 3 (a
-// loop count of 0). A start while busy is ignored; seed_load belongs between ops.
+// range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W), 3 (a loop
+// count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
+// 0). A start while busy is ignored; seed_load belongs between ops.
 module tt_contract #(
-  parameter integer NOUT    = 6,   // output loops
-  parameter integer NRED    = 4,   // reduction loops (NOUT + NRED <= 10)
-  parameter integer CNT_W   = 16,  // loop count width
-  parameter integer ADDR_W  = 20,  // element address and stride width
-  parameter integer A_W     = 16,  // a read data width, signed
-  parameter integer B_W     = 16,  // b read data width, signed
-  parameter integer OUT_W   = 16,  // output word width (the widest out_w), 2..32
-  parameter integer ACC_W   = 48,  // accumulator (SPEC 1.2)
-  parameter integer MEM_LAT = 1,   // read latency of the memory ports, 1..8
-  parameter integer MAC_REG = 1    // product register in the MAC (tt_mac_array PROD_REG), 0 or 1
+  parameter integer NOUT      = 6,   // output loops
+  parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
+  parameter integer CNT_W     = 16,  // loop count width
+  parameter integer ADDR_W    = 20,  // element address and stride width
+  parameter integer A_W       = 16,  // a read data width, signed
+  parameter integer B_W       = 16,  // b read data width, signed
+  parameter integer OUT_W     = 16,  // output word width (the widest out_w), 2..32
+  parameter integer ACC_W     = 48,  // accumulator (SPEC 1.2)
+  parameter integer MEM_LAT   = 1,   // read latency of the memory ports, 1..8
+  parameter integer MAC_REG   = 1,   // product register in the MAC (tt_mac_array PROD_REG), 0 or 1
+  parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/isa.py LANE_W)
+  parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
+  parameter integer BUF_W     = 12   // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
 ) (
   input  wire                           clk,
   input  wire                           rst,
@@ -59,6 +73,8 @@ module tt_contract #(
   input  wire                           mode,        // 0 nearest, 1 stochastic
   input  wire                           accumulate,
   input  wire [5:0]                     out_w,       // output width, 2..OUT_W
+  input  wire [7:0]                     lanes,       // 1: direct form; 2..LANES: lane form
+  input  wire [(NOUT+NRED)*BUF_W-1:0]   stride_buf,  // lane form: buffer word strides (0: not a buffer loop)
   // status
   output wire                           busy,
   output wire                           done,
@@ -82,14 +98,19 @@ module tt_contract #(
 );
 
   localparam integer NLOOPS = NOUT + NRED;
+  localparam integer LANE = NRED;  // the lane loop: the innermost output loop
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
-  localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
+  localparam integer LANE_IW = (LANES > 1) ? $clog2(LANES) : 1;  // lane index bits
+  localparam integer BUF_AW = (BUF_DEPTH > 1) ? $clog2(BUF_DEPTH) : 1;  // buffer word address bits
+  localparam integer TAG_W = ADDR_W + 5;  // {addr_o, last, last_red, first, load, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
+  localparam [31:0] LANES_U = LANES;
   localparam [3:0] ERR_NONE = 4'd0;
   localparam [3:0] ERR_SHIFT = 4'd1;
   localparam [3:0] ERR_OUT_W = 4'd2;
   localparam [3:0] ERR_COUNT = 4'd3;
+  localparam [3:0] ERR_LANES = 4'd4;
 
   // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator); the
   // submodules check their own (NLOOPS, widths, ACC_W > A_W + B_W).
@@ -103,6 +124,15 @@ module tt_contract #(
     if (OUT_W < 2 || OUT_W > 32) begin : g_bad_out_w
       error_tt_contract_OUT_W_must_be_2_to_32 u_error ();
     end
+    if (LANES < 1 || LANES > 255) begin : g_bad_lanes
+      error_tt_contract_LANES_must_be_1_to_255 u_error ();
+    end
+    if (BUF_W < 1 || BUF_W > ADDR_W) begin : g_bad_buf_w
+      error_tt_contract_BUF_W_must_be_1_to_ADDR_W u_error ();
+    end
+    if (LANES > 1 && (BUF_DEPTH < 1 || BUF_DEPTH > (1 << BUF_W))) begin : g_bad_buf_depth
+      error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W u_error ();
+    end
   endgenerate
 
   // ---- op control: legality check (registered at start, tt_op_ctrl), busy / done / error ----
@@ -115,10 +145,17 @@ module tt_contract #(
     end
   end
 
+  wire              lane_form  = lanes != 8'd1;
+  wire [CNT_W-1:0]  lane_count = counts[CNT_W*LANE +: CNT_W];
+  wire [31:0]       lanes_u    = {24'd0, lanes};
+  wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
+                                 (lane_form && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
+                                                stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}}));
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
-                     zero_count                                       ? ERR_COUNT : ERR_NONE;
+                     zero_count                                       ? ERR_COUNT :
+                     bad_lanes                                        ? ERR_LANES : ERR_NONE;
 
   wire      fin_q;  // the cycle after the last element's write, its statistics complete (tt_writeback)
   wire      run;
@@ -136,15 +173,58 @@ module tt_contract #(
     .error_code (err_q)
   );
 
-  // ---- issue: the loop nest drives the read ports, one beat per cycle ----
+  // ---- the loop nest: the load phase (lane form), then the compute phase ----
+  // Load phase: the nest over the lane loop and the loops b depends on (the others count once); a walks the
+  // lane index (stride 1 on the lane loop, base 0), o the buffer word. Compute phase: the nest without the
+  // lane loop; in the lane form b walks the buffer word. The nest restarts for the compute phase the cycle
+  // after the load's last beat, so the first buffer read comes after the last buffer write.
+  wire la_done;
+  reg  load_q;  // the load phase runs
+  wire load_cfg = (run && lane_form) || (load_q && !la_done);  // the nest's configuration this cycle
+  wire la_start = run || (load_q && la_done);
+
+  always @(posedge clk) begin
+    if (rst) begin
+      load_q <= 1'b0;
+    end else if (run) begin
+      load_q <= lane_form;
+    end else if (la_done) begin
+      load_q <= 1'b0;
+    end
+  end
+
+  reg [NLOOPS*CNT_W-1:0]  nest_counts;
+  reg [NLOOPS*ADDR_W-1:0] nest_sa;
+  reg [NLOOPS*ADDR_W-1:0] nest_sb;
+  reg [NLOOPS*ADDR_W-1:0] nest_so;
+  integer l;
+  always @* begin
+    for (l = 0; l < NLOOPS; l = l + 1) begin
+      if (load_cfg) begin
+        nest_counts[CNT_W*l +: CNT_W] = (l == LANE || stride_b[ADDR_W*l +: ADDR_W] != {ADDR_W{1'b0}}) ?
+                                        counts[CNT_W*l +: CNT_W] : {{(CNT_W-1){1'b0}}, 1'b1};
+        nest_sa[ADDR_W*l +: ADDR_W] = (l == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
+        nest_sb[ADDR_W*l +: ADDR_W] = stride_b[ADDR_W*l +: ADDR_W];
+        nest_so[ADDR_W*l +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]};
+      end else begin
+        nest_counts[CNT_W*l +: CNT_W] = (l == LANE && lane_form) ? {{(CNT_W-1){1'b0}}, 1'b1} :
+                                        counts[CNT_W*l +: CNT_W];
+        nest_sa[ADDR_W*l +: ADDR_W] = stride_a[ADDR_W*l +: ADDR_W];
+        nest_sb[ADDR_W*l +: ADDR_W] = lane_form ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
+                                      stride_b[ADDR_W*l +: ADDR_W];
+        nest_so[ADDR_W*l +: ADDR_W] = stride_o[ADDR_W*l +: ADDR_W];
+      end
+    end
+  end
+
   wire              la_valid;
+  wire              la_ready;
   wire [ADDR_W-1:0] la_addr_a;
   wire [ADDR_W-1:0] la_addr_b;
   wire [ADDR_W-1:0] la_addr_o;
   wire              la_first;
   wire              la_last_red;
   wire              la_last;
-  wire              la_done;
 
   tt_loop_addr #(
     .NLOOPS (NLOOPS),
@@ -154,16 +234,16 @@ module tt_contract #(
   ) u_loop (
     .clk       (clk),
     .rst       (rst),
-    .start     (run),
-    .counts    (counts),
-    .stride_a  (stride_a),
-    .stride_b  (stride_b),
-    .stride_o  (stride_o),
-    .base_a    (a_base),
-    .base_b    (b_base),
-    .base_o    (o_base),
+    .start     (la_start),
+    .counts    (nest_counts),
+    .stride_a  (nest_sa),
+    .stride_b  (nest_sb),
+    .stride_o  (nest_so),
+    .base_a    (load_cfg ? {ADDR_W{1'b0}} : a_base),
+    .base_b    (load_cfg || !lane_form ? b_base : {ADDR_W{1'b0}}),
+    .base_o    (load_cfg ? {ADDR_W{1'b0}} : o_base),
     .valid     (la_valid),
-    .ready     (1'b1),
+    .ready     (la_ready),
     .addr_a    (la_addr_a),
     .addr_b    (la_addr_b),
     .addr_o    (la_addr_o),
@@ -173,16 +253,28 @@ module tt_contract #(
     .done      (la_done)
   );
 
-  assign a_rd_en   = la_valid;
+  // A group (the first beat of a reduction) starts at least `lanes` cycles after the previous one: its sums
+  // then reach the drain after the previous group's have left it.
+  reg [7:0] gap_q;
+  wire      issue = la_valid && la_ready;
+  assign la_ready = load_q || !la_first || gap_q == 8'd0;
+  always @(posedge clk) begin
+    if (rst || run) begin
+      gap_q <= 8'd0;
+    end else if (issue && la_first && !load_q) begin
+      gap_q <= lanes - 8'd1;
+    end else if (gap_q != 8'd0) begin
+      gap_q <= gap_q - 8'd1;
+    end
+  end
+
+  assign a_rd_en   = issue && !load_q;
   assign a_rd_addr = la_addr_a;
-  assign b_rd_en   = la_valid;
+  assign b_rd_en   = issue && (load_q || !lane_form);
   assign b_rd_addr = la_addr_b;
-  // The old output word is read when its last product issues; it waits in tt_writeback for the requantised sum.
-  assign o_rd_en   = la_valid && la_last_red && accumulate;
-  assign o_rd_addr = la_addr_o;
 
   // ---- beat tags through the memory latency ----
-  wire [TAG_W-1:0] tag_issue = {la_addr_o, la_last, la_last_red, la_first, la_valid};
+  wire [TAG_W-1:0] tag_issue = {la_addr_o, la_last, la_last_red, la_first, load_q, issue};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
     .WIDTH (TAG_W),
@@ -194,16 +286,83 @@ module tt_contract #(
     .d   (tag_issue),
     .q   (tag_m)
   );
-  wire              m_valid    = tag_m[0];
-  wire              m_first    = tag_m[1];
-  wire              m_last_red = tag_m[2];
-  wire              m_last     = tag_m[3];
-  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:4];
+  wire              m_beat     = tag_m[0];
+  wire              m_load     = tag_m[1];
+  wire              m_first    = tag_m[2];
+  wire              m_last_red = tag_m[3];
+  wire              m_last     = tag_m[4];
+  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:5];
+  wire              m_valid    = m_beat && !m_load;  // a compute beat's operands arrive
 
-  // ---- MAC: the operands arrive MEM_LAT cycles after their addresses ----
-  wire [ACC_W-1:0] acc;
+  // ---- lane buffers (lane form): written by the load phase, read in step with the a port ----
+  wire [B_W*LANES-1:0] mac_b;
+  generate
+    if (LANES > 1) begin : g_lanes
+      // Load: the lane index (from the a walk, issued MEM_LAT cycles ago) and the buffer word ride the tag.
+      wire [LANE_IW-1:0] load_lane;
+      tt_delay #(
+        .WIDTH (LANE_IW),
+        .DEPTH (MEM_LAT),
+        .RESET (0)
+      ) u_lane_tag (
+        .clk (clk),
+        .rst (rst),
+        .d   (la_addr_a[LANE_IW-1:0]),
+        .q   (load_lane)
+      );
+      // Compute: the buffer word is read MEM_LAT - 1 cycles after issue, so its data meets a's.
+      wire [BUF_AW-1:0] buf_rd_addr;
+      wire              buf_rd_en;
+      if (MEM_LAT > 1) begin : g_buf_delay
+        tt_delay #(
+          .WIDTH (BUF_AW + 1),
+          .DEPTH (MEM_LAT - 1),
+          .RESET (1)
+        ) u_buf_rd (
+          .clk (clk),
+          .rst (rst),
+          .d   ({la_addr_b[BUF_AW-1:0], issue && !load_q && lane_form}),
+          .q   ({buf_rd_addr, buf_rd_en})
+        );
+      end else begin : g_buf_now
+        assign buf_rd_addr = la_addr_b[BUF_AW-1:0];
+        assign buf_rd_en   = issue && !load_q && lane_form;
+      end
+      genvar g;
+      for (g = 0; g < LANES; g = g + 1) begin : g_buf
+        wire [B_W-1:0] buf_data;
+        tt_bank #(
+          .WIDTH      (B_W),
+          .DEPTH      (BUF_DEPTH),
+          .AW         (BUF_AW),
+          .READ_PORTS (1),
+          .OUT_REG    (0)
+        ) u_buf (
+          .clk     (clk),
+          .wr_en   (m_beat && m_load && load_lane == g[LANE_IW-1:0]),
+          .wr_addr (m_addr_o[BUF_AW-1:0]),
+          .wr_data (b_rd_data),
+          .rd_en   (buf_rd_en),
+          .rd_addr (buf_rd_addr),
+          .rd_data (buf_data)
+        );
+        if (g == 0) begin : g_lane0  // the direct form's single lane takes b from the port
+          assign mac_b[B_W-1:0] = lane_form ? buf_data : b_rd_data;
+        end else begin : g_lane_n
+          assign mac_b[B_W*g +: B_W] = buf_data;
+        end
+      end
+      wire unused_buf_addr = ^{la_addr_a[ADDR_W-1:LANE_IW], la_addr_b[ADDR_W-1:BUF_AW], m_addr_o[ADDR_W-1:BUF_AW]};
+    end else begin : g_one_lane
+      assign mac_b = b_rd_data;
+      wire unused_buf = ^{stride_buf, la_addr_a[0]};
+    end
+  endgenerate
+
+  // ---- MAC lanes: the operands arrive MEM_LAT cycles after their addresses ----
+  wire [ACC_W*LANES-1:0] acc;
   tt_mac_array #(
-    .LANES    (1),
+    .LANES    (LANES),
     .A_W      (A_W),
     .B_W      (B_W),
     .ACC_W    (ACC_W),
@@ -214,12 +373,12 @@ module tt_contract #(
     .en    (m_valid),
     .clear (m_first),
     .a     (a_rd_data),
-    .b     (b_rd_data),
+    .b     (mac_b),
     .acc   (acc)
   );
 
-  // The sum is complete in acc MAC_LAT cycles after its last product: requantise it then.
-  wire [ADDR_W+1:0] tag_rq;
+  // A group's sums are complete in acc MAC_LAT cycles after its last product: the drain takes them then.
+  wire [ADDR_W+1:0] tag_grp;
   tt_delay #(
     .WIDTH (ADDR_W + 2),
     .DEPTH (MAC_LAT),
@@ -228,11 +387,59 @@ module tt_contract #(
     .clk (clk),
     .rst (rst),
     .d   ({m_addr_o, m_valid && m_last, m_valid && m_last_red}),
-    .q   (tag_rq)
+    .q   (tag_grp)
   );
-  wire              rq_in_q   = tag_rq[0];
-  wire              rq_fin_q  = tag_rq[1];
-  wire [ADDR_W-1:0] rq_addr_q = tag_rq[ADDR_W+1:2];
+  wire              grp_done = tag_grp[0];
+  wire              grp_last = tag_grp[1];
+  wire [ADDR_W-1:0] grp_addr = tag_grp[ADDR_W+1:2];
+
+  // ---- drain: a group's `lanes` sums leave one per cycle, lane 0 first (increasing output address) ----
+  reg [ACC_W*LANES-1:0] drain_q;
+  reg [7:0]             drain_n_q;    // elements left
+  reg [ADDR_W-1:0]      drain_addr_q;
+  reg                   drain_last_q;  // the group is the op's last
+  wire                  emit      = drain_n_q != 8'd0;
+  wire                  emit_fin  = emit && drain_last_q && drain_n_q == 8'd1;
+  wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*LANE +: ADDR_W];
+  always @(posedge clk) begin
+    if (rst) begin
+      drain_n_q <= 8'd0;
+    end else if (grp_done) begin
+      drain_n_q <= lanes;
+    end else if (emit) begin
+      drain_n_q <= drain_n_q - 8'd1;
+    end
+  end
+  always @(posedge clk) begin
+    if (grp_done) begin
+      drain_q      <= acc;
+      drain_addr_q <= grp_addr;
+      drain_last_q <= grp_last;
+    end else if (emit) begin
+      drain_q      <= drain_q >> ACC_W;
+      drain_addr_q <= drain_addr_q + lane_step;
+    end
+  end
+
+  // The old word (accumulate) is read as its element leaves the drain; the element waits for it.
+  assign o_rd_en   = emit && accumulate;
+  assign o_rd_addr = drain_addr_q;
+
+  wire [ACC_W+ADDR_W+1:0] rq_tag;
+  tt_delay #(
+    .WIDTH (ACC_W + ADDR_W + 2),
+    .DEPTH (MEM_LAT),
+    .RESET (1)
+  ) u_old_wait (
+    .clk (clk),
+    .rst (rst),
+    .d   ({drain_q[ACC_W-1:0], drain_addr_q, emit_fin, emit}),
+    .q   (rq_tag)
+  );
+  wire              rq_in_q   = rq_tag[0];
+  wire              rq_fin_q  = rq_tag[1];
+  wire [ADDR_W-1:0] rq_addr_q = rq_tag[ADDR_W+1:2];
+  wire [ACC_W-1:0]  rq_acc    = rq_tag[ACC_W+ADDR_W+1:ADDR_W+2];
 
   // ---- random stream: one draw per requantised element, STOCHASTIC only (SPEC 2.2) ----
   wire [7:0] rnd;
@@ -260,7 +467,7 @@ module tt_contract #(
     .clk       (clk),
     .rst       (rst),
     .in_valid  (rq_in_q),
-    .acc       (acc),
+    .acc       (rq_acc),
     .shift     (shift),
     .mode      (mode),
     .rnd       (rnd),
@@ -270,14 +477,14 @@ module tt_contract #(
     .shift_err (unused_rq_shift_err)
   );
 
-  // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
+  // ---- write back: clamp, saturating accumulate, statistics (shared with the other units) ----
   wire [31:0]      wb_sat_count;
   wire [OUT_W-1:0] wb_maxabs;
   tt_writeback #(
     .ADDR_W    (ADDR_W),
     .OUT_W     (OUT_W),
     .TAG_DELAY (RQ_LAT),
-    .OLD_DELAY (MAC_LAT + RQ_LAT)  // the old word arrives with the operands: the MAC, then the requantiser
+    .OLD_DELAY (RQ_LAT)  // the old word arrives with its element at the requantiser
   ) u_writeback (
     .clk        (clk),
     .rst        (rst),
@@ -302,8 +509,6 @@ module tt_contract #(
   assign error_code = err_q;
   assign sat_count  = wb_sat_count;
   assign maxabs     = wb_maxabs;
-
-  wire unused_la_done = la_done;  // the op ends when its last write is out, not when the nest ends
 
 endmodule
 `default_nettype wire

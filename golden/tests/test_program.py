@@ -114,3 +114,56 @@ def test_mask_and_penalty_descriptors_carry_the_hosts_rank_state():
             seen.add(rec.op.kind)
         assert seen == {"mask", "penalty"}
     assert any(m.mem[op.ins[3]].min() == 0 for op in comp.rank_update)  # a mask with a pruned slice was tested
+
+
+def test_contract_fields_round_trip_the_lane_form():
+    """pack_ports -> pack_fields -> unpack_fields gives the ports back, lanes and buffer strides included (loop i
+    of the packed buses the i-th from the innermost reduction loop, as for the other strides)."""
+    comp = compile_network(load_config("digits"))
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    op = next(o for o in comp.train_sample if o.spec == "efag,abhf->gebh")
+    d = isa.with_lanes(isa.lower_contract(comp, op, frac), 8, 512)
+    assert d.lanes == 8 and any(lp.sbuf for lp in d.loops)
+    for desc in (d, isa.lower_contract(comp, op, frac)):
+        ports = isa.pack_ports(desc)
+        words = P.pack_fields(P.CONTRACT_FIELDS, ports)
+        assert len(words) == P.payload_words(P.CONTRACT_FIELDS)
+        assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
+        inner_first = desc.red_loops[::-1] + desc.out_loops[::-1]
+        mask = (1 << isa.BUF_W) - 1
+        assert [ports["stride_buf"] >> (isa.BUF_W * i) & mask for i in range(isa.NLOOPS)] == \
+               [lp.sbuf for lp in inner_first]
+        assert ports["lanes"] == desc.lanes
+    assert P.CONTRACT_FIELDS[-2:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W))
+
+
+def test_accel_params_check_the_lanes():
+    p = P.params_for(compile_network(load_config("tiny")))
+    assert (p.lanes, p.buf_depth) == (1, 0)
+    for lanes, buf_depth in ((1, 0), (16, 512), (255, 1), (2, 1 << isa.BUF_W)):
+        replace(p, lanes=lanes, buf_depth=buf_depth).check()
+    for lanes, buf_depth, message in ((0, 0, "lanes 0 outside 1..255"), (256, 512, "lanes 256 outside 1..255"),
+                                      (16, 0, "buf_depth 0 outside 1..4096 with 16 lanes"),
+                                      (2, 4097, "buf_depth 4097 outside 1..4096 with 2 lanes")):
+        with pytest.raises(P.ProgramError, match=message):
+            replace(p, lanes=lanes, buf_depth=buf_depth).check()
+
+
+@pytest.mark.parametrize("rank", [False, True])
+def test_paper_programs_fit_with_lanes(rank):
+    """The paper model's programs fit the 2048-word program memory, and each contraction record holds the lane
+    form with_lanes chooses for the engine's lanes and buffers."""
+    cfg = load_config("paper")
+    comp = compile_network(replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=rank))))
+    m = Machine(comp, 1)
+    p = P.params_for(comp, prog_depth=2048, lanes=16, buf_depth=512)
+    img = P.assemble(comp, p, m.frac, host_step=m.sgd_step())
+    assert len(img.words) <= 2048
+    lanes = []
+    for rec in img.records:
+        if rec.kind == P.KIND_CONTRACT:
+            words = img.words[rec.pc + 1:rec.pc + 1 + P.payload_words(P.CONTRACT_FIELDS)]
+            f = P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
+            lanes.append(f["lanes"])
+            assert f["lanes"] == isa.with_lanes(isa.lower_contract(comp, rec.op, m.frac), 16, 512).lanes, rec
+    assert max(lanes) == 16 and min(lanes) == 1

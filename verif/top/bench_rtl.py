@@ -2,7 +2,7 @@
 speed on it: builds tt_accel for a model (optionally at other TT ranks) and runs verif/top/tb_bench.py. Used by
 scripts/bench.py.
 
-    python -m verif.top.bench_rtl <model> [verilator|icarus] ['[[5, 7], []]']"""
+    python -m verif.top.bench_rtl <model> [verilator|icarus] ['[[5, 7], []]'] [--lanes 16 --buf-depth 512]"""
 from __future__ import annotations
 
 import json
@@ -17,22 +17,32 @@ from verif.top.test_tt_accel import SOURCES
 DATASETS = {"tiny": "tiny", "digits": "digits", "paper": "fashion-mnist"}
 
 
-def measure(model: str, sim: str, ranks=None) -> dict:
-    """`ranks`: inner TT ranks per layer (e.g. a pruned network's live ranks), else the config's."""
+def measure(model: str, sim: str, ranks=None, lanes: int = 1, buf_depth: int = 0) -> dict:
+    """`ranks`: inner TT ranks per layer (e.g. a pruned network's live ranks), else the config's; `lanes` and
+    `buf_depth`: the contraction engine's MAC lanes and words per lane buffer."""
     comp = compile_network(model_config(model, ranks=ranks))
     tag = model if ranks is None else f"{model}-ranks-" + "-".join("_".join(map(str, r)) or "dense" for r in ranks)
+    if lanes > 1:
+        tag += f"-lanes{lanes}x{buf_depth}"
     out = BUILD / "bench" / tag / sim / "bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     env = {"MODEL": model, "DATASET": DATASETS[model], "BENCH_OUT": str(out),
            "BENCH_RANKS": "" if ranks is None else json.dumps(ranks)}
     with environ(env):
-        run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)), sim=sim,
+        run_block(toplevel="tt_accel", sources=SOURCES,
+                  parameters=hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth)), sim=sim,
                   test_module="verif.top.tb_bench", testcase="bench", build_dir=BUILD / "bench" / tag / sim,
                   build_args=long_run_build_args(sim))
     return json.loads(Path(out).read_text())
 
 
 if __name__ == "__main__":
-    import sys
-    print(json.dumps(measure(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "verilator",
-                             json.loads(sys.argv[3]) if len(sys.argv) > 3 else None), indent=1))
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("sim", nargs="?", default="verilator", choices=("verilator", "icarus"))
+    ap.add_argument("ranks", nargs="?", type=json.loads, default=None, help="inner TT ranks per layer (JSON)")
+    ap.add_argument("--lanes", type=int, default=1)
+    ap.add_argument("--buf-depth", type=int, default=0)
+    args = ap.parse_args()
+    print(json.dumps(measure(args.model, args.sim, args.ranks, args.lanes, args.buf_depth), indent=1))

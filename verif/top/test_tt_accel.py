@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from golden import program as P
+from golden import isa, program as P
 from golden.compiler import compile_network
 from verif.runner import BUILD, RTL, SIMS, run_block
 from verif.top.accel_env import hdl_parameters, model_config
@@ -16,13 +16,29 @@ SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_b
 # cocotbext-axi's watches every clock edge, which makes the 1.2M-cycle digits case take 8.5 min on Icarus.
 # tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
 CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),
-         "tiny-stalls": ("tiny", None, 1, 4, "stalls")}
+         "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
+         "digits-lanes": ("digits", 2, 1, 2, "direct")}
+# MAC lanes and lane buffer words of the cases built with several lanes (the others have one).
+LANES = {"tiny-lanes": (4, 64), "digits-lanes": (8, 512)}
+
+
+def accel_params(comp, case: str) -> P.AccelParams:
+    """The case's accelerator parameters; with lanes, the compiled train_sample must use them (a lane case
+    whose every contraction stays in the direct form would test nothing new)."""
+    lanes, depth = LANES.get(case, (1, 0))
+    params = P.params_for(comp, lanes=lanes, buf_depth=depth)
+    if lanes > 1:
+        frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+        forms = [isa.with_lanes(isa.lower_contract(comp, op, frac), lanes, depth).lanes
+                 for op in comp.train_sample if op.kind == "contract"]
+        assert max(forms) > 1, f"{case}: no contraction of train_sample takes the lane form"
+    return params
 
 
 # Icarus runs the whole top at a few thousand cycles per second: the digits case (1.2M cycles) takes 8 min
 # there, so the regression runs it on Verilator only (about 30 s).
 WAVES = os.environ.get("WAVES") == "1"
-PAIRS = [(sim, case) for sim in SIMS for case in CASES if not (sim == "icarus" and case == "digits")]
+PAIRS = [(sim, case) for sim in SIMS for case in CASES if not (sim == "icarus" and case.startswith("digits"))]
 
 
 # MEM_PIPE=0 (bank read latency 1 instead of the default 5) on tiny only: the units' latencies are swept at block
@@ -36,7 +52,8 @@ def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
     model, batch, updates, tests, bus = CASES[case]
     monkeypatch.setenv("BUS", bus)
     comp = compile_network(model_config(model, batch))
-    params = hdl_parameters(P.params_for(comp)) | {"MEM_PIPE": mem_pipe} | ({} if mem_pipe else {"RAM_BLOCK_BITS": 256})
+    params = hdl_parameters(accel_params(comp, case)) | {"MEM_PIPE": mem_pipe} | \
+        ({} if mem_pipe else {"RAM_BLOCK_BITS": 256})
     monkeypatch.setenv("MODEL", model)
     monkeypatch.setenv("BATCH", str(batch or ""))
     monkeypatch.setenv("UPDATES", str(updates))

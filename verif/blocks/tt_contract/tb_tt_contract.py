@@ -1,5 +1,6 @@
-"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py,
-executed on synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
+"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py
+(in the lane form wherever golden.isa.with_lanes chooses it for the DUT's LANES and BUF_DEPTH), executed on
+synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
 LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
 (golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise
 the error without touching a memory or the random stream; a start while the engine is busy must be ignored.
@@ -21,10 +22,19 @@ from golden.fxp import STOCHASTIC
 from golden.tests.test_isa import contract_case, contract_ops, desc_contract, machine_contract, synthetic
 from verif.unit_stimulus import busy_restarts
 
-ERR_SHIFT, ERR_OUT_W, ERR_COUNT = 1, 2, 3
-PIPE = 9  # cycles after the last beat besides MEM_LAT and MAC_REG: check, MAC, requant x3, clamp, write, |y|, done
-# (rtl/tt_contract.v)
+ERR_SHIFT, ERR_OUT_W, ERR_COUNT, ERR_LANES = 1, 2, 3, 4
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
+
+
+def contract_cycles(desc: isa.ContractDesc, mem_lat: int, mac_reg: int) -> int:
+    """Cycles from start to done of a legal op (rtl/tt_contract.v's timing): the check cycle; the load beats and an
+    idle cycle (lane form); compute beats, each group taking max(K, lanes) cycles but the last (K); its sums reach
+    the drain MEM_LAT + 1 + MAC_REG cycles after its last beat and leave it over `lanes` cycles; each element then
+    waits MEM_LAT cycles for its old word, 3 in the requantiser, 2 to its write and 2 more to done."""
+    k, n = desc.red_count, desc.lanes
+    groups = desc.out_count // n
+    load = n * isa.buffer_words(desc) + 1 if n > 1 else 0
+    return 1 + load + (groups - 1) * max(k, n) + k + n + 2 * mem_lat + mac_reg + 8
 
 
 def signed(v: int, w: int) -> int:
@@ -80,7 +90,8 @@ class Tb:
     def __init__(self, dut):
         self.dut = dut
         self.lat = int(dut.MEM_LAT.value)
-        self.tail = self.lat + int(dut.MAC_REG.value) + PIPE  # cycles of an op besides its MACs
+        self.mac_reg = int(dut.MAC_REG.value)
+        self.lanes, self.buf_depth = int(dut.LANES.value), int(dut.BUF_DEPTH.value)
         self.out_w_max = int(dut.OUT_W.value)
         assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
         assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
@@ -145,6 +156,13 @@ class Tb:
         assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
         return cycles
 
+    def cycles(self, desc: isa.ContractDesc) -> int:
+        return contract_cycles(desc, self.lat, self.mac_reg)
+
+    def lane_case(self, case):
+        """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
+        return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth))
+
     async def check_case(self, case, machine=True, restarts: frozenset = frozenset()):
         """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine; the
         reads of each port and the writes are counted too (`restarts`: see execute)."""
@@ -158,9 +176,10 @@ class Tb:
         banks = case.banks
         reads, writes = dict(self.mems.reads), self.mems.writes
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
-                                    desc.macs + 50, restarts)
+                                    self.cycles(desc) + 50, restarts)
         d = self.dut
-        what = f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate})"
+        what = (f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
+                f"lanes {desc.lanes})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         got_bank = banks[desc.banks[2]]
@@ -171,8 +190,12 @@ class Tb:
         assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
         assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state"
-        assert cycles == desc.macs + self.tail, f"{what}: {cycles} cycles for {desc.macs} MACs"
-        want_reads = {"a": desc.macs, "b": desc.macs, "o": desc.out_count if desc.accumulate else 0}
+        assert cycles == self.cycles(desc), f"{what}: {cycles} cycles for {desc.macs} MACs, want {self.cycles(desc)}"
+        if desc.lanes == 1:
+            want_reads = {"a": desc.macs, "b": desc.macs}
+        else:  # b once into the buffers, a once per group
+            want_reads = {"a": desc.macs // desc.lanes, "b": desc.lanes * isa.buffer_words(desc)}
+        want_reads["o"] = desc.out_count if desc.accumulate else 0
         assert {p: self.mems.reads[p] - reads[p] for p in "abo"} == want_reads, f"{what}: reads"
         assert self.mems.writes - writes == desc.out_count, f"{what}: writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
@@ -187,7 +210,7 @@ async def test_tiny_ops(dut):
     comp = compile_network(load_config("tiny"))
     for extremes in (False, True):
         for op in contract_ops(comp):
-            await tb.check_case(contract_case(comp, op, tb.gen, extremes=extremes))
+            await tb.check_case(tb.lane_case(contract_case(comp, op, tb.gen, extremes=extremes)))
 
 
 @cocotb.test()
@@ -203,7 +226,7 @@ async def test_digits_ops(dut):
     if tb.lat == 1:
         pick.append(next(o for o in ops if o.out == "dG0.1"))  # efag,abhf->gebh, 16384 MACs, accumulate
     for op in pick:  # shifts that keep most results in range: the values, not only the clamps, are checked
-        await tb.check_case(contract_case(comp, op, tb.gen, shift=int(tb.gen.choice([12, 16, 20]))))
+        await tb.check_case(tb.lane_case(contract_case(comp, op, tb.gen, shift=int(tb.gen.choice([12, 16, 20])))))
 
 
 @cocotb.test()
@@ -218,12 +241,41 @@ async def test_random_contractions(dut):
         comp, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
                              mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
         case = contract_case(comp, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
-        await tb.check_case(case, machine=trial % 4 == 0)
+        await tb.check_case(tb.lane_case(case), machine=trial % 4 == 0)
+
+
+@cocotb.test()
+async def test_lane_contractions(dut):
+    """Synthetic contractions that with_lanes puts in the lane form (with LANES > 1; else they must stay direct):
+    split lane loops, swapped operands, groups shorter than the drain (K < lanes), accumulate, both modes."""
+    tb = Tb(dut)
+    await tb.setup()
+    lane_forms, split, short = 0, 0, 0
+    for trial in range(3000):
+        n_out, n_red = int(tb.gen.integers(1, 4)), int(tb.gen.integers(0, 3))
+        widths = (int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
+        comp, op = synthetic(tb.gen, n_out, n_red, sizes=(2, 9), widths=widths, accumulate=trial % 2 == 1,
+                             mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
+        case = tb.lane_case(contract_case(comp, op, tb.gen, shift=int(tb.gen.integers(-4, 12)),
+                                          extremes=trial % 3 == 0))
+        if case.desc.lanes == 1 or case.desc.macs > 4000:
+            continue
+        lane_forms += 1
+        split += case.desc.lanes < comp.letter_sizes[op.spec.split("->")[1][-1]]
+        short += case.desc.red_count < case.desc.lanes
+        await tb.check_case(case, machine=lane_forms % 4 == 0)
+        if lane_forms >= 16 and split and short >= 3:
+            break
+    if tb.lanes == 1:
+        assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
+    else:
+        assert lane_forms >= 16 and split and short >= 3, \
+            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}"
 
 
 @cocotb.test()
 async def test_illegal_ops(dut):
-    """Illegal shift, output width and count: error and done two cycles after start (tt_op_ctrl), no memory
+    """Illegal shift, output width, count and lanes: error and done two cycles after start (tt_op_ctrl), no memory
     access, no draw; the engine then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
@@ -236,7 +288,14 @@ async def test_illegal_ops(dut):
            (replace(d0, shift=63), ERR_SHIFT), (replace(d0, shift=-64), ERR_SHIFT),
            (replace(d0, out_w=1), ERR_OUT_W), (replace(d0, out_w=tb.out_w_max + 1), ERR_OUT_W),
            (replace(d0, out_loops=d0.out_loops[:-1] + (zero,)), ERR_COUNT),
-           (replace(d0, shift=50, out_w=0), ERR_SHIFT)]  # several errors: the lowest code
+           (replace(d0, shift=50, out_w=0), ERR_SHIFT),  # several errors: the lowest code
+           (replace(d0, lanes=0), ERR_LANES), (replace(d0, lanes=min(tb.lanes + 1, 255)), ERR_LANES),
+           (replace(d0, out_w=1, lanes=0), ERR_OUT_W)]
+    # lanes that do not match the lane loop's count, and a lane loop that a walks (with LANES 1: lanes > LANES)
+    inner = d0.out_loops[-1]
+    bad.append((replace(d0, lanes=2 if inner.count != 2 else 3), ERR_LANES))
+    bad.append((replace(d0, lanes=2, out_loops=d0.out_loops[:-1] + (replace(inner, count=2, sa=1, sb=1),)),
+                 ERR_LANES))
     for desc, code in bad:
         before = {k: v.copy() for k, v in case.banks.items()}
         state = int(dut.lfsr_state.value)
@@ -277,14 +336,15 @@ async def test_start_while_busy(dut):
     await tb.setup()
     comp = compile_network(load_config("tiny"))
     for op in contract_ops(comp):
-        case = contract_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
-        await tb.check_case(case, restarts=busy_restarts(tb.gen, case.desc.macs + tb.tail))
+        case = tb.lane_case(contract_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2))))
+        await tb.check_case(case, restarts=busy_restarts(tb.gen, tb.cycles(case.desc)))
     for trial in range(16):
         n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
         n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
         widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
         comp_s, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
                                mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
-        case = contract_case(comp_s, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
-        restarts = busy_restarts(tb.gen, case.desc.macs + tb.tail) if trial % 4 else frozenset()
+        case = tb.lane_case(contract_case(comp_s, op, tb.gen, shift=int(tb.gen.integers(-4, 12)),
+                                          extremes=trial % 3 == 0))
+        restarts = busy_restarts(tb.gen, tb.cycles(case.desc)) if trial % 4 else frozenset()
         await tb.check_case(case, machine=trial % 4 == 0, restarts=restarts)

@@ -1,15 +1,17 @@
 """pytest runner for rtl/tt_contract.v: every simulator x two memory latencies, with and without the MAC product
-register (cocotb module: tb_tt_contract.py)."""
+register, one MAC lane and several (cocotb module: tb_tt_contract.py)."""
 import pytest
 
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
 SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v", "tt_requant.v", "tt_lfsr.v",
-                              "tt_writeback.v", "tt_op_ctrl.v", "tt_delay.v")]
+                              "tt_writeback.v", "tt_op_ctrl.v", "tt_delay.v", "tt_bank.v")]
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
     "lat3": {"MEM_LAT": 3, "MAC_REG": 0},  # registered address and data around the RAM; no product register
+    "lanes4": {"MEM_LAT": 1, "LANES": 4, "BUF_DEPTH": 64},  # buffer reads in the issue cycle
+    "lanes6": {"MEM_LAT": 5, "LANES": 6, "BUF_DEPTH": 100},  # the top's latency; lanes and depth not powers of 2
 }
 
 
@@ -28,7 +30,13 @@ BAD_PARAMS = [
     ({"MAC_REG": 2}, "error_tt_mac_array_PROD_REG_must_be_0_or_1"),
     ({"OUT_W": 33}, "error_tt_contract_OUT_W_must_be_2_to_32"),
     ({"A_W": 24, "B_W": 24}, "error_tt_mac_array_ACC_W_must_exceed_A_W_plus_B_W_and_be_at_most_64"),
+    ({"LANES": 0}, "error_tt_contract_LANES_must_be_1_to_255"),
+    ({"LANES": 256}, "error_tt_contract_LANES_must_be_1_to_255"),
+    ({"LANES": 2, "BUF_DEPTH": 0}, "error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W"),
+    ({"LANES": 2, "BUF_DEPTH": 4097}, "error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W"),
+    ({"BUF_W": 21}, "error_tt_contract_BUF_W_must_be_1_to_ADDR_W"),
     ({"NOUT": 1, "NRED": 0, "MEM_LAT": 8, "OUT_W": 32}, None),  # legal extremes
+    ({"LANES": 2, "BUF_DEPTH": 1}, None),
 ]
 
 

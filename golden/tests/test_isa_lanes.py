@@ -1,0 +1,203 @@
+"""Tests of the CONTRACT lane form (golden/isa.py `with_lanes`, `lane_beats`): every lane form that with_lanes
+gives for the compiled ops of the tiny, digits and paper models and for random synthetic contractions passes
+check_desc and computes exactly what the direct form computes (output memory, saturations, max |y|), both as a
+plain loop nest (execute_desc) and through the engine's two phases (lane buffers loaded from b, then every lane's
+MAC per step); check_desc rejects each broken lane-form invariant; with_lanes keeps the direct form where the
+lane form is impossible or does not pay."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from golden.compiler import compile_network
+from golden.config import load_config
+from golden.fxp import NEAREST
+from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc,
+                        contract_cycles, desc_beats, execute_desc, lane_beats, with_lanes)
+from golden.program import PROGRAMS
+from golden.tests.test_isa import Case, contract_case, synthetic
+
+MAX_LANES = (2, 4, 8, 16)
+BUF_DEPTHS = (16, 512, 4096)
+
+
+def run(case: Case, desc: ContractDesc, via_lanes: bool = False) -> tuple[np.ndarray, int, int]:
+    """execute_desc of `desc` on the case's banks: (the whole output bank after the op, saturations, max |y|)."""
+    return execute_desc(desc, *(case.banks[b] for b in desc.banks), case.rand, via_lanes=via_lanes)
+
+
+def direct(case: Case) -> tuple[tuple[np.ndarray, int, int], list[int]]:
+    """The direct form's result (run) and its output addresses in order (the order of the stochastic draws)."""
+    return run(case, case.desc), [ro for _, _, ro, _, last in desc_beats(case.desc) if last]
+
+
+def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
+    """`desc`, a lane form of case.desc, computes the same as the direct form (`want`: direct(case)) both ways,
+    its load phase fills every lane's buffer once, and its compute phase writes the outputs in the direct order."""
+    (mem_want, *stats), order = want
+    what = f"{desc.names[2]} <- {desc.names[0]} x {desc.names[1]}, lanes {desc.lanes}"
+    assert check_desc(desc) is desc
+    for via_lanes in (False, True):
+        mem_o, *got = run(case, desc, via_lanes)
+        assert np.array_equal(mem_o, mem_want) and got == stats, f"{what}, via_lanes {via_lanes}"
+    load, compute = lane_beats(desc)
+    slots = sorted((lane, rbuf) for _, lane, rbuf in load)
+    assert slots == [(lane, i) for lane in range(desc.lanes) for i in range(buffer_words(desc))], what
+    so = desc.out_loops[-1].so
+    assert [ro + lane * so for _, _, ro, _, last in compute if last for lane in range(desc.lanes)] == order, what
+
+
+def swapped(d: ContractDesc, lane: ContractDesc) -> bool:
+    return lane.a_base != d.a_base or lane.names[0] != d.names[0]
+
+
+def split(d: ContractDesc, lane: ContractDesc) -> bool:
+    return lane.lanes < d.out_loops[-1].count
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
+def test_lane_forms_of_compiled_ops(model):
+    """Every contract op of every program, for several lane counts and buffer depths. The paper's large ops run
+    (in Python, one MAC at a time) only in train_sample (infer repeats its forward ops) and in the lane forms of
+    the engine it plans, 16 lanes of 512 words."""
+    comp = compile_network(load_config(model))
+    rng = np.random.default_rng(21)
+    ops = [(prog, op) for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == "contract"]
+    assert ops
+    lane_forms = swaps = 0
+    for prog, op in ops:
+        case = contract_case(comp, op, rng)
+        forms = set()
+        for max_lanes in MAX_LANES:
+            for buf_depth in BUF_DEPTHS:
+                d = with_lanes(case.desc, max_lanes, buf_depth)
+                assert check_desc(d) is d
+                if d == case.desc:
+                    continue
+                assert d.lanes <= max_lanes and buffer_words(d) <= buf_depth
+                assert contract_cycles(d) < contract_cycles(case.desc) == case.desc.macs
+                if model != "paper" or op.macs <= 16384 or (prog, max_lanes, buf_depth) == ("train_sample", 16, 512):
+                    forms.add(d)
+        want = direct(case) if forms else None
+        for d in forms:
+            check_lane_form(case, d, want)
+            swaps += swapped(case.desc, d)
+        lane_forms += len(forms)
+    assert lane_forms > 0 and (swaps > 0 or model == "tiny"), (lane_forms, swaps)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_lane_forms_of_random_contractions(accumulate):
+    rng = np.random.default_rng(31 + accumulate)
+    lane_forms = swaps = splits = 0
+    for trial in range(250):
+        n_out = int(rng.integers(1, MAX_OUT + 1))
+        n_red = int(rng.integers(0, 4))
+        widths = (int(rng.integers(2, 9)), int(rng.integers(2, 17)), int(rng.integers(2, 17)))
+        comp, op = synthetic(rng, n_out, n_red, sizes=(1, 8), widths=widths, accumulate=accumulate,
+                             mode=int(rng.integers(0, 2)), base=tuple(int(x) for x in rng.integers(0, 50, size=3)))
+        case = contract_case(comp, op, rng, shift=int(rng.integers(-4, 12)), extremes=trial % 3 == 0)
+        d = with_lanes(case.desc, int(rng.choice([2, 3, 4, 8])), int(rng.choice([8, 64, 4096])))
+        if d != case.desc:
+            check_lane_form(case, d, direct(case))
+            lane_forms += 1
+            swaps += swapped(case.desc, d)
+            splits += split(case.desc, d)
+    assert lane_forms >= 25 and swaps >= 8 and splits >= 8, (lane_forms, swaps, splits)
+
+
+# --- hand-built descriptors ----------------------------------------------------------------------------------
+
+def matmul(m: int, n: int, k: int, pads: bool = True) -> ContractDesc:
+    """out[i, j] = sum_k a[i, k] b[k, j]: the innermost output loop j is b's. Without `pads` the other output
+    slots hold count-1 loops that step the output (legal, but no padding slot to split into)."""
+    fill = (PAD,) * (MAX_OUT - 2) if pads else (Loop(1, so=m * n, index="x"),) * (MAX_OUT - 2)
+    return check_desc(ContractDesc(
+        a_base=0, b_base=100, o_base=0, out_count=m * n,
+        out_loops=fill + (Loop(m, sa=k, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=n, index="k"),), shift=2, mode=NEAREST, accumulate=False,
+        out_w=16, banks=("A", "B", "O"), names=("a", "b", "out")))
+
+
+def transposed(d: ContractDesc) -> ContractDesc:
+    """The same op written with a and b exchanged."""
+    def swap(loops):
+        return tuple(replace(lp, sa=lp.sb, sb=lp.sa) for lp in loops)
+
+    return replace(d, a_base=d.b_base, b_base=d.a_base, out_loops=swap(d.out_loops), red_loops=swap(d.red_loops),
+                   banks=(d.banks[1], d.banks[0], d.banks[2]), names=(d.names[1], d.names[0], d.names[2]))
+
+
+def with_loop(d: ContractDesc, i: int, **fields) -> ContractDesc:
+    """`d` with loop i (an index into d.loops) changed."""
+    loops = list(d.loops)
+    loops[i] = replace(loops[i], **fields)
+    return replace(d, out_loops=tuple(loops[:MAX_OUT]), red_loops=tuple(loops[MAX_OUT:]))
+
+
+def matmul_case(d: ContractDesc, rng: np.random.Generator) -> Case:
+    banks = {b: rng.integers(-300, 300, size=512) for b in d.banks}
+    return Case(None, None, {}, {}, banks, None, d)
+
+
+def test_split_lane_loop_and_buffer_strides():
+    d = matmul(4, 8, 16)
+    lane = with_lanes(d, 4, 4096)
+    *_, i, j_outer, j = lane.out_loops
+    # j split into 2 x 4 lanes; buffer loops (b's) j_outer and k: k innermost (sbuf 1), j_outer outside it (16)
+    assert (lane.lanes, j, j_outer) == (4, Loop(4, sb=1, so=1, index="j"), Loop(2, sb=4, so=4, index="j", sbuf=16))
+    assert lane.out_loops[:-3] == (PAD,) * 3 and i == d.out_loops[-2] and lane.red_loops[-1].sbuf == 1
+    assert buffer_words(lane) == 32 and buffer_words(d) == 0
+    assert contract_cycles(lane) == 32 * 4 + 8 * 16 < contract_cycles(d) == d.macs
+    case = matmul_case(d, np.random.default_rng(1))
+    check_lane_form(case, lane, direct(case))
+
+
+def test_operands_swap_when_a_owns_the_innermost_loop():
+    d = matmul(4, 8, 16)
+    t = transposed(d)
+    lane = with_lanes(t, 8, 4096)
+    assert lane == with_lanes(d, 8, 4096) and lane.lanes == 8 and lane.names == d.names
+    case = matmul_case(t, np.random.default_rng(2))
+    check_lane_form(case, lane, direct(case))
+
+
+def test_with_lanes_keeps_the_direct_form():
+    d = matmul(4, 8, 16)
+    assert with_lanes(d, 1, 4096) is d
+    assert with_lanes(d, 4, 31) is d and with_lanes(d, 4, 32).lanes == 4  # 32 buffer words
+    no_pad = matmul(4, 8, 16, pads=False)
+    assert with_lanes(no_pad, 4, 4096) is no_pad  # 8 = 2 x 4 needs a padding slot for the split
+    assert with_lanes(no_pad, 8, 4096).lanes == 8  # no split: no slot needed
+    both = check_desc(with_loop(with_loop(with_loop(d, 4, sa=16 * 8), LANE_LOOP, sa=1), 9, sa=8))
+    assert with_lanes(both, 8, 4096) is both  # out[i, j] = sum_k a[i, k, j] b[k, j]
+    assert with_lanes(matmul(4, 7, 16), 4, 4096).lanes == 1  # 7 has no divisor 2..4
+    outer = matmul(64, 8, 1)  # K = 1: loading b costs more than the lanes save
+    assert with_lanes(outer, 8, 4096) is outer
+    # an outermost buffer loop of count 1 over 2^BUF_W words would need buffer stride 2^BUF_W
+    k = 1 << BUF_W
+    d = matmul(4, 2, k)
+    wide = check_desc(with_loop(d, 0, sb=2 * k, so=8))
+    assert with_lanes(d, 2, k).lanes == 2 and with_lanes(wide, 2, k) is wide
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda d: replace(d, lanes=2), "lane loop \\(j\\) count 4, but lanes 2"),
+    (lambda d: with_loop(d, LANE_LOOP, sa=1), "lane loop \\(j\\) has a stride 1; must be 0"),
+    (lambda d: with_loop(d, LANE_LOOP, sb=0), "lane loop \\(j\\) has b stride 0"),
+    (lambda d: with_loop(d, LANE_LOOP, sbuf=1), "loop 5 \\(j\\) buffer stride 1; must be 0 \\(the lane loop\\)"),
+    (lambda d: with_loop(d, 9, sbuf=2), "loop 9 \\(k\\) buffer stride 2; must be 1 \\(the product of the inner"),
+    (lambda d: with_loop(d, 3, sbuf=16), "loop 3 \\(i\\) buffer stride 16; must be 0 \\(not a buffer loop\\)"),
+    (lambda d: with_loop(d, 0, sbuf=1), "loop 0 \\(pad\\) buffer stride 1; must be 0 \\(not a buffer loop\\)"),
+    (lambda d: replace(d, lanes=0), "lanes 0 outside 1..255"),
+    (lambda d: replace(d, lanes=256), "lanes 256 outside 1..255"),
+    (lambda d: with_loop(d, 9, sbuf=1 << BUF_W), "loop 9 \\(k\\) buffer stride 4096 outside 0..4095 \\(12-bit"),
+    (lambda d: with_loop(matmul(4, 8, 16), 9, sbuf=1), "buffer stride 1; must be 0 \\(the direct form has no"),
+])
+def test_check_desc_rejects_a_broken_lane_form(bad, message):
+    d = with_lanes(matmul(4, 8, 16), 4, 4096)
+    assert d.lanes == 4 and check_desc(d) is d
+    with pytest.raises(ValueError, match=message):
+        check_desc(bad(d))
