@@ -25,6 +25,8 @@ SEEDS    ?=
 QUICK    ?= 0
 J        ?= 2
 CHECK    ?= sample
+LANES    ?= 8
+BUF_DEPTH ?= 512
 TRAIN_SIM = $(or $(SIM),verilator)
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)
 export SIM SEED WAVES
@@ -37,7 +39,7 @@ help: ## list the targets and variables
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
-	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off"
+	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
@@ -45,7 +47,8 @@ setup: ## create .venv with the pinned toolchain; apt-get what is missing (idemp
 train: setup ## train MODEL on DATASET (default: digits) on the co-simulated accelerator, checked by the golden model
 	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK) -> $(OUT)"
 	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
-	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT)
+	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
+	    --lanes $(LANES) --buf-depth $(BUF_DEPTH)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@echo "regress: SEED=$(SEED) J=$(J)"

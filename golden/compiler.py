@@ -144,6 +144,17 @@ def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indice
     return steps, cost
 
 
+def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
+    """An intermediate's index order: first appearance, with the largest index that only one operand of the step
+    has moved innermost (the last among equals). Such an output index is what the contraction engine spreads over its
+    MAC lanes (golden/isa.py with_lanes), so the step that computes the intermediate can use the lanes."""
+    only = [c for c in indices if (c in ia) != (c in ib)]
+    if not only:
+        return indices
+    lane = max(reversed(only), key=lambda c: sizes[c])
+    return "".join(c for c in indices if c != lane) + lane
+
+
 # --- network compilation ----------------------------------------------------------------------------------
 
 class _Letters:
@@ -197,6 +208,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
             if last:
                 dst = out_name
             else:
+                st.indices = lane_order(st.indices, operands.get(a, t[a].indices), operands.get(b, t[b].indices), sizes)
                 dst = f"{label}[{'+'.join(sorted(st.result))}]"
                 init = f.act if out_fmt_kind == "act" else f.bwd
                 add(dst, [sizes[c] for c in st.indices], BANK_ACT, init, True, st.indices)

@@ -42,7 +42,9 @@ module tt_accel_pins #(
   parameter integer STATE_PORTS  = 2,
   parameter integer PROG_AW      = 11,
   parameter integer PROG_DEPTH   = 2048,
-  parameter integer RAM_BLOCK_BITS = 16384
+  parameter integer RAM_BLOCK_BITS = 16384,
+  parameter integer LANES        = 1,
+  parameter integer BUF_DEPTH    = 1
 ) (
   input  wire clk,
   input  wire rst,
@@ -186,7 +188,8 @@ module tt_accel_pins #(
     .CORE_DEPTH (CORE_DEPTH), .CORE_WIDTH (CORE_WIDTH), .CORE_PORTS (CORE_PORTS),
     .MASTER_DEPTH (MASTER_DEPTH), .MASTER_WIDTH (MASTER_WIDTH), .MASTER_PORTS (MASTER_PORTS),
     .STATE_DEPTH (STATE_DEPTH), .STATE_WIDTH (STATE_WIDTH), .STATE_PORTS (STATE_PORTS),
-    .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS)
+    .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS),
+    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH)
   ) u_accel (
     .clk (clk), .rst (rst_q),
     .s_axil_awaddr (axi_addr_q), .s_axil_awprot (3'b000), .s_axil_awvalid (awvalid_q), .s_axil_awready (awready),

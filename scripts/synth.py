@@ -5,7 +5,8 @@
 
 Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
 file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
-model: hdl_parameters(params_for(compile_network(load_config(model)))), computed on every run (model_params);
+model: hdl_parameters(params_for(compile_network(load_config(model)), lanes=, buf_depth=)), with the target's
+"lanes" and "buf_depth" (the contraction engine; default 1 lane), computed on every run (model_params);
 "params" in the target and --param override them. Each run writes build/synth/<target>/:
 report.json (the figures), synth.ys and yosys.log, stat.json/stat.txt (cell counts), pre_map.json
 (multipliers and memories before technology mapping), and for place-and-route targets pnr.log and
@@ -667,9 +668,10 @@ def git_commit() -> str | None:
         return None
 
 
-def model_params(model: str) -> dict:
-    """The accelerator top's parameters for a model (golden/configs): the banks and program memory its
-    compiled network needs, as the co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
+def model_params(model: str, lanes: int = 1, buf_depth: int = 0) -> dict:
+    """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
+    with `buf_depth` words per lane buffer: the banks and program memory its compiled network needs, as the
+    co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     try:
@@ -678,14 +680,14 @@ def model_params(model: str) -> dict:
         from golden.config import load_config
         from verif.top.accel_env import hdl_parameters
         comp = compile_network(load_config(model))
-        return dict(hdl_parameters(P.params_for(comp)))
+        return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth)))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
 
 def target_params(cfg: dict) -> dict:
     """The configured top's parameters: the model's (when the target names one), then the target's "params"."""
-    params = model_params(cfg["model"]) if cfg.get("model") else {}
+    params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0)) if cfg.get("model") else {}
     params.update(cfg.get("params", {}))
     return params
 

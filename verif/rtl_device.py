@@ -189,7 +189,8 @@ class RtlDevice:
                 "sim_cycles": self.sim_cycles, "clock_mhz": 1e3 / ns, "simulated_s": self.sim_cycles * ns * 1e-9,
                 "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
                 "params": {"bank_shift": self.params.bank_shift, "bank_depth": list(self.params.bank_depth),
-                           "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth}}
+                           "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth,
+                           "lanes": self.params.lanes, "buf_depth": self.params.buf_depth}}
 
     async def rank_update(self) -> None:
         """SPEC 5.6 on the host: read the master cores of every bond through the window, update lambda, prune and

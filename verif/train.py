@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
     ap.add_argument("--check", default="sample", choices=CHECKS)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--lanes", type=int, default=8, help="MAC lanes of the contraction engine (default 8)")
+    ap.add_argument("--buf-depth", type=int, default=512, help="words per lane buffer (default 512)")
     ap.add_argument("--interrupt-after", type=int, default=0, help=argparse.SUPPRESS)  # tests: a Ctrl-C after n batches
     a = ap.parse_args(argv)
     try:
@@ -50,7 +52,8 @@ def main(argv=None) -> int:
     check_compatible(cfg, data)
     out = Path(a.out or ROOT / "build" / "train" / f"{cfg.name}-{data.name}-seed{a.seed}-{a.sim}")
     print(f"seed {a.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / {len(data.test_y)} "
-          f"test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  device {a.sim}  check {a.check}  out {out}")
+          f"test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  device {a.sim}  check {a.check}  lanes {a.lanes}"
+          f"  out {out}")
     if a.sim == "golden":
         from golden.train import Run
         report = Run(cfg, data, a.seed, out, cfg.train.epochs).run()
@@ -61,8 +64,8 @@ def main(argv=None) -> int:
         print("error: the accelerator does not run Adam yet (SGD with momentum only); use --sim golden for this "
               "configuration", file=sys.stderr)
         return 2
-    params = P.params_for(comp)
     try:
+        params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth)
         P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
     except P.ProgramError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -78,7 +81,7 @@ def main(argv=None) -> int:
     try:
         run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=a.sim,
                   test_module="verif.top.tb_train", testcase="train", build_args=long_run_build_args(a.sim),
-                  build_dir=BUILD / "train" / cfg.name / a.sim, test_dir=out / "sim")
+                  build_dir=BUILD / "train" / f"{cfg.name}-lanes{a.lanes}x{a.buf_depth}" / a.sim, test_dir=out / "sim")
     except AssertionError as e:
         print(f"error: the co-simulated run failed (see {out / 'sim'}): {e}", file=sys.stderr)
         return 1

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from golden.compiler import compile_network, core_name, plan_contraction
+from golden.compiler import compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config
 
 # ---------------------------------------------------------------------------------------------------------
@@ -434,3 +434,28 @@ def test_quant_const_of_a_vanishing_step_is_zero():
     assert quant_const(0.9) == (29491, 15)
     with pytest.raises(ValueError):
         quant_const(1e12)
+
+
+def test_lane_order_moves_the_largest_one_sided_index_innermost():
+    sizes = {"a": 7, "b": 4, "e": 4, "f": 4, "j": 16, "c": 2, "d": 16}
+    # efajb of abcd x efjcd: every index is one operand's; j (16) is the largest
+    assert lane_order("efajb", "abcd", "efjcd", sizes) == "efabj"
+    # among equals the last one goes innermost
+    assert lane_order("xyz", "xy", "z", {"x": 4, "y": 4, "z": 2}) == "xzy"
+    # an index of both operands (a batch index) is never the lane index
+    assert lane_order("ebd", "abd", "ebd", {"a": 2, "b": 8, "d": 8, "e": 4}) == "bde"
+    assert lane_order("cd", "cd", "cd", sizes) == "cd"
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
+def test_intermediates_end_in_a_one_sided_index(model):
+    """Every intermediate a contraction produces ends in an index of exactly one of its operands (lane_order), the
+    output loop that golden/isa.py with_lanes spreads over the MAC lanes."""
+    comp = compile_network(load_config(model))
+    for op in comp.train_sample + comp.infer:
+        if op.kind != "contract" or "[" not in op.out:  # intermediates are named label[operands] (emit_chain)
+            continue
+        (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
+        if set(out) - (set(ia) & set(ib)):  # some index is one-sided
+            inner = out[-1]
+            assert (inner in ia) != (inner in ib), f"{op.out} ({op.spec}): innermost {inner} is in both operands"

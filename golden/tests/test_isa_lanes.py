@@ -66,7 +66,7 @@ def test_lane_forms_of_compiled_ops(model):
     rng = np.random.default_rng(21)
     ops = [(prog, op) for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == "contract"]
     assert ops
-    lane_forms = swaps = 0
+    lane_forms = swaps = splits = 0
     for prog, op in ops:
         case = contract_case(comp, op, rng)
         forms = set()
@@ -84,8 +84,9 @@ def test_lane_forms_of_compiled_ops(model):
         for d in forms:
             check_lane_form(case, d, want)
             swaps += swapped(case.desc, d)
+            splits += split(case.desc, d)
         lane_forms += len(forms)
-    assert lane_forms > 0 and (swaps > 0 or model == "tiny"), (lane_forms, swaps)
+    assert lane_forms and swaps and splits, (lane_forms, swaps, splits)
 
 
 @pytest.mark.parametrize("accumulate", [False, True])
@@ -138,6 +139,7 @@ def with_loop(d: ContractDesc, i: int, **fields) -> ContractDesc:
 
 
 def matmul_case(d: ContractDesc, rng: np.random.Generator) -> Case:
+    """Random banks for a hand-built NEAREST descriptor (no draws, no Machine)."""
     banks = {b: rng.integers(-300, 300, size=512) for b in d.banks}
     return Case(None, None, {}, {}, banks, None, d)
 
