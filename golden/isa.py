@@ -160,13 +160,20 @@ def buffer_words(desc: ContractDesc) -> int:
     return _buffer_layout(desc.loops)[1] if desc.lanes > 1 else 0
 
 
-def contract_cycles(desc: ContractDesc) -> int:
-    """The engine's cycles as `with_lanes` models them (a plan, not a measurement): the direct form one MAC a
-    cycle; the lane form L * buffer_words cycles to load the buffers (one b word a cycle), then per group of L
-    outputs max(K, L) (K reduction steps, and at least L cycles for the group's L outputs)."""
-    if desc.lanes == 1:
-        return desc.macs
-    return buffer_words(desc) * desc.lanes + desc.out_count // desc.lanes * max(desc.red_count, desc.lanes)
+MEM_LAT = 5  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 1)
+MAC_REG = 1  # tt_contract's product register
+
+
+def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG) -> int:
+    """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle;
+    in the lane form the load (L * buffer_words beats, one b word a cycle) and an idle cycle; then the compute
+    beats, each group of L outputs taking max(K, L) cycles (K reduction steps; the drain takes L), the last one K;
+    the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave it over L
+    cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done. The direct form is
+    the lane form with L = 1 and no load."""
+    k, n = desc.red_count, desc.lanes
+    load = n * buffer_words(desc) + 1 if n > 1 else 0
+    return 1 + load + (desc.out_count // n - 1) * max(k, n) + k + n + 2 * mem_lat + mac_reg + 8
 
 
 def _is_pad(lp: Loop) -> bool:
@@ -185,7 +192,7 @@ def _swap_operands(desc: ContractDesc) -> ContractDesc:
 
 def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int) -> ContractDesc:
     """The lane form of `desc` for an engine of max_lanes lanes with buf_depth words per lane buffer, or `desc`
-    itself where there is none or it does not pay (contract_cycles no lower).
+    itself where there is none or it does not pay (contract_cycles, at the top's latencies, no lower).
 
     The operand that alone steps through the innermost output loop becomes b (a and b swap if it is a; both or
     neither: no lane form); the lanes L are the largest divisor of that loop's count up to max_lanes (1: no lane
@@ -393,8 +400,8 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
-           "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
+           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "MEM_LAT", "MAC_REG", "MAX_OUT", "MAX_RED",
+           "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================

@@ -28,7 +28,7 @@
 // reductions, NRED..NRED+NOUT-1 the output loops (golden.isa.pack_ports). They must be held stable from
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
-// Timing (the memories never back-pressure; golden-independent model: verif/blocks/tt_contract contract_cycles):
+// Timing (the memories never back-pressure; golden/isa.py contract_cycles, checked by the block test):
 // start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the load beats (lane form), one idle
 // cycle, and the compute beats; a group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last
 // beat, leave it one per cycle, wait MEM_LAT cycles for the old word, then requant (3), clamp, write and

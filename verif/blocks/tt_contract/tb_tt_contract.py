@@ -26,17 +26,6 @@ ERR_SHIFT, ERR_OUT_W, ERR_COUNT, ERR_LANES = 1, 2, 3, 4
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
-def contract_cycles(desc: isa.ContractDesc, mem_lat: int, mac_reg: int) -> int:
-    """Cycles from start to done of a legal op (rtl/tt_contract.v's timing): the check cycle; the load beats and an
-    idle cycle (lane form); compute beats, each group taking max(K, lanes) cycles but the last (K); its sums reach
-    the drain MEM_LAT + 1 + MAC_REG cycles after its last beat and leave it over `lanes` cycles; each element then
-    waits MEM_LAT cycles for its old word, 3 in the requantiser, 2 to its write and 2 more to done."""
-    k, n = desc.red_count, desc.lanes
-    groups = desc.out_count // n
-    load = n * isa.buffer_words(desc) + 1 if n > 1 else 0
-    return 1 + load + (groups - 1) * max(k, n) + k + n + 2 * mem_lat + mac_reg + 8
-
-
 def signed(v: int, w: int) -> int:
     return v - (1 << w) if v >> (w - 1) & 1 else v
 
@@ -157,7 +146,7 @@ class Tb:
         return cycles
 
     def cycles(self, desc: isa.ContractDesc) -> int:
-        return contract_cycles(desc, self.lat, self.mac_reg)
+        return isa.contract_cycles(desc, self.lat, self.mac_reg)
 
     def lane_case(self, case):
         """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
