@@ -144,14 +144,28 @@ def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indice
     return steps, cost
 
 
+LANE_HINT = 16  # the MAC lanes lane_order plans for (rtl/tt_contract.v LANES; any other count runs the same program)
+
+
 def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
-    """An intermediate's index order: first appearance, with the largest index that only one operand of the step
-    has moved innermost (the last among equals). Such an output index is what the contraction engine spreads over its
-    MAC lanes (golden/isa.py with_lanes), so the step that computes the intermediate can use the lanes."""
+    """An intermediate's index order: first appearance, with one index that only one operand of the step has
+    (a one-sided index) moved innermost. The contraction engine spreads the innermost output index over its MAC
+    lanes after loading that operand into the lane buffers (golden/isa.py with_lanes), so the step costs about
+    |operand| + outputs / l * max(K, l) cycles with l lanes (l the largest divisor of the index's size up to
+    LANE_HINT, K the reduction length): the index with the lowest cost goes innermost (the larger index among equal
+    costs, then the last)."""
     only = [c for c in indices if (c in ia) != (c in ib)]
     if not only:
         return indices
-    lane = max(reversed(only), key=lambda c: sizes[c])
+    red = math.prod(sizes[c] for c in set(ia + ib) - set(indices))
+    outputs = math.prod(sizes[c] for c in indices)
+
+    def cost(c: str) -> tuple[int, int]:
+        owner = ia if c in ia else ib
+        lanes = max(d for d in range(1, min(LANE_HINT, sizes[c]) + 1) if sizes[c] % d == 0)
+        return math.prod(sizes[x] for x in set(owner)) + outputs // lanes * max(red, lanes), -sizes[c]
+
+    lane = min(reversed(only), key=cost)
     return "".join(c for c in indices if c != lane) + lane
 
 

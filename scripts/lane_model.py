@@ -1,6 +1,6 @@
-"""Cycle model of a multi-lane contraction engine, per contraction of a compiled training step: the plan for MAC
-lanes > 1 (rtl/ARCHITECTURE.md), not a measurement. The RTL has one lane today; its measured cycles come from
-`python -m verif.top.bench_rtl`.
+"""Cycle model of a two-dimensional multi-lane contraction engine, per contraction of a compiled training step: the
+plan for the engine after today's (rtl/ARCHITECTURE.md), not a measurement. The RTL has a one-dimensional lane array
+whose exact cycles are golden/isa.py contract_cycles; the measured ones come from `python -m verif.top.bench_rtl`.
 
 The modelled engine: LA x LB MAC lanes (LA * LB = --lanes) computing an outer-product tile of the output. Per
 contraction `out[i, j] = sum_k a[i, k] b[k, j]`, with i the output indices of one operand only and j those of the

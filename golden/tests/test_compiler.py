@@ -436,12 +436,15 @@ def test_quant_const_of_a_vanishing_step_is_zero():
         quant_const(1e12)
 
 
-def test_lane_order_moves_the_largest_one_sided_index_innermost():
-    sizes = {"a": 7, "b": 4, "e": 4, "f": 4, "j": 16, "c": 2, "d": 16}
-    # efajb of abcd x efjcd: every index is one operand's; j (16) is the largest
+def test_lane_order_puts_the_cheapest_one_sided_index_innermost():
+    sizes = {"a": 7, "b": 4, "e": 4, "f": 4, "i": 16, "j": 16, "c": 2, "d": 16}
+    # efajb of abcd x efjcd (K = cd = 32): j costs |efjcd| + 7168 / 16 * 32 = 22,528; a (7 lanes) 33,664; b 58,240
     assert lane_order("efajb", "abcd", "efjcd", sizes) == "efabj"
-    # among equals the last one goes innermost
-    assert lane_order("xyz", "xy", "z", {"x": 4, "y": 4, "z": 2}) == "xzy"
+    # efjcd of ifbj x eibcd (K = ib = 64): j and d both give 16 lanes; j's operand is half the size to load
+    assert lane_order("efjcd", "ifbj", "eibcd", sizes) == "efcdj"
+    # equal costs: the last one goes innermost
+    assert lane_order("xy", "x", "y", {"x": 4, "y": 4}) == "xy"
+    assert lane_order("yx", "x", "y", {"x": 4, "y": 4}) == "yx"
     # an index of both operands (a batch index) is never the lane index
     assert lane_order("ebd", "abd", "ebd", {"a": 2, "b": 8, "d": 8, "e": 4}) == "bde"
     assert lane_order("cd", "cd", "cd", sizes) == "cd"

@@ -135,7 +135,7 @@ def test_every_contract_op_matches_machine(model):
 def test_descriptor_shape():
     """Loops in the documented order with row-major strides; bases from the layout; shift from the formats."""
     comp = compile_network(load_config("digits"))
-    op = next(o for o in comp.train_sample if o.spec == "gebh,abfh->aefg")
+    op = next(o for o in comp.train_sample if o.out == "F0[G0.1+G0.2+X0]")  # gebh,ahfb->aefg
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     d = lower_contract(comp, op, frac)
     s = comp.letter_sizes
