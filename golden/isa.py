@@ -166,13 +166,13 @@ MAC_REG = 1  # tt_contract's product register
 
 def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG) -> int:
     """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle;
-    in the lane form the load (L * buffer_words beats, one b word a cycle) and an idle cycle; then the compute
+    in the lane form the load (L * buffer_words beats, one b word a cycle) and two idle cycles; then the compute
     beats, each group of L outputs taking max(K, L) cycles (K reduction steps; the drain takes L), the last one K;
     the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave it over L
     cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done. The direct form is
     the lane form with L = 1 and no load."""
     k, n = desc.red_count, desc.lanes
-    load = n * buffer_words(desc) + 1 if n > 1 else 0
+    load = n * buffer_words(desc) + 2 if n > 1 else 0
     return 1 + load + (desc.out_count // n - 1) * max(k, n) + k + n + 2 * mem_lat + mac_reg + 8
 
 

@@ -29,8 +29,8 @@
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
 // Timing (the memories never back-pressure; golden/isa.py contract_cycles, checked by the block test):
-// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the load beats (lane form), one idle
-// cycle, and the compute beats; a group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last
+// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the load beats (lane form), two idle
+// cycles, and the compute beats; a group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last
 // beat, leave it one per cycle, wait MEM_LAT cycles for the old word, then requant (3), clamp, write and
 // statistics (tt_writeback); done the cycle after the statistics of the last element.
 //
@@ -176,20 +176,26 @@ module tt_contract #(
   // ---- the loop nest: the load phase (lane form), then the compute phase ----
   // Load phase: the nest over the lane loop and the loops b depends on (the others count once); a walks the
   // lane index (stride 1 on the lane loop, base 0), o the buffer word. Compute phase: the nest without the
-  // lane loop; in the lane form b walks the buffer word. The nest restarts for the compute phase the cycle
-  // after the load's last beat, so the first buffer read comes after the last buffer write.
+  // lane loop; in the lane form b walks the buffer word. The nest restarts for the compute phase two cycles
+  // after the load's last beat, so the first buffer read (issued up to two cycles early for the buffers' output
+  // register) comes after the last buffer write.
   wire la_done;
-  reg  load_q;  // the load phase runs
-  wire load_cfg = (run && lane_form) || (load_q && !la_done);  // the nest's configuration this cycle
-  wire la_start = run || (load_q && la_done);
+  reg  load_q;     // the load phase runs
+  reg  compute_q;  // the cycle the compute phase starts
+  wire load_cfg = (run && lane_form) || load_q;  // the nest's configuration this cycle
+  wire la_start = run || compute_q;
 
   always @(posedge clk) begin
     if (rst) begin
-      load_q <= 1'b0;
-    end else if (run) begin
-      load_q <= lane_form;
-    end else if (la_done) begin
-      load_q <= 1'b0;
+      load_q    <= 1'b0;
+      compute_q <= 1'b0;
+    end else begin
+      compute_q <= load_q && la_done;
+      if (run) begin
+        load_q <= lane_form;
+      end else if (la_done) begin
+        load_q <= 1'b0;
+      end
     end
   end
 
@@ -310,13 +316,17 @@ module tt_contract #(
         .d   (la_addr_a[LANE_IW-1:0]),
         .q   (load_lane)
       );
-      // Compute: the buffer word is read MEM_LAT - 1 cycles after issue, so its data meets a's.
+      // Compute: the buffer word is read MEM_LAT - 1 - BUF_OUT_REG cycles after issue, so its data meets a's.
+      // With MEM_LAT >= 2 the buffers have an output register: the block RAM's slow clock-to-out then does not
+      // run into the multipliers.
+      localparam integer BUF_OUT_REG = (MEM_LAT >= 2) ? 1 : 0;
+      localparam integer BUF_RD_DELAY = MEM_LAT - 1 - BUF_OUT_REG;
       wire [BUF_AW-1:0] buf_rd_addr;
       wire              buf_rd_en;
-      if (MEM_LAT > 1) begin : g_buf_delay
+      if (BUF_RD_DELAY > 0) begin : g_buf_delay
         tt_delay #(
           .WIDTH (BUF_AW + 1),
-          .DEPTH (MEM_LAT - 1),
+          .DEPTH (BUF_RD_DELAY),
           .RESET (1)
         ) u_buf_rd (
           .clk (clk),
@@ -336,7 +346,7 @@ module tt_contract #(
           .DEPTH      (BUF_DEPTH),
           .AW         (BUF_AW),
           .READ_PORTS (1),
-          .OUT_REG    (0)
+          .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
           .clk     (clk),
           .wr_en   (m_beat && m_load && load_lane == g[LANE_IW-1:0]),

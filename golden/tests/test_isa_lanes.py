@@ -152,10 +152,10 @@ def test_split_lane_loop_and_buffer_strides():
     assert (lane.lanes, j, j_outer) == (4, Loop(4, sb=1, so=1, index="j"), Loop(2, sb=4, so=4, index="j", sbuf=16))
     assert lane.out_loops[:-3] == (PAD,) * 3 and i == d.out_loops[-2] and lane.red_loops[-1].sbuf == 1
     assert buffer_words(lane) == 32 and buffer_words(d) == 0
-    # check cycle, load 4 x 32 and an idle cycle, 8 groups of K = 16 cycles, the drain of 4; direct: 32 groups of
+    # check cycle, load 4 x 32 and two idle cycles, 8 groups of K = 16 cycles, the drain of 4; direct: 32 groups of
     # 16 and a drain of 1; both then wait for the old word, requantise and write (tail)
     tail = 2 * MEM_LAT + MAC_REG + 8
-    assert contract_cycles(lane) == 1 + 32 * 4 + 1 + 8 * 16 + 4 + tail
+    assert contract_cycles(lane) == 1 + 32 * 4 + 2 + 8 * 16 + 4 + tail
     assert contract_cycles(d) == 1 + 32 * 16 + 1 + tail
     case = matmul_case(d, np.random.default_rng(1))
     check_lane_form(case, lane, direct(case))

@@ -4,9 +4,10 @@
     infers; the lock-step device is the scoreboard: every sample's prediction, p[label], gradients and stream,
     every update's weights and statistics are predicted by the golden machine and compared bit for bit.
     OpMonitor: wakes when the sequencer retires an op (its statistics cycle: one wake-up per op, none per cycle)
-    and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation, and for the
-    rank ops the state of the bonds in the descriptor (the masks' live slices, the taus).
-    OpCoverage: opcode x size class x shift class x rounding x saturation (cocotb-coverage); a hole fails the test.
+    and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation, for a
+    contraction its form (direct or lanes), and for the rank ops the state of the bonds in the descriptor (the masks' live slices, the taus).
+    OpCoverage: opcode x size class x shift class x rounding x saturation, contraction forms (cocotb-coverage); a hole
+    fails the test.
     RankCoverage: MASK ops at full rank, with pruned slices and at rank 1; PENALTY ops with zero and non-zero taus.
 The workload trains with rank adaptation on (the host's rank update after every mini-batch, then every bond
 pruned to rank 1 and one more mini-batch).
@@ -37,6 +38,7 @@ KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "mask
 MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
+FORMS = ["direct", "lanes"]
 
 
 def size_class(n: int) -> str:
@@ -93,8 +95,9 @@ class OpMonitor(uvm_component):
                 d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
                 counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
                 out = int(np.prod(counts[isa.MAX_RED:]))
+                form = "direct" if d["lanes"] == 1 else "lanes"
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
-                                      rounding="stochastic" if d["mode"] else "nearest")
+                                      rounding="stochastic" if d["mode"] else "nearest", form=form)
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 txn = SimpleNamespace(kind=EW_NAMES.get(d["opcode"], "?"), size=size_class(d["count"]),
@@ -106,6 +109,7 @@ class OpMonitor(uvm_component):
                 d = P.unpack_fields(P.SCE_FIELDS, desc)
                 txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
             txn.saturated = "yes" if sat else "no"
+            txn.form = getattr(txn, "form", None)
             self.ap.write(txn)
 
 
@@ -136,6 +140,11 @@ class OpCoverage(Coverage):
         self.cross("contract_x_size", ["kind", "size"], ignore=others)
         self.cross("contract_x_shift", ["kind", "shift"],
                    ignore=others + [("contract", "negative"), ("contract", "zero")])
+        # the DUT's lane forms: with one lane every contraction is direct (verif/top/test_tt_accel.py builds it
+        # with lanes). Lane groups shorter than the lanes (drain-bound) are tb_tt_contract's test_lane_contractions':
+        # the compiled digits programs have none at 8 lanes.
+        lanes = int(cocotb.top.LANES.value)
+        self.point("contract_form", lambda t: t.form, FORMS if lanes > 1 else ["direct"])
 
 
 class RankCoverage(Coverage):

@@ -91,8 +91,10 @@ def _run_uvm(monkeypatch, skip_corners: bool):
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)),
-              sim="verilator", build_dir=BUILD / "tt_accel" / "uvm" / ("weak" if skip_corners else "full"),
+    # 8 lanes: the coverage of contraction forms needs direct, lane and drain-bound lane ops (digits has all three)
+    run_block(toplevel="tt_accel", sources=SOURCES,
+              parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512)), sim="verilator",
+              build_dir=BUILD / "tt_accel" / "uvm-lanes8" / ("weak" if skip_corners else "full"),
               test_module="verif.top.tb_uvm_accel")
 
 

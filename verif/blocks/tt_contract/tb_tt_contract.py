@@ -241,6 +241,7 @@ async def test_lane_contractions(dut):
     tb = Tb(dut)
     await tb.setup()
     lane_forms, split, short = 0, 0, 0
+    want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     for trial in range(3000):
         n_out, n_red = int(tb.gen.integers(1, 4)), int(tb.gen.integers(0, 3))
         widths = (int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
@@ -254,12 +255,12 @@ async def test_lane_contractions(dut):
         split += case.desc.lanes < comp.letter_sizes[op.spec.split("->")[1][-1]]
         short += case.desc.red_count < case.desc.lanes
         await tb.check_case(case, machine=lane_forms % 4 == 0)
-        if lane_forms >= 16 and split and short >= 3:
+        if lane_forms >= 16 and split and short >= want_short:
             break
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert lane_forms >= 16 and split and short >= 3, \
+        assert lane_forms >= 16 and split and short >= want_short, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}"
 
 

@@ -10,7 +10,8 @@ SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v"
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
     "lat3": {"MEM_LAT": 3, "MAC_REG": 0},  # registered address and data around the RAM; no product register
-    "lanes4": {"MEM_LAT": 1, "LANES": 4, "BUF_DEPTH": 64},  # buffer reads in the issue cycle
+    "lanes4": {"MEM_LAT": 1, "LANES": 4, "BUF_DEPTH": 64},  # buffer reads in the issue cycle, no output register
+    "lanes2": {"MEM_LAT": 2, "LANES": 2, "BUF_DEPTH": 16},  # buffer reads in the issue cycle, output register
     "lanes6": {"MEM_LAT": 5, "LANES": 6, "BUF_DEPTH": 100},  # the top's latency; lanes and depth not powers of 2
 }
 
