@@ -145,7 +145,7 @@ module tt_contract #(
     end
   end
 
-  wire              lane_form  = lanes != 8'd1;
+  wire              lane_form  = LANES > 1 && lanes != 8'd1;  // constant 0 with one lane: no phase logic is built
   wire [CNT_W-1:0]  lane_count = counts[CNT_W*LANE +: CNT_W];
   wire [31:0]       lanes_u    = {24'd0, lanes};
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
