@@ -456,8 +456,9 @@ module tt_accel #(
                       win_prog ? (!host_mem_ok || !host_prog_in) :
                       win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0) :
                       win_bank ? (!host_mem_ok || !host_bank_in) : 1'b1;
-  // Reads that take more than a cycle: the banks (MEM_LAT) and the program memory (2).
-  wire       host_rd_slow = bus_go && !bus_we && (win_bank && (MEM_LAT > 1) || win_prog);
+  // Reads that take more than a cycle: the banks (MEM_LAT), the program memory and the statistics (2: their block
+  // RAMs' outputs are registered before the read-data mux, off the path to the AXI read data).
+  wire       host_rd_slow = bus_go && !bus_we && (win_bank && (MEM_LAT > 1) || win_prog || win_stat);
   always @(posedge clk) begin
     if (rst) begin
       bus_ack_q <= 1'b0;
@@ -465,7 +466,7 @@ module tt_accel #(
     end else begin
       bus_ack_q <= (bus_go && !host_rd_slow) || (host_rd_wait_q == 3'd1);
       if (host_rd_slow) begin
-        host_rd_wait_q <= win_prog ? 3'd1 : MEM_LAT[2:0] - 3'd1;
+        host_rd_wait_q <= win_prog || win_stat ? 3'd1 : MEM_LAT[2:0] - 3'd1;
       end else if (host_rd_wait_q != 3'd0) begin
         host_rd_wait_q <= host_rd_wait_q - 3'd1;
       end
@@ -479,12 +480,18 @@ module tt_accel #(
                    win_bank ? 3'd4 : 3'd0;
     end
   end
+  reg [31:0]      stat_sat_q;
+  reg [MAX_W-1:0] stat_max_q;
+  always @(posedge clk) begin
+    stat_sat_q <= stat_rd_sat;
+    stat_max_q <= stat_rd_max;
+  end
   always @* begin
     bus_err = ack_err_q;
     case (ack_src_q)
       3'd1: bus_rdata = prog_rd_data;
-      3'd2: bus_rdata = stat_rd_sat;
-      3'd3: bus_rdata = {{(32-MAX_W){1'b0}}, stat_rd_max};
+      3'd2: bus_rdata = stat_sat_q;
+      3'd3: bus_rdata = {{(32-MAX_W){1'b0}}, stat_max_q};
       3'd4: bus_rdata = {{(32-DATA_W){rd0[DATA_W-1]}}, rd0};
       default: bus_rdata = reg_rdata_q;
     endcase
