@@ -304,6 +304,14 @@ module tt_contract #(
   wire [B_W*LANES-1:0] mac_b;
   generate
     if (LANES > 1) begin : g_lanes
+      // The form of the running op, registered when it starts: lane 0's operand select then comes from a flip-flop,
+      // not from the descriptor's compare, on the way into the multiplier.
+      reg lane_form_q;
+      always @(posedge clk) begin
+        if (run) begin
+          lane_form_q <= lane_form;
+        end
+      end
       // Load: the lane index (from the a walk, issued MEM_LAT cycles ago) and the buffer word ride the tag.
       wire [LANE_IW-1:0] load_lane;
       tt_delay #(
@@ -357,7 +365,7 @@ module tt_contract #(
           .rd_data (buf_data)
         );
         if (g == 0) begin : g_lane0  // the direct form's single lane takes b from the port
-          assign mac_b[B_W-1:0] = lane_form ? buf_data : b_rd_data;
+          assign mac_b[B_W-1:0] = lane_form_q ? buf_data : b_rd_data;
         end else begin : g_lane_n
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
