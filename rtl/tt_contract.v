@@ -157,6 +157,23 @@ module tt_contract #(
                      zero_count                                       ? ERR_COUNT :
                      bad_lanes                                        ? ERR_LANES : ERR_NONE;
 
+  // The form of the op, registered when the op is taken (a start while busy is not): the phase logic, the nest's
+  // configuration and lane 0's operand select read a flip-flop, not the descriptor's compare.
+  wire lane_form_q;
+  generate
+    if (LANES > 1) begin : g_form_q
+      reg form_q;
+      always @(posedge clk) begin
+        if (start && !busy) begin
+          form_q <= lane_form;
+        end
+      end
+      assign lane_form_q = form_q;
+    end else begin : g_form_direct
+      assign lane_form_q = 1'b0;
+    end
+  endgenerate
+
   wire      fin_q;  // the cycle after the last element's write, its statistics complete (tt_writeback)
   wire      run;
   wire [3:0] err_q;
@@ -182,7 +199,7 @@ module tt_contract #(
   wire la_done;
   reg  load_q;     // the load phase runs
   reg  compute_q;  // the cycle the compute phase starts
-  wire load_cfg = (run && lane_form) || load_q;  // the nest's configuration this cycle
+  wire load_cfg = (run && lane_form_q) || load_q;  // the nest's configuration this cycle
   wire la_start = run || compute_q;
 
   always @(posedge clk) begin
@@ -192,7 +209,7 @@ module tt_contract #(
     end else begin
       compute_q <= load_q && la_done;
       if (run) begin
-        load_q <= lane_form;
+        load_q <= lane_form_q;
       end else if (la_done) begin
         load_q <= 1'b0;
       end
@@ -213,10 +230,10 @@ module tt_contract #(
         nest_sb[ADDR_W*l +: ADDR_W] = stride_b[ADDR_W*l +: ADDR_W];
         nest_so[ADDR_W*l +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]};
       end else begin
-        nest_counts[CNT_W*l +: CNT_W] = (l == LANE && lane_form) ? {{(CNT_W-1){1'b0}}, 1'b1} :
+        nest_counts[CNT_W*l +: CNT_W] = (l == LANE && lane_form_q) ? {{(CNT_W-1){1'b0}}, 1'b1} :
                                         counts[CNT_W*l +: CNT_W];
         nest_sa[ADDR_W*l +: ADDR_W] = stride_a[ADDR_W*l +: ADDR_W];
-        nest_sb[ADDR_W*l +: ADDR_W] = lane_form ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
+        nest_sb[ADDR_W*l +: ADDR_W] = lane_form_q ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
                                       stride_b[ADDR_W*l +: ADDR_W];
         nest_so[ADDR_W*l +: ADDR_W] = stride_o[ADDR_W*l +: ADDR_W];
       end
@@ -246,7 +263,7 @@ module tt_contract #(
     .stride_b  (nest_sb),
     .stride_o  (nest_so),
     .base_a    (load_cfg ? {ADDR_W{1'b0}} : a_base),
-    .base_b    (load_cfg || !lane_form ? b_base : {ADDR_W{1'b0}}),
+    .base_b    (load_cfg || !lane_form_q ? b_base : {ADDR_W{1'b0}}),
     .base_o    (load_cfg ? {ADDR_W{1'b0}} : o_base),
     .valid     (la_valid),
     .ready     (la_ready),
@@ -276,7 +293,7 @@ module tt_contract #(
 
   assign a_rd_en   = issue && !load_q;
   assign a_rd_addr = la_addr_a;
-  assign b_rd_en   = issue && (load_q || !lane_form);
+  assign b_rd_en   = issue && (load_q || !lane_form_q);
   assign b_rd_addr = la_addr_b;
 
   // ---- beat tags through the memory latency ----
@@ -304,14 +321,6 @@ module tt_contract #(
   wire [B_W*LANES-1:0] mac_b;
   generate
     if (LANES > 1) begin : g_lanes
-      // The form of the running op, registered when it starts: lane 0's operand select then comes from a flip-flop,
-      // not from the descriptor's compare, on the way into the multiplier.
-      reg lane_form_q;
-      always @(posedge clk) begin
-        if (run) begin
-          lane_form_q <= lane_form;
-        end
-      end
       // Load: the lane index (from the a walk, issued MEM_LAT cycles ago) and the buffer word ride the tag.
       wire [LANE_IW-1:0] load_lane;
       tt_delay #(
@@ -339,12 +348,12 @@ module tt_contract #(
         ) u_buf_rd (
           .clk (clk),
           .rst (rst),
-          .d   ({la_addr_b[BUF_AW-1:0], issue && !load_q && lane_form}),
+          .d   ({la_addr_b[BUF_AW-1:0], issue && !load_q && lane_form_q}),
           .q   ({buf_rd_addr, buf_rd_en})
         );
       end else begin : g_buf_now
         assign buf_rd_addr = la_addr_b[BUF_AW-1:0];
-        assign buf_rd_en   = issue && !load_q && lane_form;
+        assign buf_rd_en   = issue && !load_q && lane_form_q;
       end
       genvar g;
       for (g = 0; g < LANES; g = g + 1) begin : g_buf
