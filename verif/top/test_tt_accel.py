@@ -86,6 +86,9 @@ def test_tt_accel_check_every(sim, monkeypatch):
               testcase="check_every")
 
 
+UVM_BUILD = BUILD / "tt_accel" / "uvm-lanes8"
+
+
 def _run_uvm(monkeypatch, skip_corners: bool):
     comp = compile_network(model_config("digits", 2))
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
@@ -94,7 +97,7 @@ def _run_uvm(monkeypatch, skip_corners: bool):
     # 8 lanes: the coverage of contraction forms needs direct, lane and drain-bound lane ops (digits has all three)
     run_block(toplevel="tt_accel", sources=SOURCES,
               parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512)), sim="verilator",
-              build_dir=BUILD / "tt_accel" / "uvm-lanes8" / ("weak" if skip_corners else "full"),
+              build_dir=UVM_BUILD / ("weak" if skip_corners else "full"),
               test_module="verif.top.tb_uvm_accel")
 
 
@@ -110,7 +113,7 @@ def test_tt_accel_uvm_coverage_rejects_weak_stimulus(monkeypatch):
     """Without the corner phase nothing saturates: the coverage check must fail the test, naming the holes."""
     with pytest.raises(AssertionError, match="cocotb tests failed"):
         _run_uvm(monkeypatch, skip_corners=True)
-    log = (BUILD / "tt_accel" / "uvm" / "weak" / "results.xml").read_text()
+    log = (UVM_BUILD / "weak" / "results.xml").read_text()
     assert "functional coverage not closed" in log and "kind_x_saturated" in log
 
 
