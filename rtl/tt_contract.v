@@ -196,22 +196,31 @@ module tt_contract #(
   // lane loop; in the lane form b walks the buffer word. The nest restarts for the compute phase two cycles
   // after the load's last beat, so the first buffer read (issued up to two cycles early for the buffers' output
   // register) comes after the last buffer write.
+  // The nest's configuration is a register: the load phase's from the cycle the op is taken until the load's last
+  // beat has gone, so `run` does not reach the configuration multiplexers.
   wire la_done;
-  reg  load_q;     // the load phase runs
-  reg  compute_q;  // the cycle the compute phase starts
-  wire load_cfg = (run && lane_form_q) || load_q;  // the nest's configuration this cycle
+  reg  load_q;      // the load phase runs
+  reg  compute_q;   // the cycle the compute phase starts
+  reg  load_cfg_q;  // the nest's configuration: 1 load phase, 0 compute phase
+  wire load_cfg = load_cfg_q;
   wire la_start = run || compute_q;
 
   always @(posedge clk) begin
     if (rst) begin
-      load_q    <= 1'b0;
-      compute_q <= 1'b0;
+      load_q     <= 1'b0;
+      compute_q  <= 1'b0;
+      load_cfg_q <= 1'b0;
     end else begin
       compute_q <= load_q && la_done;
       if (run) begin
         load_q <= lane_form_q;
       end else if (la_done) begin
         load_q <= 1'b0;
+      end
+      if (start && !busy) begin
+        load_cfg_q <= lane_form;
+      end else if (load_q && la_done) begin
+        load_cfg_q <= 1'b0;
       end
     end
   end
