@@ -201,8 +201,8 @@ module tt_contract #(
   wire la_done;
   reg  load_q;      // the load phase runs
   reg  compute_q;   // the cycle the compute phase starts
-  reg  load_cfg_q;  // the nest's configuration: 1 load phase, 0 compute phase
-  wire load_cfg = load_cfg_q;
+  reg  load_cfg_q;  // the nest's configuration: 1 load phase, 0 compute phase (load_q rises only at run: compute_q
+                    // must not see the previous op's la_done in the check cycle)
   wire la_start = run || compute_q;
 
   always @(posedge clk) begin
@@ -232,7 +232,7 @@ module tt_contract #(
   integer l;
   always @* begin
     for (l = 0; l < NLOOPS; l = l + 1) begin
-      if (load_cfg) begin
+      if (load_cfg_q) begin
         nest_counts[CNT_W*l +: CNT_W] = (l == LANE || stride_b[ADDR_W*l +: ADDR_W] != {ADDR_W{1'b0}}) ?
                                         counts[CNT_W*l +: CNT_W] : {{(CNT_W-1){1'b0}}, 1'b1};
         nest_sa[ADDR_W*l +: ADDR_W] = (l == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
@@ -271,9 +271,9 @@ module tt_contract #(
     .stride_a  (nest_sa),
     .stride_b  (nest_sb),
     .stride_o  (nest_so),
-    .base_a    (load_cfg ? {ADDR_W{1'b0}} : a_base),
-    .base_b    (load_cfg || !lane_form_q ? b_base : {ADDR_W{1'b0}}),
-    .base_o    (load_cfg ? {ADDR_W{1'b0}} : o_base),
+    .base_a    (load_cfg_q ? {ADDR_W{1'b0}} : a_base),
+    .base_b    (load_cfg_q || !lane_form_q ? b_base : {ADDR_W{1'b0}}),
+    .base_o    (load_cfg_q ? {ADDR_W{1'b0}} : o_base),
     .valid     (la_valid),
     .ready     (la_ready),
     .addr_a    (la_addr_a),

@@ -455,6 +455,7 @@ def test_intermediates_end_in_a_one_sided_index(model):
     """Every intermediate a contraction produces ends in an index of exactly one of its operands (lane_order), the
     output loop that golden/isa.py with_lanes spreads over the MAC lanes."""
     comp = compile_network(load_config(model))
+    checked = 0
     for op in comp.train_sample + comp.infer:
         if op.kind != "contract" or "[" not in op.out:  # intermediates are named label[operands] (emit_chain)
             continue
@@ -462,3 +463,5 @@ def test_intermediates_end_in_a_one_sided_index(model):
         if set(out) - (set(ia) & set(ib)):  # some index is one-sided
             inner = out[-1]
             assert (inner in ia) != (inner in ib), f"{op.out} ({op.spec}): innermost {inner} is in both operands"
+            checked += 1
+    assert checked, f"{model}: no intermediate with a one-sided index was checked"
