@@ -22,11 +22,11 @@ the engine with L MAC lanes walks the same nest. The innermost output loop is th
 by b only (sa 0, sb != 0). The other loops that step b (sb != 0) are the buffer loops; each has a buffer stride
 sbuf = the product of the counts of the buffer loops inside it (outer to inner, output loops then reduction
 loops), so a buffer address sum(idx * sbuf) is the mixed-radix index over the buffer loops; every other loop has
-sbuf 0, and the direct form has sbuf 0 everywhere. The engine first loads each lane's b words into its buffer,
-one word a cycle (`lane_beats`' load phase), then walks the nest without the lane loop: each step reads one a
-word and every lane's buffer word at one address, and a finished reduction gives L outputs, lane l's at the
-lane-0 address + l * so of the lane loop (the outputs of the direct order, since the lane loop is the innermost
-output loop). The op's meaning does not change: `desc_beats` and `execute_desc` ignore lanes and sbuf.
+sbuf 0, and the direct form has sbuf 0 everywhere. The engine loads each lane's b words into its buffer, one
+word a cycle (`lane_beats`' load), and beside it walks the nest without the lane loop, each group once its words
+are loaded (`group_starts`): each step reads one a word and every lane's buffer word at one address, and a
+finished reduction gives L outputs, lane l's at the lane-0 address + l * so of the lane loop (the outputs of the
+direct order, since the lane loop is the innermost output loop). The op's meaning does not change: `desc_beats` and `execute_desc` ignore lanes and sbuf.
 """
 from __future__ import annotations
 
@@ -165,15 +165,32 @@ MAC_REG = 1  # tt_contract's product register
 
 
 def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG) -> int:
-    """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle;
-    in the lane form the load (L * buffer_words beats, one b word a cycle) and two idle cycles; then the compute
-    beats, each group of L outputs taking max(K, L) cycles (K reduction steps; the drain takes L), the last one K;
-    the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave it over L
-    cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done. The direct form is
-    the lane form with L = 1 and no load."""
+    """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle,
+    then the compute beats. A group of L outputs takes max(K, L) cycles (K reduction steps; the drain takes L),
+    the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave
+    it over L cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
+    In the lane form the load runs beside the compute, one b word a cycle from the compute nest's first cycle,
+    a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
+    another; a group starts only once its slice is in every lane, mem_lat + 1 cycles after the slice's last load
+    beat. The direct form is the lane form with L = 1 and nothing to wait for."""
     k, n = desc.red_count, desc.lanes
-    load = n * buffer_words(desc) + 2 if n > 1 else 0
-    return 1 + load + (desc.out_count // n - 1) * max(k, n) + k + n + 2 * mem_lat + mac_reg + 8
+    tail = k + n + 2 * mem_lat + mac_reg + 8
+    return 1 + int(group_starts(desc, mem_lat)[-1]) + tail
+
+
+def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT) -> np.ndarray:
+    """The cycle each group's first beat issues, counted from the compute nest's first cycle (contract_cycles):
+    max(K, L) after the previous group's, and in the lane form not before its slice is loaded."""
+    step = max(desc.red_count, desc.lanes)
+    g = np.arange(desc.out_count // desc.lanes) * step
+    if desc.lanes == 1:
+        return g
+    n = desc.lanes
+    slice_words = math.prod(lp.count for lp in desc.red_loops if lp.sb)
+    counts = [1 if i == LANE_LOOP or i >= MAX_OUT else lp.count for i, lp in enumerate(desc.loops)]
+    first_word = _nest(desc, counts)[4]  # every group's first buffer word, in group order
+    ready = (first_word // slice_words + 1) * n * slice_words + mem_lat
+    return g + np.maximum.accumulate(ready - g)
 
 
 def _is_pad(lp: Loop) -> bool:

@@ -10,12 +10,15 @@
 // Two forms of descriptor (golden/isa.py with_lanes):
 // - direct (lanes = 1): one MAC per cycle, a and b read from the memory ports at the loop nest's addresses.
 // - lane form (1 < lanes <= LANES): the innermost output loop (loop NRED, the lane loop, count = lanes) indexes
-//   only b. A load phase copies b into LANES lane-local buffers (lane = the lane loop's index, buffer word =
-//   sum idx * stride_buf over the other loops, one b word per cycle); then the compute phase walks the nest
-//   without the lane loop: each cycle one a word is broadcast to every lane, each lane reads its buffer at
-//   the same word, and a group of `lanes` output elements completes per reduction. A group's sums drain one
-//   element per cycle (the output addresses stride_o of the lane loop apart, increasing, so the draws stay in
-//   output order); a group starts at least `lanes` cycles after the previous one so the drain never overruns.
+//   only b. A second loop nest copies b into LANES lane-local buffers through the b port, one word a cycle (lane =
+//   the lane loop's index, buffer word = sum idx * stride_buf over the other loops), beside the compute nest,
+//   which walks the loops without the lane loop: each cycle one a word is broadcast to every lane, each lane reads
+//   its buffer at the same word, and a group of `lanes` output elements completes per reduction. The load goes a
+//   slice (one index of b's outer buffer loops: every lane's words of one group) at a time, and a group starts
+//   only when its slice is in every buffer, so a b word is used as often as the nest reuses it while the rest
+//   loads. A group's sums drain one element per cycle (the output addresses stride_o of the lane loop apart,
+//   increasing, so the draws stay in output order); a group starts at least `lanes` cycles after the previous
+//   one so the drain never overruns.
 //   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
@@ -29,10 +32,11 @@
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
 // Timing (the memories never back-pressure; golden/isa.py contract_cycles, checked by the block test):
-// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the load beats (lane form), two idle
-// cycles, and the compute beats; a group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last
-// beat, leave it one per cycle, wait MEM_LAT cycles for the old word, then requant (3), clamp, write and
-// statistics (tt_writeback); done the cycle after the statistics of the last element.
+// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the compute beats (in the lane form
+// beside the load beats; a group waits for its slice MEM_LAT + 1 cycles after the slice's last load beat); a
+// group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last beat, leave it one per cycle, wait
+// MEM_LAT cycles for the old word, then requant (3), clamp, write and statistics (tt_writeback); done the cycle
+// after the statistics of the last element.
 //
 // Errors are found in the check cycle, before any memory access or draw, so an illegal op leaves every memory
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
@@ -103,7 +107,7 @@ module tt_contract #(
   localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
   localparam integer LANE_IW = (LANES > 1) ? $clog2(LANES) : 1;  // lane index bits
   localparam integer BUF_AW = (BUF_DEPTH > 1) ? $clog2(BUF_DEPTH) : 1;  // buffer word address bits
-  localparam integer TAG_W = ADDR_W + 5;  // {addr_o, last, last_red, first, load, valid} of a beat
+  localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [31:0] LANES_U = LANES;
   localparam [3:0] ERR_NONE = 4'd0;
@@ -190,62 +194,16 @@ module tt_contract #(
     .error_code (err_q)
   );
 
-  // ---- the loop nest: the load phase (lane form), then the compute phase ----
-  // Load phase: the nest over the lane loop and the loops b depends on (the others count once); a walks the
-  // lane index (stride 1 on the lane loop, base 0), o the buffer word. Compute phase: the nest without the
-  // lane loop; in the lane form b walks the buffer word. The nest restarts for the compute phase two cycles
-  // after the load's last beat, so the first buffer read (issued up to two cycles early for the buffers' output
-  // register) comes after the last buffer write.
-  // The nest's configuration is a register: the load phase's from the cycle the op is taken until the load's last
-  // beat has gone, so `run` does not reach the configuration multiplexers.
-  wire la_done;
-  reg  load_q;      // the load phase runs
-  reg  compute_q;   // the cycle the compute phase starts
-  reg  load_cfg_q;  // the nest's configuration: 1 load phase, 0 compute phase (load_q rises only at run: compute_q
-                    // must not see the previous op's la_done in the check cycle)
-  wire la_start = run || compute_q;
-
-  always @(posedge clk) begin
-    if (rst) begin
-      load_q     <= 1'b0;
-      compute_q  <= 1'b0;
-      load_cfg_q <= 1'b0;
-    end else begin
-      compute_q <= load_q && la_done;
-      if (run) begin
-        load_q <= lane_form_q;
-      end else if (la_done) begin
-        load_q <= 1'b0;
-      end
-      if (start && !busy) begin
-        load_cfg_q <= lane_form;
-      end else if (load_q && la_done) begin
-        load_cfg_q <= 1'b0;
-      end
-    end
-  end
-
+  // ---- the compute nest: without the lane loop in the lane form, where b walks the buffer word ----
   reg [NLOOPS*CNT_W-1:0]  nest_counts;
-  reg [NLOOPS*ADDR_W-1:0] nest_sa;
   reg [NLOOPS*ADDR_W-1:0] nest_sb;
-  reg [NLOOPS*ADDR_W-1:0] nest_so;
   integer l;
   always @* begin
     for (l = 0; l < NLOOPS; l = l + 1) begin
-      if (load_cfg_q) begin
-        nest_counts[CNT_W*l +: CNT_W] = (l == LANE || stride_b[ADDR_W*l +: ADDR_W] != {ADDR_W{1'b0}}) ?
-                                        counts[CNT_W*l +: CNT_W] : {{(CNT_W-1){1'b0}}, 1'b1};
-        nest_sa[ADDR_W*l +: ADDR_W] = (l == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
-        nest_sb[ADDR_W*l +: ADDR_W] = stride_b[ADDR_W*l +: ADDR_W];
-        nest_so[ADDR_W*l +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]};
-      end else begin
-        nest_counts[CNT_W*l +: CNT_W] = (l == LANE && lane_form_q) ? {{(CNT_W-1){1'b0}}, 1'b1} :
-                                        counts[CNT_W*l +: CNT_W];
-        nest_sa[ADDR_W*l +: ADDR_W] = stride_a[ADDR_W*l +: ADDR_W];
-        nest_sb[ADDR_W*l +: ADDR_W] = lane_form_q ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
-                                      stride_b[ADDR_W*l +: ADDR_W];
-        nest_so[ADDR_W*l +: ADDR_W] = stride_o[ADDR_W*l +: ADDR_W];
-      end
+      nest_counts[CNT_W*l +: CNT_W] = (l == LANE && lane_form_q) ? {{(CNT_W-1){1'b0}}, 1'b1} :
+                                      counts[CNT_W*l +: CNT_W];
+      nest_sb[ADDR_W*l +: ADDR_W] = lane_form_q ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
+                                    stride_b[ADDR_W*l +: ADDR_W];
     end
   end
 
@@ -257,6 +215,7 @@ module tt_contract #(
   wire              la_first;
   wire              la_last_red;
   wire              la_last;
+  wire              unused_la_done;
 
   tt_loop_addr #(
     .NLOOPS (NLOOPS),
@@ -266,14 +225,14 @@ module tt_contract #(
   ) u_loop (
     .clk       (clk),
     .rst       (rst),
-    .start     (la_start),
+    .start     (run),
     .counts    (nest_counts),
-    .stride_a  (nest_sa),
+    .stride_a  (stride_a),
     .stride_b  (nest_sb),
-    .stride_o  (nest_so),
-    .base_a    (load_cfg_q ? {ADDR_W{1'b0}} : a_base),
-    .base_b    (load_cfg_q || !lane_form_q ? b_base : {ADDR_W{1'b0}}),
-    .base_o    (load_cfg_q ? {ADDR_W{1'b0}} : o_base),
+    .stride_o  (stride_o),
+    .base_a    (a_base),
+    .base_b    (lane_form_q ? {ADDR_W{1'b0}} : b_base),
+    .base_o    (o_base),
     .valid     (la_valid),
     .ready     (la_ready),
     .addr_a    (la_addr_a),
@@ -282,31 +241,28 @@ module tt_contract #(
     .first_red (la_first),
     .last_red  (la_last_red),
     .last      (la_last),
-    .done      (la_done)
+    .done      (unused_la_done)
   );
 
-  // A group (the first beat of a reduction) starts at least `lanes` cycles after the previous one: its sums
-  // then reach the drain after the previous group's have left it.
+  // A group (the first beat of a reduction) starts at least `lanes` cycles after the previous one, so its sums
+  // reach the drain after the previous group's have left it; in the lane form also not before the buffer words it
+  // reads are loaded (buf_ready, below).
   reg [7:0] gap_q;
+  wire      buf_ready;
   wire      issue = la_valid && la_ready;
-  assign la_ready = load_q || !la_first || gap_q == 8'd0;
+  assign la_ready = !la_first || (gap_q == 8'd0 && buf_ready);
   always @(posedge clk) begin
     if (rst || run) begin
       gap_q <= 8'd0;
-    end else if (issue && la_first && !load_q) begin
+    end else if (issue && la_first) begin
       gap_q <= lanes - 8'd1;
     end else if (gap_q != 8'd0) begin
       gap_q <= gap_q - 8'd1;
     end
   end
 
-  assign a_rd_en   = issue && !load_q;
-  assign a_rd_addr = la_addr_a;
-  assign b_rd_en   = issue && (load_q || !lane_form_q);
-  assign b_rd_addr = la_addr_b;
-
   // ---- beat tags through the memory latency ----
-  wire [TAG_W-1:0] tag_issue = {la_addr_o, la_last, la_last_red, la_first, load_q, issue};
+  wire [TAG_W-1:0] tag_issue = {la_addr_o, la_last, la_last_red, la_first, issue};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
     .WIDTH (TAG_W),
@@ -318,30 +274,109 @@ module tt_contract #(
     .d   (tag_issue),
     .q   (tag_m)
   );
-  wire              m_beat     = tag_m[0];
-  wire              m_load     = tag_m[1];
-  wire              m_first    = tag_m[2];
-  wire              m_last_red = tag_m[3];
-  wire              m_last     = tag_m[4];
-  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:5];
-  wire              m_valid    = m_beat && !m_load;  // a compute beat's operands arrive
+  wire              m_valid    = tag_m[0];  // a beat's operands arrive
+  wire              m_first    = tag_m[1];
+  wire              m_last_red = tag_m[2];
+  wire              m_last     = tag_m[3];
+  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:4];
 
-  // ---- lane buffers (lane form): written by the load phase, read in step with the a port ----
+  assign a_rd_en   = issue;
+  assign a_rd_addr = la_addr_a;
+
+  // ---- lane buffers (lane form): loaded through the b port while the compute nest runs ----
   wire [B_W*LANES-1:0] mac_b;
   generate
     if (LANES > 1) begin : g_lanes
-      // Load: the lane index (from the a walk, issued MEM_LAT cycles ago) and the buffer word ride the tag.
-      wire [LANE_IW-1:0] load_lane;
+      // The load nest: the lane loop and the loops b depends on (the others count once), a beat a cycle from
+      // `run`; its a walks the lane index (stride 1 on the lane loop), its o the buffer word. Its configuration
+      // is registered when the op is taken, so no compare of the descriptor's strides reaches its counters.
+      reg [NLOOPS*CNT_W-1:0] load_counts_q;
+      reg [NLOOPS*ADDR_W-1:0] load_sa;
+      reg [NLOOPS*ADDR_W-1:0] load_so;
+      integer ll;
+      always @(posedge clk) begin
+        if (start && !busy) begin
+          for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
+            load_counts_q[CNT_W*ll +: CNT_W] <=
+              (ll == LANE || stride_b[ADDR_W*ll +: ADDR_W] != {ADDR_W{1'b0}}) ? counts[CNT_W*ll +: CNT_W] :
+                                                                                {{(CNT_W-1){1'b0}}, 1'b1};
+          end
+        end
+      end
+      always @* begin
+        for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
+          load_sa[ADDR_W*ll +: ADDR_W] = (ll == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
+          load_so[ADDR_W*ll +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*ll +: BUF_W]};
+        end
+      end
+
+      wire              ld_valid;
+      wire [ADDR_W-1:0] ld_lane;
+      wire [ADDR_W-1:0] ld_addr_b;
+      wire [ADDR_W-1:0] ld_word;
+      wire              ld_last_red;
+      wire              unused_ld_first;
+      wire              unused_ld_last;
+      wire              unused_ld_done;
+      tt_loop_addr #(
+        .NLOOPS (NLOOPS),
+        .NRED   (NRED),
+        .CNT_W  (CNT_W),
+        .ADDR_W (ADDR_W)
+      ) u_load (
+        .clk       (clk),
+        .rst       (rst),
+        .start     (run && lane_form_q),
+        .counts    (load_counts_q),
+        .stride_a  (load_sa),
+        .stride_b  (stride_b),
+        .stride_o  (load_so),
+        .base_a    ({ADDR_W{1'b0}}),
+        .base_b    (b_base),
+        .base_o    ({ADDR_W{1'b0}}),
+        .valid     (ld_valid),
+        .ready     (1'b1),
+        .addr_a    (ld_lane),
+        .addr_b    (ld_addr_b),
+        .addr_o    (ld_word),
+        .first_red (unused_ld_first),
+        .last_red  (ld_last_red),
+        .last      (unused_ld_last),
+        .done      (unused_ld_done)
+      );
+      assign b_rd_en   = lane_form_q ? ld_valid : issue;
+      assign b_rd_addr = lane_form_q ? ld_addr_b : la_addr_b;
+
+      // A load beat's lane and buffer word wait MEM_LAT cycles for b's word. The beat that ends a slice (the
+      // last lane's last word of one index of the outer buffer loops: the buffer's words below it are then in
+      // every lane) sets loaded_q to the words loaded.
+      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == lanes[LANE_IW-1:0] - 1'b1;
+      wire              w_valid;
+      wire              w_slice_end;
+      wire [LANE_IW-1:0] w_lane;
+      wire [BUF_W-1:0]  w_word;
       tt_delay #(
-        .WIDTH (LANE_IW),
+        .WIDTH (LANE_IW + BUF_W + 2),
         .DEPTH (MEM_LAT),
-        .RESET (0)
-      ) u_lane_tag (
+        .RESET (1)
+      ) u_load_tag (
         .clk (clk),
         .rst (rst),
-        .d   (la_addr_a[LANE_IW-1:0]),
-        .q   (load_lane)
+        .d   ({ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end, ld_valid}),
+        .q   ({w_lane, w_word, w_slice_end, w_valid})
       );
+      reg [BUF_W:0] loaded_q;  // buffer words loaded into every lane
+      always @(posedge clk) begin
+        if (rst || run) begin
+          loaded_q <= {(BUF_W+1){1'b0}};
+        end else if (w_slice_end) begin
+          loaded_q <= {1'b0, w_word} + 1'b1;
+        end
+      end
+      // A group's words are one slice (the reduction's buffer loops are the innermost), so its first word
+      // being loaded means all are.
+      assign buf_ready = !lane_form_q || {1'b0, la_addr_b[BUF_W-1:0]} < loaded_q;
+
       // Compute: the buffer word is read MEM_LAT - 1 - BUF_OUT_REG cycles after issue, so its data meets a's.
       // With MEM_LAT >= 2 the buffers have an output register: the block RAM's slow clock-to-out then does not
       // run into the multipliers.
@@ -357,12 +392,12 @@ module tt_contract #(
         ) u_buf_rd (
           .clk (clk),
           .rst (rst),
-          .d   ({la_addr_b[BUF_AW-1:0], issue && !load_q && lane_form_q}),
+          .d   ({la_addr_b[BUF_AW-1:0], issue && lane_form_q}),
           .q   ({buf_rd_addr, buf_rd_en})
         );
       end else begin : g_buf_now
         assign buf_rd_addr = la_addr_b[BUF_AW-1:0];
-        assign buf_rd_en   = issue && !load_q && lane_form_q;
+        assign buf_rd_en   = issue && lane_form_q;
       end
       genvar g;
       for (g = 0; g < LANES; g = g + 1) begin : g_buf
@@ -375,8 +410,8 @@ module tt_contract #(
           .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
           .clk     (clk),
-          .wr_en   (m_beat && m_load && load_lane == g[LANE_IW-1:0]),
-          .wr_addr (m_addr_o[BUF_AW-1:0]),
+          .wr_en   (w_valid && w_lane == g[LANE_IW-1:0]),
+          .wr_addr (w_word[BUF_AW-1:0]),
           .wr_data (b_rd_data),
           .rd_en   (buf_rd_en),
           .rd_addr (buf_rd_addr),
@@ -388,10 +423,13 @@ module tt_contract #(
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
       end
-      wire unused_buf_addr = ^{la_addr_a[ADDR_W-1:LANE_IW], la_addr_b[ADDR_W-1:BUF_AW], m_addr_o[ADDR_W-1:BUF_AW]};
+      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane};
     end else begin : g_one_lane
-      assign mac_b = b_rd_data;
-      wire unused_buf = ^{stride_buf, la_addr_a[0]};
+      assign mac_b     = b_rd_data;
+      assign b_rd_en   = issue;
+      assign b_rd_addr = la_addr_b;
+      assign buf_ready = 1'b1;
+      wire unused_buf = ^{stride_buf};
     end
   endgenerate
 

@@ -237,10 +237,11 @@ async def test_random_contractions(dut):
 @cocotb.test()
 async def test_lane_contractions(dut):
     """Synthetic contractions that with_lanes puts in the lane form (with LANES > 1; else they must stay direct):
-    split lane loops, swapped operands, groups shorter than the drain (K < lanes), accumulate, both modes."""
+    split lane loops, swapped operands, groups shorter than the drain (K < lanes), groups after the first that wait
+    for their slice of the load, accumulate, both modes."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short = 0, 0, 0
+    lane_forms, split, short, waits = 0, 0, 0, 0
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     for trial in range(3000):
         n_out, n_red = int(tb.gen.integers(1, 4)), int(tb.gen.integers(0, 3))
@@ -254,14 +255,17 @@ async def test_lane_contractions(dut):
         lane_forms += 1
         split += case.desc.lanes < comp.letter_sizes[op.spec.split("->")[1][-1]]
         short += case.desc.red_count < case.desc.lanes
+        starts = isa.group_starts(case.desc, tb.lat)
+        waits += bool((np.diff(starts) > max(case.desc.red_count, case.desc.lanes)).any())
         await tb.check_case(case, machine=lane_forms % 4 == 0)
-        if lane_forms >= 16 and split and short >= want_short:
+        if lane_forms >= 16 and split and short >= want_short and waits >= 3:
             break
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert lane_forms >= 16 and split and short >= want_short, \
-            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}"
+        assert lane_forms >= 16 and split and short >= want_short and waits >= 3, \
+            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}, " \
+            f"ops with a group waiting for its slice {waits}"
 
 
 @cocotb.test()
