@@ -149,11 +149,13 @@ LANE_HINT = 16  # the MAC lanes lane_order plans for (rtl/tt_contract.v LANES; a
 
 def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
     """An intermediate's index order: first appearance, with one index that only one operand of the step has
-    (a one-sided index) moved innermost. The contraction engine spreads the innermost output index over its MAC
-    lanes after loading that operand into the lane buffers (golden/isa.py with_lanes), so the step costs about
-    |operand| + outputs / l * max(K, l) cycles with l lanes (l the largest divisor of the index's size up to
-    LANE_HINT, K the reduction length): the index with the lowest cost goes innermost (the larger index among equal
-    costs, then the last)."""
+    (a one-sided index) moved innermost, and that operand's other one-sided indices outermost. The contraction
+    engine spreads the innermost output index over its MAC lanes, loading that operand into the lane buffers
+    (golden/isa.py with_lanes), so the step costs about |operand| + outputs / l * max(K, l) cycles with l lanes (l
+    the largest divisor of the index's size up to LANE_HINT, K the reduction length) when nothing of the load
+    is hidden: the index with the lowest cost goes innermost (the larger index among equal costs, then the last).
+    The load runs beside the compute a slice at a time (golden/isa.py group_starts); with the operand's other
+    indices outermost, each slice is used for every output of the other operand before the next is needed."""
     only = [c for c in indices if (c in ia) != (c in ib)]
     if not only:
         return indices
@@ -166,7 +168,9 @@ def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
         return math.prod(sizes[x] for x in set(owner)) + outputs // lanes * max(red, lanes), -sizes[c]
 
     lane = min(reversed(only), key=cost)
-    return "".join(c for c in indices if c != lane) + lane
+    owner = ia if lane in ia else ib
+    outer = [c for c in only if c != lane and c in owner]
+    return "".join(outer) + "".join(c for c in indices if c != lane and c not in outer) + lane
 
 
 # --- network compilation ----------------------------------------------------------------------------------

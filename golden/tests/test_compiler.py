@@ -438,10 +438,13 @@ def test_quant_const_of_a_vanishing_step_is_zero():
 
 def test_lane_order_puts_the_cheapest_one_sided_index_innermost():
     sizes = {"a": 7, "b": 4, "e": 4, "f": 4, "i": 16, "j": 16, "c": 2, "d": 16}
-    # efajb of abcd x efjcd (K = cd = 32): j costs |efjcd| + 7168 / 16 * 32 = 22,528; a (7 lanes) 33,664; b 58,240
+    # efajb of abcd x efjcd (K = cd = 32): j costs |efjcd| + 7168 / 16 * 32 = 22,528; a (7 lanes) 33,664; b 58,240;
+    # efjcd's other one-sided indices (e, f) go outermost
     assert lane_order("efajb", "abcd", "efjcd", sizes) == "efabj"
-    # efjcd of ifbj x eibcd (K = ib = 64): j and d both give 16 lanes; j's operand is half the size to load
-    assert lane_order("efjcd", "ifbj", "eibcd", sizes) == "efcdj"
+    assert lane_order("abefj", "abcd", "efjcd", sizes) == "efabj"
+    # efjcd of ifbj x eibcd (K = ib = 64): j and d both give 16 lanes; j's operand is half the size to load; ifbj's f
+    # goes outermost
+    assert lane_order("efjcd", "ifbj", "eibcd", sizes) == "fecdj"
     # equal costs: the last one goes innermost
     assert lane_order("xy", "x", "y", {"x": 4, "y": 4}) == "xy"
     assert lane_order("yx", "x", "y", {"x": 4, "y": 4}) == "yx"
