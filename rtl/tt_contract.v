@@ -322,7 +322,9 @@ module tt_contract #(
         .NLOOPS (NLOOPS),
         .NRED   (NRED),
         .CNT_W  (CNT_W),
-        .ADDR_W (ADDR_W)
+        .ADDR_W (ADDR_W),
+        .A_AW   (LANE_IW),  // the lane index
+        .O_AW   (BUF_W)     // the buffer word
       ) u_load (
         .clk       (clk),
         .rst       (rst),

@@ -14,7 +14,9 @@
 // the mark registers wait on no compare against the counts.
 //
 // Strides are ADDR_W-bit and the sums wrap modulo 2^ADDR_W, so a two's-complement stride walks backwards;
-// the lowering emits only non-negative strides. A count of 0 acts as 1.
+// the lowering emits only non-negative strides. The a and o walks can be narrower (A_AW, O_AW bits: their sums wrap
+// there, their strides' and bases' higher bits are ignored and their addresses' are 0), for a walk that never
+// leaves a small range (tt_contract's lane buffer load: a lane index and a buffer word). A count of 0 acts as 1.
 //
 // Handshake: start (any time; it restarts) loads the bases; from the next cycle valid is high with the first
 // beat; a beat is consumed on a cycle with valid && ready; after the last beat valid falls and done rises
@@ -24,7 +26,9 @@ module tt_loop_addr #(
   parameter integer NLOOPS = 10,  // loops, 1..10
   parameter integer NRED   = 4,   // innermost loops that are reductions, 0..NLOOPS
   parameter integer CNT_W  = 16,  // count width, 1..32
-  parameter integer ADDR_W = 20   // address and stride width, 1..32
+  parameter integer ADDR_W = 20,  // address and stride width, 1..32
+  parameter integer A_AW   = ADDR_W,  // bits of the a walk, 1..ADDR_W
+  parameter integer O_AW   = ADDR_W   // bits of the o walk, 1..ADDR_W
 ) (
   input  wire                     clk,
   input  wire                     rst,
@@ -61,14 +65,17 @@ module tt_loop_addr #(
     if (ADDR_W < 1 || ADDR_W > 32) begin : g_bad_addr_w
       error_tt_loop_addr_ADDR_W_must_be_1_to_32 u_error ();
     end
+    if (A_AW < 1 || A_AW > ADDR_W || O_AW < 1 || O_AW > ADDR_W) begin : g_bad_walk_w
+      error_tt_loop_addr_A_AW_and_O_AW_must_be_1_to_ADDR_W u_error ();
+    end
   endgenerate
 
   reg                     valid_q;
   reg                     done_q;
   reg [NLOOPS*CNT_W-1:0]  idx_q;
-  reg [NLOOPS*ADDR_W-1:0] mark_a_q;
+  reg [NLOOPS*A_AW-1:0]   mark_a_q;
   reg [NLOOPS*ADDR_W-1:0] mark_b_q;
-  reg [NLOOPS*ADDR_W-1:0] mark_o_q;
+  reg [NLOOPS*O_AW-1:0]   mark_o_q;
   reg [NLOOPS-1:0]        at_last_q;  // loop i is at its final index: (count == 0) || (idx == count - 1)
 
   // Carry chain over the loops, in one block so Verilator sees no false combinational loop:
@@ -78,24 +85,24 @@ module tt_loop_addr #(
   reg              all_last;
   reg              first_red_c;
   reg              last_red_c;
-  reg [ADDR_W-1:0] next_a;
+  reg [A_AW-1:0]   next_a;
   reg [ADDR_W-1:0] next_b;
-  reg [ADDR_W-1:0] next_o;
+  reg [O_AW-1:0]   next_o;
   integer          i;
   always @* begin
     all_last    = 1'b1;
     first_red_c = 1'b1;
     last_red_c  = 1'b1;
-    next_a      = {ADDR_W{1'b0}};
+    next_a      = {A_AW{1'b0}};
     next_b      = {ADDR_W{1'b0}};
-    next_o      = {ADDR_W{1'b0}};
+    next_o      = {O_AW{1'b0}};
     inner_last  = {NLOOPS{1'b0}};
     for (i = 0; i < NLOOPS; i = i + 1) begin
       inner_last[i] = all_last;
       if (all_last && !at_last_q[i]) begin
-        next_a = mark_a_q[ADDR_W*i +: ADDR_W] + stride_a[ADDR_W*i +: ADDR_W];
+        next_a = mark_a_q[A_AW*i +: A_AW] + stride_a[ADDR_W*i +: A_AW];
         next_b = mark_b_q[ADDR_W*i +: ADDR_W] + stride_b[ADDR_W*i +: ADDR_W];
-        next_o = mark_o_q[ADDR_W*i +: ADDR_W] + stride_o[ADDR_W*i +: ADDR_W];
+        next_o = mark_o_q[O_AW*i +: O_AW] + stride_o[ADDR_W*i +: O_AW];
       end
       all_last = all_last && at_last_q[i];
       if (i < NRED) begin
@@ -141,26 +148,39 @@ module tt_loop_addr #(
     if (start) begin
       idx_q     <= {(NLOOPS*CNT_W){1'b0}};
       at_last_q <= last_at_0;
-      mark_a_q  <= {NLOOPS{base_a}};
+      mark_a_q  <= {NLOOPS{base_a[A_AW-1:0]}};
       mark_b_q  <= {NLOOPS{base_b}};
-      mark_o_q  <= {NLOOPS{base_o}};
+      mark_o_q  <= {NLOOPS{base_o[O_AW-1:0]}};
     end else if (step && !all_last) begin
       for (j = 0; j < NLOOPS; j = j + 1) begin
         if (inner_last[j]) begin
           idx_q[CNT_W*j +: CNT_W]     <= at_last_q[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
           at_last_q[j]                <= at_last_q[j] ? last_at_0[j] : last_after_step[j];
-          mark_a_q[ADDR_W*j +: ADDR_W] <= next_a;
+          mark_a_q[A_AW*j +: A_AW]     <= next_a;
           mark_b_q[ADDR_W*j +: ADDR_W] <= next_b;
-          mark_o_q[ADDR_W*j +: ADDR_W] <= next_o;
+          mark_o_q[O_AW*j +: O_AW]     <= next_o;
         end
       end
     end
   end
 
   assign valid     = valid_q;
-  assign addr_a    = mark_a_q[ADDR_W-1:0];
   assign addr_b    = mark_b_q[ADDR_W-1:0];
-  assign addr_o    = mark_o_q[ADDR_W-1:0];
+  generate
+    if (A_AW < ADDR_W) begin : g_narrow_a
+      assign addr_a = {{(ADDR_W-A_AW){1'b0}}, mark_a_q[A_AW-1:0]};
+    end else begin : g_full_a
+      assign addr_a = mark_a_q[A_AW-1:0];
+    end
+    if (O_AW < ADDR_W) begin : g_narrow_o
+      assign addr_o = {{(ADDR_W-O_AW){1'b0}}, mark_o_q[O_AW-1:0]};
+    end else begin : g_full_o
+      assign addr_o = mark_o_q[O_AW-1:0];
+    end
+    if (A_AW < ADDR_W || O_AW < ADDR_W) begin : g_narrow_unused
+      wire unused_high = ^{stride_a, stride_o, base_a, base_o};  // only the walks' low bits are read
+    end
+  endgenerate
   assign first_red = first_red_c;
   assign last_red  = last_red_c;
   assign last      = all_last;

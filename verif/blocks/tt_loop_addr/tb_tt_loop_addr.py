@@ -21,9 +21,10 @@ from golden.config import load_config
 class Nest:
     """One loop nest, loop 0 innermost (the RTL's packing), and its beats from a direct formulation."""
 
-    def __init__(self, counts, sa, sb, so, bases, nred, addr_w):
+    def __init__(self, counts, sa, sb, so, bases, nred, walk_w):
+        """walk_w: the bits of the a, b and o walks (A_AW, ADDR_W, O_AW); each wraps there."""
         self.counts, self.strides, self.bases = list(counts), (list(sa), list(sb), list(so)), list(bases)
-        self.nred, self.mask = nred, (1 << addr_w) - 1
+        self.nred, self.masks = nred, [(1 << w) - 1 for w in walk_w]
 
     def beats(self):
         """(addr_a, addr_b, addr_o, first_red, last_red, last) per beat, the outermost loop slowest."""
@@ -32,8 +33,8 @@ class Nest:
         total = math.prod(eff)
         for k, outer_first in enumerate(itertools.product(*(range(c) for c in reversed(eff)))):
             idx = list(reversed(outer_first))
-            addr = [(base + sum(i * s for i, s in zip(idx, st))) & self.mask
-                    for base, st in zip(self.bases, self.strides)]
+            addr = [(base + sum(i * s for i, s in zip(idx, st))) & mask
+                    for base, st, mask in zip(self.bases, self.strides, self.masks)]
             first = all(idx[i] == 0 for i in range(self.nred))
             last_red = all(idx[i] == eff[i] - 1 for i in range(self.nred))
             yield (*addr, first, last_red, k == total - 1)
@@ -47,6 +48,7 @@ class Tb:
         self.nred = int(dut.NRED.value)
         self.cnt_w = int(dut.CNT_W.value)
         self.addr_w = int(dut.ADDR_W.value)
+        self.walk_w = (int(dut.A_AW.value), self.addr_w, int(dut.O_AW.value))
         assert len(dut.counts) == self.nloops * self.cnt_w and len(dut.stride_a) == self.nloops * self.addr_w
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
 
@@ -81,7 +83,7 @@ class Tb:
             for i in range(self.nloops):
                 st[i] = int(g.choice([0, 1, st[i]], p=[0.3, 0.2, 0.5]))
         bases = [int(x) for x in g.integers(0, amax, size=3)]
-        return Nest(counts, *strides, bases, self.nred, self.addr_w)
+        return Nest(counts, *strides, bases, self.nred, self.walk_w)
 
     def observe(self):
         d = self.dut
@@ -128,7 +130,7 @@ async def setup(dut) -> Tb:
     dut.start.value = 0
     dut.ready.value = 0
     tb.load(Nest([1] * tb.nloops, [0] * tb.nloops, [0] * tb.nloops, [0] * tb.nloops, [0, 0, 0], tb.nred,
-                 tb.addr_w))
+                 tb.walk_w))
     await RisingEdge(dut.clk)
     await FallingEdge(dut.clk)
     dut.rst.value = 0
@@ -167,14 +169,14 @@ async def test_single_beat(dut):
     tb = await setup(dut)
     for c in (1, 0):
         await tb.run(Nest([c] * tb.nloops, [5] * tb.nloops, [6] * tb.nloops, [7] * tb.nloops, [1, 2, 3],
-                          tb.nred, tb.addr_w), p_ready=0.5)
+                          tb.nred, tb.walk_w), p_ready=0.5)
 
 
 @cocotb.test()
 async def test_contract_descriptors(dut):
     """The engine's shape: lowered descriptors of tiny and digits ops give golden.isa.desc_beats exactly."""
     tb = await setup(dut)
-    if (tb.nloops, tb.nred, tb.cnt_w, tb.addr_w) != (isa.NLOOPS, isa.MAX_RED, isa.CNT_W, isa.ADDR_W):
+    if (tb.nloops, tb.nred, tb.cnt_w, tb.walk_w) != (isa.NLOOPS, isa.MAX_RED, isa.CNT_W, (isa.ADDR_W,) * 3):
         dut._log.info("not the descriptor's shape: skipped")
         return
     for model in ("tiny", "digits"):

@@ -9,6 +9,8 @@ SHAPES = {
     "n1_r0": {"NLOOPS": 1, "NRED": 0, "CNT_W": 4, "ADDR_W": 6},      # no reduction: every beat completes
     "n3_r3": {"NLOOPS": 3, "NRED": 3, "CNT_W": 3, "ADDR_W": 5},      # only reductions; counts up to 7, wrap
     "n6_r2": {"NLOOPS": 6, "NRED": 2, "CNT_W": 2, "ADDR_W": 7},
+    # tt_contract's lane buffer load at 16 lanes: a walks the lane index, o the buffer word; both wrap early
+    "narrow": {"NLOOPS": 10, "NRED": 4, "CNT_W": 16, "ADDR_W": 20, "A_AW": 4, "O_AW": 12},
 }
 
 
@@ -25,7 +27,10 @@ BAD_PARAMS = [
     ({"NLOOPS": 3, "NRED": 4}, "error_tt_loop_addr_NRED_must_be_0_to_NLOOPS"),
     ({"CNT_W": 33}, "error_tt_loop_addr_CNT_W_must_be_1_to_32"),
     ({"ADDR_W": 0}, "error_tt_loop_addr_ADDR_W_must_be_1_to_32"),
+    ({"A_AW": 0}, "error_tt_loop_addr_A_AW_and_O_AW_must_be_1_to_ADDR_W"),
+    ({"ADDR_W": 8, "O_AW": 9}, "error_tt_loop_addr_A_AW_and_O_AW_must_be_1_to_ADDR_W"),
     ({"NLOOPS": 1, "NRED": 1, "CNT_W": 32, "ADDR_W": 32}, None),  # legal extremes
+    ({"ADDR_W": 8, "A_AW": 1, "O_AW": 8}, None),
 ]
 
 
