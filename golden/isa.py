@@ -324,7 +324,8 @@ def desc_beats(desc: ContractDesc):
 
 
 def lane_beats(desc: ContractDesc):
-    """The lane form's two phases as the engine walks them: (load, compute) iterators.
+    """The lane form's two walks as the engine makes them: (load, compute) iterators. The engine runs them side by
+    side, each group once its words are loaded (group_starts); the result is that of the whole load first.
 
     load: (addr b, lane, buffer address) of every lane buffer word: the nest with only the loops that step b (the
     buffer loops and the lane loop) walked. compute: (addr a, buffer address, addr out of lane 0, first of a
@@ -375,7 +376,7 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
     Returns (the output memory after the op, saturations, max |word written|). `rand`: one draw per output
     element in output order (STOCHASTIC only). Saturations count the RQ clamp and, when accumulating, the clamp
     of the sum (SPEC 5.1), so one element may count twice. `via_lanes` (a lane form only): the sums through
-    lane_beats' two phases, the engine's order, instead of desc_beats: the same result.
+    lane_beats' two walks (the load first, then the compute) instead of desc_beats: the same result.
     """
     fmt = Fmt(desc.out_w, 0)
     mem_o = np.array(mem_o, dtype=np.int64, copy=True)
