@@ -11,7 +11,8 @@ recompiled and measured on the simulated RTL).
 The accelerator section (verif/top/bench_rtl.py) measures, on the simulated top, the cycles of one training
 sample, one update and one inference of each model, where they go (contraction engine, element-wise unit,
 softmax unit, sequencer), and the simulators' speed with the environment attached; with the Fmax of each
-synthesized target (committed baselines) they give the training throughput. One MAC lane today.
+synthesized target (committed baselines) they give the training throughput. Each model is measured at the MAC lanes
+and lane buffer depth of the synthesis target that builds it (engine_of).
 """
 from __future__ import annotations
 
