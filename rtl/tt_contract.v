@@ -161,8 +161,9 @@ module tt_contract #(
                      zero_count                                       ? ERR_COUNT :
                      bad_lanes                                        ? ERR_LANES : ERR_NONE;
 
-  // The form of the op, registered when the op is taken (a start while busy is not): the phase logic, the nest's
-  // configuration and lane 0's operand select read a flip-flop, not the descriptor's compare.
+  // The form of the op, registered when the op is taken (a start while busy is not): the compute nest's
+  // configuration, the load nest's start, the b port's select and lane 0's operand select read a flip-flop, not the
+  // descriptor's compare.
   wire lane_form_q;
   generate
     if (LANES > 1) begin : g_form_q
