@@ -37,7 +37,8 @@ def main(argv=None) -> int:
             for prog in ("train_sample", "update", "infer"):
                 print(f"{prog}: {comp.macs(prog)} MACs")
                 for op in getattr(comp, prog):
-                    print(f"  {op.kind:9s} {op.out:28s} <- {', '.join(op.ins):40s} {op.spec:24s} {op.macs}")
+                    order = f" (in order {op.order})" if op.order else ""
+                    print(f"  {op.kind:9s} {op.out:28s} <- {', '.join(op.ins):40s} {op.spec + order:24s} {op.macs}")
         return 0
     except (ConfigError, DatasetError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -51,6 +51,11 @@ class Op:
     macs: int = 0
     note: str = ""
     host_step: bool = False  # axpby: beta is the step-size register the host writes before each update
+    order: str = ""  # contract: its output indices in the order the elements are computed and draw (SPEC 5.1); "": spec's
+
+    def element_order(self) -> str:
+        """A contract op's output indices, outer to inner, in the order its elements are computed and draw."""
+        return self.order or self.spec.split("->")[1]
 
 
 @dataclass
@@ -230,9 +235,12 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 dst = f"{label}[{'+'.join(sorted(st.result))}]"
                 init = f.act if out_fmt_kind == "act" else f.bwd
                 add(dst, [sizes[c] for c in st.indices], BANK_ACT, init, True, st.indices)
-            spec = f"{operands.get(a, t[a].indices)},{operands.get(b, t[b].indices)}->{st.indices}"
-            prog.append(Op("contract", dst, (a, b), spec, mode, accumulate and last, macs=st.macs,
-                           note=label))
+            ia, ib = operands.get(a, t[a].indices), operands.get(b, t[b].indices)
+            spec = f"{ia},{ib}->{st.indices}"
+            # the last step's output has its layout already: lane_order decides the element order alone
+            order = lane_order(st.indices, ia, ib, sizes) if last else st.indices
+            prog.append(Op("contract", dst, (a, b), spec, mode, accumulate and last,
+                           order=order if order != st.indices else "", macs=st.macs, note=label))
             names_of[st.result] = dst
             if not last:
                 cache[st.result] = dst

@@ -3,8 +3,9 @@
 v1 covers CONTRACT (SPEC 5.1): one `ContractDesc` per op is what `rtl/tt_contract.v` executes. A descriptor is
 a loop nest over element addresses, nothing else: the engine knows no einsum, no tensor and no format.
 
-Loop nest: up to MAX_OUT output loops (outer to inner, the output indices in the order the spec writes them,
-so the output address steps by 1 per innermost step: row-major, contiguous), then up to MAX_RED reduction
+Loop nest: up to MAX_OUT output loops (outer to inner, the output indices in the op's element order, SPEC 5.1:
+the order the spec writes them, a row-major walk of the output, unless the compiler gives the op another
+order; the output strides stay those of the output's row-major layout), then up to MAX_RED reduction
 loops (the contracted indices in first-appearance order in operand a, then b). Each loop has a count >= 1 and
 three strides in elements (a, b, out); a stride is 0 where the index is absent from that operand (the output
 strides of reduction loops are always 0). Unused loops have count 1 and strides 0 and sit on the outer side of
@@ -288,7 +289,10 @@ def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
     def loop(c: str) -> Loop:
         return Loop(sizes[c], st_a.get(c, 0), st_b.get(c, 0), st_o.get(c, 0), c)
 
-    out_loops = (PAD,) * (MAX_OUT - len(out_idx)) + tuple(loop(c) for c in out_idx)
+    order = op.element_order()
+    if sorted(order) != sorted(out_idx):
+        _fail(what, f"element order {order!r} is not a permutation of the output indices {out_idx!r}")
+    out_loops = (PAD,) * (MAX_OUT - len(out_idx)) + tuple(loop(c) for c in order)
     red_loops = (PAD,) * (MAX_RED - len(red_idx)) + tuple(loop(c) for c in red_idx)
     out_t = comp.tensors[op.out]
     persistent = not out_t.per_sample
@@ -341,7 +345,7 @@ def lane_beats(desc: ContractDesc):
 
 
 def _direct_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int], list[int]]:
-    """(output addresses, exact sums) in output order, one MAC a beat of desc_beats."""
+    """(output addresses, exact sums) in the nest's order, one MAC a beat of desc_beats."""
     addrs, accs, acc = [], [], 0
     for ra, rb, ro, first, last in desc_beats(desc):
         acc = (0 if first else acc) + mem_a[ra] * mem_b[rb]
@@ -374,7 +378,7 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
     """Plain reference of one descriptor on flat memories (exact Python ints).
 
     Returns (the output memory after the op, saturations, max |word written|). `rand`: one draw per output
-    element in output order (STOCHASTIC only). Saturations count the RQ clamp and, when accumulating, the clamp
+    element in the nest's order (STOCHASTIC only). Saturations count the RQ clamp and, when accumulating, the clamp
     of the sum (SPEC 5.1), so one element may count twice. `via_lanes` (a lane form only): the sums through
     lane_beats' two walks (the load first, then the compute) instead of desc_beats: the same result.
     """

@@ -69,6 +69,13 @@ def sce_loss(p_label: np.ndarray, frac_err: int) -> np.ndarray:
     return -np.log(np.maximum(p_label, 1) / 2.0**frac_err)
 
 
+def draw_index(layout: str, order: str, sizes: dict[str, int]) -> np.ndarray:
+    """Per element of a tensor stored row-major over the indices `layout`, in address order: its position in the
+    row-major order over `order`, the same indices permuted (SPEC 5.1: which draw of its op the element takes)."""
+    pos = np.arange(math.prod(sizes[c] for c in order)).reshape([sizes[c] for c in order])
+    return pos.transpose([order.index(c) for c in layout]).ravel()
+
+
 class Machine:
     """State of the accelerator (memories, formats, max and saturation registers, LFSR) and its executor."""
 
@@ -192,6 +199,8 @@ class Machine:
                         self._operand(env, b, ib, True).astype(np.float64), optimize=True)
         acc = acc.astype(np.int64, order="C")  # exact: every value is an integer below 2^53
         shift = self.frac[a] + self.frac[b] - self.frac[op.out]
+        if rand is not None and op.order:  # the draws go in the element order, the results in the layout
+            rand = rand[:, draw_index(out_idx, op.order, self.comp.letter_sizes)]
         self._write(env, op, acc, shift, rand, observe)
 
     def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int,

@@ -6,7 +6,8 @@ format type and constants of golden/fxp.py and the scalar LFSR step `fxp.lfsr_dr
 accelerator's sequencer would:
 
 - `train_sample` once per sample, sample 0 first; within the program, ops in order; within an op, output
-  elements in increasing row-major order of its output indices. Every element written by a STOCHASTIC
+  elements in row-major order of its output indices (a contraction's in its element order, SPEC 5.1, while
+  the element is stored at its row-major address over the output indices). Every element written by a STOCHASTIC
   contract/acc/axpby op takes the next LFSR draw (SPEC 2.2, 3), whatever its shift.
 - A contraction's element is the exact sum over the contracted indices (in row-major order of those indices,
   ordered by first appearance in the einsum) of products, in the 48-bit accumulator, then RQ.
@@ -185,8 +186,11 @@ class ScalarMachine:
         shift = self.frac[a] + self.frac[b] - self.frac[op.out]
         fo = self.fmt(op.out)
         red = list(itertools.product(*[range(sizes[c]) for c in contracted]))
-        for i, oi in enumerate(itertools.product(*[range(sizes[c]) for c in out_idx])):
-            pos = dict(zip(out_idx, oi))
+        so = dict(zip(out_idx, _strides([sizes[c] for c in out_idx])))
+        order = op.element_order()
+        for oi in itertools.product(*[range(sizes[c]) for c in order]):  # the elements in the op's order
+            pos = dict(zip(order, oi))
+            i = sum(pos[c] * so[c] for c in out_idx)
             xs, ys = [], []
             for ci in red:  # the operands are read from memory now, element by element
                 pos.update(zip(contracted, ci))

@@ -3,7 +3,7 @@
 // (golden/isa.py ContractDesc, SPEC 5.1) bit-exactly:
 //   out[o] = RQ(sum_k a[.] * b[.], shift, mode)                       (accumulate = 0)
 //   out[o] = SAT(out[o] + RQ(sum_k a[.] * b[.], shift, mode))         (accumulate = 1)
-// with saturation to out_w bits, one LFSR draw per output element in output order (STOCHASTIC only,
+// with saturation to out_w bits, one LFSR draw per output element in the nest's order (STOCHASTIC only,
 // SPEC 2.2), a per-op saturation count (an accumulated element can count twice: the RQ clamp and the clamp
 // of the sum, as in the golden machine) and max |word written| for shift control (SPEC 4.2).
 //
@@ -16,9 +16,9 @@
 //   its buffer at the same word, and a group of `lanes` output elements completes per reduction. The load goes a
 //   slice (one index of b's outer buffer loops: every lane's words of one group) at a time, and a group starts
 //   only when its slice is in every buffer, so a b word is used as often as the nest reuses it while the rest
-//   loads. A group's sums drain one element per cycle (the output addresses stride_o of the lane loop apart,
-//   increasing, so the draws stay in output order); a group starts at least `lanes` cycles after the previous
-//   one so the drain never overruns.
+//   loads. A group's sums drain one element per cycle, lane 0 first (the output addresses stride_o of the lane
+//   loop apart; the draws go in the nest's order, the op's element order of SPEC 5.1); a group starts at least
+//   `lanes` cycles after the previous one so the drain never overruns.
 //   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
@@ -470,7 +470,7 @@ module tt_contract #(
   wire              grp_last = tag_grp[1];
   wire [ADDR_W-1:0] grp_addr = tag_grp[ADDR_W+1:2];
 
-  // ---- drain: a group's `lanes` sums leave one per cycle, lane 0 first (increasing output address) ----
+  // ---- drain: a group's `lanes` sums leave one per cycle, lane 0 first (the nest's order) ----
   reg [ACC_W*LANES-1:0] drain_q;
   reg [7:0]             drain_n_q;    // elements left
   reg [ADDR_W-1:0]      drain_addr_q;

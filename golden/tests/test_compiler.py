@@ -468,3 +468,25 @@ def test_intermediates_end_in_a_one_sided_index(model):
             assert (inner in ia) != (inner in ib), f"{op.out} ({op.spec}): innermost {inner} is in both operands"
             checked += 1
     assert checked, f"{model}: no intermediate with a one-sided index was checked"
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
+def test_element_order_of_outputs_with_a_given_layout(model):
+    """A chain's last step writes a tensor whose layout is given: its op keeps that layout in the spec and takes
+    lane_order's order as its element order (SPEC 5.1, 6); an intermediate's element order is its layout."""
+    comp = compile_network(load_config(model))
+    reordered = 0
+    for op in comp.train_sample + comp.infer:
+        if op.kind != "contract":
+            continue
+        (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
+        t = comp.tensors[op.out]
+        if "[" in op.out:
+            assert op.order == "" and op.element_order() == out == t.indices, op.out
+            continue
+        assert out == t.indices, f"{op.out}: spec output {out!r}, layout {t.indices!r}"
+        want = lane_order(out, ia, ib, comp.letter_sizes)
+        assert op.element_order() == want and op.order in ("", want), (op.out, op.order, want)
+        reordered += op.order != ""
+    # Z0 (in train_sample and infer) and two gradients (tiny), four (digits); four core gradients (paper)
+    assert reordered == {"tiny": 4, "digits": 6, "paper": 4}[model], reordered

@@ -10,7 +10,7 @@ import pytest
 from golden.compiler import BANK_MASTER, compile_network, core_name
 from golden.config import LayerCfg, config_from_dict, config_to_dict, load_config
 from golden.float_model import init_tt_cores, tt_to_dense
-from golden.machine import Machine
+from golden.machine import Machine, draw_index
 
 INT_FORMATS = {"core": [4, 0], "master": [8, 0], "bias": [16, 0], "input": [16, 0], "act": [24, 0]}
 
@@ -468,3 +468,14 @@ def test_lambda_update_follows_spec():
         want = np.clip((58982 * m.mem[lam] + 6554 * q + 2**15) >> 16, -2**31, 2**31 - 1)
         m.rank_update()
         np.testing.assert_array_equal(m.mem[lam], want)
+
+
+def test_draw_index_follows_the_element_order():
+    """SPEC 5.1 by hand: a 2 x 3 output stored row-major over ij, computed in order ji: element (i, j) at address
+    3 i + j takes draw 2 j + i."""
+    sizes = {"i": 2, "j": 3}
+    assert draw_index("ij", "ji", sizes).tolist() == [0, 2, 4, 1, 3, 5]
+    assert draw_index("ij", "ij", sizes).tolist() == [0, 1, 2, 3, 4, 5]
+    # three indices, order kij over layout ijk (sizes 2, 2, 2): (i, j, k) takes draw 4 k + 2 i + j
+    cube = {"i": 2, "j": 2, "k": 2}
+    assert draw_index("ijk", "kij", cube).tolist() == [0, 4, 1, 5, 2, 6, 3, 7]
