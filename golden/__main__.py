@@ -1,4 +1,4 @@
-"""Command line of the golden model: `python -m golden train|memory|plan ...` (see --help)."""
+"""Command line of the golden model: `python -m golden train|memory|plan|cost ...` (see --help)."""
 from __future__ import annotations
 
 import argparse
@@ -19,6 +19,12 @@ def main(argv=None) -> int:
     for name, helptext in (("memory", "memory report of a model"), ("plan", "compiled programs of a model")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--model", default="digits")
+    co = sub.add_parser("cost", help="the accelerator's modelled cycles per program and op (golden/cost.py)")
+    co.add_argument("--model", default="digits")
+    co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
+    co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
+    co.add_argument("--program", choices=("train_sample", "update", "infer", "all"), default="all")
+    co.add_argument("--json", action="store_true", help="the whole report as JSON")
     args = ap.parse_args(argv)
 
     from golden.config import ConfigError
@@ -27,8 +33,19 @@ def main(argv=None) -> int:
         if args.cmd == "train":
             from golden.train import main_train
             return main_train(args)
-        from golden.compiler import compile_network
         from golden.config import load_config
+        if args.cmd == "cost":
+            from golden.cost import cost_report, format_report
+            from golden.program import PROGRAMS, ProgramError
+            try:
+                report = cost_report(load_config(args.model), args.lanes, args.buf_depth)
+            except ProgramError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 2
+            progs = PROGRAMS if args.program == "all" else (args.program,)
+            print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
+            return 0
+        from golden.compiler import compile_network
         comp = compile_network(load_config(args.model))
         if args.cmd == "memory":
             from golden.memory import memory_report

@@ -174,9 +174,26 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
     another; a group starts only once its slice is in every lane, mem_lat + 1 cycles after the slice's last load
     beat. The direct form is the lane form with L = 1 and nothing to wait for."""
+    return 1 + int(group_starts(desc, mem_lat)[-1]) + _tail(desc, mem_lat, mac_reg)
+
+
+def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
+    """contract_cycles after the last group's first beat: its beats, the drain, the old word, requant and write."""
+    return desc.red_count + desc.lanes + 2 * mem_lat + mac_reg + 8
+
+
+def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG) -> dict:
+    """Where contract_cycles(desc) goes on an engine of `lanes` MAC lanes, as cycles that sum to it: the ideal
+    (MACs / lanes); fewer lanes than the engine's (the direct form, or a lane loop shorter than `lanes`); the wait
+    for the lane buffers' load (group_starts); groups shorter than their lanes (the drain's one element a cycle);
+    and the pipeline's fill and drain with the check cycle."""
     k, n = desc.red_count, desc.lanes
-    tail = k + n + 2 * mem_lat + mac_reg + 8
-    return 1 + int(group_starts(desc, mem_lat)[-1]) + tail
+    groups, step = desc.out_count // n, max(k, n)
+    unhindered = 1 + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
+    drain = groups * (step - k)
+    return {"ideal": desc.macs / lanes, "lanes_short": desc.macs / n - desc.macs / lanes,
+            "load_wait": contract_cycles(desc, mem_lat, mac_reg) - unhindered, "drain_bound": drain,
+            "fill": unhindered - desc.macs / n - drain}
 
 
 def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT) -> np.ndarray:
@@ -422,7 +439,7 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "MEM_LAT", "MAC_REG", "MAX_OUT", "MAX_RED",
+           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "contract_losses", "MEM_LAT", "MAC_REG", "MAX_OUT", "MAX_RED",
            "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 
@@ -765,8 +782,16 @@ def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int =
             "mask_right": mask_right & EW_ALL, "tau_left": table(tau_left), "tau_right": table(tau_right)}
 
 
+EW_PIPE = 12  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write, |y|, done
+
+
+def ewise_cycles(desc: EwiseDesc, mem_lat: int = MEM_LAT) -> int:
+    """rtl/tt_ewise.v's cycles from start to done of a legal op, one element a cycle (its block test checks them)."""
+    return desc.count + mem_lat + EW_PIPE
+
+
 __all__ += ["EwiseDesc", "lower_ewise", "execute_ewise", "check_ewise", "ewise_error", "pack_ewise_ports",
-            "mask_word", "tau_table", "EW_OPCODES", "EW_MASK_N", "EW_ALL"]
+            "mask_word", "tau_table", "ewise_cycles", "EW_PIPE", "EW_OPCODES", "EW_MASK_N", "EW_ALL"]
 
 
 # === Softmax cross-entropy gradient unit (rtl/tt_sce.v) ======================================================
@@ -893,5 +918,15 @@ def pack_sce_ports(desc: SceDesc) -> dict[str, int]:
             "err_frac": desc.err_frac}
 
 
+SCE_PIPE = 35  # cycles besides 2 classes + n_out + 2 MEM_LAT (the header of rtl/tt_sce.v)
+
+
+def sce_cycles(desc: SceDesc, mem_lat: int = MEM_LAT) -> int:
+    """rtl/tt_sce.v's cycles from start to done (its block test checks them): two passes over the used logits, the
+    divider and the pipeline, then one error written a cycle."""
+    return 2 * desc.classes + desc.n_out + 2 * mem_lat + SCE_PIPE
+
+
 __all__ += ["SceDesc", "lower_sce", "execute_sce", "check_sce", "sce_error", "pack_sce_ports", "SCE_N_W",
+            "sce_cycles", "SCE_PIPE",
             "SCE_ERR_COUNT", "SCE_ERR_LABEL", "SCE_ERR_WIDTH", "SCE_ERR_FRAC"]

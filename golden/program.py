@@ -184,6 +184,8 @@ class Record:
     index: int  # position in the compiled program
     kind: int
     op: object  # the compiled golden.compiler.Op
+    desc: object = None  # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc or SceDesc)
+    nwords: int = 0  # payload words
 
 
 @dataclass(frozen=True)
@@ -196,8 +198,8 @@ class Image:
 
 def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: bool,
              host_step: tuple[int, int] | None, slots: dict[str, int],
-             rank: Mapping[str, np.ndarray] | None = None) -> tuple[int, list[int]]:
-    """(kind, words) of one op: its header and packed descriptor (`rank`: see assemble)."""
+             rank: Mapping[str, np.ndarray] | None = None) -> tuple[int, list[int], object]:
+    """(kind, words, descriptor) of one op: its header and packed descriptor (`rank`: see assemble)."""
     if op.kind == "contract":
         d = isa.lower_contract(comp, op, frac)
         a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
@@ -215,10 +217,11 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
     elif op.kind == "sce":
         d = isa.lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
         z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
-        kind, payload = KIND_SCE, pack_fields(SCE_FIELDS, isa.pack_sce_ports(replace(d, z_base=z, e_base=e)))
+        d = replace(d, z_base=z, e_base=e)
+        kind, payload = KIND_SCE, pack_fields(SCE_FIELDS, isa.pack_sce_ports(d))
     else:
         raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
-    return kind, [header(kind, slots[op.out], observe, len(payload))] + payload
+    return kind, [header(kind, slots[op.out], observe, len(payload))] + payload, d
 
 
 def observes(comp: Compiled, program: str, op) -> bool:
@@ -245,16 +248,38 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
         entry[prog] = len(words)
         for i, op in enumerate(getattr(comp, prog)):
             try:
-                kind, rec = lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank)
+                kind, rec, desc = lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank)
             except ValueError as e:
                 raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
-            records.append(Record(len(words), prog, i, kind, op))
+            records.append(Record(len(words), prog, i, kind, op, desc, len(rec) - 1))
             words += rec
         words.append(header(KIND_END))
     if len(words) > p.prog_depth:
         raise ProgramError(f"the programs need {len(words)} words, the program memory has {p.prog_depth} "
                            f"({len(words) - p.prog_depth} short)")
     return Image(tuple(words), entry, tuple(records), slots)
+
+
+SEQ_OP_CYCLES = 4  # rtl/tt_seq.v's cycles per record besides the payload words and the unit's: fetch, header, seed, statistics
+SEQ_END_CYCLES = 2  # the END record: fetch and header
+UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce"}  # the cycle counters' names
+
+
+def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT) -> tuple[int, int]:
+    """(unit cycles, sequencer cycles) of one record as rtl/tt_seq.v counts them: its unit counter holds the op from
+    the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and one
+    cycle per payload word. The unit models are the ones the block tests check cycle for cycle."""
+    model = {KIND_CONTRACT: isa.contract_cycles, KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles}[rec.kind]
+    return model(rec.desc, mem_lat) + 1, SEQ_OP_CYCLES + rec.nwords
+
+
+def program_cycles(image: Image, program: str, mem_lat: int = isa.MEM_LAT) -> dict:
+    """The modelled cycle counters of one run of `program` (rtl/tt_seq.v CYCLES and the per-unit counters): the
+    busy cycles, each unit's, the sequencer's own, and (unit cycles, sequencer cycles) per record."""
+    per = [(r, *record_cycles(r, mem_lat)) for r in image.records if r.program == program]
+    units = {u: sum(c for r, c, _ in per if UNIT_OF_KIND[r.kind] == u) for u in UNIT_OF_KIND.values()}
+    seq = sum(s for _, _, s in per) + SEQ_END_CYCLES
+    return {"cycles": sum(units.values()) + seq, "units": units, "sequencer": seq, "records": per}
 
 
 def verilog_header() -> str:

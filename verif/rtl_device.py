@@ -43,6 +43,7 @@ class RtlDevice:
         self.samples = 0  # samples run on the RTL (for messages)
         self.cycles = {"train_sample": 0, "update": 0, "infer": 0}
         self.runs = {"train_sample": 0, "update": 0, "infer": 0}
+        self._model = (None, {})  # (the image, its modelled cycles per program)
         t = self.comp.tensors
         # on the accelerator; the rank state (lambda, tau, masks) is the host's, in the golden machine
         self.persistent = [n for n in self.comp.layout if not t[n].per_sample and t[n].bank in P.BANKS]
@@ -127,8 +128,18 @@ class RtlDevice:
                 if nxt is not None:
                     await self.host.write_program([self.image.words[nxt]], base=nxt)
                 await self.compare_tensor(op.out, want, f"{where} op {rec.index} ({op.kind} -> {op.out})")
-        self.cycles[prog] += await self.host.rd(0x0A) - c0
+        busy = (await self.host.rd(0x0A) - c0) & 0xFFFF_FFFF
+        if trace is None:  # a whole run: the cycle model (golden/cost.py) must be exact
+            want = self.model_cycles(prog)
+            assert busy == want, f"{where}: {prog} took {busy} cycles, the cycle model says {want}"
+        self.cycles[prog] += busy
         self.runs[prog] += 1
+
+    def model_cycles(self, prog: str) -> int:
+        """golden/program.py program_cycles of `prog` in the current image (cached per image)."""
+        if self._model[0] is not self.image:
+            self._model = (self.image, {p: P.program_cycles(self.image, p)["cycles"] for p in P.PROGRAMS})
+        return self._model[1][prog]
 
     async def train_sample(self, x: np.ndarray, label: int) -> tuple[int, int]:
         """One sample on the RTL and on the golden machine: (pred, p_label), both checked."""

@@ -656,9 +656,6 @@ async def back_to_back_extremes(dut):
 
 
 # ---- contraction shift at both ends of its range, statistics and counters --------------------------------------
-SEQ_OP_CYCLES = 4  # tt_seq's cycles per op besides the payload and the unit: fetch, header, seed, statistics
-SEQ_END_CYCLES = 2  # the END record: fetch and header
-
 @cocotb.test()
 async def shift_ends_and_statistics(dut):
     """Hand-built contractions with shift -16 and 47 (nearest, stochastic, accumulate) and element-wise ops, each a
@@ -734,9 +731,9 @@ async def shift_ends_and_statistics(dut):
         assert moved == {unit}, f"{where}: unit counters that moved {moved}, expected {unit}"
         for u in unit_sum:
             unit_sum[u] += c1[u] - c0[u]
-        overhead += SEQ_OP_CYCLES + len(words) - 1 + SEQ_END_CYCLES
+        overhead += P.SEQ_OP_CYCLES + len(words) - 1 + P.SEQ_END_CYCLES
         busy = c1["cycles"] - c0["cycles"]
-        assert busy == (c1[unit] - c0[unit]) + SEQ_OP_CYCLES + len(words) - 1 + SEQ_END_CYCLES, \
+        assert busy == (c1[unit] - c0[unit]) + P.SEQ_OP_CYCLES + len(words) - 1 + P.SEQ_END_CYCLES, \
             f"{where}: busy {busy}, unit {c1[unit] - c0[unit]}, payload {len(words) - 1}"
     c = await env.counters()
     assert c["cycles"] == sum(unit_sum.values()) + overhead and c["ops"] == len(ops) and c["sce_cycles"] == 0
@@ -748,9 +745,13 @@ async def shift_ends_and_statistics(dut):
     await env.good_sample()
     c = await env.counters()
     recs = [r for r in env.dev.image.records if r.program == "train_sample"]
-    over = sum(SEQ_OP_CYCLES + P.header_nwords(env.dev.image.words[r.pc]) for r in recs) + SEQ_END_CYCLES
+    over = sum(P.SEQ_OP_CYCLES + P.header_nwords(env.dev.image.words[r.pc]) for r in recs) + P.SEQ_END_CYCLES
     units = c["contract_cycles"] + c["ewise_cycles"] + c["sce_cycles"]
     assert c["cycles"] == units + over, f"train_sample: busy {c['cycles']} != unit cycles {units} + overhead {over}"
+    model = P.program_cycles(env.dev.image, "train_sample")  # the cycle model of `python -m golden cost`
+    got = {u: c[f"{u}_cycles"] for u in model["units"]}
+    assert (c["cycles"], got) == (model["cycles"], model["units"]), \
+        f"train_sample: counters {c['cycles']} {got}, modelled {model['cycles']} {model['units']}"
     assert c["ops"] == len(recs)
     assert all(c[u] > 0 for u in unit_sum), f"every unit ran: {c}"
     assert c["sat_total"] == env.dev.golden.sat_total - gsat0, f"SAT_TOTAL {c['sat_total']}"

@@ -12,6 +12,7 @@ from pathlib import Path
 import cocotb
 from cocotb.simtime import get_sim_time
 
+from golden import program as P
 from golden.datasets import load_dataset
 from verif.host import UNITS
 from verif.top.accel_env import model_config, seed, start_accel
@@ -20,7 +21,8 @@ from verif.top.accel_env import model_config, seed, start_accel
 async def measure(dev, prog: str, run) -> dict:
     """Busy cycles by unit, and the clock cycles of the whole host call (`elapsed_cycles`): for train_sample
     that is the sample upload, the label, the start, the status polls and the pred / p[label] reads over AXI-Lite,
-    so elapsed - busy is what the host adds per sample. For update and infer it includes checking reads."""
+    so elapsed - busy is what the host adds per sample. For update and infer it includes checking reads. The busy
+    and unit cycles must equal golden/program.py program_cycles (the model `python -m golden cost` prints)."""
     host = dev.host
     await host.clear_counters()
     t0 = time.perf_counter()
@@ -30,6 +32,9 @@ async def measure(dev, prog: str, run) -> dict:
     wall = time.perf_counter() - t0
     c = await host.counters()
     units = {u: c[f"{u}_cycles"] for u in UNITS}
+    model = P.program_cycles(dev.image, prog)  # golden/cost.py's figures: they must be the measured ones
+    assert (c["cycles"], units) == (model["cycles"], model["units"]), \
+        f"{prog}: measured {c['cycles']} cycles {units}, modelled {model['cycles']} {model['units']}"
     return {"cycles": c["cycles"], "units": units, "sequencer_overhead": c["cycles"] - sum(units.values()),
             "ops": c["ops"], "elapsed_cycles": elapsed, "host_cycles": elapsed - c["cycles"],
             "host_and_check_wall_s": wall}

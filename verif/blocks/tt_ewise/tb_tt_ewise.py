@@ -21,7 +21,6 @@ from golden.fxp import NEAREST, STOCHASTIC
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 12  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write, |y|, done
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 PORTS = ("x", "z", "o")
 NO_SLICES = (isa.EW_ALL, isa.EW_ALL, (), ())  # (mask_left, mask_right, tau_left, tau_right): all live, no taus
@@ -175,7 +174,7 @@ class Tb:
         want_reads = {"x": n * desc.reads_x, "z": n * desc.reads_z, "o": n * desc.accumulate}
         assert {p: self.mems.reads[p] - reads[p] for p in PORTS} == want_reads, f"{what}: reads"
         assert self.mems.writes - writes == n, f"{what}: writes"
-        assert cycles == n + self.lat + PIPE, f"{what}: {cycles} cycles for {n} elements"
+        assert cycles == isa.ewise_cycles(desc, self.lat), f"{what}: {cycles} cycles for {n} elements"
         self.elements += n
         return cycles
 
@@ -378,7 +377,7 @@ async def test_start_while_busy(dut):
     kinds = set()
     for op in ewise_ops(comp):
         case = ewise_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
-        restarts = busy_restarts(tb.gen, case.desc.count + tb.lat + PIPE)
+        restarts = busy_restarts(tb.gen, isa.ewise_cycles(case.desc, tb.lat))
         await tb.check_case(case, restarts=restarts)
         kinds.add(op.kind)
     assert kinds == set(isa.EW_OPCODES)
@@ -389,6 +388,6 @@ async def test_start_while_busy(dut):
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
-        restarts = busy_restarts(tb.gen, desc.count + tb.lat + PIPE) if trial % 4 else frozenset()
+        restarts = busy_restarts(tb.gen, isa.ewise_cycles(desc, tb.lat)) if trial % 4 else frozenset()
         what = f"random {trial} restarted in cycles {sorted(restarts)}: {desc}"
         await tb.run_desc(desc, copies, slices, want_bank, want_sat, want_max, what, restarts)

@@ -20,7 +20,6 @@ from golden import isa
 from golden.tests.test_isa_sce import random_logits, random_sce, sce_compiled
 from verif.unit_stimulus import busy_restarts
 
-PIPE = 35  # cycles besides 2 classes + n_out + 2 MEM_LAT: see the header of rtl/tt_sce.v
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
@@ -93,7 +92,7 @@ class Tb:
             getattr(self.dut, name).value = v
 
     def cycles_of(self, desc: isa.SceDesc) -> int:
-        return 2 * desc.classes + desc.n_out + 2 * self.lat + PIPE
+        return isa.sce_cycles(desc, self.lat)
 
     async def execute(self, desc: isa.SceDesc, z, e, limit: int, restarts: frozenset = frozenset()) -> int:
         """Start the op (the ports held until done), wait for done (at most `limit` cycles); returns the cycles from

@@ -1,0 +1,78 @@
+"""The accelerator's cycles per program, op by op, and where they go: the hardware cost of a network config at
+once, without a simulation.
+
+The models are the RTL's exact timing: golden/isa.py `contract_cycles`, `ewise_cycles` and `sce_cycles` (each
+checked cycle for cycle by its block test) and the sequencer's cycles per record (golden/program.py
+`record_cycles`, checked against the top's counters by verif/top). `python -m verif.top.bench_rtl` measures the
+same counters on the simulated RTL; host cycles (writing a sample, polling) are not modelled.
+
+    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--program train_sample] [--json]
+"""
+from __future__ import annotations
+
+from golden import isa
+from golden import program as P
+from golden.compiler import compile_network, quant_const
+from golden.config import NetConfig
+
+LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # isa.contract_losses beside the ideal
+
+
+def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048) -> dict:
+    """Modelled cycles of every program of `cfg` compiled for an accelerator with `lanes` MAC lanes and
+    `buf_depth` words per lane buffer (golden/program.py params_for): per program the busy cycles, each unit's,
+    the sequencer's, the MACs and their ideal (MACs / lanes), the contractions' cycles over the ideal by cause,
+    and one row per op. Raises golden.program.ProgramError when the programs do not fit."""
+    comp = compile_network(cfg)
+    params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
+    image = P.assemble(comp, params, frac, host_step=quant_const(-cfg.train.lr / cfg.train.batch))
+    report = {"model": cfg.name, "lanes": lanes, "buf_depth": buf_depth, "mem_lat": isa.MEM_LAT, "programs": {}}
+    for prog in P.PROGRAMS:
+        counted = P.program_cycles(image, prog)
+        rows, losses = [], dict.fromkeys(LOSSES, 0.0)
+        for rec, unit_cycles, seq_cycles in counted["records"]:
+            row = {"index": rec.index, "unit": P.UNIT_OF_KIND[rec.kind], "out": rec.op.out, "op": _op_text(rec.op),
+                   "lanes": getattr(rec.desc, "lanes", None), "macs": getattr(rec.desc, "macs", 0),
+                   "cycles": unit_cycles, "sequencer": seq_cycles}
+            if rec.kind == P.KIND_CONTRACT:
+                split = isa.contract_losses(rec.desc, lanes)
+                row["over_ideal"] = unit_cycles - split["ideal"]
+                for k in LOSSES:
+                    losses[k] += split[k]
+                losses["fill"] += 1  # the counter's start cycle
+            rows.append(row)
+        macs = sum(r["macs"] for r in rows)
+        report["programs"][prog] = {"cycles": counted["cycles"], "units": counted["units"],
+                                    "sequencer": counted["sequencer"], "macs": macs, "ideal": macs / lanes,
+                                    "contract_over_ideal": losses, "ops": rows}
+    return report
+
+
+def _op_text(op) -> str:
+    if op.kind != "contract":
+        return op.kind
+    return op.spec + (f" (in order {op.order})" if op.order else "")
+
+
+def format_report(report: dict, programs=P.PROGRAMS) -> str:
+    lines = [f"{report['model']} at {report['lanes']} MAC lanes, {report['buf_depth']} words per lane buffer "
+             f"(modelled: golden/cost.py)"]
+    for prog in programs:
+        r = report["programs"][prog]
+        units = ", ".join(f"{u} {c:,}" for u, c in r["units"].items())
+        ratio = f": {r['cycles'] / r['ideal']:.2f}x the ideal of {r['ideal']:,.0f}" if r["macs"] else ""
+        lines += ["", f"{prog}: {r['cycles']:,} cycles ({units}, sequencer {r['sequencer']:,}) for {r['macs']:,} "
+                      f"MACs{ratio}"]
+        if r["macs"]:
+            over = r["contract_over_ideal"]
+            lines.append("  contraction cycles over the ideal: " + ", ".join(
+                f"{k.replace('_', ' ')} {v:,.0f}" for k, v in over.items()))
+        lines += ["", "| # | unit | out | op | lanes | MACs | cycles | over the ideal | sequencer |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for row in r["ops"]:
+            over = f"{row['over_ideal']:,.0f}" if "over_ideal" in row else ""
+            lanes = row["lanes"] if row["lanes"] is not None else ""
+            lines.append(f"| {row['index']} | {row['unit']} | {row['out']} | {row['op']} | {lanes} | "
+                         f"{row['macs']:,} | {row['cycles']:,} | {over} | {row['sequencer']} |")
+    return "\n".join(lines)

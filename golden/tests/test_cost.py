@@ -1,0 +1,93 @@
+"""golden/cost.py and the cycle models under it (golden/isa.py contract_losses, golden/program.py program_cycles).
+That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every whole
+program run) and by the benchmark (verif/top/tb_bench.py)."""
+import pytest
+
+from golden import isa
+from golden import program as P
+from golden.__main__ import main
+from golden.compiler import compile_network
+from golden.config import load_config
+from golden.cost import LOSSES, cost_report
+
+ENGINES = {"tiny": (4, 64), "digits": (8, 512), "paper": (16, 512)}
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
+def test_contract_losses_add_up_to_the_cycles(model):
+    comp = compile_network(load_config(model))
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    lanes, depth = ENGINES[model]
+    forms = set()
+    for op in comp.train_sample + comp.infer:
+        if op.kind != "contract":
+            continue
+        for d in (isa.lower_contract(comp, op, frac), isa.with_lanes(isa.lower_contract(comp, op, frac), lanes, depth)):
+            split = isa.contract_losses(d, lanes)
+            assert sum(split.values()) == pytest.approx(isa.contract_cycles(d)), (op.spec, split)
+            assert all(v >= 0 for v in split.values()), (op.spec, split)
+            assert split["ideal"] == d.macs / lanes
+            if d.lanes == 1:
+                assert split["load_wait"] == 0 and split["drain_bound"] == 0
+            forms.add(d.lanes > 1)
+    assert forms == {False, True}
+
+
+def test_contract_losses_by_hand():
+    """A lane-form op by hand: 2 groups of 4 lanes, K = 2, on an 8-lane engine, MEM_LAT 5, MAC_REG 1.
+    Buffer loops: k (sbuf 1) and i (sbuf 2); a slice is 4 lanes x 2 words = 8 loads. Group 0 waits for slice 0
+    (ready at 8 + 5 = 13), group 1 for slice 1 (16 + 5 = 21; 4 cycles after group 0 it would start at 17). The
+    tail after the last group's first beat is K + L + 2 MEM_LAT + MAC_REG + 8 = 25: 1 + 21 + 25 = 47 cycles.
+    Without the waits: 1 + 4 + 25 = 30. Each group takes max(K, L) = 4 cycles for its 2 beats (drain-bound)."""
+    lane = isa.Loop(4, 0, 1, 1, "j", sbuf=0)  # the lane loop: b and out step by 1
+    outer = isa.Loop(2, 2, 8, 4, "i", sbuf=2)
+    red = isa.Loop(2, 1, 4, 0, "k", sbuf=1)
+    d = isa.check_desc(isa.ContractDesc(a_base=0, b_base=0, o_base=0, out_count=8,
+                                        out_loops=(isa.PAD,) * 4 + (outer, lane), red_loops=(isa.PAD,) * 3 + (red,),
+                                        shift=0, mode=0, accumulate=False, out_w=16, lanes=4))
+    assert d.macs == 16 and isa.contract_cycles(d) == 47
+    assert isa.contract_losses(d, 8) == {"ideal": 2, "lanes_short": 2, "load_wait": 47 - 30, "drain_bound": 4,
+                                         "fill": 30 - 4 - 4}
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits"])
+def test_report_adds_up(model):
+    lanes, depth = ENGINES[model]
+    rep = cost_report(load_config(model), lanes, depth)
+    comp = compile_network(load_config(model))
+    for prog, r in rep["programs"].items():
+        rows = r["ops"]
+        assert len(rows) == len(getattr(comp, prog))
+        assert r["cycles"] == sum(x["cycles"] + x["sequencer"] for x in rows) + P.SEQ_END_CYCLES
+        assert r["sequencer"] == sum(x["sequencer"] for x in rows) + P.SEQ_END_CYCLES
+        for unit, cycles in r["units"].items():
+            assert cycles == sum(x["cycles"] for x in rows if x["unit"] == unit)
+        assert r["macs"] == comp.macs(prog) and r["ideal"] == r["macs"] / lanes
+        contract = [x for x in rows if x["unit"] == "contract"]
+        over = sum(r["contract_over_ideal"][k] for k in LOSSES)
+        assert over == pytest.approx(sum(x["over_ideal"] for x in contract))
+        assert over == pytest.approx(r["units"]["contract"] - r["ideal"])
+
+
+def test_record_cycles_are_the_unit_model_plus_the_sequencer():
+    comp = compile_network(load_config("tiny"))
+    p = P.params_for(comp)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    image = P.assemble(comp, p, frac, host_step=(-1, 8))
+    kinds = set()
+    for rec in image.records:
+        unit, seq = P.record_cycles(rec)
+        want = {P.KIND_CONTRACT: isa.contract_cycles, P.KIND_EWISE: isa.ewise_cycles,
+                P.KIND_SCE: isa.sce_cycles}[rec.kind](rec.desc)
+        assert unit == want + 1  # the unit counter holds the op from its start cycle
+        assert seq == P.SEQ_OP_CYCLES + P.header_nwords(image.words[rec.pc]) == P.SEQ_OP_CYCLES + rec.nwords
+        kinds.add(rec.kind)
+    assert kinds == {P.KIND_CONTRACT, P.KIND_EWISE, P.KIND_SCE}
+
+
+def test_cli(capsys):
+    assert main(["cost", "--model", "tiny", "--lanes", "4", "--buf-depth", "64", "--program", "train_sample"]) == 0
+    out = capsys.readouterr().out
+    assert "train_sample:" in out and "| # | unit |" in out and "update:" not in out
+    assert main(["cost", "--model", "tiny", "--lanes", "300", "--buf-depth", "64"]) == 2
+    assert "lanes 300 outside" in capsys.readouterr().err
