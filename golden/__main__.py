@@ -23,25 +23,29 @@ def main(argv=None) -> int:
     co.add_argument("--model", default="digits")
     co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
     co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
+    co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     co.add_argument("--program", choices=("train_sample", "update", "infer", "all"), default="all")
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
     args = ap.parse_args(argv)
 
     from golden.config import ConfigError
     from golden.datasets import DatasetError
+    from golden.program import ProgramError
     try:
         if args.cmd == "train":
             from golden.train import main_train
             return main_train(args)
-        from golden.config import load_config
+        from golden.config import load_config, with_ranks
         if args.cmd == "cost":
             from golden.cost import cost_report, format_report
-            from golden.program import PROGRAMS, ProgramError
-            try:
-                report = cost_report(load_config(args.model), args.lanes, args.buf_depth)
-            except ProgramError as e:
-                print(f"error: {e}", file=sys.stderr)
-                return 2
+            from golden.program import PROGRAMS
+            cfg = load_config(args.model)
+            if args.ranks is not None:
+                try:
+                    cfg = with_ranks(cfg, json.loads(args.ranks))
+                except json.JSONDecodeError as e:
+                    raise ConfigError(f"--ranks {args.ranks!r}: not JSON ({e})") from None
+            report = cost_report(cfg, args.lanes, args.buf_depth)
             progs = PROGRAMS if args.program == "all" else (args.program,)
             print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
             return 0
@@ -57,7 +61,7 @@ def main(argv=None) -> int:
                     order = f" (in order {op.order})" if op.order else ""
                     print(f"  {op.kind:9s} {op.out:28s} <- {', '.join(op.ins):40s} {op.spec + order:24s} {op.macs}")
         return 0
-    except (ConfigError, DatasetError) as e:
+    except (ConfigError, DatasetError, ProgramError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

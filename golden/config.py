@@ -243,6 +243,17 @@ def config_to_dict(cfg: NetConfig) -> dict:
     }
 
 
+def with_ranks(cfg: NetConfig, ranks) -> NetConfig:
+    """`cfg` with other inner TT ranks per layer (e.g. a pruned network recompiled at its live ranks), checked like
+    a config file (ConfigError names what is wrong)."""
+    if not isinstance(ranks, (list, tuple)) or len(ranks) != len(cfg.layers):
+        raise ConfigError(f"ranks: expected one list of inner ranks per layer ({len(cfg.layers)}), got {ranks!r}")
+    data = config_to_dict(cfg)
+    for layer, r in zip(data["layers"], ranks):
+        layer["ranks"] = list(r) if isinstance(r, (list, tuple)) else r
+    return config_from_dict(data)
+
+
 def _layers(value: object, input_size: int, classes: int) -> tuple[LayerCfg, ...]:
     if not isinstance(value, list) or not value:
         raise ConfigError(f"layers: expected a non-empty list of layers, got {_kind(value)}")

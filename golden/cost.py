@@ -6,7 +6,8 @@ checked cycle for cycle by its block test) and the sequencer's cycles per record
 `record_cycles`, checked against the top's counters by verif/top). `python -m verif.top.bench_rtl` measures the
 same counters on the simulated RTL; host cycles (writing a sample, polling) are not modelled.
 
-    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--program train_sample] [--json]
+    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--ranks '[[11, 9, 15], [15]]']
+                          [--program train_sample] [--json]
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
     params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     image = P.assemble(comp, params, frac, host_step=quant_const(-cfg.train.lr / cfg.train.batch))
-    report = {"model": cfg.name, "lanes": lanes, "buf_depth": buf_depth, "mem_lat": isa.MEM_LAT, "programs": {}}
+    report = {"model": cfg.name, "ranks": [list(layer.ranks) for layer in cfg.layers], "lanes": lanes, "buf_depth": buf_depth, "mem_lat": isa.MEM_LAT, "programs": {}}
     for prog in P.PROGRAMS:
         counted = P.program_cycles(image, prog)
         rows, losses = [], dict.fromkeys(LOSSES, 0.0)
@@ -56,7 +57,7 @@ def _op_text(op) -> str:
 
 
 def format_report(report: dict, programs=P.PROGRAMS) -> str:
-    lines = [f"{report['model']} at {report['lanes']} MAC lanes, {report['buf_depth']} words per lane buffer "
+    lines = [f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} words per lane buffer "
              f"(modelled: golden/cost.py)"]
     for prog in programs:
         r = report["programs"][prog]

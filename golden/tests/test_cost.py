@@ -1,6 +1,8 @@
 """golden/cost.py and the cycle models under it (golden/isa.py contract_losses, golden/program.py program_cycles).
 That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every whole
 program run) and by the benchmark (verif/top/tb_bench.py)."""
+import json
+
 import pytest
 
 from golden import isa
@@ -91,3 +93,14 @@ def test_cli(capsys):
     assert "train_sample:" in out and "| # | unit |" in out and "update:" not in out
     assert main(["cost", "--model", "tiny", "--lanes", "300", "--buf-depth", "64"]) == 2
     assert "lanes 300 outside" in capsys.readouterr().err
+    # a pruned network: fewer MACs, fewer cycles
+    assert main(["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--json"]) == 0
+    full = json.loads(capsys.readouterr().out)["programs"]["train_sample"]
+    assert main(["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--ranks", "[[5, 7], []]",
+                 "--json"]) == 0
+    pruned = json.loads(capsys.readouterr().out)["programs"]["train_sample"]
+    assert pruned["macs"] < full["macs"] and pruned["cycles"] < full["cycles"]
+    for bad, why in (("[[5, 7]]", "one list of inner ranks per layer"), ("[[5, 0], []]", "ranks"),
+                     ("[[5, 7], [", "not JSON")):
+        assert main(["cost", "--model", "digits", "--ranks", bad]) == 2
+        assert why in capsys.readouterr().err, bad

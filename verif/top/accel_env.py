@@ -13,7 +13,7 @@ from cocotb.triggers import ClockCycles
 
 from golden import program as P
 from golden.compiler import LAMBDA_FMT, compile_network
-from golden.config import load_config
+from golden.config import load_config, with_ranks
 from golden.machine import Machine
 from golden.train import init_float_params
 from verif.axil import AxilHost
@@ -50,11 +50,7 @@ def model_config(name: str, batch: int | None = None, ranks=None):
     cfg = load_config(name)
     if batch:
         cfg = replace(cfg, train=replace(cfg.train, batch=batch))
-    if ranks is not None:
-        if len(ranks) != len(cfg.layers):
-            raise ValueError(f"{len(ranks)} rank lists for {len(cfg.layers)} layers")
-        cfg = replace(cfg, layers=tuple(replace(lay, ranks=tuple(r)) for lay, r in zip(cfg.layers, ranks)))
-    return cfg
+    return cfg if ranks is None else with_ranks(cfg, ranks)
 
 
 async def open_accel(dut, check: str = "sample", fast_bus: bool = False, stalls: float = 0.0, seed: int = 0):
