@@ -172,10 +172,57 @@ def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
         lanes = max(d for d in range(1, min(LANE_HINT, sizes[c]) + 1) if sizes[c] % d == 0)
         return math.prod(sizes[x] for x in set(owner)) + outputs // lanes * max(red, lanes), -sizes[c]
 
-    lane = min(reversed(only), key=cost)
+    return _with_lane(indices, min(reversed(only), key=cost), ia, ib)
+
+
+def _with_lane(indices: str, lane: str, ia: str, ib: str) -> str:
+    """`indices` with the one-sided index `lane` innermost and its operand's other one-sided indices outermost."""
     owner = ia if lane in ia else ib
-    outer = [c for c in only if c != lane and c in owner]
+    outer = [c for c in indices if c != lane and c in owner and (c in ia) != (c in ib)]
     return "".join(outer) + "".join(c for c in indices if c != lane and c not in outer) + lane
+
+
+BUF_HINT = 512  # lane buffer words refine_layouts plans for (the ECP5 target's BUF_DEPTH)
+
+
+def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dict[str, int],
+                   intermediates: list[str]) -> None:
+    """Re-choose each intermediate's layout among lane_order's candidates (each one-sided index of the step that
+    computes it as the lane index, that operand's other one-sided indices outermost) by the exact cycles
+    (golden/isa.py spec_cycles, LANE_HINT lanes, BUF_HINT buffer words) of every contraction in `progs` that
+    writes or reads it. lane_order's cost model is a guess that can pick a short lane index (a pruned rank); its
+    choice stays unless another candidate is faster. One pass, in the order the intermediates were made; the specs
+    of the ops and the tensors' indices and shapes are updated in place."""
+    from golden import isa  # imported here: isa imports the machine, which imports this module
+    contracts = [op for prog in progs for op in prog if op.kind == "contract"]
+
+    def respec(op: Op, name: str, layout: str) -> str:
+        (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
+        ia, ib = (layout if op.ins[0] == name else ia), (layout if op.ins[1] == name else ib)
+        return f"{ia},{ib}->{layout if op.out == name else out}"
+
+    for name in intermediates:
+        touching = [op for op in contracts if op.out == name or name in op.ins]
+        ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
+        current = tensors[name].indices
+
+        def cycles(layout: str) -> float:
+            total = 0
+            for op in touching:
+                spec = respec(op, name, layout)
+                try:
+                    total += isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, LANE_HINT, BUF_HINT)
+                except ValueError:
+                    return math.inf
+            return total
+
+        options = [_with_lane(current, c, ia, ib) for c in current if (c in ia) != (c in ib)]
+        best = min(options, key=lambda layout: (cycles(layout), layout != current), default=current)
+        if best != current:
+            for op in touching:
+                op.spec = respec(op, name, best)
+            tensors[name].indices = best
+            tensors[name].shape = tuple(sizes[c] for c in best)
 
 
 # --- network compilation ----------------------------------------------------------------------------------
@@ -213,6 +260,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
     fwd: list[Op] = []
     infer: list[Op] = []
     update: list[Op] = []
+    intermediates: list[str] = []  # the chains' intermediate tensors, in the order they are made
 
     def add(name, shape, bank, fmt, adaptive=False, indices=""):
         t[name] = Tensor(name, tuple(shape), bank, fmt, adaptive, indices)
@@ -235,6 +283,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 dst = f"{label}[{'+'.join(sorted(st.result))}]"
                 init = f.act if out_fmt_kind == "act" else f.bwd
                 add(dst, [sizes[c] for c in st.indices], BANK_ACT, init, True, st.indices)
+                intermediates.append(dst)
             ia, ib = operands.get(a, t[a].indices), operands.get(b, t[b].indices)
             spec = f"{ia},{ib}->{st.indices}"
             # the last step's output has its layout already: lane_order decides the element order alone
@@ -351,6 +400,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 update.append(Op("derive", compute, (w,), mode=NEAREST))
             update.append(Op("zero", g))
 
+    refine_layouts([fwd + bwd, infer], t, all_sizes, intermediates)
     comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, all_sizes)
     _check_accumulator_bounds(comp)
     _allocate(comp)

@@ -274,6 +274,37 @@ def _strides(indices: str, sizes: dict[str, int]) -> dict[str, int]:
     return out
 
 
+def _spec_loops(spec: str, order: str, sizes: dict[str, int], what: str) -> tuple[tuple[Loop, ...], tuple[Loop, ...]]:
+    """The output loops (in the element order `order`) and reduction loops of an einsum `spec`, padded."""
+    lhs, out_idx = spec.split("->")
+    ia, ib = lhs.split(",")
+    red_idx = "".join(c for c in dict.fromkeys(ia + ib) if c not in out_idx)
+    if len(out_idx) > MAX_OUT:
+        _fail(what, f"{len(out_idx)} output loops, the descriptor has {MAX_OUT}")
+    if len(red_idx) > MAX_RED:
+        _fail(what, f"{len(red_idx)} reduction loops, the descriptor has {MAX_RED}")
+    if sorted(order) != sorted(out_idx):
+        _fail(what, f"element order {order!r} is not a permutation of the output indices {out_idx!r}")
+    st_a, st_b, st_o = _strides(ia, sizes), _strides(ib, sizes), _strides(out_idx, sizes)
+
+    def loop(c: str) -> Loop:
+        return Loop(sizes[c], st_a.get(c, 0), st_b.get(c, 0), st_o.get(c, 0), c)
+
+    return ((PAD,) * (MAX_OUT - len(out_idx)) + tuple(loop(c) for c in order),
+            (PAD,) * (MAX_RED - len(red_idx)) + tuple(loop(c) for c in red_idx))
+
+
+def spec_cycles(spec: str, order: str, sizes: dict[str, int], lanes: int, buf_depth: int) -> int:
+    """contract_cycles of a contraction given by its einsum and element order alone (the compiler's layout choice,
+    golden/compiler.py refine_layouts), on an engine of `lanes` MAC lanes and `buf_depth` buffer words; raises
+    ValueError where the nest does not fit a descriptor."""
+    out_loops, red_loops = _spec_loops(spec, order, sizes, spec)
+    desc = check_desc(ContractDesc(a_base=0, b_base=0, o_base=0, out_count=math.prod(lp.count for lp in out_loops),
+                                   out_loops=out_loops, red_loops=red_loops, shift=0, mode=STOCHASTIC,
+                                   accumulate=False, out_w=16))
+    return contract_cycles(with_lanes(desc, lanes, buf_depth))
+
+
 def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
     """The descriptor of one compiled contract op with the current fraction bits `frac` (like Machine.frac).
 
@@ -296,21 +327,7 @@ def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
         n = math.prod(sizes[c] for c in idx)
         if n != comp.tensors[name].size:
             _fail(what, f"tensor {name} has {comp.tensors[name].size} elements, its indices {idx!r} give {n}")
-    red_idx = "".join(c for c in dict.fromkeys(ia + ib) if c not in out_idx)
-    if len(out_idx) > MAX_OUT:
-        _fail(what, f"{len(out_idx)} output loops, the descriptor has {MAX_OUT}")
-    if len(red_idx) > MAX_RED:
-        _fail(what, f"{len(red_idx)} reduction loops, the descriptor has {MAX_RED}")
-    st_a, st_b, st_o = _strides(ia, sizes), _strides(ib, sizes), _strides(out_idx, sizes)
-
-    def loop(c: str) -> Loop:
-        return Loop(sizes[c], st_a.get(c, 0), st_b.get(c, 0), st_o.get(c, 0), c)
-
-    order = op.element_order()
-    if sorted(order) != sorted(out_idx):
-        _fail(what, f"element order {order!r} is not a permutation of the output indices {out_idx!r}")
-    out_loops = (PAD,) * (MAX_OUT - len(out_idx)) + tuple(loop(c) for c in order)
-    red_loops = (PAD,) * (MAX_RED - len(red_idx)) + tuple(loop(c) for c in red_idx)
+    out_loops, red_loops = _spec_loops(op.spec, op.element_order(), sizes, what)
     out_t = comp.tensors[op.out]
     persistent = not out_t.per_sample
     if bool(op.accumulate) != persistent:
@@ -439,7 +456,7 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "contract_losses", "MEM_LAT", "MAC_REG", "MAX_OUT", "MAX_RED",
+           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "contract_losses", "spec_cycles", "MEM_LAT", "MAC_REG", "MAX_OUT", "MAX_RED",
            "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 

@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from golden.compiler import compile_network, core_name, lane_order, plan_contraction
-from golden.config import config_from_dict, config_to_dict, load_config
+from golden import compiler, isa
+from golden.compiler import BUF_HINT, LANE_HINT, compile_network, core_name, lane_order, plan_contraction
+from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
 
 # ---------------------------------------------------------------------------------------------------------
 # An independent brute force: every full binary contraction tree, costed from first principles.
@@ -490,3 +491,60 @@ def test_element_order_of_outputs_with_a_given_layout(model):
         reordered += op.order != ""
     # Z0 (in train_sample and infer) and two gradients (tiny), four (digits); four core gradients (paper)
     assert reordered == {"tiny": 4, "digits": 6, "paper": 4}[model], reordered
+
+
+PRUNED_PAPER = [[11, 9, 15], [15]]
+
+
+def _compiled(model: str, ranks=None):
+    cfg = load_config(model)
+    return compile_network(with_ranks(cfg, ranks) if ranks else cfg)
+
+
+def _contract_cycles_total(comp) -> int:
+    return sum(isa.spec_cycles(op.spec, op.element_order(), comp.letter_sizes, LANE_HINT, BUF_HINT)
+               for op in comp.train_sample + comp.infer if op.kind == "contract")
+
+
+@pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
+def test_refined_layouts_are_locally_fastest(model, ranks):
+    """No candidate layout of an intermediate (another one-sided index of its step innermost) makes the
+    contractions that write and read it faster (isa.spec_cycles, the model refine_layouts uses)."""
+    comp = _compiled(model, ranks)
+    contracts = [op for op in comp.train_sample + comp.infer if op.kind == "contract"]
+    checked = 0
+    for name, t in comp.tensors.items():
+        if "[" not in name:  # intermediates are named label[operands]
+            continue
+        touching = [op for op in contracts if op.out == name or name in op.ins]
+        ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
+
+        def total(layout: str) -> int:
+            s = 0
+            for op in touching:
+                (xa, xb), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
+                spec = (f"{layout if op.ins[0] == name else xa},{layout if op.ins[1] == name else xb}->"
+                        f"{layout if op.out == name else out}")
+                s += isa.spec_cycles(spec, op.order or spec.split("->")[1], comp.letter_sizes, LANE_HINT, BUF_HINT)
+            return s
+
+        here = total(t.indices)
+        for lane in (c for c in t.indices if (c in ia) != (c in ib)):
+            owner = ia if lane in ia else ib
+            outer = [c for c in t.indices if c != lane and c in owner and (c in ia) != (c in ib)]
+            other = "".join(outer) + "".join(c for c in t.indices if c != lane and c not in outer) + lane
+            assert here <= total(other), f"{model} {name}: {t.indices} {here} cycles, {other} {total(other)}"
+        assert t.shape == tuple(comp.letter_sizes[c] for c in t.indices)
+        checked += 1
+    assert checked
+
+
+@pytest.mark.parametrize("model,ranks,faster", [("digits", None, False), ("paper", None, False),
+                                                ("paper", PRUNED_PAPER, True)])
+def test_refine_layouts_against_lane_order_alone(monkeypatch, model, ranks, faster):
+    """refine_layouts never makes the modelled contractions slower than lane_order's layouts; on the pruned paper
+    model (short rank lane indices) it makes them faster; on the full-rank models lane_order's layouts stay."""
+    refined = _contract_cycles_total(_compiled(model, ranks))
+    monkeypatch.setattr(compiler, "refine_layouts", lambda *args: None)
+    plain = _contract_cycles_total(_compiled(model, ranks))
+    assert refined < plain if faster else refined == plain, (refined, plain)
