@@ -31,7 +31,7 @@ TRAIN_SIM = $(or $(SIM),verilator)
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)
 export SIM SEED WAVES
 
-.PHONY: help setup train regress lint synth qor coverage mutate bench clean
+.PHONY: help setup train cost regress lint synth qor coverage mutate bench clean
 
 help: ## list the targets and variables
 	@echo "Targets:"
@@ -49,6 +49,9 @@ train: setup ## train MODEL on DATASET (default: digits) on the co-simulated acc
 	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
 	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH)
+
+cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH (no simulation)
+	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@echo "regress: SEED=$(SEED) J=$(J)"
