@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from golden import isa
 from golden import program as P
 from golden.machine import Machine, sce_loss
 from verif.host import LFSR, P_LABEL, PRED, AccelHost, Backdoor
@@ -33,7 +34,7 @@ class Mismatch(AssertionError):
 
 class RtlDevice:
     def __init__(self, host: AccelHost, backdoor: Backdoor, params: P.AccelParams, golden: Machine,
-                 check: str = "sample"):
+                 check: str = "sample", mem_lat: int = isa.MEM_LAT):
         if check not in CHECKS:
             raise ValueError(f"check {check!r}: expected one of {CHECKS}")
         self.host, self.backdoor, self.params, self.golden, self.check = host, backdoor, params, golden, check
@@ -43,6 +44,7 @@ class RtlDevice:
         self.samples = 0  # samples run on the RTL (for messages)
         self.cycles = {"train_sample": 0, "update": 0, "infer": 0}
         self.runs = {"train_sample": 0, "update": 0, "infer": 0}
+        self.mem_lat = mem_lat  # the top's bank read latency (MEM_PIPE), for the cycle model
         self._model = (None, {})  # (the image, its modelled cycles per program)
         t = self.comp.tensors
         # on the accelerator; the rank state (lambda, tau, masks) is the host's, in the golden machine
@@ -138,7 +140,7 @@ class RtlDevice:
     def model_cycles(self, prog: str) -> int:
         """golden/program.py program_cycles of `prog` in the current image (cached per image)."""
         if self._model[0] is not self.image:
-            self._model = (self.image, {p: P.program_cycles(self.image, p)["cycles"] for p in P.PROGRAMS})
+            self._model = (self.image, {p: P.program_cycles(self.image, p, self.mem_lat)["cycles"] for p in P.PROGRAMS})
         return self._model[1][prog]
 
     async def train_sample(self, x: np.ndarray, label: int) -> tuple[int, int]:

@@ -70,7 +70,8 @@ async def open_accel(dut, check: str = "sample", fast_bus: bool = False, stalls:
         axil.set_stalls(np.random.default_rng(seed), dict.fromkeys(axil.channels, stalls))
     host = AccelHost(axil, dut, period_ns=CLOCK_NS)
     params = await host.params()
-    return lambda golden: RtlDevice(host, Backdoor(dut, params), params, golden, check=check)
+    mem_lat = 1 + 4 * int(dut.MEM_PIPE.value)  # rtl/tt_accel.v MEM_LAT, the bank read latency the units are built for
+    return lambda golden: RtlDevice(host, Backdoor(dut, params), params, golden, check=check, mem_lat=mem_lat)
 
 
 async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False,

@@ -748,7 +748,7 @@ async def shift_ends_and_statistics(dut):
     over = sum(P.SEQ_OP_CYCLES + P.header_nwords(env.dev.image.words[r.pc]) for r in recs) + P.SEQ_END_CYCLES
     units = c["contract_cycles"] + c["ewise_cycles"] + c["sce_cycles"]
     assert c["cycles"] == units + over, f"train_sample: busy {c['cycles']} != unit cycles {units} + overhead {over}"
-    model = P.program_cycles(env.dev.image, "train_sample")  # the cycle model of `python -m golden cost`
+    model = P.program_cycles(env.dev.image, "train_sample", env.dev.mem_lat)  # the cycle model of `python -m golden cost`
     got = {u: c[f"{u}_cycles"] for u in model["units"]}
     assert (c["cycles"], got) == (model["cycles"], model["units"]), \
         f"train_sample: counters {c['cycles']} {got}, modelled {model['cycles']} {model['units']}"

@@ -32,7 +32,7 @@ async def measure(dev, prog: str, run) -> dict:
     wall = time.perf_counter() - t0
     c = await host.counters()
     units = {u: c[f"{u}_cycles"] for u in UNITS}
-    model = P.program_cycles(dev.image, prog)  # golden/cost.py's figures: they must be the measured ones
+    model = P.program_cycles(dev.image, prog, dev.mem_lat)  # golden/cost.py's figures: they must be the measured ones
     assert (c["cycles"], units) == (model["cycles"], model["units"]), \
         f"{prog}: measured {c['cycles']} cycles {units}, modelled {model['cycles']} {model['units']}"
     return {"cycles": c["cycles"], "units": units, "sequencer_overhead": c["cycles"] - sum(units.values()),
