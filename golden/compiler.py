@@ -182,7 +182,33 @@ def _with_lane(indices: str, lane: str, ia: str, ib: str) -> str:
     return "".join(outer) + "".join(c for c in indices if c != lane and c not in outer) + lane
 
 
+def layout_candidates(indices: str, ia: str, ib: str) -> list[str]:
+    """lane_order's family for an intermediate of a step ia x ib: each one-sided index as the innermost."""
+    return [_with_lane(indices, c, ia, ib) for c in indices if (c in ia) != (c in ib)]
+
+
+def respec(op: Op, name: str, layout: str) -> str:
+    """The einsum of contract `op` with the tensor `name` (an operand or the output) in the index order `layout`."""
+    (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
+    ia, ib = (layout if op.ins[0] == name else ia), (layout if op.ins[1] == name else ib)
+    return f"{ia},{ib}->{layout if op.out == name else out}"
+
+
 BUF_HINT = 512  # lane buffer words refine_layouts plans for (the ECP5 target's BUF_DEPTH)
+
+
+def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
+    """golden/isa.py spec_cycles (LANE_HINT lanes, BUF_HINT buffer words) summed over the contractions `ops` with
+    the tensor `name` in the index order `layout`; inf where one of them does not fit a descriptor."""
+    from golden import isa  # imported here: isa imports the machine, which imports this module
+    total = 0
+    for op in ops:
+        spec = respec(op, name, layout)
+        try:
+            total += isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, LANE_HINT, BUF_HINT)
+        except ValueError:
+            return math.inf
+    return total
 
 
 def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dict[str, int],
@@ -193,31 +219,13 @@ def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dic
     writes or reads it. lane_order's cost model is a guess that can pick a short lane index (a pruned rank); its
     choice stays unless another candidate is faster. One pass, in the order the intermediates were made; the specs
     of the ops and the tensors' indices and shapes are updated in place."""
-    from golden import isa  # imported here: isa imports the machine, which imports this module
     contracts = [op for prog in progs for op in prog if op.kind == "contract"]
-
-    def respec(op: Op, name: str, layout: str) -> str:
-        (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
-        ia, ib = (layout if op.ins[0] == name else ia), (layout if op.ins[1] == name else ib)
-        return f"{ia},{ib}->{layout if op.out == name else out}"
-
     for name in intermediates:
         touching = [op for op in contracts if op.out == name or name in op.ins]
         ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
         current = tensors[name].indices
-
-        def cycles(layout: str) -> float:
-            total = 0
-            for op in touching:
-                spec = respec(op, name, layout)
-                try:
-                    total += isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, LANE_HINT, BUF_HINT)
-                except ValueError:
-                    return math.inf
-            return total
-
-        options = [_with_lane(current, c, ia, ib) for c in current if (c in ia) != (c in ib)]
-        best = min(options, key=lambda layout: (cycles(layout), layout != current), default=current)
+        best = min(layout_candidates(current, ia, ib), default=current,
+                   key=lambda layout: (layout_cycles(touching, name, layout, sizes), layout != current))
         if best != current:
             for op in touching:
                 op.spec = respec(op, name, best)

@@ -28,7 +28,8 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
     params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     image = P.assemble(comp, params, frac, host_step=quant_const(-cfg.train.lr / cfg.train.batch))
-    report = {"model": cfg.name, "ranks": [list(layer.ranks) for layer in cfg.layers], "lanes": lanes, "buf_depth": buf_depth, "mem_lat": isa.MEM_LAT, "programs": {}}
+    report = {"model": cfg.name, "ranks": [list(layer.ranks) for layer in cfg.layers], "lanes": lanes,
+              "buf_depth": buf_depth, "mem_lat": isa.MEM_LAT, "programs": {}}
     for prog in P.PROGRAMS:
         counted = P.program_cycles(image, prog)
         rows, losses = [], dict.fromkeys(LOSSES, 0.0)
@@ -57,8 +58,8 @@ def _op_text(op) -> str:
 
 
 def format_report(report: dict, programs=P.PROGRAMS) -> str:
-    lines = [f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} words per lane buffer "
-             f"(modelled: golden/cost.py)"]
+    lines = [f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} "
+             f"words per lane buffer (modelled: golden/cost.py)"]
     for prog in programs:
         r = report["programs"][prog]
         units = ", ".join(f"{u} {c:,}" for u, c in r["units"].items())
