@@ -51,7 +51,8 @@ class Op:
     macs: int = 0
     note: str = ""
     host_step: bool = False  # axpby: beta is the step-size register the host writes before each update
-    order: str = ""  # contract: its output indices in the order the elements are computed and draw (SPEC 5.1); "": spec's
+    # contract: the output indices in the order its elements are computed and draw (SPEC 5.1); "": the spec's
+    order: str = ""
 
     def element_order(self) -> str:
         """A contract op's output indices, outer to inner, in the order its elements are computed and draw."""

@@ -456,8 +456,8 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "contract_losses", "spec_cycles", "MEM_LAT", "MAC_REG", "MAX_OUT", "MAX_RED",
-           "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
+           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "contract_losses", "spec_cycles", "MEM_LAT",
+           "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
@@ -799,7 +799,9 @@ def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int =
             "mask_right": mask_right & EW_ALL, "tau_left": table(tau_left), "tau_right": table(tau_right)}
 
 
-EW_PIPE = 12  # cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write, |y|, done
+# tt_ewise's cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write,
+# |y|, done
+EW_PIPE = 12
 
 
 def ewise_cycles(desc: EwiseDesc, mem_lat: int = MEM_LAT) -> int:

@@ -260,7 +260,7 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
     return Image(tuple(words), entry, tuple(records), slots)
 
 
-SEQ_OP_CYCLES = 4  # rtl/tt_seq.v's cycles per record besides the payload words and the unit's: fetch, header, seed, statistics
+SEQ_OP_CYCLES = 4  # rtl/tt_seq.v per record besides the payload and the unit: fetch, header, seed, statistics
 SEQ_END_CYCLES = 2  # the END record: fetch and header
 UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce"}  # the cycle counters' names
 
