@@ -3,7 +3,8 @@ once, without a simulation.
 
 The models are the RTL's exact timing: golden/isa.py `contract_cycles`, `ewise_cycles` and `sce_cycles` (each
 checked cycle for cycle by its block test) and the sequencer's cycles per record (golden/program.py
-`record_cycles`, checked against the top's counters by verif/top). `python -m verif.top.bench_rtl` measures the
+`record_cycles` and `program_heads`, the head start of a preloaded op, checked against the top's counters by
+verif/top). `python -m verif.top.bench_rtl` measures the
 same counters on the simulated RTL; host cycles (writing a sample, polling) are not modelled.
 
     python -m golden cost --model paper --lanes 16 --buf-depth 512 [--ranks '[[11, 9, 15], [15]]']
@@ -33,12 +34,13 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
     for prog in P.PROGRAMS:
         counted = P.program_cycles(image, prog)
         rows, losses = [], dict.fromkeys(LOSSES, 0.0)
-        for rec, unit_cycles, seq_cycles in counted["records"]:
-            row = {"index": rec.index, "unit": P.UNIT_OF_KIND[rec.kind], "out": rec.op.out, "op": _op_text(rec.op),
+        for rec, unit_cycles, seq_cycles, head in counted["records"]:
+            row = {"index": rec.index, "unit": P.UNIT_OF_KIND[rec.kind], "out": rec.op.out,
+                   "op": _op_text(rec.op) + (f" (preloaded, head start {head:,})" if head else ""),
                    "lanes": getattr(rec.desc, "lanes", None), "macs": getattr(rec.desc, "macs", 0),
                    "cycles": unit_cycles, "sequencer": seq_cycles}
             if rec.kind == P.KIND_CONTRACT:
-                split = isa.contract_losses(rec.desc, lanes)
+                split = isa.contract_losses(rec.desc, lanes, head=head)
                 row["over_ideal"] = unit_cycles - split["ideal"]
                 for k in LOSSES:
                     losses[k] += split[k]

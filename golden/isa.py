@@ -28,6 +28,12 @@ word a cycle (`lane_beats`' load), and beside it walks the nest without the lane
 are loaded (`group_starts`): each step reads one a word and every lane's buffer word at one address, and a
 finished reduction gives L outputs, lane l's at the lane-0 address + l * so of the lane loop (the outputs of the
 direct order, since the lane loop is the innermost output loop). The op's meaning does not change: `desc_beats` and `execute_desc` ignore lanes and sbuf.
+
+Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
+carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
+walk ends, its load nest walks the next op's b into the other set, on through the op's end and the sequencer's
+gap, and the next op (`preloaded`) computes from that set without walking b again. Only the time changes:
+the next op's groups wait for the words loaded since its start less the head start (`group_starts`' head).
 """
 from __future__ import annotations
 
@@ -79,6 +85,10 @@ class ContractDesc:
     banks: tuple[str, str, str] = ("", "", "")  # banks of a, b, out (for the sequencer; not a descriptor field)
     names: tuple[str, str, str] = field(default=("", "", ""), compare=False)  # tensors, for messages
     lanes: int = 1  # 1: the direct form; L > 1: the lane form (module docstring)
+    # Preload (lane form only; module docstring): `preload` is the next op, whose b this op's load nest walks into
+    # the other buffer set once its own walk is done; `preloaded` says this op's b was walked by the op before.
+    preloaded: bool = False
+    preload: ContractDesc | None = field(default=None, repr=False)
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -130,6 +140,12 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         _fail(what, f"unknown rounding mode {desc.mode}")
     if not 1 <= desc.lanes < 1 << LANE_W:
         _fail(what, f"lanes {desc.lanes} outside 1..{(1 << LANE_W) - 1} ({LANE_W}-bit lanes field)")
+    if (desc.preloaded or desc.preload) and desc.lanes == 1:
+        _fail(what, "only an op in the lane form preloads or is preloaded")
+    if desc.preload is not None:
+        if desc.preload.lanes == 1 or desc.preload.preload is not None:
+            _fail(what, "the preloaded op must be in the lane form, and carry no preload of its own")
+        check_desc(desc.preload)
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
         if lane.count != desc.lanes:
@@ -165,7 +181,7 @@ MEM_LAT = 5  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 1)
 MAC_REG = 1  # tt_contract's product register
 
 
-def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG) -> int:
+def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG, head: int = 0) -> int:
     """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle,
     then the compute beats. A group of L outputs takes max(K, L) cycles (K reduction steps; the drain takes L),
     the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave
@@ -173,8 +189,22 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
     In the lane form the load runs beside the compute, one b word a cycle from the compute nest's first cycle,
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
     another; a group starts only once its slice is in every lane, mem_lat + 1 cycles after the slice's last load
-    beat. The direct form is the lane form with L = 1 and nothing to wait for."""
-    return 1 + int(group_starts(desc, mem_lat)[-1]) + _tail(desc, mem_lat, mac_reg)
+    beat. The direct form is the lane form with L = 1 and nothing to wait for. `head`: a preloaded op's head start
+    (group_starts)."""
+    return 1 + int(group_starts(desc, mem_lat, head)[-1]) + _tail(desc, mem_lat, mac_reg)
+
+
+def load_beats(desc: ContractDesc) -> int:
+    """The beats of a lane-form op's load walk: every lane's buffer words."""
+    return desc.lanes * buffer_words(desc)
+
+
+def preload_start(desc: ContractDesc, head: int = 0) -> int:
+    """When the preload walk of `desc` (desc.preload) issues its first beat, in cycles from the op's compute nest's
+    first cycle: two cycles after its own walk's last beat (the load nest takes the preload's configuration, then
+    restarts), and not before the op's second cycle; `head` as in group_starts (a preloaded op's own walk began
+    before it started)."""
+    return max(load_beats(desc) + 1 - head, 1)
 
 
 def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
@@ -182,7 +212,8 @@ def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
     return desc.red_count + desc.lanes + 2 * mem_lat + mac_reg + 8
 
 
-def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG) -> dict:
+def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG,
+                    head: int = 0) -> dict:
     """Where contract_cycles(desc) goes on an engine of `lanes` MAC lanes, as cycles that sum to it: the ideal
     (MACs / lanes); fewer lanes than the engine's (the direct form, or a lane loop shorter than `lanes`); the wait
     for the lane buffers' load (group_starts); groups shorter than their lanes (the drain's one element a cycle);
@@ -192,13 +223,15 @@ def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_
     unhindered = 1 + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
     drain = groups * (step - k)
     return {"ideal": desc.macs / lanes, "lanes_short": desc.macs / n - desc.macs / lanes,
-            "load_wait": contract_cycles(desc, mem_lat, mac_reg) - unhindered, "drain_bound": drain,
+            "load_wait": contract_cycles(desc, mem_lat, mac_reg, head) - unhindered, "drain_bound": drain,
             "fill": unhindered - desc.macs / n - drain}
 
 
-def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT) -> np.ndarray:
+def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> np.ndarray:
     """The cycle each group's first beat issues, counted from the compute nest's first cycle (contract_cycles):
-    max(K, L) after the previous group's, and in the lane form not before its slice is loaded."""
+    max(K, L) after the previous group's, and in the lane form not before its slice is loaded. The load walk's beat
+    j issues in cycle j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its
+    predecessor's preload walk issued its first beat `head` cycles before this op's compute nest's first cycle)."""
     step = max(desc.red_count, desc.lanes)
     g = np.arange(desc.out_count // desc.lanes) * step
     if desc.lanes == 1:
@@ -207,8 +240,8 @@ def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT) -> np.ndarray:
     slice_words = math.prod(lp.count for lp in desc.red_loops if lp.sb)
     counts = [1 if i == LANE_LOOP or i >= MAX_OUT else lp.count for i, lp in enumerate(desc.loops)]
     first_word = _nest(desc, counts)[4]  # every group's first buffer word, in group order
-    ready = (first_word // slice_words + 1) * n * slice_words + mem_lat
-    return g + np.maximum.accumulate(ready - g)
+    ready = (first_word // slice_words + 1) * n * slice_words + mem_lat - head
+    return g + np.maximum.accumulate(np.maximum(ready - g, 0))
 
 
 def _is_pad(lp: Loop) -> bool:
@@ -438,9 +471,8 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
     return mem_o, n_sat, maxabs
 
 
-def pack_ports(desc: ContractDesc) -> dict[str, int]:
-    """The descriptor as the RTL's port values (rtl/tt_contract.v): packed buses with loop 0 the innermost
-    (the innermost reduction loop), loops 0..MAX_RED-1 the reductions, MAX_RED..NLOOPS-1 the output loops."""
+def _pack_loops(desc: ContractDesc) -> dict[str, int]:
+    """The loop fields as packed buses, loop 0 the innermost (the innermost reduction loop)."""
     inner_first = list(reversed(desc.red_loops)) + list(reversed(desc.out_loops))
     counts = sa = sb = so = sbuf = 0
     for i, lp in enumerate(inner_first):
@@ -449,14 +481,24 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
         sb |= lp.sb << (ADDR_W * i)
         so |= lp.so << (ADDR_W * i)
         sbuf |= lp.sbuf << (BUF_W * i)
-    return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, "counts": counts,
-            "stride_a": sa, "stride_b": sb, "stride_o": so, "shift": desc.shift & ((1 << SHIFT_W) - 1),
-            "mode": desc.mode, "accumulate": int(desc.accumulate), "out_w": desc.out_w, "lanes": desc.lanes,
-            "stride_buf": sbuf}
+    return {"counts": counts, "stride_a": sa, "stride_b": sb, "stride_o": so, "stride_buf": sbuf}
+
+
+def pack_ports(desc: ContractDesc) -> dict[str, int]:
+    """The descriptor as the RTL's port values (rtl/tt_contract.v): packed buses with loop 0 the innermost
+    (the innermost reduction loop), loops 0..MAX_RED-1 the reductions, MAX_RED..NLOOPS-1 the output loops. The
+    preload's fields are the next op's b walk (pre_lanes 0: no preload)."""
+    nxt = _pack_loops(desc.preload) if desc.preload else {}
+    return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, **_pack_loops(desc),
+            "shift": desc.shift & ((1 << SHIFT_W) - 1), "mode": desc.mode, "accumulate": int(desc.accumulate),
+            "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
+            "pre_lanes": desc.preload.lanes if desc.preload else 0,
+            "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
+            "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "contract_cycles", "contract_losses", "spec_cycles", "MEM_LAT",
+           "pack_ports", "with_lanes", "buffer_words", "load_beats", "preload_start", "contract_cycles", "contract_losses", "spec_cycles", "MEM_LAT",
            "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 

@@ -9,7 +9,8 @@ field i-1, word 0 holding bits 0..31). Header bits:
     [10]    observe the op's max |word written| updates the slot's max register (SPEC 4.2: per-sample writes
                     of adaptive tensors in train_sample only, as golden.machine does)
     [23:16] nwords  payload words that follow: the unit's payload length; an element-wise record other than
-                    PENALTY stops before the tau tables (EW_SHORT_WORDS), which then read as 0
+                    PENALTY stops before the tau tables (EW_SHORT_WORDS), a contraction that preloads no
+                    next op before the preload's fields (CT_SHORT_WORDS); the missing fields read as 0
 Addresses in descriptors are global element addresses: bank b's word i is (b << bank_shift) + i, so the
 units address every bank through one 20-bit field and the top decodes the bank from the high bits. A CONTRACT
 descriptor is in the lane form (golden/isa.py) where `isa.with_lanes` chooses it for the accelerator's MAC lanes
@@ -45,8 +46,12 @@ CONTRACT_FIELDS = (
     ("a_base", isa.ADDR_W), ("b_base", isa.ADDR_W), ("o_base", isa.ADDR_W), ("counts", L * isa.CNT_W),
     ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
     ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W), ("lanes", isa.LANE_W),
-    ("stride_buf", L * isa.BUF_W),
+    ("stride_buf", L * isa.BUF_W), ("preloaded", 1),
+    # the next op's load walk (golden/isa.py preload): a record without a preload stops before these
+    ("pre_lanes", isa.LANE_W), ("pre_b_base", isa.ADDR_W), ("pre_counts", L * isa.CNT_W),
+    ("pre_stride_b", L * isa.ADDR_W), ("pre_stride_buf", L * isa.BUF_W),
 )
+CONTRACT_SHORT_FIELDS = CONTRACT_FIELDS[:CONTRACT_FIELDS.index(("preloaded", 1)) + 1]
 EWISE_FIELDS = (
     ("opcode", isa.EW_OP_W), ("count", isa.ADDR_W), ("x_base", isa.ADDR_W), ("z_base", isa.ADDR_W),
     ("y_base", isa.ADDR_W), ("alpha", isa.EW_CONST_W), ("beta", isa.EW_CONST_W), ("align_x", isa.EW_ALIGN_W),
@@ -62,7 +67,7 @@ SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL regi
     ("err_w", 6), ("err_frac", 6),
 )
 UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS}
-SHORT_FIELDS = {"EW": EWISE_SHORT_FIELDS}  # units whose records may also carry only a leading part of the fields
+SHORT_FIELDS = {"CT": CONTRACT_SHORT_FIELDS, "EW": EWISE_SHORT_FIELDS}  # units whose records may also carry only a leading part of the fields
 PROGRAMS = ("train_sample", "update", "infer")
 
 
@@ -204,7 +209,7 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         d = isa.lower_contract(comp, op, frac)
         a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
         d = isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth))
-        kind, payload = KIND_CONTRACT, pack_fields(CONTRACT_FIELDS, isa.pack_ports(d))
+        kind, payload = KIND_CONTRACT, contract_payload(d)
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)
         # MASK's bit vectors and PENALTY's tau tables: the host's rank state, current at this assembly
@@ -222,6 +227,57 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
     else:
         raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
     return kind, [header(kind, slots[op.out], observe, len(payload))] + payload, d
+
+
+def contract_payload(d: isa.ContractDesc) -> list[int]:
+    """A CONTRACT record's payload: the preload's fields only when it carries one."""
+    return pack_fields(CONTRACT_FIELDS if d.preload else CONTRACT_SHORT_FIELDS, isa.pack_ports(d))
+
+
+def _span(base: int, loops, key: str) -> tuple[int, int]:
+    return base, base + sum((lp.count - 1) * getattr(lp, key) for lp in loops)
+
+
+def can_preload(d: isa.ContractDesc, nxt: isa.ContractDesc, bank_shift: int) -> bool:
+    """May op `d` walk the next op's b into the other buffer set (golden/isa.py preload)? Both are in the lane form,
+    `d` does not write the words of that b, and the banks have a read port for it beside d's own reads after its
+    load (a, and the old output words when accumulating; BANK_READ_PORTS)."""
+    if d.lanes == 1 or nxt.lanes == 1:
+        return False
+    o_lo, o_hi = _span(d.o_base, d.loops, "so")
+    b_lo, b_hi = _span(nxt.b_base, nxt.loops, "sb")
+    if o_lo <= b_hi and b_lo <= o_hi:
+        return False
+    reads = [d.a_base, nxt.b_base] + ([d.o_base] if d.accumulate else [])
+    banks = [r >> bank_shift for r in reads]
+    return all(banks.count(b) <= BANK_READ_PORTS[b] for b in banks)
+
+
+PRELOAD_WORDS = payload_words(CONTRACT_FIELDS) - payload_words(CONTRACT_SHORT_FIELDS)
+
+
+def link_preloads(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> list:
+    """Pair consecutive contractions of one program for preloading (golden/isa.py preload) where it saves cycles:
+    the next op's head start (contract_cycles of the previous op past its own walk, plus the sequencer's gap) must
+    gain it more cycles than the PRELOAD_WORDS the previous record grows by. `descs`: the program's descriptors in
+    order (None for other units); returns them with the pairs linked."""
+    out = list(descs)
+    head = 0
+    for i in range(len(out) - 1):
+        d, nxt = out[i], out[i + 1]
+        if not (isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc)
+                and can_preload(d, nxt, bank_shift)):
+            head = 0
+            continue
+        gap = isa.contract_cycles(d, mem_lat, head=head) + SEQ_GAP_CYCLES + payload_words(CONTRACT_SHORT_FIELDS)
+        new_head = gap - isa.preload_start(d, head)
+        if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
+            head = 0
+            continue
+        out[i] = replace(d, preload=replace(nxt, preload=None, preloaded=False))
+        out[i + 1] = replace(nxt, preloaded=True)
+        head = new_head
+    return out
 
 
 def observes(comp: Compiled, program: str, op) -> bool:
@@ -246,11 +302,18 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
     entry, records = {}, []
     for prog in PROGRAMS:
         entry[prog] = len(words)
+        lowered = []
         for i, op in enumerate(getattr(comp, prog)):
             try:
-                kind, rec, desc = lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank)
+                lowered.append(lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank))
             except ValueError as e:
                 raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
+        linked = link_preloads([d if k == KIND_CONTRACT else None for k, _, d in lowered], p.bank_shift)
+        for i, (op, (kind, rec, desc), new) in enumerate(zip(getattr(comp, prog), lowered, linked)):
+            if new is not None and new != desc:
+                desc = new
+                payload = contract_payload(desc)
+                rec = [header(kind, slots[op.out], observes(comp, prog, op), len(payload))] + payload
             records.append(Record(len(words), prog, i, kind, op, desc, len(rec) - 1))
             words += rec
         words.append(header(KIND_END))
@@ -265,20 +328,44 @@ SEQ_END_CYCLES = 2  # the END record: fetch and header
 UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce"}  # the cycle counters' names
 
 
-def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT) -> tuple[int, int]:
+SEQ_GAP_CYCLES = 5  # rtl/tt_seq.v from a unit's done to the next record's start, besides its payload words
+
+
+def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0) -> tuple[int, int]:
     """(unit cycles, sequencer cycles) of one record as rtl/tt_seq.v counts them: its unit counter holds the op from
     the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and one
-    cycle per payload word. The unit models are the ones the block tests check cycle for cycle."""
-    model = {KIND_CONTRACT: isa.contract_cycles, KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles}[rec.kind]
+    cycle per payload word. The unit models are the ones the block tests check cycle for cycle; `head`: a
+    preloaded contraction's head start (program_heads)."""
+    if rec.kind == KIND_CONTRACT:
+        return isa.contract_cycles(rec.desc, mem_lat, head=head) + 1, SEQ_OP_CYCLES + rec.nwords
+    model = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles}[rec.kind]
     return model(rec.desc, mem_lat) + 1, SEQ_OP_CYCLES + rec.nwords
+
+
+def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
+    """The head start of every record of one program run in order (0 but for a preloaded contraction): the cycles
+    from its predecessor's start to its own (the predecessor's unit cycles, SEQ_GAP_CYCLES and its own payload)
+    less when the predecessor's preload walk issued its first beat (isa.preload_start)."""
+    heads, prev = [], None
+    for r in records:
+        head = 0
+        if r.kind == KIND_CONTRACT and r.desc.preloaded:
+            d, d_head = prev
+            head = (isa.contract_cycles(d, mem_lat, head=d_head) + SEQ_GAP_CYCLES + r.nwords
+                    - isa.preload_start(d, d_head))
+        heads.append(head)
+        prev = (r.desc, head)
+    return heads
 
 
 def program_cycles(image: Image, program: str, mem_lat: int = isa.MEM_LAT) -> dict:
     """The modelled cycle counters of one run of `program` (rtl/tt_seq.v CYCLES and the per-unit counters): the
-    busy cycles, each unit's, the sequencer's own, and (unit cycles, sequencer cycles) per record."""
-    per = [(r, *record_cycles(r, mem_lat)) for r in image.records if r.program == program]
-    units = {u: sum(c for r, c, _ in per if UNIT_OF_KIND[r.kind] == u) for u in UNIT_OF_KIND.values()}
-    seq = sum(s for _, _, s in per) + SEQ_END_CYCLES
+    busy cycles, each unit's, the sequencer's own, and (record, unit cycles, sequencer cycles, head start) per
+    record."""
+    recs = [r for r in image.records if r.program == program]
+    per = [(r, *record_cycles(r, mem_lat, h), h) for r, h in zip(recs, program_heads(recs, mem_lat))]
+    units = {u: sum(c for r, c, _, _ in per if UNIT_OF_KIND[r.kind] == u) for u in UNIT_OF_KIND.values()}
+    seq = sum(s for _, _, s, _ in per) + SEQ_END_CYCLES
     return {"cycles": sum(units.values()) + seq, "units": units, "sequencer": seq, "records": per}
 
 

@@ -19,6 +19,13 @@
 //   loads. A group's sums drain one element per cycle, lane 0 first (the output addresses stride_o of the lane
 //   loop apart; the draws go in the nest's order, the op's element order of SPEC 5.1); a group starts at least
 //   `lanes` cycles after the previous one so the drain never overruns.
+//   Preload: the buffers hold two sets of BUF_DEPTH words. An op that carries the next op's b walk (pre_* fields)
+//   walks it into the other set once its own walk is done (the walk's configuration is registered at the op's
+//   start and taken by the load nest the cycle after the own walk's last beat, which restarts the next cycle),
+//   on past this op's done. The next op, `preloaded`, computes from that set and lets the walk run on instead of
+//   starting its own: its groups wait only for words not yet loaded. The compiler pairs only ops where this op does
+//   not write that b and the banks have a port for it (golden/program.py link_preloads); the sequencer keeps the
+//   contraction unit's ports routed between two contraction records.
 //   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
@@ -42,7 +49,7 @@
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
 // range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W), 3 (a loop
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
-// 0). A start while busy is ignored; seed_load belongs between ops.
+// 0, or pre_lanes above LANES). A start while busy is ignored; seed_load belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -79,6 +86,13 @@ module tt_contract #(
   input  wire [5:0]                     out_w,       // output width, 2..OUT_W
   input  wire [7:0]                     lanes,       // 1: direct form; 2..LANES: lane form
   input  wire [(NOUT+NRED)*BUF_W-1:0]   stride_buf,  // lane form: buffer word strides (0: not a buffer loop)
+  // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
+  input  wire                           preloaded,
+  input  wire [7:0]                     pre_lanes,
+  input  wire [ADDR_W-1:0]              pre_b_base,
+  input  wire [(NOUT+NRED)*CNT_W-1:0]   pre_counts,
+  input  wire [(NOUT+NRED)*ADDR_W-1:0]  pre_stride_b,
+  input  wire [(NOUT+NRED)*BUF_W-1:0]   pre_stride_buf,
   // status
   output wire                           busy,
   output wire                           done,
@@ -139,6 +153,13 @@ module tt_contract #(
     end
   endgenerate
 
+  // A load walk's count of loop l: the loop's own where it steps b or is the lane loop, else 1 (held at index 0).
+  function automatic [CNT_W-1:0] walk_count(input integer l, input [NLOOPS*CNT_W-1:0] cnt,
+                                            input [NLOOPS*ADDR_W-1:0] sb);
+    walk_count = (l == LANE || sb[ADDR_W*l +: ADDR_W] != {ADDR_W{1'b0}}) ? cnt[CNT_W*l +: CNT_W] :
+                                                                        {{(CNT_W-1){1'b0}}, 1'b1};
+  endfunction
+
   // ---- op control: legality check (registered at start, tt_op_ctrl), busy / done / error ----
   reg zero_count;
   integer c;
@@ -154,7 +175,8 @@ module tt_contract #(
   wire [31:0]       lanes_u    = {24'd0, lanes};
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
                                  (lane_form && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
-                                                stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}}));
+                                                stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
+                                                {24'd0, pre_lanes} > LANES_U));
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
@@ -288,37 +310,88 @@ module tt_contract #(
   wire [B_W*LANES-1:0] mac_b;
   generate
     if (LANES > 1) begin : g_lanes
-      // The load nest: the lane loop and the loops b depends on (the others count once), a beat a cycle from
-      // `run`; its a walks the lane index (stride 1 on the lane loop), its o the buffer word. Its configuration
-      // is registered when the op is taken, so no compare of the descriptor's strides reaches its counters.
-      reg [NLOOPS*CNT_W-1:0] load_counts_q;
+      // The load nest: the lane loop and the loops b depends on (the others count once), a beat a cycle; its a
+      // walks the lane index (stride 1 on the lane loop), its o the buffer word. It walks the op's own b from `run`
+      // (not for a preloaded op: that walk is already running or done), then, if the op carries a preload, the
+      // next op's b into the other set. Each walk's configuration sits in registers (taken when the op is taken,
+      // and the preload's when the own walk ends), so no descriptor field reaches its counters and the walk can
+      // outlive the op.
+      reg [NLOOPS*CNT_W-1:0]  ld_counts_q, pre_counts_q;
       reg [NLOOPS*ADDR_W-1:0] load_sa;
       reg [NLOOPS*ADDR_W-1:0] load_so;
+      reg [NLOOPS*ADDR_W-1:0] ld_sb_q, pre_sb_q;
+      reg [NLOOPS*BUF_W-1:0]  ld_sbuf_q, pre_sbuf_q;
+      reg [ADDR_W-1:0]        ld_base_q, pre_base_q;
+      reg [7:0]               ld_lanes_q, pre_lanes_q;
+      reg                     own_walk_q;    // the op walks its own b from run
+      reg                     pre_pending_q;  // a preload waits for the current walk's end
+      reg                     pre_start_q;    // the load nest restarts with the preload's configuration
+      reg                     lset_q;         // the set the load nest writes
+      reg                     cset_q;         // the set the compute nest reads
+      wire                    take = start && !busy;
+      wire                    own_start = run && own_walk_q;
+      wire                    ld_valid;
+      wire                    ld_last;
+      wire                    ld_done;
+      wire                    pre_go = pre_pending_q && !own_start && ((ld_valid && ld_last) || ld_done);
       integer ll;
       always @(posedge clk) begin
-        if (start && !busy) begin
+        if (take && lane_form && !preloaded) begin
           for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
-            load_counts_q[CNT_W*ll +: CNT_W] <=
-              (ll == LANE || stride_b[ADDR_W*ll +: ADDR_W] != {ADDR_W{1'b0}}) ? counts[CNT_W*ll +: CNT_W] :
-                                                                                {{(CNT_W-1){1'b0}}, 1'b1};
+            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, counts, stride_b);
+          end
+          ld_sb_q    <= stride_b;
+          ld_sbuf_q  <= stride_buf;
+          ld_base_q  <= b_base;
+          ld_lanes_q <= lanes;
+        end else if (pre_go) begin
+          ld_counts_q <= pre_counts_q;
+          ld_sb_q     <= pre_sb_q;
+          ld_sbuf_q   <= pre_sbuf_q;
+          ld_base_q   <= pre_base_q;
+          ld_lanes_q  <= pre_lanes_q;
+        end
+        if (take) begin
+          for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
+            pre_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, pre_counts, pre_stride_b);
+          end
+          pre_sb_q    <= pre_stride_b;
+          pre_sbuf_q  <= pre_stride_buf;
+          pre_base_q  <= pre_b_base;
+          pre_lanes_q <= pre_lanes;
+        end
+      end
+      always @(posedge clk) begin
+        if (rst) begin
+          own_walk_q    <= 1'b0;
+          pre_pending_q <= 1'b0;
+          pre_start_q   <= 1'b0;
+          lset_q        <= 1'b0;
+          cset_q        <= 1'b0;
+        end else begin
+          pre_start_q <= pre_go;
+          if (take) begin
+            own_walk_q    <= lane_form && !preloaded;
+            pre_pending_q <= lane_form && pre_lanes != 8'd0;
+            cset_q        <= lset_q;
+          end else if (pre_go) begin
+            pre_pending_q <= 1'b0;
+            lset_q        <= !lset_q;
           end
         end
       end
       always @* begin
         for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
           load_sa[ADDR_W*ll +: ADDR_W] = (ll == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
-          load_so[ADDR_W*ll +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*ll +: BUF_W]};
+          load_so[ADDR_W*ll +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, ld_sbuf_q[BUF_W*ll +: BUF_W]};
         end
       end
 
-      wire              ld_valid;
       wire [ADDR_W-1:0] ld_lane;
       wire [ADDR_W-1:0] ld_addr_b;
       wire [ADDR_W-1:0] ld_word;
       wire              ld_last_red;
       wire              unused_ld_first;
-      wire              unused_ld_last;
-      wire              unused_ld_done;
       tt_loop_addr #(
         .NLOOPS (NLOOPS),
         .NRED   (NRED),
@@ -329,13 +402,13 @@ module tt_contract #(
       ) u_load (
         .clk       (clk),
         .rst       (rst),
-        .start     (run && lane_form_q),
-        .counts    (load_counts_q),
+        .start     (own_start || pre_start_q),
+        .counts    (ld_counts_q),
         .stride_a  (load_sa),
-        .stride_b  (stride_b),
+        .stride_b  (ld_sb_q),
         .stride_o  (load_so),
         .base_a    ({ADDR_W{1'b0}}),
-        .base_b    (b_base),
+        .base_b    (ld_base_q),
         .base_o    ({ADDR_W{1'b0}}),
         .valid     (ld_valid),
         .ready     (1'b1),
@@ -344,62 +417,74 @@ module tt_contract #(
         .addr_o    (ld_word),
         .first_red (unused_ld_first),
         .last_red  (ld_last_red),
-        .last      (unused_ld_last),
-        .done      (unused_ld_done)
+        .last      (ld_last),
+        .done      (ld_done)
       );
       assign b_rd_en   = lane_form_q ? ld_valid : issue;
       assign b_rd_addr = lane_form_q ? ld_addr_b : la_addr_b;
 
-      // A load beat's lane and buffer word wait MEM_LAT cycles for b's word. The beat that ends a slice (the
+      // A load beat's set, lane and buffer word wait MEM_LAT cycles for b's word. The beat that ends a slice (the
       // last lane's last word of one index of the outer buffer loops: the buffer's words below it are then in
-      // every lane) sets loaded_q to the words loaded.
-      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == lanes[LANE_IW-1:0] - 1'b1;
+      // every lane) sets its set's loaded count. A walk's start clears its set's count and flips the set's
+      // generation, so the tags of an earlier walk into that set still in the delay line count no more.
+      reg [1:0]         gen_q;
+      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_lanes_q[LANE_IW-1:0] - 1'b1;
       wire              w_valid;
       wire              w_slice_end;
+      wire              w_set;
+      wire              w_gen;
       wire [LANE_IW-1:0] w_lane;
       wire [BUF_W-1:0]  w_word;
       tt_delay #(
-        .WIDTH (LANE_IW + BUF_W + 2),
+        .WIDTH (LANE_IW + BUF_W + 4),
         .DEPTH (MEM_LAT),
         .RESET (1)
       ) u_load_tag (
         .clk (clk),
         .rst (rst),
-        .d   ({ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end, ld_valid}),
-        .q   ({w_lane, w_word, w_slice_end, w_valid})
+        .d   ({lset_q, gen_q[lset_q], ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end, ld_valid}),
+        .q   ({w_set, w_gen, w_lane, w_word, w_slice_end, w_valid})
       );
-      reg [BUF_W:0] loaded_q;  // buffer words loaded into every lane
+      reg [BUF_W:0] loaded_q [0:1];  // buffer words loaded into every lane, per set
+      wire          clear_set = own_start ? lset_q : !lset_q;
+      integer       st;
       always @(posedge clk) begin
-        if (rst || run) begin
-          loaded_q <= {(BUF_W+1){1'b0}};
-        end else if (w_slice_end) begin
-          loaded_q <= {1'b0, w_word} + 1'b1;
+        for (st = 0; st < 2; st = st + 1) begin
+          if (rst) begin
+            loaded_q[st] <= {(BUF_W+1){1'b0}};
+            gen_q[st]    <= 1'b0;
+          end else if ((own_start || pre_go) && clear_set == st[0]) begin
+            loaded_q[st] <= {(BUF_W+1){1'b0}};
+            gen_q[st]    <= !gen_q[st];
+          end else if (w_slice_end && w_set == st[0] && w_gen == gen_q[st]) begin
+            loaded_q[st] <= {1'b0, w_word} + 1'b1;
+          end
         end
       end
       // A group's words are one slice (the reduction's buffer loops are the innermost), so its first word
       // being loaded means all are.
-      assign buf_ready = !lane_form_q || {1'b0, la_addr_b[BUF_W-1:0]} < loaded_q;
+      assign buf_ready = !lane_form_q || {1'b0, la_addr_b[BUF_W-1:0]} < loaded_q[cset_q];
 
       // Compute: the buffer word is read MEM_LAT - 1 - BUF_OUT_REG cycles after issue, so its data meets a's.
       // With MEM_LAT >= 2 the buffers have an output register: the block RAM's slow clock-to-out then does not
       // run into the multipliers.
       localparam integer BUF_OUT_REG = (MEM_LAT >= 2) ? 1 : 0;
       localparam integer BUF_RD_DELAY = MEM_LAT - 1 - BUF_OUT_REG;
-      wire [BUF_AW-1:0] buf_rd_addr;
+      wire [BUF_AW:0]   buf_rd_addr;  // {set, word}
       wire              buf_rd_en;
       if (BUF_RD_DELAY > 0) begin : g_buf_delay
         tt_delay #(
-          .WIDTH (BUF_AW + 1),
+          .WIDTH (BUF_AW + 2),
           .DEPTH (BUF_RD_DELAY),
           .RESET (1)
         ) u_buf_rd (
           .clk (clk),
           .rst (rst),
-          .d   ({la_addr_b[BUF_AW-1:0], issue && lane_form_q}),
+          .d   ({cset_q, la_addr_b[BUF_AW-1:0], issue && lane_form_q}),
           .q   ({buf_rd_addr, buf_rd_en})
         );
       end else begin : g_buf_now
-        assign buf_rd_addr = la_addr_b[BUF_AW-1:0];
+        assign buf_rd_addr = {cset_q, la_addr_b[BUF_AW-1:0]};
         assign buf_rd_en   = issue && lane_form_q;
       end
       genvar g;
@@ -407,14 +492,14 @@ module tt_contract #(
         wire [B_W-1:0] buf_data;
         tt_bank #(
           .WIDTH      (B_W),
-          .DEPTH      (BUF_DEPTH),
-          .AW         (BUF_AW),
+          .DEPTH      ((1 << BUF_AW) + BUF_DEPTH),  // two sets: {set, word}
+          .AW         (BUF_AW + 1),
           .READ_PORTS (1),
           .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
           .clk     (clk),
           .wr_en   (w_valid && w_lane == g[LANE_IW-1:0]),
-          .wr_addr (w_word[BUF_AW-1:0]),
+          .wr_addr ({w_set, w_word[BUF_AW-1:0]}),
           .wr_data (b_rd_data),
           .rd_en   (buf_rd_en),
           .rd_addr (buf_rd_addr),
@@ -426,13 +511,13 @@ module tt_contract #(
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
       end
-      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane};
+      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, ld_lanes_q};
     end else begin : g_one_lane
       assign mac_b     = b_rd_data;
       assign b_rd_en   = issue;
       assign b_rd_addr = la_addr_b;
       assign buf_ready = 1'b1;
-      wire unused_buf = ^{stride_buf};
+      wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf};
     end
   endgenerate
 

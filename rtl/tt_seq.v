@@ -14,8 +14,8 @@
 //
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
 // leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
-// that is not its unit's: an element-wise record may stop before the tau tables, EW_SHORT_WORDS, and the
-// descriptor bits it does not load read as 0), 2 the program runs off the program memory, 3 an address outside every bank,
+// that is not its unit's: an element-wise record may stop before the tau tables, EW_SHORT_WORDS, a contraction
+// before its preload's fields, CT_SHORT_WORDS, and the descriptor bits it does not load read as 0), 2 the program runs off the program memory, 3 an address outside every bank,
 // 4 a bank asked for more reads in a cycle than it has ports, 5 the unit refused the descriptor
 // (unit_error_code says why, the unit's own code), 6 a start arrived while busy (the running op finishes,
 // then the program stops).
@@ -23,7 +23,7 @@ module tt_seq #(
   parameter integer PROG_AW    = 11,    // program memory address width
   parameter integer PROG_DEPTH = 2048,  // program words, <= 2^PROG_AW
   parameter integer MAX_W      = 16,    // width of the units' max |x| outputs
-  parameter integer DESC_BITS  = 992    // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
+  parameter integer DESC_BITS  = 1472   // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
 ) (
   input  wire                    clk,
   input  wire                    rst,
@@ -135,7 +135,8 @@ module tt_seq #(
   reg [1:0] h_unit;
   always @* begin
     case (h_kind)
-      KIND_CONTRACT: begin h_legal = (h_nwords == CT_WORDS[HDR_NWORDS_W-1:0]);  h_unit = 2'd0; end
+      KIND_CONTRACT: begin h_legal = (h_nwords == CT_WORDS[HDR_NWORDS_W-1:0]) ||
+                                     (h_nwords == CT_SHORT_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd0; end
       KIND_EWISE:    begin h_legal = (h_nwords == EW_WORDS[HDR_NWORDS_W-1:0]) ||
                                      (h_nwords == EW_SHORT_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd1; end
       KIND_SCE:      begin h_legal = (h_nwords == SCE_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd2; end

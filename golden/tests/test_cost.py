@@ -2,6 +2,7 @@
 That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every whole
 program run) and by the benchmark (verif/top/tb_bench.py)."""
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -50,6 +51,22 @@ def test_contract_losses_by_hand():
     assert d.macs == 16 and isa.contract_cycles(d) == 47
     assert isa.contract_losses(d, 8) == {"ideal": 2, "lanes_short": 2, "load_wait": 47 - 30, "drain_bound": 4,
                                          "fill": 30 - 4 - 4}
+    # Preloaded with a head start of 10: slice 0 ready at 3, slice 1 at 11: groups at 3 and 11 (1 + 11 + 25 = 37).
+    # With a head start of 16 or more nothing waits: 30 cycles, and no negative start (group 0 at 0, not below).
+    assert isa.group_starts(d, head=10).tolist() == [3, 11] and isa.contract_cycles(d, head=10) == 37
+    assert isa.group_starts(d, head=40).tolist() == [0, 4] and isa.contract_cycles(d, head=40) == 30
+    assert isa.contract_losses(d, 8, head=10)["load_wait"] == 37 - 30
+    # Its own walk is 4 lanes x 4 words = 16 beats (cycles 0..15): a preload walk it carries begins in cycle 17,
+    # 2 after its last beat; preloaded with a head start of 10 (last own beat in cycle 5): in cycle 7; with one of
+    # 40 (the walk long done): in cycle 1, the earliest.
+    assert isa.load_beats(d) == 16
+    assert [isa.preload_start(d, h) for h in (0, 10, 40)] == [17, 7, 1]
+    # only lane-form ops preload or are preloaded
+    with pytest.raises(ValueError, match="only an op in the lane form"):
+        isa.check_desc(replace(d, lanes=1, preloaded=True))
+    with pytest.raises(ValueError, match="must be in the lane form"):
+        isa.check_desc(replace(d, preload=replace(d, lanes=1)))
+    assert isa.check_desc(replace(d, preload=d, preloaded=True)).preload == d
 
 
 @pytest.mark.parametrize("model", ["tiny", "digits"])

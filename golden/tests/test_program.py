@@ -41,6 +41,8 @@ def test_images_assemble_with_one_record_per_op(model):
         fields = {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS}[rec.kind]
         if rec.kind == P.KIND_EWISE and rec.op.kind != "penalty":  # no tau tables
             fields = P.EWISE_SHORT_FIELDS
+        if rec.kind == P.KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
+            fields = P.CONTRACT_SHORT_FIELDS
         assert hdr & 15 == rec.kind and P.header_nwords(hdr) == P.payload_words(fields)
     for prog, pc in img.entry.items():  # each program ends with END
         last = max(r.pc for r in img.records if r.program == prog)
@@ -134,7 +136,85 @@ def test_contract_fields_round_trip_the_lane_form():
         assert [ports["stride_buf"] >> (isa.BUF_W * i) & mask for i in range(isa.NLOOPS)] == \
                [lp.sbuf for lp in inner_first]
         assert ports["lanes"] == desc.lanes
-    assert P.CONTRACT_FIELDS[-2:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W))
+    nxt = isa.with_lanes(isa.lower_contract(comp, next(o for o in comp.train_sample if o.out == "dG0.0"), frac),
+                         8, 512)
+    linked = replace(d, preload=nxt, preloaded=True)
+    ports = isa.pack_ports(linked)
+    words = P.pack_fields(P.CONTRACT_FIELDS, ports)
+    assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
+    nxt_ports = isa.pack_ports(nxt)
+    assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"]) == (nxt.lanes, nxt.b_base, 1)
+    assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == \
+           (nxt_ports["counts"], nxt_ports["stride_b"], nxt_ports["stride_buf"])
+    assert P.CONTRACT_SHORT_FIELDS[-3:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
+                                            ("preloaded", 1))
+    assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS):][0] == ("pre_lanes", isa.LANE_W)
+
+
+def test_short_contract_records_leave_out_only_zero_preload_bits():
+    """A contraction record without a preload is the full record cut after CT_SHORT_WORDS words, and the bits of
+    its last word past the short fields are 0 (pre_lanes 0: no preload), as the sequencer's cleared register
+    reads them; a record with a preload is the full length."""
+    img = _image("paper", 16)[0]
+    cut = P.field_bits(P.CONTRACT_SHORT_FIELDS)
+    lengths = set()
+    for rec in img.records:
+        if rec.kind == P.KIND_CONTRACT:
+            n = P.header_nwords(img.words[rec.pc])
+            lengths.add(n)
+            assert n == P.payload_words(P.CONTRACT_FIELDS if rec.desc.preload else P.CONTRACT_SHORT_FIELDS)
+            full = P.pack_fields(P.CONTRACT_FIELDS, isa.pack_ports(rec.desc))
+            assert list(img.words[rec.pc + 1:rec.pc + 1 + n]) == full[:n]
+            if not rec.desc.preload:
+                assert sum(w << (32 * i) for i, w in enumerate(full)) >> cut == 0, rec
+    assert lengths == {P.payload_words(P.CONTRACT_SHORT_FIELDS), P.payload_words(P.CONTRACT_FIELDS)}
+
+
+def _image(model: str, lanes: int) -> tuple[P.Image, int]:
+    """The model's image at `lanes` lanes with 512-word lane buffers, and its bank_shift."""
+    comp = compile_network(load_config(model))
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    params = P.params_for(comp, lanes=lanes, buf_depth=512)
+    return P.assemble(comp, params, frac, host_step=(1, 0)), params.bank_shift
+
+
+@pytest.mark.parametrize("model,lanes", [("paper", 16), ("digits", 8)])
+def test_preloads_link_legal_pairs_that_pay(model, lanes, monkeypatch):
+    """Every preloading record carries the next record's b walk, which it does not write and whose bank has a read
+    port free beside its own reads; linking saves each linked op more than the record's extra words, and the
+    programs' modelled cycles drop against the same image without preloads."""
+    img, shift = _image(model, lanes)
+    linked = 0
+    for prog in P.PROGRAMS:
+        recs = [r for r in img.records if r.program == prog]
+        heads = P.program_heads(recs)
+        for i, r in enumerate(recs):
+            if r.kind != P.KIND_CONTRACT or not r.desc.preload:
+                continue
+            nxt = recs[i + 1]
+            assert nxt.desc.preloaded and r.desc.preload == replace(nxt.desc, preload=None, preloaded=False)
+            assert P.can_preload(r.desc, nxt.desc, shift)
+            saved = isa.contract_cycles(nxt.desc) - isa.contract_cycles(nxt.desc, head=heads[i + 1])
+            assert saved > P.PRELOAD_WORDS
+            linked += 1
+        assert not getattr(recs[0].desc, "preloaded", False)  # nothing before a program's first op preloads it
+    assert linked > 0
+    with_pre = {p: P.program_cycles(img, p)["cycles"] for p in ("train_sample", "infer")}
+    monkeypatch.setattr(P, "link_preloads", lambda descs, *a, **k: descs)
+    without = {p: P.program_cycles(_image(model, lanes)[0], p)["cycles"] for p in ("train_sample", "infer")}
+    assert with_pre["train_sample"] < without["train_sample"] and with_pre["infer"] <= without["infer"]
+
+
+def test_can_preload_refuses_a_written_b_and_a_busy_bank():
+    img, shift = _image("digits", 8)
+    d, nxt = next((r.desc, img.records[i + 1].desc) for i, r in enumerate(img.records)
+                  if r.kind == P.KIND_CONTRACT and r.desc.preload)
+    assert P.can_preload(d, nxt, shift)
+    assert not P.can_preload(replace(d, o_base=nxt.b_base), nxt, shift)  # the op writes the next op's b
+    assert not P.can_preload(d, replace(nxt, lanes=1), shift)  # the next op has no buffers
+    core = P.BANKS.index("core") << shift
+    # the core bank's one read port: a from the core bank while the next b is in it too
+    assert not P.can_preload(replace(d, a_base=core), replace(nxt, b_base=core + 1000), shift)
 
 
 def test_accel_params_check_the_lanes():

@@ -37,6 +37,8 @@ class Memories:
     takes it at the rising edge ending that cycle); between answers the data bus carries junk. A write seen in
     cycle c is committed after the reads of cycle c (read-first). The strobes are ignored while rst is high:
     the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
+    `walks`: for ops that preload, the b port's memories in walk order, each with its number of reads (a lane-form
+    op reads b only in its load walks); while it is not empty, b reads are served from it.
     """
 
     def __init__(self, dut, lat: int):
@@ -48,9 +50,20 @@ class Memories:
         self.accesses = 0
         self.reads = {p: 0 for p in "abo"}
         self.writes = 0
+        self.walks: list[list] = []
 
     def junk(self, w: int) -> int:
         return int(self.gen.integers(0, 1 << w))
+
+    def memory(self, port: str):
+        if port != "b" or not self.walks:
+            return self.mem[port]
+        mem, left = self.walks[0]
+        if left == 1:
+            self.walks.pop(0)
+        else:
+            self.walks[0][1] -= 1
+        return mem
 
     async def run(self):
         d = self.dut
@@ -66,7 +79,7 @@ class Memories:
                 if int(en.value) and not in_reset:
                     self.accesses += 1
                     self.reads[p] += 1
-                    self.pipe[p].append(int(self.mem[p][int(addr.value)]))
+                    self.pipe[p].append(int(self.memory(p)[int(addr.value)]))
                 else:
                     self.pipe[p].append(None)
             if int(d.o_wr_en.value) and not in_reset:
@@ -118,12 +131,15 @@ class Tb:
             getattr(self.dut, name).value = v
 
     async def execute(self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int,
-                      restarts: frozenset = frozenset()) -> int:
-        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
+                      restarts: frozenset = frozenset(), gap: int = 0) -> int:
+        """Start the op `gap` cycles after the current one, wait for done (at most `limit` cycles); returns the
+        cycles from start to done.
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the engine must ignore them."""
         d = self.dut
+        for _ in range(gap):
+            await FallingEdge(d.clk)
         self.mems.mem.update(a=mem_a, b=mem_b, o=mem_o)
         self.drive(isa.pack_ports(desc))
         d.start.value = 1
@@ -145,16 +161,18 @@ class Tb:
         assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
         return cycles
 
-    def cycles(self, desc: isa.ContractDesc) -> int:
-        return isa.contract_cycles(desc, self.lat, self.mac_reg)
+    def cycles(self, desc: isa.ContractDesc, head: int = 0) -> int:
+        return isa.contract_cycles(desc, self.lat, self.mac_reg, head)
 
     def lane_case(self, case):
         """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
         return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth))
 
-    async def check_case(self, case, machine=True, restarts: frozenset = frozenset()):
+    async def check_case(self, case, machine=True, restarts: frozenset = frozenset(), gap: int = 0, head: int = 0):
         """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine; the
-        reads of each port and the writes are counted too (`restarts`: see execute)."""
+        reads of each port and the writes are counted too (`restarts`, `gap`: see execute; `head`: a preloaded op's
+        head start, isa.group_starts). An op that preloads or is preloaded, or runs while the b walks are queued,
+        does not count its b reads: its b port runs the walks of two ops (test_preload counts them)."""
         desc = case.desc
         if desc.mode == STOCHASTIC:
             case.rand = self.stream.take(desc.out_count)
@@ -165,12 +183,14 @@ class Tb:
         banks = case.banks
         reads, writes = dict(self.mems.reads), self.mems.writes
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
-                                    self.cycles(desc) + 50, restarts)
+                                    self.cycles(desc) + 50, restarts, gap)
         d = self.dut
         what = (f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
                 f"lanes {desc.lanes})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
+        if desc.preloaded:
+            what += f" preloaded, head start {head}"
         got_bank = banks[desc.banks[2]]
         bad = np.flatnonzero(got_bank != want_bank)
         assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, "
@@ -179,16 +199,32 @@ class Tb:
         assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
         assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state"
-        assert cycles == self.cycles(desc), f"{what}: {cycles} cycles for {desc.macs} MACs, want {self.cycles(desc)}"
+        want_cycles = self.cycles(desc, head)
+        assert cycles == want_cycles, f"{what}: {cycles} cycles for {desc.macs} MACs, want {want_cycles}"
         if desc.lanes == 1:
             want_reads = {"a": desc.macs, "b": desc.macs}
         else:  # b once into the buffers, a once per group
             want_reads = {"a": desc.macs // desc.lanes, "b": desc.lanes * isa.buffer_words(desc)}
         want_reads["o"] = desc.out_count if desc.accumulate else 0
-        assert {p: self.mems.reads[p] - reads[p] for p in "abo"} == want_reads, f"{what}: reads"
+        ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
+        assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, \
+            f"{what}: reads"
         assert self.mems.writes - writes == desc.out_count, f"{what}: writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
                            desc.out_count, cycles, want_sat, want_max)
+        return cycles
+
+    def random_lane_case(self, trial: int, max_macs: int = 4000):
+        """A synthetic contraction in the lane form for this DUT (None where with_lanes keeps the direct form)."""
+        n_out, n_red = int(self.gen.integers(1, 4)), int(self.gen.integers(0, 3))
+        widths = (int(self.gen.integers(2, 17)), int(self.gen.integers(2, 17)),
+                  int(self.gen.integers(2, self.out_w_max + 1)))
+        comp, op = synthetic(self.gen, n_out, n_red, sizes=(2, 9), widths=widths, accumulate=trial % 2 == 1,
+                             mode=int(self.gen.integers(0, 2)),
+                             base=tuple(int(x) for x in self.gen.integers(0, 40, 3)))
+        case = self.lane_case(contract_case(comp, op, self.gen, shift=int(self.gen.integers(-4, 12)),
+                                            extremes=trial % 3 == 0))
+        return (comp, op, case) if case.desc.lanes > 1 and case.desc.macs <= max_macs else None
 
 
 @cocotb.test()
@@ -244,14 +280,10 @@ async def test_lane_contractions(dut):
     lane_forms, split, short, waits = 0, 0, 0, 0
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     for trial in range(3000):
-        n_out, n_red = int(tb.gen.integers(1, 4)), int(tb.gen.integers(0, 3))
-        widths = (int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
-        comp, op = synthetic(tb.gen, n_out, n_red, sizes=(2, 9), widths=widths, accumulate=trial % 2 == 1,
-                             mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
-        case = tb.lane_case(contract_case(comp, op, tb.gen, shift=int(tb.gen.integers(-4, 12)),
-                                          extremes=trial % 3 == 0))
-        if case.desc.lanes == 1 or case.desc.macs > 4000:
+        picked = tb.random_lane_case(trial)
+        if picked is None:
             continue
+        comp, op, case = picked
         lane_forms += 1
         split += case.desc.lanes < comp.letter_sizes[op.spec.split("->")[1][-1]]
         short += case.desc.red_count < case.desc.lanes
@@ -266,6 +298,79 @@ async def test_lane_contractions(dut):
         assert lane_forms >= 16 and split and short >= want_short and waits >= 3, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}, " \
             f"ops with a group waiting for its slice {waits}"
+
+
+@cocotb.test()
+async def test_preload(dut):
+    """Chains of two or three lane-form ops, each preloading the next (isa preload): the first walks its own b,
+    then the next op's b into the other buffer set, on past its done; the next op starts 0 (half of them) to 60
+    cycles after that done and computes from that set, its groups waiting only for what is not loaded yet (the
+    cycles of isa.contract_cycles with the head start of isa.preload_start), and preloads the third. Every op's outputs,
+    statistics, draws and cycles are checked as in check_case, and the b port reads each op's b once, in walk
+    order. Chains where the next op starts while the walk still runs and where it has ended both occur."""
+    tb = Tb(dut)
+    await tb.setup()
+    if tb.lanes == 1:
+        return  # no buffers: the preload fields are ignored (tt_contract's g_one_lane)
+    chains, running, ended, trial = 0, 0, 0, 0
+    while chains < 12 or not running or not ended:
+        assert trial < 20000, f"chains {chains}, preloads still running {running}, ended {ended}"
+        cases = []
+        while len(cases) < 2 + chains % 2:
+            trial += 1
+            picked = tb.random_lane_case(trial, max_macs=1500)
+            if picked is not None:
+                cases.append(picked[2])
+        cases.sort(key=lambda c: isa.load_beats(c.desc))  # a longer walk next: more often still running
+        descs = [c.desc for c in cases]
+        for i in range(len(descs) - 1):  # link the chain as golden/program.py link_preloads does
+            descs[i] = replace(descs[i], preload=replace(descs[i + 1], preload=None, preloaded=False))
+            descs[i + 1] = replace(descs[i + 1], preloaded=True)
+        tb.mems.walks = [[c.banks[d.banks[1]], isa.load_beats(d)] for c, d in zip(cases, descs)]
+        reads_b = tb.mems.reads["b"]
+        head, prev = 0, None
+        for case, desc in zip(cases, descs):
+            gap = int(tb.gen.integers(0, 61)) if prev and tb.gen.integers(0, 2) else 0
+            if prev:
+                head = prev[1] + gap - isa.preload_start(prev[0], prev[2])
+                running += head < isa.load_beats(desc)
+                ended += head >= isa.load_beats(desc) + tb.lat
+            cycles = await tb.check_case(replace(case, desc=desc), machine=False, gap=gap, head=head)
+            prev = (desc, cycles, head)
+        assert not tb.mems.walks, f"b walks not read: {tb.mems.walks}"
+        assert tb.mems.reads["b"] - reads_b == sum(isa.load_beats(d) for d in descs), "b reads"
+        chains += 1
+
+
+@cocotb.test()
+async def test_preload_abandoned(dut):
+    """An op that preloads the next op's b, followed by that op not marked preloaded (which the compiler never
+    emits): the second op walks its b itself from its start and waits only for that walk (its cycles are those of
+    no preload), although the abandoned preload's last words are still in the load's delay line when the new walk
+    clears their set. Cases where the preload still runs at the second op's start must occur."""
+    tb = Tb(dut)
+    await tb.setup()
+    if tb.lanes == 1:
+        return
+    runs, in_flight, trial = 0, 0, 0
+    while runs < 8 or in_flight < 3:
+        assert trial < 20000, f"runs {runs}, preloads in flight at the next start {in_flight}"
+        cases = []
+        while len(cases) < 2:
+            trial += 1
+            picked = tb.random_lane_case(trial, max_macs=1500)
+            if picked is not None:
+                cases.append(picked[2])
+        first, second = sorted(cases, key=lambda c: isa.load_beats(c.desc))
+        d1 = replace(first.desc, preload=second.desc)
+        # b reads: the first op's walk, then the preload and the second op's own walk, both of the second's b
+        tb.mems.walks = [[first.banks[d1.banks[1]], isa.load_beats(d1)],
+                         [second.banks[second.desc.banks[1]], float("inf")]]
+        cycles = await tb.check_case(replace(first, desc=d1), machine=False)
+        in_flight += cycles - isa.preload_start(d1) < isa.load_beats(second.desc) + tb.lat
+        await tb.check_case(second, machine=False)
+        tb.mems.walks = []
+        runs += 1
 
 
 @cocotb.test()
