@@ -101,6 +101,9 @@ module tt_writeback #(
   reg signed [WB_W-1:0]  c_y_q;
   reg                    c_sat_q;   // one RQ saturation, whichever range clamped
   reg signed [WB_W-1:0]  c_old_q;
+  reg signed [WB_W-1:0]  c_room_hi_q;  // lim_hi - old: the sum saturates high iff y exceeds it
+  reg signed [WB_W-1:0]  c_room_lo_q;  // lim_lo - old: ... low iff y is below it
+  wire signed [WB_W-1:0] old_ext = {{2{old[OUT_W-1]}}, old};
   always @(posedge clk) begin
     if (rst) begin
       c_valid_q <= 1'b0;
@@ -112,13 +115,17 @@ module tt_writeback #(
     c_addr_q <= in_addr;
     c_y_q    <= hi1 ? lim_hi_q : (lo1 ? lim_lo_q : y_rq);
     c_sat_q  <= rq_sat || hi1 || lo1;
-    c_old_q  <= {{2{old[OUT_W-1]}}, old};
+    c_old_q  <= old_ext;
+    c_room_hi_q <= lim_hi_q - old_ext;
+    c_room_lo_q <= lim_lo_q - old_ext;
   end
 
   // ---- stage 2: saturating accumulate, the registered write ----
+  // old + y > lim_hi is y > lim_hi - old (no overflow in WB_W bits), so the compares run beside the adder
+  // instead of after it.
   wire signed [WB_W-1:0] sum  = c_old_q + c_y_q;
-  wire                   hi2  = sum > lim_hi_q;
-  wire                   lo2  = sum < lim_lo_q;
+  wire                   hi2  = c_y_q > c_room_hi_q;
+  wire                   lo2  = c_y_q < c_room_lo_q;
   wire signed [WB_W-1:0] y2   = hi2 ? lim_hi_q : (lo2 ? lim_lo_q : sum);
   wire                   sat2 = accumulate && (hi2 || lo2);
   wire signed [WB_W-1:0] word = accumulate ? y2 : c_y_q;
