@@ -5,9 +5,10 @@
     every update's weights and statistics are predicted by the golden machine and compared bit for bit.
     OpMonitor: wakes when the sequencer retires an op (its statistics cycle: one wake-up per op, none per cycle)
     and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation, for a
-    contraction its form (direct or lanes), and for the rank ops the state of the bonds in the descriptor (the masks' live slices, the taus).
-    OpCoverage: opcode x size class x shift class x rounding x saturation, contraction forms (cocotb-coverage); a hole
-    fails the test.
+    contraction its form (direct or lanes) and preload (carries the next op's, is preloaded, both), and for the
+    rank ops the state of the bonds in the descriptor (the masks' live slices, the taus).
+    OpCoverage: opcode x size class x shift class x rounding x saturation, contraction forms and preloads
+    (cocotb-coverage); a hole fails the test.
     RankCoverage: MASK ops at full rank, with pruned slices and at rank 1; PENALTY ops with zero and non-zero taus.
 The workload trains with rank adaptation on (the host's rank update after every mini-batch, then every bond
 pruned to rank 1 and one more mini-batch).
@@ -39,6 +40,7 @@ MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
 FORMS = ["direct", "lanes"]
+PRELOADS = ["none", "carries", "preloaded", "both"]  # a contraction carries the next one's b walk, is preloaded, both
 
 
 def size_class(n: int) -> str:
@@ -96,8 +98,9 @@ class OpMonitor(uvm_component):
                 counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
                 out = int(np.prod(counts[isa.MAX_RED:]))
                 form = "direct" if d["lanes"] == 1 else "lanes"
+                preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
-                                      rounding="stochastic" if d["mode"] else "nearest", form=form)
+                                      rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload)
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 txn = SimpleNamespace(kind=EW_NAMES.get(d["opcode"], "?"), size=size_class(d["count"]),
@@ -110,6 +113,7 @@ class OpMonitor(uvm_component):
                 txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
             txn.saturated = "yes" if sat else "no"
             txn.form = getattr(txn, "form", None)
+            txn.preload = getattr(txn, "preload", None)
             self.ap.write(txn)
 
 
@@ -145,6 +149,8 @@ class OpCoverage(Coverage):
         # the compiled digits programs have none at 8 lanes.
         lanes = int(cocotb.top.LANES.value)
         self.point("contract_form", lambda t: t.form, FORMS if lanes > 1 else ["direct"])
+        # preloads (rtl/tt_contract.v): digits at 8 lanes has ops that carry one, are preloaded, or both
+        self.point("contract_preload", lambda t: t.preload, PRELOADS if lanes > 1 else ["none"])
 
 
 class RankCoverage(Coverage):
