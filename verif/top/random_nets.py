@@ -3,6 +3,7 @@ sizes and learning rates, drawn from a seed, each one compiled and checked to fi
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from golden.config import config_from_dict
 
 # The one accelerator build every random network must fit (a new network is a new program, not new RTL).
 PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048)
+LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64)  # the same build with MAC lanes: lane forms and preloads
 
 
 def _factors(n: int, d: int, rng: np.random.Generator) -> list[int]:
@@ -32,8 +34,9 @@ def _primes(n: int) -> list[int]:
     return out
 
 
-def random_config(rng: np.random.Generator, index: int):
-    """A random TT network that compiles and fits PARAMS (redrawn until it does)."""
+def random_config(rng: np.random.Generator, index: int, params: P.AccelParams = PARAMS, preload: bool = False):
+    """A random TT network that compiles and fits `params` (redrawn until it does; with `preload`, also until a
+    contraction of its programs is preloaded, golden/program.py link_preloads)."""
     while True:
         d = int(rng.integers(1, 4))
         n_in = int(rng.choice([8, 12, 16, 18, 24, 27, 32]))
@@ -50,19 +53,24 @@ def random_config(rng: np.random.Generator, index: int):
                 "train": {"optimizer": "sgd", "lr": float(rng.choice([0.01, 0.05, 0.2])), "momentum": 0.9,
                           "batch": int(rng.integers(1, 5)), "epochs": 1}}
         cfg = config_from_dict(data)
-        if fits(cfg):
+        image = assembled(cfg, params)
+        if image and (not preload or any(r.kind == P.KIND_CONTRACT and r.desc.preloaded for r in image.records)):
             return cfg
 
 
-def fits(cfg) -> bool:
-    """Does the network's program image fit PARAMS (banks and program memory)."""
+def assembled(cfg, params: P.AccelParams = PARAMS) -> P.Image | None:
+    """The network's program image for `params`, or None where it does not fit (banks and program memory)."""
     comp = compile_network(cfg)
     try:
-        P.check_fits(comp, PARAMS)
-        P.assemble(comp, PARAMS, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
+        P.check_fits(comp, params)
+        return P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
     except P.ProgramError:
-        return False
-    return True
+        return None
+
+
+def fits(cfg, params: P.AccelParams = PARAMS) -> bool:
+    """Does the network's program image fit `params`."""
+    return assembled(cfg, params) is not None
 
 
 def shape_class(cfg) -> str:

@@ -11,6 +11,7 @@ import os
 import cocotb
 import numpy as np
 
+from golden import program as P
 from golden.datasets import load_dataset
 from verif.rtl_device import Mismatch
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
@@ -121,8 +122,9 @@ async def check_every(dut):
 @cocotb.test()
 async def random_networks(dut):
     """Constrained-random networks (verif/top/random_nets.py), all on this one accelerator build: each is compiled,
-    uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model."""
-    from verif.top.random_nets import fits, random_config, shape_class
+    uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model.
+    A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction."""
+    from verif.top.random_nets import LANE_PARAMS, PARAMS, fits, random_config, shape_class
     from verif.top.accel_env import open_accel
     from golden.compiler import compile_network
     from golden.machine import Machine
@@ -131,13 +133,14 @@ async def random_networks(dut):
     s = seed()
     rng = np.random.default_rng(s)
     make_device = await open_accel(dut, "sample", fast_bus=os.environ.get("BUS") == "direct")
+    params = LANE_PARAMS if int(dut.LANES.value) > 1 else PARAMS
     for k in range(int(os.environ.get("NETWORKS", "4"))):
-        cfg = random_config(rng, k)
+        cfg = random_config(rng, k, params, preload=params.lanes > 1 and k == 0)
         # rank adaptation on half of the networks that have a bond: PENALTY, MASK and a host rank update per batch
         bonds = any(l.ranks for l in cfg.layers)
         if bonds and rng.random() < 0.5:
             ranked = prune_config(cfg, s + k, rng, prior=float(rng.choice([1e-4, 1e-3, 1e-2])))
-            if fits(ranked):  # the tau tables make element-wise records longer: the program may not fit
+            if fits(ranked, params):  # the tau tables make element-wise records longer: the program may not fit
                 cfg = ranked
         golden = Machine(compile_network(cfg), s + k)
         golden.load_float_params(*init_float_params(cfg, rng))
@@ -156,5 +159,8 @@ async def random_networks(dut):
         await dev.infer(xq[:2])
         rank = f", rank adaptation (prior {cfg.train.rank.prior:g}): live ranks {dev.golden.live_ranks()}" \
             if cfg.train.rank.enabled else ""
+        preloaded = sum(r.kind == P.KIND_CONTRACT and r.desc.preloaded for r in dev.image.records)
+        if params.lanes > 1 and k == 0:
+            assert preloaded, "the lane build's first network has no preloaded contraction"
         dut._log.info(f"network {k}: {shape_class(cfg)}, layers {[(l.in_shape, l.out_shape, l.ranks) for l in cfg.layers]}"
-                      f", batch {b}{rank}: bit-exact")
+                      f", batch {b}{rank}, {preloaded} preloaded contractions: bit-exact")

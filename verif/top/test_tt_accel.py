@@ -117,12 +117,14 @@ def test_tt_accel_uvm_coverage_rejects_weak_stimulus(monkeypatch):
     assert "functional coverage not closed" in log and "kind_x_saturated" in log
 
 
-@pytest.mark.parametrize("sim", SIMS)
-def test_tt_accel_random_networks(sim, monkeypatch):
-    """One accelerator build, several constrained-random networks: each a new program on the same RTL."""
-    from verif.top.random_nets import PARAMS
+@pytest.mark.parametrize("sim,lanes", [(sim, 1) for sim in SIMS] + [("verilator", 4)] * ("verilator" in SIMS))
+def test_tt_accel_random_networks(sim, lanes, monkeypatch):
+    """One accelerator build, several constrained-random networks: each a new program on the same RTL. The
+    build with 4 MAC lanes (Verilator only: Icarus runs the one-lane build) adds lane forms and preloads."""
+    from verif.top.random_nets import LANE_PARAMS, PARAMS
     monkeypatch.setenv("NETWORKS", "4" if sim == "verilator" else "1")  # Icarus: a few thousand cycles/s
     monkeypatch.setenv("BUS", "direct")
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(PARAMS), sim=sim,
-              build_dir=BUILD / "tt_accel" / "random" / sim, test_module="verif.top.tb_tt_accel",
+    params = LANE_PARAMS if lanes > 1 else PARAMS
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=sim,
+              build_dir=BUILD / "tt_accel" / "random" / f"{sim}-lanes{lanes}", test_module="verif.top.tb_tt_accel",
               testcase="random_networks")
