@@ -445,25 +445,38 @@ module tt_contract #(
         .d   ({lset_q, gen_q[lset_q], ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end, ld_valid}),
         .q   ({w_set, w_gen, w_lane, w_word, w_slice_end, w_valid})
       );
-      reg [BUF_W:0] loaded_q [0:1];  // buffer words loaded into every lane, per set
-      wire          clear_set = own_start ? lset_q : !lset_q;
-      integer       st;
-      always @(posedge clk) begin
+      localparam integer LD_W = BUF_W + 1;
+      reg [2*LD_W-1:0] loaded_q;   // buffer words loaded into every lane, per set (set s in [LD_W*s +: LD_W])
+      reg [2*LD_W-1:0] loaded_d;
+      reg [1:0]        gen_d;
+      reg [LD_W-1:0]   cloaded_q;  // the compute set's count in a register of its own: buf_ready's compare
+                                   // starts from a flip-flop, not from a set select
+      wire             clear_set = own_start ? lset_q : !lset_q;
+      wire             cset_d = rst ? 1'b0 : (take ? lset_q : cset_q);  // cset_q's next value
+      integer          st;
+      always @* begin
+        loaded_d = loaded_q;
+        gen_d    = gen_q;
         for (st = 0; st < 2; st = st + 1) begin
           if (rst) begin
-            loaded_q[st] <= {(BUF_W+1){1'b0}};
-            gen_q[st]    <= 1'b0;
+            loaded_d[LD_W*st +: LD_W] = {LD_W{1'b0}};
+            gen_d[st]                 = 1'b0;
           end else if ((own_start || pre_go) && clear_set == st[0]) begin
-            loaded_q[st] <= {(BUF_W+1){1'b0}};
-            gen_q[st]    <= !gen_q[st];
+            loaded_d[LD_W*st +: LD_W] = {LD_W{1'b0}};
+            gen_d[st]                 = !gen_q[st];
           end else if (w_slice_end && w_set == st[0] && w_gen == gen_q[st]) begin
-            loaded_q[st] <= {1'b0, w_word} + 1'b1;
+            loaded_d[LD_W*st +: LD_W] = {1'b0, w_word} + 1'b1;
           end
         end
       end
+      always @(posedge clk) begin
+        loaded_q  <= loaded_d;
+        gen_q     <= gen_d;
+        cloaded_q <= loaded_d[LD_W*cset_d +: LD_W];
+      end
       // A group's words are one slice (the reduction's buffer loops are the innermost), so its first word
       // being loaded means all are.
-      assign buf_ready = !lane_form_q || {1'b0, la_addr_b[BUF_W-1:0]} < loaded_q[cset_q];
+      assign buf_ready = !lane_form_q || {1'b0, la_addr_b[BUF_W-1:0]} < cloaded_q;
 
       // Compute: the buffer word is read MEM_LAT - 1 - BUF_OUT_REG cycles after issue, so its data meets a's.
       // With MEM_LAT >= 2 the buffers have an output register: the block RAM's slow clock-to-out then does not
