@@ -269,8 +269,7 @@ def link_preloads(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> l
                 and can_preload(d, nxt, bank_shift)):
             head = 0
             continue
-        gap = isa.contract_cycles(d, mem_lat, head=head) + SEQ_GAP_CYCLES + payload_words(CONTRACT_SHORT_FIELDS)
-        new_head = gap - isa.preload_start(d, head)
+        new_head = head_start(d, head, payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
         if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
             head = 0
             continue
@@ -342,17 +341,20 @@ def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0) -> tup
     return model(rec.desc, mem_lat) + 1, SEQ_OP_CYCLES + rec.nwords
 
 
+def head_start(d: isa.ContractDesc, d_head: int, nwords: int, mem_lat: int = isa.MEM_LAT) -> int:
+    """The head start of the op that `d` (itself with head start d_head) preloads, whose record has `nwords`
+    payload words: from d's start to the next op's (d's unit cycles, SEQ_GAP_CYCLES and that payload) less when
+    d's preload walk issues its first beat (isa.preload_start)."""
+    return isa.contract_cycles(d, mem_lat, head=d_head) + SEQ_GAP_CYCLES + nwords - isa.preload_start(d, d_head)
+
+
 def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
-    """The head start of every record of one program run in order (0 but for a preloaded contraction): the cycles
-    from its predecessor's start to its own (the predecessor's unit cycles, SEQ_GAP_CYCLES and its own payload)
-    less when the predecessor's preload walk issued its first beat (isa.preload_start)."""
+    """The head start of every record of one program run in order: head_start for a preloaded contraction, else 0."""
     heads, prev = [], None
     for r in records:
         head = 0
         if r.kind == KIND_CONTRACT and r.desc.preloaded:
-            d, d_head = prev
-            head = (isa.contract_cycles(d, mem_lat, head=d_head) + SEQ_GAP_CYCLES + r.nwords
-                    - isa.preload_start(d, d_head))
+            head = head_start(*prev, r.nwords, mem_lat)
         heads.append(head)
         prev = (r.desc, head)
     return heads
