@@ -20,9 +20,8 @@
 //   loop apart; the draws go in the nest's order, the op's element order of SPEC 5.1); a group starts at least
 //   `lanes` cycles after the previous one so the drain never overruns.
 //   Preload: the buffers hold two sets of BUF_DEPTH words. An op that carries the next op's b walk (pre_* fields)
-//   walks it into the other set once its own walk is done (the walk's configuration is registered at the op's
-//   start and taken by the load nest the cycle after the own walk's last beat, which restarts the next cycle),
-//   on past this op's done. The next op, `preloaded`, computes from that set and lets the walk run on instead of
+//   walks it into the other set once its own walk is done (the load nest registers the walk's configuration from
+//   the descriptor the cycle after the own walk's last beat, and restarts the next cycle), on past this op's done. The next op, `preloaded`, computes from that set and lets the walk run on instead of
 //   starting its own: its groups wait only for words not yet loaded. The compiler pairs only ops where this op does
 //   not write that b and the banks have a port for it (golden/program.py link_preloads); the sequencer keeps the
 //   contraction unit's ports routed between two contraction records.
@@ -313,16 +312,17 @@ module tt_contract #(
       // The load nest: the lane loop and the loops b depends on (the others count once), a beat a cycle; its a
       // walks the lane index (stride 1 on the lane loop), its o the buffer word. It walks the op's own b from `run`
       // (not for a preloaded op: that walk is already running or done), then, if the op carries a preload, the
-      // next op's b into the other set. Each walk's configuration sits in registers (taken when the op is taken,
-      // and the preload's when the own walk ends), so no descriptor field reaches its counters and the walk can
-      // outlive the op.
-      reg [NLOOPS*CNT_W-1:0]  ld_counts_q, pre_counts_q;
+      // next op's b into the other set. A walk's configuration sits in registers, so the walk can outlive the op:
+      // the own walk's is taken with the op, the preload's from the descriptor when the walk before it ends
+      // (pre_go). pre_go comes before the op's done (the op's compute waits for that walk's last slice), and the
+      // descriptor is stable from start until done, so the preload's fields need no registers of their own.
+      reg [NLOOPS*CNT_W-1:0]  ld_counts_q;
       reg [NLOOPS*ADDR_W-1:0] load_sa;
       reg [NLOOPS*ADDR_W-1:0] load_so;
-      reg [NLOOPS*ADDR_W-1:0] ld_sb_q, pre_sb_q;
-      reg [NLOOPS*BUF_W-1:0]  ld_sbuf_q, pre_sbuf_q;
-      reg [ADDR_W-1:0]        ld_base_q, pre_base_q;
-      reg [7:0]               ld_lanes_q, pre_lanes_q;
+      reg [NLOOPS*ADDR_W-1:0] ld_sb_q;
+      reg [NLOOPS*BUF_W-1:0]  ld_sbuf_q;
+      reg [ADDR_W-1:0]        ld_base_q;
+      reg [7:0]               ld_lanes_q;
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
       reg                     pre_start_q;    // the load nest restarts with the preload's configuration
@@ -334,31 +334,20 @@ module tt_contract #(
       wire                    ld_last;
       wire                    ld_done;
       wire                    pre_go = pre_pending_q && !own_start && ((ld_valid && ld_last) || ld_done);
+      // The walk configuration to take: the op's own when it is taken, else the preload's (never both: a pending
+      // preload goes before its op's done, so before the next op can be taken).
+      wire [NLOOPS*CNT_W-1:0]  walk_counts = take ? counts : pre_counts;
+      wire [NLOOPS*ADDR_W-1:0] walk_sb     = take ? stride_b : pre_stride_b;
       integer ll;
       always @(posedge clk) begin
-        if (take && lane_form && !preloaded) begin
+        if ((take && lane_form && !preloaded) || pre_go) begin
           for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
-            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, counts, stride_b);
+            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, walk_counts, walk_sb);
           end
-          ld_sb_q    <= stride_b;
-          ld_sbuf_q  <= stride_buf;
-          ld_base_q  <= b_base;
-          ld_lanes_q <= lanes;
-        end else if (pre_go) begin
-          ld_counts_q <= pre_counts_q;
-          ld_sb_q     <= pre_sb_q;
-          ld_sbuf_q   <= pre_sbuf_q;
-          ld_base_q   <= pre_base_q;
-          ld_lanes_q  <= pre_lanes_q;
-        end
-        if (take) begin
-          for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
-            pre_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, pre_counts, pre_stride_b);
-          end
-          pre_sb_q    <= pre_stride_b;
-          pre_sbuf_q  <= pre_stride_buf;
-          pre_base_q  <= pre_b_base;
-          pre_lanes_q <= pre_lanes;
+          ld_sb_q    <= walk_sb;
+          ld_sbuf_q  <= take ? stride_buf : pre_stride_buf;
+          ld_base_q  <= take ? b_base : pre_b_base;
+          ld_lanes_q <= take ? lanes : pre_lanes;
         end
       end
       always @(posedge clk) begin
@@ -372,7 +361,7 @@ module tt_contract #(
           pre_start_q <= pre_go;
           if (take) begin
             own_walk_q    <= lane_form && !preloaded;
-            pre_pending_q <= lane_form && pre_lanes != 8'd0;
+            pre_pending_q <= lane_form && pre_lanes != 8'd0 && err_d == ERR_NONE;  // an illegal op loads nothing
             cset_q        <= lset_q;
           end else if (pre_go) begin
             pre_pending_q <= 1'b0;

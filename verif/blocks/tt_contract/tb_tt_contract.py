@@ -375,8 +375,9 @@ async def test_preload_abandoned(dut):
 
 @cocotb.test()
 async def test_illegal_ops(dut):
-    """Illegal shift, output width, count and lanes: error and done two cycles after start (tt_op_ctrl), no memory
-    access, no draw; the engine then runs a legal op normally."""
+    """Illegal shift, output width, count and lanes (also a preload's): error and done two cycles after start
+    (tt_op_ctrl), no memory access (a preload the op carries does not start), no draw; the engine then runs a legal
+    op normally."""
     tb = Tb(dut)
     await tb.setup()
     comp = compile_network(load_config("tiny"))
@@ -396,6 +397,16 @@ async def test_illegal_ops(dut):
     bad.append((replace(d0, lanes=2 if inner.count != 2 else 3), ERR_LANES))
     bad.append((replace(d0, lanes=2, out_loops=d0.out_loops[:-1] + (replace(inner, count=2, sa=1, sb=1),)),
                  ERR_LANES))
+    # lane-form ops that carry a preload: an illegal op must not start it (no b read after its done either), and
+    # a preload wider than the engine is illegal itself
+    lane = tb.lane_case(case).desc
+    if lane.lanes > 1:
+        pre = replace(lane, preload=None, preloaded=False)
+        lane_zero = replace(lane.out_loops[0], count=0)
+        bad += [(replace(lane, shift=48, preload=pre), ERR_SHIFT),
+                (replace(lane, out_loops=(lane_zero,) + lane.out_loops[1:], preload=pre), ERR_COUNT),
+                (replace(lane, preload=replace(pre, lanes=min(tb.lanes + 1, 255))), ERR_LANES)]
+        await tb.check_case(tb.lane_case(case))  # a walk has ended: the load nest is idle with done high
     for desc, code in bad:
         before = {k: v.copy() for k, v in case.banks.items()}
         state = int(dut.lfsr_state.value)
