@@ -7,11 +7,13 @@
 // Host address map (AXI byte address = 4 x word address; word address bits [21:18] select the window):
 //   0x00_0000 registers (word index):
 //     0x00 ID      "TTA1"                              0x01 CTRL   (write 1s) b0 start, b1 clear error,
-//     0x02 STATUS  b0 busy, b1 done, b2 error                      b2 clear counters, b3 load SEED into the stream
+//     0x02 STATUS  b0 busy, b1 done, b2 error,                     b2 clear counters, b3 load SEED into the stream
+//                  b3 stream frame error, b4 a frame waits for its run
 //     0x03 ERROR   [3:0] code, [7:4] unit code, [31:16] pc of the op   (tt_seq has the codes)
 //     0x04 START_PC  0x05 LABEL  0x06 SEED  0x07 LFSR state  0x08 PRED  0x09 P_LABEL  0x14 PC
 //     0x0A/0B busy cycles lo/hi, 0x0C/0D contract, 0x0E/0F element-wise, 0x10/11 sce cycles lo/hi,
 //     0x12 OPS completed, 0x13 SAT_TOTAL
+//     0x15 STREAM_BASE  0x16 STREAM_WORDS  0x17 STREAM_FRAMES (the sample stream, below)
 //     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports, 0x2E slots,
 //     0x2F MAC lanes, 0x30 lane buffer depth
 //   0x10_0000 program memory (32-bit words)
@@ -20,6 +22,16 @@
 // Memory and program windows are open only while the sequencer is not running: an access while it runs, an
 // address outside a bank or a window, or a write to a read-only register ends with SLVERR and changes nothing.
 // A start while running stops the program after the running op with error 6 (tt_seq).
+//
+// Sample stream (AXI4-Stream, one 16-bit word a beat): a frame is STREAM_WORDS sample words, written to the data
+// memory from global element address STREAM_BASE up (golden/program.py: bank << BANK_SHIFT | offset), then one
+// beat whose low bits are the label (LABEL), with tlast on it and on no other beat. A complete frame starts the
+// program at START_PC, as a CTRL start would, and takes one of STREAM_FRAMES (the frames the host allows; it
+// reads back the ones left). tready is low while the sequencer runs or has stopped on an error, while a frame
+// waits for its run to start, when no frame is allowed, and in a cycle the host writes a bank: a frame for the
+// next sample waits for the current one to finish, and nothing is lost. A frame with tlast early or missing, or
+// a word outside every bank, sets STATUS b3 (until CTRL clear error) and starts nothing: the words after the
+// error are dropped up to tlast, and only the sample's own words may have been written.
 module tt_accel #(
   // The banks (golden/program.py BANKS): words, bits per word, read ports (2 where an op reads two operands
   // from the bank in one cycle). Every bank's words fit a window of 2^BANK_SHIFT.
@@ -73,6 +85,10 @@ module tt_accel #(
   output wire [1:0]  s_axil_rresp,
   output wire        s_axil_rvalid,
   input  wire        s_axil_rready,
+  input  wire [15:0] s_axis_tdata,
+  input  wire        s_axis_tvalid,
+  output wire        s_axis_tready,
+  input  wire        s_axis_tlast,
   output wire        done,   // the last program reached END (level until the next start)
   output wire        error   // the sequencer stopped on an error
 );
@@ -181,14 +197,16 @@ module tt_accel #(
   reg [N_W-1:0]     label_q;
   reg [31:0]        seed_q;
   wire              ctrl_wr = bus_go && bus_we && win_reg && reg_idx == 8'h01 && wr_full;
-  // CTRL's pulses reach the sequencer a cycle after the write, from a register: the bus decode does not run
-  // into the program memory's address (a start selects the first fetch address).
+  // CTRL's pulses (and a complete stream frame's start) reach the sequencer a cycle after the write, from a
+  // register: the bus decode does not run into the program memory's address (a start selects the first fetch
+  // address).
+  wire              axis_launch;
   reg  [3:0]        ctrl_q;  // {seed_load, clear_counters, clear_error, start}
   always @(posedge clk) begin
     if (rst) begin
       ctrl_q <= 4'd0;
     end else begin
-      ctrl_q <= ctrl_wr ? bus_wdata[3:0] : 4'd0;
+      ctrl_q <= (ctrl_wr ? bus_wdata[3:0] : 4'd0) | {3'd0, axis_launch};
     end
   end
 
@@ -331,9 +349,74 @@ module tt_accel #(
   assign unit_maxabs = {{MAX_W{1'b0}}, ew_maxabs, ct_maxabs};
   assign unit_lfsr = {ew_lfsr, ct_lfsr};
 
-  // ---- data memory: the running unit's ports, or the host's while idle ----
+  // ---- data memory: the running unit's ports, or the host's and the sample stream's while idle ----
   wire host_bank_rd = bus_go && !bus_we && win_bank && host_mem_ok;
   wire host_bank_wr = bus_go && bus_we && win_bank && host_mem_ok && wr_full;
+
+  // ---- the sample stream ----
+  reg  [ADDR_W-1:0] axis_base_q;     // STREAM_BASE
+  reg  [ADDR_W-1:0] axis_words_q;    // STREAM_WORDS
+  reg  [31:0]       axis_frames_q;   // STREAM_FRAMES: frames still allowed
+  reg  [ADDR_W-1:0] axis_ptr_q;      // where the next sample word goes
+  reg  [ADDR_W-1:0] axis_left_q;     // sample words still to come in this frame
+  reg               axis_drop_q;     // dropping the rest of a bad frame, up to its tlast
+  reg               axis_pending_q;  // a complete frame waits for its run to start
+  reg               axis_err_q;      // STATUS b3
+  wire [1:0]        axis_bank = axis_ptr_q[BANK_SHIFT +: 2];
+  wire              axis_in = (axis_ptr_q >> (BANK_SHIFT + 2)) == {ADDR_W{1'b0}} &&
+                              {1'b0, axis_ptr_q[BANK_SHIFT-1:0]} < BANK_DEPTH[32*axis_bank +: BANK_SHIFT+1];
+  assign s_axis_tready = !seq_busy && !seq_error && !axis_pending_q && axis_frames_q != 32'd0 && !host_bank_wr;
+  wire              axis_beat = s_axis_tvalid && s_axis_tready;
+  wire              axis_label = axis_left_q == {ADDR_W{1'b0}};  // this frame's next beat is its label
+  wire              axis_wr = axis_beat && !axis_drop_q && !axis_label && axis_in;
+  wire              axis_bad = axis_beat && !axis_drop_q &&
+                               (axis_label ? !s_axis_tlast : (s_axis_tlast || !axis_in));
+  assign            axis_launch = axis_beat && !axis_drop_q && axis_label && s_axis_tlast;
+  wire              axis_reg_wr = bus_go && bus_we && win_reg && wr_full;
+  always @(posedge clk) begin
+    if (rst) begin
+      axis_base_q <= {ADDR_W{1'b0}};
+      axis_words_q <= {ADDR_W{1'b0}};
+      axis_frames_q <= 32'd0;
+      axis_ptr_q <= {ADDR_W{1'b0}};
+      axis_left_q <= {ADDR_W{1'b0}};
+      axis_drop_q <= 1'b0;
+      axis_pending_q <= 1'b0;
+      axis_err_q <= 1'b0;
+    end else begin
+      if (axis_reg_wr && reg_idx == 8'h15) begin
+        axis_base_q <= bus_wdata[ADDR_W-1:0];
+      end
+      if (axis_reg_wr && reg_idx == 8'h16) begin
+        axis_words_q <= bus_wdata[ADDR_W-1:0];
+      end
+      if (axis_reg_wr && reg_idx == 8'h17) begin
+        axis_frames_q <= bus_wdata;
+      end else if (axis_launch) begin
+        axis_frames_q <= axis_frames_q - 32'd1;
+      end
+      // a frame starts where the last one ended (tlast) or with a new base or length
+      if ((axis_beat && s_axis_tlast) || (axis_reg_wr && (reg_idx == 8'h15 || reg_idx == 8'h16))) begin
+        axis_ptr_q <= (axis_reg_wr && reg_idx == 8'h15) ? bus_wdata[ADDR_W-1:0] : axis_base_q;
+        axis_left_q <= (axis_reg_wr && reg_idx == 8'h16) ? bus_wdata[ADDR_W-1:0] : axis_words_q;
+        axis_drop_q <= 1'b0;
+      end else if (axis_beat) begin
+        axis_ptr_q <= axis_ptr_q + 1'b1;
+        axis_left_q <= axis_label ? axis_left_q : axis_left_q - 1'b1;
+        axis_drop_q <= axis_drop_q || axis_bad;
+      end
+      if (axis_launch) begin
+        axis_pending_q <= 1'b1;
+      end else if (seq_busy || seq_error) begin
+        axis_pending_q <= 1'b0;  // the run has started (or failed to)
+      end
+      if (axis_bad) begin
+        axis_err_q <= 1'b1;
+      end else if (ctrl_q[1]) begin
+        axis_err_q <= 1'b0;
+      end
+    end
+  end
   reg [2:0]          rd_en_m;
   reg [3*ADDR_W-1:0] rd_addr_m;
   reg                wr_en_m;
@@ -348,9 +431,9 @@ module tt_accel #(
     if (!seq_busy) begin
       rd_en_m = {2'b00, host_bank_rd};
       rd_addr_m = {{(2*ADDR_W){1'b0}}, host_gaddr};
-      wr_en_m = host_bank_wr;
-      wr_addr_m = host_gaddr;
-      wr_data_m = bus_wdata[DATA_W-1:0];
+      wr_en_m = host_bank_wr || axis_wr;
+      wr_addr_m = host_bank_wr ? host_gaddr : axis_ptr_q;
+      wr_data_m = host_bank_wr ? bus_wdata[DATA_W-1:0] : s_axis_tdata;
     end else begin
       case (unit)
         2'd0: begin
@@ -395,7 +478,7 @@ module tt_accel #(
     reg_ok = 1'b1;
     case (reg_idx)
       8'h00: reg_rdata = ID;
-      8'h02: reg_rdata = {29'd0, seq_error, seq_done, seq_busy};
+      8'h02: reg_rdata = {27'd0, axis_pending_q, axis_err_q, seq_error, seq_done, seq_busy};
       8'h03: reg_rdata = {{(16-PROG_AW){1'b0}}, seq_error_pc, 8'd0, seq_error_unit_code, seq_error_code};
       8'h04: reg_rdata = {{(32-PROG_AW){1'b0}}, start_pc_q};
       8'h05: reg_rdata = {{(32-N_W){1'b0}}, label_q};
@@ -414,6 +497,9 @@ module tt_accel #(
       8'h12: reg_rdata = ops;
       8'h13: reg_rdata = sat_total;
       8'h14: reg_rdata = {{(32-PROG_AW){1'b0}}, seq_pc};
+      8'h15: reg_rdata = {{(32-ADDR_W){1'b0}}, axis_base_q};
+      8'h16: reg_rdata = {{(32-ADDR_W){1'b0}}, axis_words_q};
+      8'h17: reg_rdata = axis_frames_q;
       8'h20: reg_rdata = BANK_SHIFT;
       8'h21: reg_rdata = PROG_DEPTH;
       8'h22: reg_rdata = BANK_DEPTH[0 +: 32];
@@ -434,7 +520,8 @@ module tt_accel #(
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end
-  wire reg_writable = (reg_idx == 8'h01) || (reg_idx == 8'h04) || (reg_idx == 8'h05) || (reg_idx == 8'h06);
+  wire reg_writable = (reg_idx == 8'h01) || (reg_idx == 8'h04) || (reg_idx == 8'h05) || (reg_idx == 8'h06) ||
+                      (reg_idx >= 8'h15 && reg_idx <= 8'h17);
 
   always @(posedge clk) begin
     if (rst) begin
@@ -448,6 +535,9 @@ module tt_accel #(
         8'h06: seed_q <= bus_wdata;
         default: ;
       endcase
+    end
+    if (!rst && axis_launch) begin
+      label_q <= s_axis_tdata[N_W-1:0];  // a complete frame's label beat (after a LABEL write in the same cycle)
     end
   end
 

@@ -2,7 +2,9 @@
 // tt_accel_pins: the accelerator top (tt_accel) on a few pins, for boards whose package has far fewer pins than
 // the 140-odd of tt_accel's AXI4-Lite slave (iCEBreaker, ULX3S). It is the top that scripts/synth.py
 // synthesizes; the AXI4-Lite bus is reached through a small SPI-slave-to-AXI4-Lite-master bridge, so the
-// figures are those of tt_accel plus the bridge (about 150 flip-flops and some LUTs).
+// figures are those of tt_accel plus the bridge (about 150 flip-flops and some LUTs). The sample stream has no
+// pins here (its input is tied off, so synthesis removes its logic): samples go through the SPI bridge's memory
+// window; an SoC top (an AXI DMA on Zynq) would connect it.
 //
 // Pins: clk, rst (active high, synchronous after a two-flip-flop synchronizer), spi_sck, spi_cs_n, spi_mosi,
 // spi_miso, done, error (tt_accel's flags, registered).
@@ -100,6 +102,7 @@ module tt_accel_pins #(
   reg  [31:0] rdata_q;
   reg  [1:0]  resp_q;
   wire        awready, wready, bvalid, arready, rvalid;
+  wire        axis_tready;  // the sample stream is not wired to pins
   wire [1:0]  bresp, rresp;
   wire [31:0] rdata;
   wire        acc_done, acc_error;
@@ -197,10 +200,11 @@ module tt_accel_pins #(
     .s_axil_bresp (bresp), .s_axil_bvalid (bvalid), .s_axil_bready (1'b1),
     .s_axil_araddr (axi_addr_q), .s_axil_arprot (3'b000), .s_axil_arvalid (arvalid_q), .s_axil_arready (arready),
     .s_axil_rdata (rdata), .s_axil_rresp (rresp), .s_axil_rvalid (rvalid), .s_axil_rready (1'b1),
+    .s_axis_tdata (16'd0), .s_axis_tvalid (1'b0), .s_axis_tready (axis_tready), .s_axis_tlast (1'b0),
     .done (acc_done), .error (acc_error)
   );
 
-  wire unused_cmd = ^word[30:24];
+  wire unused_cmd = ^{word[30:24], axis_tready};
 
   assign spi_miso = miso_q;
   assign done = done_q;

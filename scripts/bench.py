@@ -165,8 +165,8 @@ PROJECTED_LANES = 128  # the MAC lanes the design direction plans (issue 4)
 
 def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
     """Each placed target's training throughput against the CPU software of the cpu section on one desktop core,
-    as ratios. Cycles per sample: the measured train_sample, the host's cycles around it and the measured update
-    spread over its mini-batch, at the baseline Fmax. Labelled as a projection: the same with the contractions on
+    as ratios. Cycles per sample: the measured train_sample, the host's cycles around it (samples through the
+    AXI4-Stream input) and the measured update spread over its mini-batch, at the baseline Fmax. Labelled as a projection: the same with the contractions on
     PROJECTED_LANES lanes at the ideal (train MACs / lanes + the measured cycles outside the contraction engine)."""
     out = {}
     for t, v in work["targets"].items():
@@ -176,7 +176,7 @@ def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
             continue
         c, macs = cpu[m], work["models"][m]["train_macs_per_sample"]
         train, update = meas["train_sample"]["cycles"], meas["update"]["cycles"] / load_config(m).train.batch
-        host = meas["train_sample"]["host_cycles"]
+        host = meas["train_stream"]["host_cycles_per_sample"]
         per_sample = train + host + update
         projected_cycles = macs / PROJECTED_LANES + train - meas["train_sample"]["units"]["contract"] + host + update
         hz = v["fmax_mhz"] * 1e6
@@ -263,17 +263,19 @@ def markdown(r: dict) -> str:
     lines += ["", "## The accelerator, measured (simulated RTL)", "",
               "Cycles of one run of each program, where the training sample's cycles go, and the simulator's speed "
               "(the train_sample program back to back, host attached). Train cycles are the accelerator's busy "
-              "cycles; host is what the host adds per sample outside them (sample upload, label, start, status "
-              "polls, pred and p[label] reads over AXI-Lite). Each model runs on the MAC lanes of the synthesis target "
+              "cycles; host is what the host adds per sample outside them: over AXI-Lite (sample upload, label, start, "
+              "status polls, pred and p[label] reads), or through the AXI4-Stream input (a frame of the sample's words "
+              "and its label, one a cycle, which starts the run itself; averaged over a few samples). Each model runs on the MAC lanes of the synthesis target "
               "that builds it; cycles / ideal compares the train cycles with train MACs / lanes.", "",
               "| model | simulator | lanes | train cycles | train MACs | cycles / ideal | contraction | element-wise | "
-              "softmax | sequencer | host (AXI-Lite) | update cycles | inference cycles | simulated cycles/s |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "softmax | sequencer | host (AXI-Lite) | host (stream) | update cycles | inference cycles | simulated cycles/s |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, v in r["rtl"].items():
         t, u = v["train_sample"], v["train_sample"]["units"]
         lines.append(f"| {v['model']} | {v['sim']} | {v['lanes']} | {t['cycles']} | {v['macs']['train_sample']} | "
                      f"{t['cycles'] * v['lanes'] / v['macs']['train_sample']:.3f} | {u['contract']} | {u['ewise']} | {u['sce']} | "
-                     f"{t['sequencer_overhead']} | {t['host_cycles']} | {v['update']['cycles']} | {v['infer']['cycles']} | "
+                     f"{t['sequencer_overhead']} | {t['host_cycles']} | {v['train_stream']['host_cycles_per_sample']:.0f} | "
+                     f"{v['update']['cycles']} | {v['infer']['cycles']} | "
                      f"{v['sim_speed']['cycles_per_s']:.0f} |")
     lines += ["", "## Training throughput at each synthesized target's Fmax", "",
               "Fmax from the committed synthesis baseline (scripts/qor_baselines), cycles per training sample measured "
@@ -290,7 +292,8 @@ def markdown(r: dict) -> str:
     vs = r.get("versus_cpu", {})
     if vs:
         lines += ["", "## The accelerator against CPU software (training samples/s, ratio accelerator / CPU)", "",
-                  "Accelerator cycles per sample: train_sample, the host's cycles around it, and the update spread "
+                  "Accelerator cycles per sample: train_sample, the host's cycles around it (through the sample stream), "
+                  "and the update spread "
                   "over its mini-batch, at the "
                   "target's baseline Fmax. CPU figures from the next section (this machine, one core). The paper "
                   "reports 59x against an "

@@ -1,4 +1,5 @@
-"""The host driver of the accelerator (rtl/tt_accel.v): everything a host does, over AXI4-Lite.
+"""The host driver of the accelerator (rtl/tt_accel.v): everything a host does, over AXI4-Lite, and the
+AXI4-Stream sample input (`SampleStream`).
 
 `AccelHost` wraps an `verif.axil.AxilHost` (any object with async write32(byte_addr, value) -> resp and
 read32(byte_addr) -> (value, resp)) and speaks the register map of rtl/tt_accel.v: parameters read from the
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cocotb.triggers import First, ReadOnly, RisingEdge, with_timeout
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
 from golden.program import BANKS, AccelParams
 from verif.axil import OKAY
@@ -20,6 +22,8 @@ ID, CTRL, STATUS, ERROR, START_PC, LABEL, SEED, LFSR, PRED, P_LABEL = range(10)
 CYCLES, UNIT_CYCLES, OPS, SAT_TOTAL, PC = 0x0A, 0x0C, 0x12, 0x13, 0x14
 P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x22, 0x26, 0x2A, 0x2E
 P_LANES, P_BUF_DEPTH = 0x2F, 0x30
+STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
+ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
 CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
 ID_VALUE = 0x54544131  # "TTA1"
 WIN_PROG, WIN_STAT, WIN_BANK = 1 << 18, 2 << 18, 4 << 18
@@ -102,6 +106,29 @@ class DirectAxil:
             if data is not None:
                 s["rready"].value = 0
                 return data
+
+
+class SampleStream:
+    """The sample input (s_axis_*, rtl/tt_accel.v) driven by cocotbext-axi's AxiStreamSource, one 16-bit word a
+    beat: a frame is the sample's words, then its label with tlast. `pause`: the probability per cycle that tvalid
+    is held low (drawn from `rng`)."""
+
+    def __init__(self, dut, clk, pause: float = 0.0, rng=None):
+        self.source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), clk, dut.rst, byte_lanes=1)
+        if pause:
+            self.source.set_pause_generator(iter(lambda: bool(rng.random() < pause), None))
+
+    @staticmethod
+    def frame(x, label: int) -> list[int]:
+        return [int(v) & 0xFFFF for v in x] + [int(label)]
+
+    def send(self, words: list[int]) -> None:
+        """Queue a frame (any words: the tests send malformed ones too); it goes out as tready allows."""
+        self.source.send_nowait(AxiStreamFrame(list(words)))
+
+    async def wait(self) -> None:
+        """Until every queued beat has been taken."""
+        await self.source.wait()
 
 
 class AccelHost:
@@ -199,6 +226,25 @@ class AccelHost:
 
     async def run(self, pc: int, timeout_cycles: int, label: int | None = None) -> None:
         await self.start(pc, label)
+        await self.wait(timeout_cycles)
+
+    # --- the sample stream ---
+    async def stream_setup(self, base: int, words: int, pc: int) -> None:
+        """Frames of `words` sample words go to global element address `base`; each starts the program at `pc`."""
+        await self.wr(STREAM_BASE, base)
+        await self.wr(STREAM_WORDS, words)
+        await self.wr(START_PC, pc)
+
+    async def allow_frames(self, n: int) -> None:
+        await self.wr(STREAM_FRAMES, n)
+
+    async def wait_stream_run(self, timeout_cycles: int) -> None:
+        """After the last frame's label beat was taken: wait until its run has started, then until it ends."""
+        for _ in range(8):
+            if not await self.rd(STATUS) & ST_STREAM_PENDING:
+                break
+        else:
+            raise HostError("a complete frame did not start its run")
         await self.wait(timeout_cycles)
 
     async def counters(self) -> dict:

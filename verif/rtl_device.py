@@ -23,7 +23,7 @@ import numpy as np
 from golden import isa
 from golden import program as P
 from golden.machine import Machine, sce_loss
-from verif.host import LFSR, P_LABEL, PRED, AccelHost, Backdoor
+from verif.host import CYCLES, LFSR, P_LABEL, PRED, STREAM_FRAMES, AccelHost, Backdoor, SampleStream
 
 CHECKS = ("every", "sample", "batch", "off")
 
@@ -156,6 +156,43 @@ class RtlDevice:
             raise Mismatch(f"{where}: RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
                            f"{int(ref['p_label'][0])}")
         if self.check in ("every", "sample"):
+            await self.compare(self.sample_writes, where)
+        return pred, p_label
+
+    async def stream_samples(self, stream: SampleStream, xq: np.ndarray, labels: np.ndarray,
+                             release=None) -> tuple[int, int]:
+        """Samples through the AXI4-Stream input: the host queues all the frames and allows len(xq) of them
+        (`release`, if given, is awaited instead of that allow: a test's own checks, then the allow); each frame
+        starts train_sample by itself, and the stream waits while a run is busy. Checked when the last run ends:
+        the busy cycles (the cycle model's, times the samples), the last prediction and p[label], and (unless
+        check is "off") the gradients all the samples accumulated and the random stream. Returns (pred,
+        p_label) of the last sample."""
+        bank, base = self.comp.layout["X0"]
+        n = len(xq)
+        await self.host.stream_setup((P.BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1],
+                                     self.image.entry["train_sample"])
+        c0 = await self.host.rd(CYCLES)
+        for x, y in zip(xq, labels):
+            stream.send(stream.frame(x, y))
+        await (release() if release else self.host.allow_frames(n))
+        await stream.wait()
+        await self.host.wait_stream_run(self.budget["train_sample"])
+        busy = (await self.host.rd(CYCLES) - c0) & 0xFFFF_FFFF
+        assert busy == n * self.model_cycles("train_sample"), \
+            f"{n} streamed samples took {busy} cycles, the cycle model says {n} x {self.model_cycles('train_sample')}"
+        left = await self.host.rd(STREAM_FRAMES)
+        assert left == 0, f"{left} of {n} frames not taken"
+        for x, y in zip(xq, labels):
+            ref, _ = self._golden(self.golden.accumulate_batch, x[None, :], np.array([y]))
+        where = f"samples {self.samples} to {self.samples + n - 1} (streamed)"
+        self.samples += n
+        self.cycles["train_sample"] += busy
+        self.runs["train_sample"] += n
+        pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
+        if self.check != "off":
+            if (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
+                raise Mismatch(f"{where}: last RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
+                               f"{int(ref['p_label'][0])}")
             await self.compare(self.sample_writes, where)
         return pred, p_label
 

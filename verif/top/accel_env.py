@@ -59,6 +59,7 @@ async def open_accel(dut, check: str = "sample", fast_bus: bool = False, stalls:
     probability per cycle that a pause run starts on each of the five AXI4-Lite channels (valid held low on
     aw/w/ar, ready held low on b/r), drawn from `seed`."""
     cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
+    dut.s_axis_tvalid.value = 0  # no sample stream unless a test attaches one (verif.host.SampleStream)
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0

@@ -31,14 +31,14 @@ from golden.machine import SAT_COUNTER_MAX, Machine
 from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
 from verif.host import (CTRL, CTRL_CLEAR_COUNTERS, CTRL_CLEAR_ERROR, CTRL_SEED, CTRL_START, CYCLES, ERROR, ID,
-                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, SAT_TOTAL, SEED, START_PC, STATUS, WIN_BANK, WIN_PROG,
-                        WIN_STAT, BankCopy, to_signed)
+                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, SAT_TOTAL, SEED, ST_BUSY, ST_DONE, ST_ERROR,
+                        ST_STREAM_ERROR, START_PC, STATUS, STREAM_BASE, STREAM_FRAMES,
+                        STREAM_WORDS, WIN_BANK, WIN_PROG, WIN_STAT, BankCopy, SampleStream, to_signed)
 from verif.top.accel_env import model_config, open_accel, seed
 
 PROG_DEPTH = 1000  # not a power of two: START_PC and the program window can point past the program memory
 HAND_BASE = 600  # hand-built programs sit above the compiled image (531 words)
 FREE_SLOT = 40  # statistics slots from here on are not the image's
-ST_BUSY, ST_DONE, ST_ERROR = 1, 2, 4
 
 
 # ---- hand-built descriptors and records --------------------------------------------------------------------
@@ -84,12 +84,15 @@ END = [P.header(P.KIND_END)]
 # Every stop the accelerator can report, as (who, code): the sequencer's own codes (rtl/tt_seq.v: 1 illegal op,
 # 2 program overrun, 3 bank address, 4 bank port conflict, 6 start while busy) and, for code 5 (unit refusal),
 # the refusing unit and its code (rtl/tt_contract.v, tt_ewise.v, tt_sce.v; golden.isa's *_ERR_*). Each test's
-# expected stops are sampled when they are checked; the last test fails on any bin no test reached.
+# expected stops are sampled when they are checked; the last test fails on any bin no test reached. The sample
+# stream's frame errors (rtl/tt_accel.v: STATUS b3) are bins too: 1 tlast before the label, 2 a label without
+# tlast, 3 a word outside every bank.
 UNIT_NAMES = {P.KIND_CONTRACT: "contract", P.KIND_EWISE: "ewise", P.KIND_SCE: "sce"}
 ERROR_BINS = ([("seq", c) for c in (1, 2, 3, 4, 6)] + [("contract", c) for c in (1, 2, 3)]
               + [("ewise", c) for c in (isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN,
                                         isa.EW_ERR_OPCODE)]
-              + [("sce", c) for c in (isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC)])
+              + [("sce", c) for c in (isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC)]
+              + [("stream", c) for c in (1, 2, 3)])
 ERROR_POINT = "tt_accel.errors.stop"
 
 
@@ -532,17 +535,20 @@ async def bad_register_accesses(dut):
     await host.wr(START_PC, 17)
     await host.wr(LABEL, 2)
     await host.wr(SEED, 0x1234567)
+    stream_regs = [STREAM_BASE, STREAM_WORDS, STREAM_FRAMES]
+    for r in stream_regs:
+        await host.wr(r, 0x1234 + r)
     ro = [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL] + list(range(CYCLES, CYCLES + 8)) + \
         list(range(0x20, 0x31))
-    regs = ro + [START_PC, LABEL, SEED]
+    regs = ro + [START_PC, LABEL, SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
         await env.slverr_wr(r, ~vals[r], what="read-only register")
-    for r in (0x15, 0x1F, 0x31, 0xFF):
+    for r in (0x18, 0x1F, 0x31, 0xFF):
         await env.slverr_wr(r, 0xFFFFFFFF, what="unmapped register")
         await env.slverr_rd(r, "unmapped register")
     for strb in (0x0, 0x1, 0x7, 0xE, 0x8):
-        for r in (START_PC, LABEL, SEED):
+        for r in [START_PC, LABEL, SEED] + stream_regs:
             await env.slverr_wr(r, ~vals[r], strb, "partial strobe")
         await env.slverr_wr(CTRL, CTRL_START | CTRL_CLEAR_COUNTERS | CTRL_SEED, strb, "partial strobe CTRL")
     assert await env.status() == ST_DONE, "a partial-strobe CTRL write started a program or cleared done"
@@ -794,6 +800,120 @@ async def host_window_decode(dut):
     except AssertionError as exc:
         problems.append(str(exc))
     assert not problems, "incomplete host address decode: " + "; ".join(problems)
+
+
+# ---- the sample stream ---------------------------------------------------------------------------------------------
+class StreamWatch:
+    """Counts the cycles in which the stream offers a beat (tvalid) that the accelerator holds back (tready low),
+    while a run is busy and while it is not."""
+
+    def __init__(self, dut):
+        self.dut, self.held = dut, {"busy": 0, "idle": 0}
+        cocotb.start_soon(self._run())
+
+    async def _run(self):
+        d = self.dut
+        while True:
+            await RisingEdge(d.clk)
+            if int(d.s_axis_tvalid.value) and not int(d.s_axis_tready.value):
+                self.held["busy" if int(d.u_seq.busy.value) else "idle"] += 1
+
+
+def x0_global(env: Env) -> tuple[int, int]:
+    bank, base = env.dev.comp.layout["X0"]
+    return env.g(bank, base), env.dev.comp.tensors["X0"].size
+
+
+@cocotb.test()
+async def stream_samples(dut):
+    """Samples through the AXI4-Stream input with random pauses on tvalid, bit-exact with the golden machine (verif/
+    rtl_device.py stream_samples): each frame starts train_sample, and the frames queued behind a busy run are held
+    (tready low) and taken after it. A frame offered while no frame is allowed is held too: it writes nothing and
+    starts nothing until the host allows it; then training goes on over AXI4-Lite."""
+    env = await Env.create(dut, 7)
+    dev = env.dev
+    stream = SampleStream(dut, dut.clk, pause=0.2, rng=env.rng)
+    watch = StreamWatch(dut)
+    idx = env.rng.integers(len(env.data.train_y), size=3)
+    await dev.stream_samples(stream, env.xq[idx], env.data.train_y[idx])
+    assert watch.held["busy"] > 0, "no frame was held back while a run was busy"
+
+    flat = env.flat()
+    ops = (await env.counters())["ops"]
+
+    async def held_without_frames():
+        held = watch.held["idle"]
+        await ClockCycles(dut.clk, 200)
+        assert watch.held["idle"] > held and int(dut.s_axis_tready.value) == 0, \
+            "the frame was not offered, or taken while none was allowed"
+        assert await env.status() == ST_DONE and (await env.counters())["ops"] == ops, "a held frame started a run"
+        env.check_banks(flat, "a frame held while no frame is allowed")
+        await env.host.allow_frames(1)
+
+    x, y = env.sample()
+    await dev.stream_samples(stream, x[None, :], np.array([y]), release=held_without_frames)
+    await env.good_sample()
+
+
+@cocotb.test()
+async def stream_bad_frames(dut):
+    """Malformed frames (tlast before the label, a label without tlast, words outside every bank) set STATUS b3 and
+    start nothing: the frames allowed stay, and the banks change only where the frame's words went (the sample's
+    own region, or the bank's last words for a frame that runs past it, restored after). The rest of a bad frame is
+    dropped up to its tlast, so the next frame is whole. A frame while the sequencer is stopped on an error is held
+    until the error is cleared, then trains bit-exactly."""
+    env = await Env.create(dut, 8)
+    dev, host = env.dev, env.host
+    stream = SampleStream(dut, dut.clk, pause=0.2, rng=env.rng)
+    gbase, n = x0_global(env)
+    entry = dev.image.entry["train_sample"]
+    await env.good_sample()
+    x, y = env.sample()
+    good = SampleStream.frame(x, y)
+    act_depth = env.params.bank_depth[0]
+    cases = [(1, "tlast on the last sample word", gbase, good[:-1]),
+             (1, "tlast on the first word", gbase, good[:1]),
+             (2, "a label without tlast, and more words", gbase, good + [0x7FFF, 3, 0x8000]),
+             (3, "a frame past the act bank's end", env.g("act", act_depth - 2), good),
+             (3, "a frame in the gap after the act bank", env.g("act", act_depth), good)]
+    for code, what, base, words in cases:
+        await host.stream_setup(base, n, entry)
+        await host.allow_frames(2)
+        flat = env.flat()
+        ops = (await env.counters())["ops"]
+        stream.send(words)
+        await stream.wait()
+        await ClockCycles(dut.clk, 10)
+        st = await env.status()
+        assert st == ST_DONE | ST_STREAM_ERROR, f"{what}: STATUS {st:#x}, expected done and the stream error"
+        assert (await env.counters())["ops"] == ops and await host.rd(STREAM_FRAMES) == 2, f"{what}: a run started"
+        # the words that were written: the frame's sample words up to the error, below the bank's end
+        want = flat.copy()
+        k = min(n, len(words) - (code == 2), act_depth - (base - env.g("act", 0)) if code == 3 else n)
+        want[base:base + max(k, 0)] = [to_signed(w, 16) for w in words[:max(k, 0)]]
+        env.check_banks(want, what)
+        sample_stop("stream", code)
+        await host.wr(CTRL, CTRL_CLEAR_ERROR)
+        assert await env.status() == ST_DONE, f"{what}: STATUS after clear error"
+        if code == 3 and k > 0:
+            await host.write_bank("act", act_depth - k, flat[env.g("act", act_depth - k):env.g("act", act_depth)])
+    await host.allow_frames(0)
+
+    # a frame while the sequencer is stopped on an error: held until the error is cleared
+    await host.start(PROG_DEPTH + 5)  # START_PC past the program memory: error 2 at once
+    await env.wait_end()
+    await env.expect_stopped(2, 0, PROG_DEPTH + 5, "start past the program memory")
+    flat = env.flat()
+
+    async def held_while_stopped():
+        await host.allow_frames(1)
+        await ClockCycles(dut.clk, 150)
+        assert int(dut.s_axis_tready.value) == 0, "a frame was taken while the sequencer is stopped on an error"
+        env.check_banks(flat, "a frame held while the sequencer is stopped")
+        await host.wr(CTRL, CTRL_CLEAR_ERROR)
+
+    await dev.stream_samples(stream, x[None, :], np.array([y]), release=held_while_stopped)
+    await env.good_sample()
 
 
 # ---- coverage of the error states: runs last ----------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Cycle counts and simulation speed of the accelerator top, for `make bench` (verif/top/bench_rtl.py).
 
 Runs one training sample, one update and one inference of MODEL (the accelerator's timing does not depend on
-the data), reads the sequencer's counters (busy cycles and each unit's cycles) and times the simulator while the
-DUT runs free. Writes BENCH_OUT (JSON). The run is checked against the golden model like every top-level test.
+the data), then STREAM_SAMPLES (4) training samples through the AXI4-Stream input, reads the sequencer's
+counters (busy cycles and each unit's cycles) and times the simulator while the DUT runs free. Writes BENCH_OUT
+(JSON). The run is checked against the golden model like every top-level test.
 """
 import json
 import os
@@ -14,7 +15,7 @@ from cocotb.simtime import get_sim_time
 
 from golden import program as P
 from golden.datasets import load_dataset
-from verif.host import UNITS
+from verif.host import UNITS, SampleStream
 from verif.top.accel_env import model_config, seed, start_accel
 
 
@@ -40,6 +41,20 @@ async def measure(dev, prog: str, run) -> dict:
             "host_and_check_wall_s": wall}
 
 
+async def measure_stream(dut, dev, xq, labels) -> dict:
+    """Samples through the AXI4-Stream input (RtlDevice.stream_samples): the clock cycles from the host's set-up
+    to the last run's end, over the samples, less the busy cycles, is what feeding a sample costs this way (its
+    words and label at one a cycle, while the accelerator waits: the stream is held while a run is busy)."""
+    host, n = dev.host, len(xq)
+    stream = SampleStream(dut, dut.clk)
+    await host.clear_counters()
+    t0_ns = get_sim_time("ns")
+    await dev.stream_samples(stream, xq, labels)
+    elapsed = round((get_sim_time("ns") - t0_ns) / host.period_ns)
+    busy = (await host.counters())["cycles"]
+    return {"samples": n, "cycles": busy, "elapsed_cycles": elapsed, "host_cycles_per_sample": (elapsed - busy) / n}
+
+
 @cocotb.test()
 async def bench(dut):
     ranks = os.environ.get("BENCH_RANKS")
@@ -55,6 +70,9 @@ async def bench(dut):
     out["train_sample"] = await measure(dev, "train_sample", lambda: dev.train_sample(x[0], label))
     out["update"] = await measure(dev, "update", dev.update)
     out["infer"] = await measure(dev, "infer", lambda: dev.infer(x))
+    n = int(os.environ.get("STREAM_SAMPLES", "4"))
+    out["train_stream"] = await measure_stream(dut, dev, dev.quantize_input(data.train_x[1:1 + n]),
+                                               data.train_y[1:1 + n])
     # Simulation speed with the environment attached: the train_sample program back to back, the host only
     # starting it and waiting for done (the state is not checked after this point).
     runs = int(os.environ.get("BENCH_RUNS", "3"))
