@@ -334,10 +334,11 @@ module tt_contract #(
       wire                    ld_last;
       wire                    ld_done;
       wire                    pre_go = pre_pending_q && !own_start && ((ld_valid && ld_last) || ld_done);
-      // The walk configuration to take: the op's own when it is taken, else the preload's (never both: a pending
-      // preload goes before its op's done, so before the next op can be taken).
-      wire [NLOOPS*CNT_W-1:0]  walk_counts = take ? counts : pre_counts;
-      wire [NLOOPS*ADDR_W-1:0] walk_sb     = take ? stride_b : pre_stride_b;
+      // The walk configuration to take: the preload's while one is pending (pre_go), else the op's own (taken with
+      // the op: no preload is pending then, since a pending preload goes before its op's done). The select is a
+      // flip-flop, not `take`, which comes from the sequencer's state through the busy logic.
+      wire [NLOOPS*CNT_W-1:0]  walk_counts = pre_pending_q ? pre_counts : counts;
+      wire [NLOOPS*ADDR_W-1:0] walk_sb     = pre_pending_q ? pre_stride_b : stride_b;
       integer ll;
       always @(posedge clk) begin
         if ((take && lane_form && !preloaded) || pre_go) begin
@@ -345,9 +346,9 @@ module tt_contract #(
             ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, walk_counts, walk_sb);
           end
           ld_sb_q    <= walk_sb;
-          ld_sbuf_q  <= take ? stride_buf : pre_stride_buf;
-          ld_base_q  <= take ? b_base : pre_b_base;
-          ld_lanes_q <= take ? lanes : pre_lanes;
+          ld_sbuf_q  <= pre_pending_q ? pre_stride_buf : stride_buf;
+          ld_base_q  <= pre_pending_q ? pre_b_base : b_base;
+          ld_lanes_q <= pre_pending_q ? pre_lanes : lanes;
         end
       end
       always @(posedge clk) begin
