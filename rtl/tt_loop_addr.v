@@ -125,22 +125,19 @@ module tt_loop_addr #(
 
   wire step = valid_q && ready;
 
-  // The final-index flags after this cycle, and their prefix ANDs for inner_q.
-  reg [NLOOPS-1:0] at_last_d;
-  reg [NLOOPS:0]   inner_d;
+  // The final-index flags after a step and after a start, and their prefix ANDs for inner_q, from registers and
+  // the counts only: start and step, which come late (the op control, the buffers' readiness), just select.
+  reg [NLOOPS-1:0] at_last_step;
+  reg [NLOOPS:0]   inner_step;
+  reg [NLOOPS:0]   inner_start;
   integer          k;
   always @* begin
-    at_last_d = at_last_q;
+    inner_step[0]  = 1'b1;
+    inner_start[0] = 1'b1;
     for (k = 0; k < NLOOPS; k = k + 1) begin
-      if (start) begin
-        at_last_d[k] = last_at_0[k];
-      end else if (step && !all_last && inner_last[k]) begin
-        at_last_d[k] = at_last_q[k] ? last_at_0[k] : last_after_step[k];
-      end
-    end
-    inner_d[0] = 1'b1;
-    for (k = 0; k < NLOOPS; k = k + 1) begin
-      inner_d[k + 1] = inner_d[k] && at_last_d[k];
+      at_last_step[k]    = !inner_last[k] ? at_last_q[k] : at_last_q[k] ? last_at_0[k] : last_after_step[k];
+      inner_step[k + 1]  = inner_step[k] && at_last_step[k];
+      inner_start[k + 1] = inner_start[k] && last_at_0[k];
     end
   end
 
@@ -161,14 +158,16 @@ module tt_loop_addr #(
   // counts up, outer loops hold.
   integer j;
   always @(posedge clk) begin
-    at_last_q <= at_last_d;
-    inner_q   <= inner_d;
     if (start) begin
+      at_last_q <= last_at_0;
+      inner_q   <= inner_start;
       idx_q     <= {(NLOOPS*CNT_W){1'b0}};
       mark_a_q  <= {NLOOPS{base_a[A_AW-1:0]}};
       mark_b_q  <= {NLOOPS{base_b}};
       mark_o_q  <= {NLOOPS{base_o[O_AW-1:0]}};
     end else if (step && !all_last) begin
+      at_last_q <= at_last_step;
+      inner_q   <= inner_step;
       for (j = 0; j < NLOOPS; j = j + 1) begin
         if (inner_last[j]) begin
           idx_q[CNT_W*j +: CNT_W]     <= at_last_q[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
