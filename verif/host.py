@@ -9,6 +9,7 @@ memories after every sample: over AXI that would cost more cycles than the sampl
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from cocotb.triggers import First, ReadOnly, RisingEdge, with_timeout
@@ -115,6 +116,7 @@ class SampleStream:
 
     def __init__(self, dut, clk, pause: float = 0.0, rng=None):
         self.source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), clk, dut.rst, byte_lanes=1)
+        self.source.log.setLevel(logging.WARNING)  # not a line per frame with all its words
         if pause:
             self.source.set_pause_generator(iter(lambda: bool(rng.random() < pause), None))
 
