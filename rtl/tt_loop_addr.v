@@ -10,9 +10,8 @@
 // No multipliers: per loop and operand a mark register holds the address with every inner index at 0. When
 // loop k steps (all inner loops wrap), the new address is mark_k + stride_k, and it becomes the mark of loop k
 // and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles. Whether a loop is at
-// its final index is a register too (set when the loop restarts or steps), and so is whether every loop inside
-// it is (its prefix AND, registered from the next flags), so the enables of the mark registers, a few hundred
-// flip-flops, come from a flip-flop and one gate: no compare against the counts and no AND chain over the loops.
+// its final index is a register too (set when the loop restarts or steps), so the step logic and the enables of
+// the mark registers wait on no compare against the counts.
 //
 // Strides are ADDR_W-bit and the sums wrap modulo 2^ADDR_W, so a two's-complement stride walks backwards;
 // the lowering emits only non-negative strides. The a and o walks can be narrower (A_AW, O_AW bits: their sums wrap
@@ -78,12 +77,12 @@ module tt_loop_addr #(
   reg [NLOOPS*ADDR_W-1:0] mark_b_q;
   reg [NLOOPS*O_AW-1:0]   mark_o_q;
   reg [NLOOPS-1:0]        at_last_q;  // loop i is at its final index: (count == 0) || (idx == count - 1)
-  reg [NLOOPS:0]          inner_q;    // inner_q[i]: every loop inside loop i is at its final index (loop i moves
-                                      // on a beat); inner_q[NLOOPS]: every loop is (the beat is the last)
-  wire [NLOOPS-1:0]       inner_last = inner_q[NLOOPS-1:0];
-  wire                    all_last = inner_q[NLOOPS];
 
-  // The stepping loop is the innermost one not at its end; next_* is its mark plus its stride.
+  // Carry chain over the loops, in one block so Verilator sees no false combinational loop:
+  // at_last[i]: loop i is at its final index; inner_last[i]: every loop inside i is (loop i moves on a
+  // beat). The stepping loop is the innermost one not at its end; next_* is its mark plus its stride.
+  reg [NLOOPS-1:0] inner_last;
+  reg              all_last;
   reg              first_red_c;
   reg              last_red_c;
   reg [A_AW-1:0]   next_a;
@@ -91,17 +90,21 @@ module tt_loop_addr #(
   reg [O_AW-1:0]   next_o;
   integer          i;
   always @* begin
+    all_last    = 1'b1;
     first_red_c = 1'b1;
     last_red_c  = 1'b1;
     next_a      = {A_AW{1'b0}};
     next_b      = {ADDR_W{1'b0}};
     next_o      = {O_AW{1'b0}};
+    inner_last  = {NLOOPS{1'b0}};
     for (i = 0; i < NLOOPS; i = i + 1) begin
-      if (inner_last[i] && !at_last_q[i]) begin
+      inner_last[i] = all_last;
+      if (all_last && !at_last_q[i]) begin
         next_a = mark_a_q[A_AW*i +: A_AW] + stride_a[ADDR_W*i +: A_AW];
         next_b = mark_b_q[ADDR_W*i +: ADDR_W] + stride_b[ADDR_W*i +: ADDR_W];
         next_o = mark_o_q[O_AW*i +: O_AW] + stride_o[ADDR_W*i +: O_AW];
       end
+      all_last = all_last && at_last_q[i];
       if (i < NRED) begin
         first_red_c = first_red_c && (idx_q[CNT_W*i +: CNT_W] == {CNT_W{1'b0}});
         last_red_c  = last_red_c && at_last_q[i];
@@ -125,22 +128,6 @@ module tt_loop_addr #(
 
   wire step = valid_q && ready;
 
-  // The final-index flags after a step and after a start, and their prefix ANDs for inner_q, from registers and
-  // the counts only: start and step, which come late (the op control, the buffers' readiness), just select.
-  reg [NLOOPS-1:0] at_last_step;
-  reg [NLOOPS:0]   inner_step;
-  reg [NLOOPS:0]   inner_start;
-  integer          k;
-  always @* begin
-    inner_step[0]  = 1'b1;
-    inner_start[0] = 1'b1;
-    for (k = 0; k < NLOOPS; k = k + 1) begin
-      at_last_step[k]    = !inner_last[k] ? at_last_q[k] : at_last_q[k] ? last_at_0[k] : last_after_step[k];
-      inner_step[k + 1]  = inner_step[k] && at_last_step[k];
-      inner_start[k + 1] = inner_start[k] && last_at_0[k];
-    end
-  end
-
   always @(posedge clk) begin
     if (rst) begin
       valid_q <= 1'b0;
@@ -159,18 +146,16 @@ module tt_loop_addr #(
   integer j;
   always @(posedge clk) begin
     if (start) begin
-      at_last_q <= last_at_0;
-      inner_q   <= inner_start;
       idx_q     <= {(NLOOPS*CNT_W){1'b0}};
+      at_last_q <= last_at_0;
       mark_a_q  <= {NLOOPS{base_a[A_AW-1:0]}};
       mark_b_q  <= {NLOOPS{base_b}};
       mark_o_q  <= {NLOOPS{base_o[O_AW-1:0]}};
     end else if (step && !all_last) begin
-      at_last_q <= at_last_step;
-      inner_q   <= inner_step;
       for (j = 0; j < NLOOPS; j = j + 1) begin
         if (inner_last[j]) begin
           idx_q[CNT_W*j +: CNT_W]     <= at_last_q[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
+          at_last_q[j]                <= at_last_q[j] ? last_at_0[j] : last_after_step[j];
           mark_a_q[A_AW*j +: A_AW]     <= next_a;
           mark_b_q[ADDR_W*j +: ADDR_W] <= next_b;
           mark_o_q[O_AW*j +: O_AW]     <= next_o;
