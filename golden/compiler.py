@@ -234,6 +234,37 @@ def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dic
             tensors[name].shape = tuple(sizes[c] for c in best)
 
 
+def refine_orders(comp: Compiled) -> None:
+    """Re-choose each contraction's element order (its loop nest and the order its elements draw; the layouts
+    stay) among its output's layout_candidates, by the contraction unit's cycles at LANE_HINT lanes and BUF_HINT
+    buffer words over the op and its neighbouring contractions with preloading (golden/program.py linked_cycles).
+    An op can be preloaded only when its lane operand (the one the lane index belongs to) is not the output of the
+    op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
+    program order over train_sample and infer; the current order stays unless another is faster."""
+    from golden import program as P  # imported here: program imports this module
+    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
+    for prog in (comp.train_sample, comp.infer):
+        for i, op in enumerate(prog):
+            if op.kind != "contract":
+                continue
+            window = [j for j in (i - 1, i, i + 1) if 0 <= j < len(prog)]
+            (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
+            current = op.element_order()
+
+            def cycles(order: str) -> float:
+                op.order = order if order != out else ""
+                try:
+                    return P.linked_cycles([P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract"
+                                            else None for j in window], p.bank_shift)
+                except ValueError:  # the loop nest does not fit a descriptor in this order
+                    return math.inf
+
+            best = min(dict.fromkeys([current, *layout_candidates(out, ia, ib)]),
+                       key=lambda order: (cycles(order), order != current))
+            op.order = best if best != out else ""
+
+
 # --- network compilation ----------------------------------------------------------------------------------
 
 class _Letters:
@@ -413,6 +444,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
     comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, all_sizes)
     _check_accumulator_bounds(comp)
     _allocate(comp)
+    refine_orders(comp)
     return comp
 
 

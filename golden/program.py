@@ -206,9 +206,7 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
              rank: Mapping[str, np.ndarray] | None = None) -> tuple[int, list[int], object]:
     """(kind, words, descriptor) of one op: its header and packed descriptor (`rank`: see assemble)."""
     if op.kind == "contract":
-        d = isa.lower_contract(comp, op, frac)
-        a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
-        d = isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth))
+        d = contract_desc(comp, p, op, frac)
         kind, payload = KIND_CONTRACT, contract_payload(d)
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)
@@ -227,6 +225,13 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
     else:
         raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
     return kind, [header(kind, slots[op.out], observe, len(payload))] + payload, d
+
+
+def contract_desc(comp: Compiled, p: AccelParams, op, frac: dict[str, int]) -> isa.ContractDesc:
+    """The descriptor of contract `op` at its global addresses, in the lane form where `p`'s lanes pay."""
+    d = isa.lower_contract(comp, op, frac)
+    a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
+    return isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth))
 
 
 def contract_payload(d: isa.ContractDesc) -> list[int]:
@@ -261,22 +266,33 @@ def link_preloads(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> l
     the next op's head start (contract_cycles of the previous op past its own walk, plus the sequencer's gap) must
     gain it more cycles than the PRELOAD_WORDS the previous record grows by. `descs`: the program's descriptors in
     order (None for other units); returns them with the pairs linked."""
+    return _linked(descs, bank_shift, mem_lat)[0]
+
+
+def linked_cycles(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> int:
+    """The contraction unit's cycles over `descs` (as link_preloads takes them) once link_preloads has paired them,
+    each preloaded op with the head start link_preloads judged it by (its predecessor's record without a preload's
+    fields): the cost the compiler compares element orders by (golden/compiler.py refine_orders)."""
+    linked, heads = _linked(descs, bank_shift, mem_lat)
+    return sum(isa.contract_cycles(d, mem_lat, head=h) for d, h in zip(linked, heads) if d is not None)
+
+
+def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]]:
+    """link_preloads' pairing and the head start of every descriptor (0 where not preloaded)."""
     out = list(descs)
-    head = 0
+    heads = [0] * len(out)
     for i in range(len(out) - 1):
         d, nxt = out[i], out[i + 1]
         if not (isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc)
                 and can_preload(d, nxt, bank_shift)):
-            head = 0
             continue
-        new_head = head_start(d, head, payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
+        new_head = head_start(d, heads[i], payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
         if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
-            head = 0
             continue
         out[i] = replace(d, preload=replace(nxt, preload=None, preloaded=False))
         out[i + 1] = replace(nxt, preloaded=True)
-        head = new_head
-    return out
+        heads[i + 1] = new_head
+    return out, heads
 
 
 def observes(comp: Compiled, program: str, op) -> bool:

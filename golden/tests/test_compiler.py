@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from golden import compiler, isa
+from golden import program as P
 from golden.compiler import BUF_HINT, LANE_HINT, compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
 
@@ -472,9 +473,11 @@ def test_intermediates_end_in_a_one_sided_index(model):
 
 
 @pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
-def test_element_order_of_outputs_with_a_given_layout(model):
+def test_element_order_of_outputs_with_a_given_layout(monkeypatch, model):
     """A chain's last step writes a tensor whose layout is given: its op keeps that layout in the spec and takes
-    lane_order's order as its element order (SPEC 5.1, 6); an intermediate's element order is its layout."""
+    lane_order's order as its element order (SPEC 5.1, 6); an intermediate's element order is its layout. This is
+    the order before refine_orders (switched off here; test_refine_orders checks what it changes)."""
+    monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
     comp = compile_network(load_config(model))
     reordered = 0
     for op in comp.train_sample + comp.infer:
@@ -493,6 +496,7 @@ def test_element_order_of_outputs_with_a_given_layout(model):
     assert reordered == {"tiny": 4, "digits": 6, "paper": 4}[model], reordered
 
 
+
 PRUNED_PAPER = [[11, 9, 15], [15]]
 
 
@@ -507,9 +511,11 @@ def _contract_cycles_total(comp) -> int:
 
 
 @pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
-def test_refined_layouts_are_locally_fastest(model, ranks):
+def test_refined_layouts_are_locally_fastest(monkeypatch, model, ranks):
     """After refine_layouts' one pass (a later intermediate's choice changes ops an earlier one was chosen for), no
-    candidate layout of any intermediate makes the contractions that write and read it faster."""
+    candidate layout of any intermediate makes the contractions that write and read it faster (judged before
+    refine_orders re-chooses the element orders, as refine_layouts judges them)."""
+    monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
     comp = _compiled(model, ranks)
     contracts = [op for op in comp.train_sample + comp.infer if op.kind == "contract"]
     checked = 0
@@ -531,7 +537,38 @@ def test_refined_layouts_are_locally_fastest(model, ranks):
 def test_refine_layouts_against_lane_order_alone(monkeypatch, model, ranks, faster):
     """refine_layouts never makes the modelled contractions slower than lane_order's layouts; on the pruned paper
     model (short rank lane indices) it makes them faster; on the full-rank models lane_order's layouts stay."""
+    monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
     refined = _contract_cycles_total(_compiled(model, ranks))
     monkeypatch.setattr(compiler, "refine_layouts", lambda *args: None)
     plain = _contract_cycles_total(_compiled(model, ranks))
     assert refined < plain if faster else refined == plain, (refined, plain)
+
+
+def _program_contract_cycles(comp, program: str) -> int:
+    """The contraction unit's cycles of one program at the compiler's hints, with preloading."""
+    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    return P.linked_cycles([P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None
+                            for op in getattr(comp, program)], p.bank_shift)
+
+
+@pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
+def test_refine_orders(monkeypatch, model, ranks):
+    """refine_orders changes element orders only (every spec, layout and MAC count stays; an order is a permutation
+    of the output indices) and never makes a program's contractions slower (linked_cycles at the compiler's
+    hints); on these models it makes train_sample faster (paper: dG0.2's lane operand becomes F0, which the op before
+    may preload, where it was that op's output D0.2)."""
+    refined = _compiled(model, ranks)
+    monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
+    plain = _compiled(model, ranks)
+    for prog in ("train_sample", "infer"):
+        for a, b in zip(getattr(refined, prog), getattr(plain, prog)):
+            assert (a.kind, a.out, a.ins, a.spec, a.macs) == (b.kind, b.out, b.ins, b.spec, b.macs)
+            if a.kind != "contract":
+                continue
+            assert sorted(a.element_order()) == sorted(a.spec.split("->")[1])
+            assert a.order != a.spec.split("->")[1]  # an order equal to the layout is written ""
+        assert _program_contract_cycles(refined, prog) <= _program_contract_cycles(plain, prog), prog
+    assert refined.layout == plain.layout
+    won = _program_contract_cycles(plain, "train_sample") - _program_contract_cycles(refined, "train_sample")
+    assert won > 0, won
