@@ -496,7 +496,6 @@ def test_element_order_of_outputs_with_a_given_layout(monkeypatch, model):
     assert reordered == {"tiny": 4, "digits": 6, "paper": 4}[model], reordered
 
 
-
 PRUNED_PAPER = [[11, 9, 15], [15]]
 
 
