@@ -21,7 +21,12 @@ How the per-test coverage files come about:
      verilator_coverage it writes its own merge and skips the annotation.
   4. build/coverage/summary.txt and summary.json: per source file, lines (Verilator's line and branch points)
      and toggles (one point per bit and direction, 0->1 and 1->0) hit / total / percent, per run as well, and
-     every point never hit (toggles grouped by signal). Note: 5.006's annotation sums all toggle points of a
+     every point never hit (toggles grouped by signal). These count source points (`by_source`): Verilator keys
+     each point by the elaborated module (its page names the parameter set) and the instance as well, so one
+     source line is as many points as parameter sets and instances built it, and it would count as never hit
+     when one parameter set's tests do not reach it (an error branch that only the error tests' parameter set
+     exercises). A source point is hit when any run hits it in any instance; the instance-level totals are
+     printed beside them. Note: 5.006's annotation sums all toggle points of a
      line into one count, so a line can look covered while some of its bits never toggled; the summary's
      toggle list is the exact one.
 """
@@ -109,6 +114,16 @@ def merge(dats: list[Path]) -> "OrderedDict[str, int]":
         for k, v in read_dat(d).items():
             total[k] = total.get(k, 0) + v
     return total
+
+
+def by_source(points) -> "OrderedDict[str, int]":
+    """The points keyed by source alone: the page (module and parameter set) and hierarchy (instance) fields
+    dropped, the counts of every elaborated copy of a point summed."""
+    out: OrderedDict[str, int] = OrderedDict()
+    for k, v in points.items():
+        src = "\x01".join(p for p in k.split("\x01") if not p.startswith(("page\x02", "h\x02")))
+        out[src] = out.get(src, 0) + v
+    return out
 
 
 def write_dat(points, path: Path) -> None:
@@ -267,15 +282,20 @@ def main() -> int:
         write_dat(ours, COV / "merged.dat")
         print("rtl_coverage: no verilator_coverage found: merged by the script, no annotation", file=sys.stderr)
 
-    per_run = {str(d.parent.relative_to(runs)): summarise(read_dat(d))["_total"] for d in dats}
-    summary = summarise(ours)
-    hole = holes(ours)
+    per_run = {str(d.parent.relative_to(runs)): summarise(by_source(read_dat(d)))["_total"] for d in dats}
+    source = by_source(ours)
+    summary = summarise(source)
+    per_instance = summarise(ours)["_total"]
+    hole = holes(source)
     report = {"tool": tool, "tool_output": tool_out, "coverage_args": COVERAGE_ARGS, "runs": per_run,
-              "files": summary, "holes": hole, "tests_rc": rc}
+              "files": summary, "per_instance": per_instance, "holes": hole, "tests_rc": rc}
     (COV / "summary.json").write_text(json.dumps(report, indent=1))
     lines = ["RTL coverage (Verilator " + " ".join(COVERAGE_ARGS) + "), merged over "
-             f"{len(dats)} runs: build/coverage/merged.dat", ""]
+             f"{len(dats)} runs: build/coverage/merged.dat; source points (a point is hit when any run hits it in "
+             "any instance)", ""]
     lines += fmt_table(summary)
+    lines += [f"per elaborated instance (a point per parameter set and instance): lines "
+              f"{pct(per_instance['lines']['percent'])} %, toggles {pct(per_instance['toggles']['percent'])} %"]
     lines += ["", "per run (toplevel/params/cocotb module): lines %, toggles %"]
     lines += [f"  {name:60s} {pct(d['lines']['percent']):>6s} {pct(d['toggles']['percent']):>6s}"
               for name, d in per_run.items()]
@@ -286,7 +306,7 @@ def main() -> int:
         lines += ["", f"{tool} ({tool_out.get('version', '')}): {tool_out.get('annotate', '')}",
                   f"annotated sources: {COV / 'annotated'}, lcov: {COV / 'coverage.info'}"]
     (COV / "summary.txt").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[:len(summary) + 4]))
+    print("\n".join(lines[:len(summary) + 5]))
     print(f"rtl_coverage: summary {COV / 'summary.txt'}; tests {'passed' if rc == 0 else 'FAILED'}")
     return rc
 
