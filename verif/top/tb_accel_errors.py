@@ -528,7 +528,8 @@ async def host_access_while_busy(dut):
 @cocotb.test()
 async def bad_register_accesses(dut):
     """Writes to read-only or unmapped registers, partial-strobe writes anywhere, reads of unmapped registers and
-    accesses outside the windows answer SLVERR and change nothing; a partial-strobe CTRL start starts nothing."""
+    accesses outside the windows answer SLVERR and change nothing; a partial-strobe CTRL start starts nothing. Then
+    the SEED register's mapping to the random stream's state (SPEC 3), with the seed that maps to zero (state 1)."""
     env = await Env.create(dut, 4)
     host = env.host
     await env.good_sample()
@@ -578,6 +579,9 @@ async def bad_register_accesses(dut):
     assert await host.rd(WIN_STAT + 2 * 50) == 0x55
     assert (await env.raw_rd(WIN_BANK + env.params.bank_depth[0] - 1))[1] == OKAY
     assert (await env.raw_rd(WIN_PROG + PROG_DEPTH - 1))[1] == OKAY
+    for s in (0x1234567, fxp.LFSR_SEED_XOR, 0xFFFFFFFF):
+        await host.seed(s)
+        assert await host.rd(LFSR) == fxp.lfsr_seed_state(s), f"seed {s:#x}: stream state"
     await host.wr(SEED, 0)
     await env.resync_stream()
     await env.good_sample()
