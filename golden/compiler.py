@@ -251,14 +251,16 @@ def refine_orders(comp: Compiled) -> None:
             window = [j for j in (i - 1, i, i + 1) if 0 <= j < len(prog)]
             (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
             current = op.element_order()
+            neighbours = {j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract" else None
+                          for j in window if j != i}  # lowered once: only op i's order varies
 
             def cycles(order: str) -> float:
                 op.order = order if order != out else ""
                 try:
-                    return P.linked_cycles([P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract"
-                                            else None for j in window], p.bank_shift)
+                    own = P.contract_desc(comp, p, op, frac)
                 except ValueError:  # the loop nest does not fit a descriptor in this order
                     return math.inf
+                return P.linked_cycles([own if j == i else neighbours[j] for j in window], p.bank_shift)
 
             best = min(dict.fromkeys([current, *layout_candidates(out, ia, ib)]),
                        key=lambda order: (cycles(order), order != current))
