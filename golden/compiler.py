@@ -50,7 +50,7 @@ class Op:
     beta: tuple[int, int] = (1, 0)
     macs: int = 0
     note: str = ""
-    host_step: bool = False  # axpby: beta is the step-size register the host writes before each update
+    host_step: bool = False  # axpby: beta, adam_step: alpha is the step-size register the host writes before each update
     # contract: the output indices in the order its elements are computed and draw (SPEC 5.1); "": the spec's
     order: str = ""
 
@@ -427,7 +427,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
                                  beta=quant_const(1 - tr.momentum), note="adam first moment"))
                 update.append(Op("adam_v", v, (v, g), alpha=quant_const(tr.beta2), beta=quant_const(1 - tr.beta2),
                                  note="adam second moment"))
-                update.append(Op("adam_step", w, (w, m, v), note="adam step"))
+                update.append(Op("adam_step", w, (w, m, v), note="adam step", host_step=True))
             elif state:
                 (v,) = state
                 update.append(Op("axpby", v, (v, g), alpha=quant_const(tr.momentum), note="momentum"))

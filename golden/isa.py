@@ -503,8 +503,8 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
-# One `EwiseDesc` per compiled op of kind axpby, acc, relu, relu_bwd, derive, zero or mask (SPEC 5.2, 5.3, 5.5,
-# 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z and y at base + i):
+# One `EwiseDesc` per compiled op of kind axpby, acc, relu, relu_bwd, derive, zero, mask, penalty, adam_v or
+# adam_step (SPEC 5.2, 5.3, 5.5, 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z and y at base + i):
 #   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)   A(p, e): p * 2^e for e >= 0, floor((p + 2^(-e-1)) / 2^-e) else
 #   y = SAT_y(RQ(gate_i ? t : 0, shift, mode))              [ACC: y = SAT_y(old_y_i + y)]
 # The z term is formed by AXPBY only; the x term by every op but ZERO. gate_i is 1, except RELU: x_i > 0;
@@ -514,9 +514,16 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 #   AXPBY (SPEC 5.2): Fc = axpby_fc(...), align_x = Fc - (F_alpha + F_x), align_z = Fc - (F_beta + F_z), shift Fc - F_y.
 #   ACC: alpha 1, shift F_src - F_out, accumulate. DERIVE: alpha 1, shift F_w - F_c, NEAREST.
 #   RELU, RELU_BWD, MASK: alpha 1, shift 0, NEAREST (exact, no draw). ZERO: alpha 0, no read.
+#   ADAM_V (SPEC 5.5 step 2): x = v, z = g, and the z term is beta * z_i^2 (exact): AXPBY's alignment rule with
+#     z's width taken as 2 z_w - 1 (|z^2| <= 2^(2 z_w - 2)).
+#   ADAM_STEP (SPEC 5.5 step 3): x = m, z = v, y = w; alpha is the host's step size lr_t, beta the epsilon eps_q
+#     (>= 1), align_z the fraction bits F_v of v. Per element: u = max(z_i, 0) + eps_q, (RSQRT[idx], h) =
+#     rsqrt_parts(u, F_v) (golden.machine), t = A(alpha * x_i * RSQRT[idx], align_x) (the lowering gives align_x 0),
+#     delta = SAT_16(RQ(t, shift + h, mode)), y = SAT_y(old_y_i - delta). Only the last clamp counts (as in the
+#     golden machine). The x term's width is x_w + 14 (RSQRT < 2^14).
 # mode STOCHASTIC consumes one draw per element, in element order (SPEC 2.2); NEAREST none.
 #
-# Fields (ValueError from `check_ewise` names the one that does not fit): opcode EW_OP_W = 3 bits; count,
+# Fields (ValueError from `check_ewise` names the one that does not fit): opcode EW_OP_W = 4 bits; count,
 # bases and m*n ADDR_W = 20 bits unsigned (count >= 1; the last element of every operand addressable); alpha,
 # beta EW_CONST_W = 16 bits two's complement; align_x, align_z and shift EW_ALIGN_W = SHIFT_W = 7 bits two's
 # complement; mode 1 bit; x_w, z_w, y_w OUT_W_W = 6 bits (0 for an operand the op does not read); r0, r1
@@ -526,25 +533,35 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 # `ewise_error`): 1 shift outside -16..47; 2 y_w outside 2..OUT_W or a used x_w / z_w outside 2..X_W / Z_W;
 # 3 count 0, or a MASK / PENALTY with r0 or r1 outside 1..EW_MASK_N or m*n = 0; 4 a used alignment below -47 or
 # with width + align > ACC_W - 17 (then |alpha x 2^align| <= 2^(15 + x_w - 1 + align) <= 2^45, and PENALTY's 17-bit
-# tau sum gives |z term| <= 2^46, so the sum of the two terms always fits the 48-bit accumulator); 5 unknown opcode.
-# Several: the lowest code.
+# tau sum gives |z term| <= 2^46, so the sum of the two terms always fits the 48-bit accumulator; an op that forms the
+# x term alone may go one higher, to 2^46: MASK over Adam's 32-bit v); 5 unknown opcode
+# (ADAM_V and ADAM_STEP too, on a unit built without Adam); 6 ADAM_STEP with eps_q < 1. Adam's own limits: ADAM_V
+# needs z_w <= 16 and ADAM_STEP x_w <= 17 (code 2; the unit's 18-bit squarer), ADAM_STEP's element shifts shift + h
+# must lie in -16..47 for every h its v can give (code 1; golden.machine.adam_h_range). Several: the lowest code.
 
-from golden.machine import axpby_fc  # noqa: E402  (the alignment of SPEC 5.2)
+from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, rsqrt_parts  # noqa: E402
 
-EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY = range(8)
+EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY, EW_ADAM_V, EW_ADAM_STEP = range(10)
 EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "relu": EW_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
-              "zero": EW_ZERO, "mask": EW_MASK, "penalty": EW_PENALTY}
+              "zero": EW_ZERO, "mask": EW_MASK, "penalty": EW_PENALTY, "adam_v": EW_ADAM_V,
+              "adam_step": EW_ADAM_STEP}
 EW_CORE_OPS = (EW_MASK, EW_PENALTY)  # ops over a core (r0, m*n, r1) that index its rank slices
-EW_OP_W = 4  # opcode field (room for the Adam ops)
+EW_ADAM_OPS = (EW_ADAM_V, EW_ADAM_STEP)  # built only with the unit's ADAM parameter
+EW_OP_W = 4  # opcode field
 EW_CONST_W = 16  # alpha, beta: signed
 EW_ALIGN_W = 7  # align_x, align_z: signed
 EW_RANK_W = 5  # r0, r1
 EW_MASK_N = 16  # mask bits and tau entries per side, the largest rank (rtl/tt_ewise.v MASK_N)
 EW_TAU_W = 16  # a tau entry: signed (SPEC 5.6 keeps taus in 0..2^15 - 1)
 EW_PORT_W = 16  # data width of the RTL's read and write ports (X_W, Z_W, OUT_W)
+EW_WIDEST = 32  # the widest ports the unit can be built with
 EW_ALIGN_MIN = -47  # a right shift by 47 leaves 0 or -1 of any product
 EW_ALIGN_TOP = fxp.ACC_W - 17  # width + align <= 31: each term below 2^45 in magnitude
-EW_ERR_SHIFT, EW_ERR_WIDTH, EW_ERR_COUNT, EW_ERR_ALIGN, EW_ERR_OPCODE = 1, 2, 3, 4, 5
+EW_ERR_SHIFT, EW_ERR_WIDTH, EW_ERR_COUNT, EW_ERR_ALIGN, EW_ERR_OPCODE, EW_ERR_EPS = 1, 2, 3, 4, 5, 6
+EW_ADAM_Z_W = 16  # ADAM_V: the widest g its squarer takes
+EW_ADAM_X_W = 17  # ADAM_STEP: the widest m its multiplier by RSQRT takes
+EW_RSQRT_W = 14  # RSQRT entries are below 2^14
+EW_EPS_MAX = (1 << (EW_CONST_W - 1)) - 1  # ADAM_STEP's eps_q rides in beta
 EW_ALL = (1 << EW_MASK_N) - 1  # a mask with every slice live (an absent mask)
 
 
@@ -577,16 +594,29 @@ class EwiseDesc:
 
     @property
     def z_term(self) -> bool:
-        """The z term is formed: beta * z (AXPBY) or (tau_left[r_prev] + tau_right[r_next]) * z (PENALTY)."""
-        return self.opcode in (EW_AXPBY, EW_PENALTY)
+        """The z term is formed: beta * z (AXPBY), (tau_left[r_prev] + tau_right[r_next]) * z (PENALTY) or
+        beta * z^2 (ADAM_V)."""
+        return self.opcode in (EW_AXPBY, EW_PENALTY, EW_ADAM_V)
 
     @property
     def reads_z(self) -> bool:
-        return self.z_term or self.opcode == EW_RELU_BWD
+        return self.z_term or self.opcode in (EW_RELU_BWD, EW_ADAM_STEP)
 
     @property
     def accumulate(self) -> bool:
         return self.opcode == EW_ACC
+
+    @property
+    def reads_old(self) -> bool:
+        """The destination's old word is read: ACC adds to it, ADAM_STEP subtracts from it."""
+        return self.opcode in (EW_ACC, EW_ADAM_STEP)
+
+    @property
+    def term_widths(self) -> tuple[int, int]:
+        """The widths the accumulator bound takes for the x and z terms' operands (0: no such term)."""
+        x = self.x_w + EW_RSQRT_W if self.opcode == EW_ADAM_STEP else self.x_w
+        z = 2 * self.z_w - 1 if self.opcode == EW_ADAM_V else self.z_w
+        return (x if self.reads_x else 0), (z if self.z_term else 0)
 
     @property
     def draws(self) -> int:
@@ -640,29 +670,44 @@ def check_ewise(desc: EwiseDesc) -> EwiseDesc:
 
 
 def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_PORT_W,
-                out_w_max: int = EW_PORT_W) -> tuple[int, str]:
+                out_w_max: int = EW_PORT_W, adam: bool = False) -> tuple[int, str]:
     """The RTL's start-time check: (error code, reason), (0, "") for a legal descriptor. The *_max are the RTL's
-    port widths X_W, Z_W, OUT_W."""
+    port widths X_W, Z_W, OUT_W; `adam`: the unit was built with the Adam ops (its ADAM parameter)."""
     r0, mn, r1 = desc.shape
-    terms = [("x", desc.x_w, desc.align_x, x_w_max)] if desc.reads_x else []
-    terms += [("z", desc.z_w, desc.align_z, z_w_max)] if desc.z_term else []
+    op = desc.opcode
+    known = op in EW_OPCODES.values() and (adam or op not in EW_ADAM_OPS)  # an unknown opcode forms no term
+    x_max = min(x_w_max, EW_ADAM_X_W) if op == EW_ADAM_STEP else x_w_max
+    z_max = min(z_w_max, EW_ADAM_Z_W) if op == EW_ADAM_V else z_w_max
+    wx, wz = desc.term_widths
+    widths = [("x", desc.x_w, x_max)] if known and desc.reads_x else []
+    widths += [("z", desc.z_w, z_max)] if known and (desc.z_term or op == EW_ADAM_STEP) else []
+    terms = [("x", wx, desc.align_x)] if known and desc.reads_x else []
+    terms += [("z", wz, desc.align_z)] if known and desc.z_term else []
     if not fxp.SHIFT_MIN <= desc.shift <= fxp.SHIFT_MAX:
         return EW_ERR_SHIFT, f"shift {desc.shift} outside {fxp.SHIFT_MIN}..{fxp.SHIFT_MAX}"
+    if known and op == EW_ADAM_STEP:
+        h_lo, h_hi = adam_h_range(desc.z_w, desc.align_z)
+        if desc.shift + h_lo < fxp.SHIFT_MIN or desc.shift + h_hi > fxp.SHIFT_MAX:
+            return EW_ERR_SHIFT, (f"adam step shift {desc.shift} + h in {h_lo}..{h_hi} (v: {desc.z_w} bits, "
+                                  f"F_v {desc.align_z}) leaves {fxp.SHIFT_MIN}..{fxp.SHIFT_MAX}")
     if not 2 <= desc.y_w <= out_w_max:
         return EW_ERR_WIDTH, f"y_w {desc.y_w} outside 2..{out_w_max}"
-    for name, w, _, w_max in terms:
+    for name, w, w_max in widths:
         if not 2 <= w <= w_max:
             return EW_ERR_WIDTH, f"{name}_w {w} outside 2..{w_max}"
     if desc.count == 0:
         return EW_ERR_COUNT, "count 0"
-    if desc.opcode in EW_CORE_OPS and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
+    if op in EW_CORE_OPS and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
         return EW_ERR_COUNT, f"core shape {desc.shape}: ranks outside 1..{EW_MASK_N} or m*n = 0"
-    for name, w, e, _ in terms:
-        if e < EW_ALIGN_MIN or w + e > EW_ALIGN_TOP:
-            return EW_ERR_ALIGN, (f"align_{name} {e} with {name}_w {w}: outside {EW_ALIGN_MIN}..{EW_ALIGN_TOP - w}, "
-                                  f"the {fxp.ACC_W}-bit accumulator could overflow")
-    if desc.opcode not in EW_OPCODES.values():
-        return EW_ERR_OPCODE, f"unknown opcode {desc.opcode}"
+    top = EW_ALIGN_TOP + (len(terms) == 1)  # one term alone may take up to 2^46
+    for name, w, e in terms:
+        if e < EW_ALIGN_MIN or w + e > top:
+            return EW_ERR_ALIGN, (f"align_{name} {e} with a {w}-bit {name} term: outside {EW_ALIGN_MIN}.."
+                                  f"{top - w}, the {fxp.ACC_W}-bit accumulator could overflow")
+    if not known:
+        return EW_ERR_OPCODE, f"unknown opcode {op}" + (" (a unit built without Adam)" if op in EW_ADAM_OPS else "")
+    if op == EW_ADAM_STEP and desc.beta < 1:
+        return EW_ERR_EPS, f"adam step eps_q {desc.beta} below 1"
     return 0, ""
 
 
@@ -674,8 +719,8 @@ def _ew_range(comp, name: str) -> tuple[str, int, int]:
 def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | None = None) -> EwiseDesc:
     """The descriptor of one compiled element-wise op with the current fraction bits `frac` (like Machine.frac).
 
-    `host_step`: the step-size constant (q, F) of an SGD step (op.host_step), which the host writes before each
-    update (Machine.sgd_step). Raises ValueError naming the field when the op does not fit the descriptor or
+    `host_step`: the step-size constant (q, F) of an SGD step or an Adam step (op.host_step), which the host writes
+    before each update (Machine.sgd_step, Machine.adam_lr). Raises ValueError naming the field when the op does not fit the descriptor or
     could overflow the accumulator.
     """
     if op.kind not in EW_OPCODES:
@@ -700,6 +745,23 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
         # A right shift by 47 or more leaves 0 of any term (|product| < 2^45): clamp it to what the unit has.
         align_x, align_z = max(fc - (fa + frac[x]), EW_ALIGN_MIN), max(fc - (fb + frac[z]), EW_ALIGN_MIN)
         shift, mode = fc - frac[y], op.mode
+    elif op.kind == "adam_v":  # v <- beta2 v + (1 - beta2) g^2: AXPBY's alignment with g^2 (2 F_g, 2 w_g - 1 bits)
+        x, z = op.ins
+        (alpha, fa), (beta, fb) = op.alpha, op.beta
+        t = comp.tensors
+        fc = axpby_fc(frac[y], (t[x].fmt.width, fa + frac[x]), (2 * t[z].fmt.width - 1, fb + 2 * frac[z]))
+        align_x, align_z = fc - (fa + frac[x]), fc - (fb + 2 * frac[z])  # below -47: rejected, not clamped
+        shift, mode = fc - frac[y], op.mode
+    elif op.kind == "adam_step":  # w <- w - SAT_16(RQ(lr_t m RSQRT, F_lr + F_m + 16 + h - F_w)) (SPEC 5.5)
+        w, x, z = op.ins
+        if host_step is None:
+            _ewfail(what, "alpha is the host's step size lr_t: pass host_step")
+        alpha, f_lr = host_step
+        beta = adam_eps_q(comp.cfg.train, frac[z])
+        if beta > EW_EPS_MAX:
+            _ewfail(what, f"eps_q {beta} (epsilon {comp.cfg.train.eps} at batch {comp.cfg.train.batch}, F_v "
+                          f"{frac[z]}) does not fit the 16-bit beta field (at most {EW_EPS_MAX})")
+        align_z, shift, mode = frac[z], f_lr + frac[x] + 16 - frac[w], op.mode
     elif op.kind == "acc":
         (x,) = op.ins
         shift, mode = frac[x] - frac[y], op.mode
@@ -742,7 +804,8 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
                      x_w=width(x), z_w=width(z), y_w=out_t.fmt.width, shape=shape,
                      banks=(bank(x), bank(z), bank(y)), masks=masks, taus=taus, names=(x, z, y))
     check_ewise(desc)
-    code, why = ewise_error(desc)
+    # legal on the widest unit; golden/program.py checks the op against the accelerator's build
+    code, why = ewise_error(desc, EW_WIDEST, EW_WIDEST, EW_WIDEST, adam=True)
     if code:
         _ewfail(what, why)
     return desc
@@ -770,9 +833,10 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
     write). Returns (the y memory after the op, saturations, max |word written|, draws consumed). `rand`: one
     draw per element (STOCHASTIC only); mask_left / mask_right: the MASK op's bit vectors; tau_left / tau_right:
     the PENALTY op's tau values per slice (tau_table). A source not read may be None. Saturations count the RQ
-    clamp and, for ACC, the clamp of the sum, so one element may count twice.
+    clamp and, for ACC, the clamp of the sum, so one element may count twice; ADAM_STEP counts only the clamp of
+    old_y - delta. Legal means legal on the widest unit (32-bit ports, Adam built).
     """
-    code, why = ewise_error(desc)
+    code, why = ewise_error(desc, EW_WIDEST, EW_WIDEST, EW_WIDEST, adam=True)
     if code:
         raise ValueError(f"ewise descriptor for {_ew_what(desc)}: error {code}: {why}")
     fmt = Fmt(desc.y_w, 0)
@@ -805,15 +869,23 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
     n_sat = maxabs = 0
     for i in range(n):
         g = gate(i)
-        t = 0
+        t, shift = 0, desc.shift
+        x = xs[i]
+        if desc.opcode == EW_ADAM_STEP:  # x = m times 1/sqrt(v + eps), the shift per element
+            rs, h = rsqrt_parts(np.array([max(zs[i], 0) + desc.beta]), desc.align_z)
+            x, shift = x * int(rs[0]), shift + int(h[0])
+        z = zs[i] * zs[i] if desc.opcode == EW_ADAM_V else zs[i]
         if g and desc.reads_x:
-            t += int(fxp.align_round(np.array([desc.alpha * xs[i]]), 0, desc.align_x)[0])
+            t += int(fxp.align_round(np.array([desc.alpha * x]), 0, desc.align_x)[0])
         if g and desc.z_term:
-            t += int(fxp.align_round(np.array([beta(i) * zs[i]]), 0, desc.align_z)[0])
+            t += int(fxp.align_round(np.array([beta(i) * z]), 0, desc.align_z)[0])
         acc = np.array([t], dtype=np.int64)
         fxp.check_acc(acc, f"ewise -> {desc.names[2]}")
-        v = fxp.round_shift(acc, desc.shift, desc.mode, rand[i:i + 1] if desc.mode == STOCHASTIC else None)
-        v, k = fxp.saturate(v, fmt)
+        v = fxp.round_shift(acc, shift, desc.mode, rand[i:i + 1] if desc.mode == STOCHASTIC else None)
+        if desc.opcode == EW_ADAM_STEP:  # w - SAT_16(delta): the delta's clamp does not count
+            v, k = fxp.saturate(olds[i] - fxp.saturate(v, ADAM_DELTA_FMT)[0], fmt)
+        else:
+            v, k = fxp.saturate(v, fmt)
         n_sat += k
         if desc.accumulate:
             v, k = fxp.saturate(v + olds[i], fmt)
@@ -842,13 +914,14 @@ def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int =
 
 
 # tt_ewise's cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write,
-# |y|, done
+# |y|, done; the Adam ops' stages before the multipliers: u, bit length, normalise, RSQRT, square or m * RSQRT
 EW_PIPE = 12
+EW_ADAM_PIPE = 5
 
 
 def ewise_cycles(desc: EwiseDesc, mem_lat: int = MEM_LAT) -> int:
     """rtl/tt_ewise.v's cycles from start to done of a legal op, one element a cycle (its block test checks them)."""
-    return desc.count + mem_lat + EW_PIPE
+    return desc.count + mem_lat + EW_PIPE + (EW_ADAM_PIPE if desc.opcode in EW_ADAM_OPS else 0)
 
 
 __all__ += ["EwiseDesc", "lower_ewise", "execute_ewise", "check_ewise", "ewise_error", "pack_ewise_ports",

@@ -46,6 +46,18 @@ def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
     return RSQRT_ROM[idx], (t - frac) >> 1
 
 
+def adam_eps_q(train, frac_v: int) -> int:
+    """SPEC 5.5: Adam's epsilon on the batch-summed gradient's second moment, in v's format, at least 1."""
+    return max(1, round((train.eps * train.batch) ** 2 * 2.0**frac_v))
+
+
+def adam_h_range(v_w: int, f_v: int) -> tuple[int, int]:
+    """The normalisation exponents h of rsqrt_parts that an Adam step over a v of v_w bits with F_v fraction bits
+    can give, as the element-wise unit's start-time check bounds them (SPEC 5.5): (-8 - F_v) >> 1 (u = 1) to
+    (max(v_w, 16) + 1 - F_v) >> 1 (u = max(v, 0) + eps_q below 2^max(v_w, 16), eps_q < 2^15)."""
+    return (-8 - f_v) >> 1, (max(v_w, 16) + 1 - f_v) >> 1
+
+
 def sce_gradient(z: np.ndarray, frac_z: int, labels: np.ndarray, classes: int, err_fmt: Fmt):
     """SPEC 5.4 for a batch of logits z [B, n_out]: returns (error [B, n_out] saturated, n_sat, p [B, C], pred)."""
     zc = z[:, :classes]
@@ -203,13 +215,12 @@ class Machine:
             rand = rand[:, draw_index(out_idx, op.order, self.comp.letter_sizes)]
         self._write(env, op, acc, shift, rand, observe)
 
-    def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int,
-               widths: tuple[int, int] | None = None):
+    def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int, widths: tuple[int, int]):
         """SPEC 5.2: both products aligned to Fc fraction bits (axpby_fc; rounded half up when finer), summed;
         returns (sum, shift) for the final RQ. `widths` (of x and z): the element-wise unit's bound on Fc;
-        None (Adam's moment, not in the RTL yet): Fc = F_y + AXPBY_GUARD."""
+        Adam's second moment passes 2 w_g - 1 for g^2."""
         (qa, fa), (qb, fb) = op.alpha, op.beta
-        fc = axpby_fc(fy, (widths[0], fa + fx), (widths[1], fb + fz)) if widths else fy + AXPBY_GUARD
+        fc = axpby_fc(fy, (widths[0], fa + fx), (widths[1], fb + fz))
         return align_round(qa * x, fa + fx, fc) + align_round(qb * z, fb + fz, fc), fc - fy
 
     def run(self, prog: list[Op], env: dict, rand: np.ndarray | None, observe: bool) -> None:
@@ -274,10 +285,12 @@ class Machine:
         self._count_sat(name, n)
 
     def _adam_v(self, op: Op, rand) -> None:
-        """v <- RQ(beta2 v 2^kv + (1 - beta2) g^2 2^kg, s)."""
+        """v <- RQ(beta2 v 2^kv + (1 - beta2) g^2 2^kg, s), aligned as AXPBY with g^2 of 2 w_g - 1 bits."""
         v, g = op.ins
         gg = self.mem[g] * self.mem[g]
-        acc, shift = self._axpby(self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v])
+        t = self.comp.tensors
+        acc, shift = self._axpby(self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v],
+                                 (t[v].fmt.width, 2 * t[g].fmt.width - 1))
         self._store(v, acc, shift, op.mode, rand)
 
     def sgd_step(self) -> tuple[int, int]:
@@ -285,11 +298,15 @@ class Machine:
         tr = self.cfg.train
         return quant_const(-tr.lr_at(self.updates, self.total_updates) / tr.batch)
 
+    def host_step(self) -> tuple[int, int]:
+        """The step-size register the host writes before this update: the SGD step or Adam's lr_t."""
+        return self.adam_lr() if self.cfg.train.optimizer == "adam" else self.sgd_step()
+
     def adam_lr(self) -> tuple[int, int]:
         """The step size of update t with both bias corrections folded in (the host's per-step register)."""
         tr, t = self.cfg.train, self.updates + 1
         fv = self.cfg.formats.adam_v
-        h_max = (fv.width + 1 - fv.frac) // 2  # the largest normalisation exponent of v (rsqrt_parts)
+        h_max = adam_h_range(fv.width, fv.frac)[1]  # the largest normalisation exponent of v (rsqrt_parts)
         max_frac = fxp.SHIFT_MAX - (self.cfg.formats.adam_m.frac + 16 + h_max - self.cfg.formats.master.frac)
         lr = tr.lr_at(self.updates, self.total_updates)
         return quant_const(lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t), max_frac=max_frac)
@@ -299,8 +316,7 @@ class Machine:
         w, m, v = op.ins
         tr = self.cfg.train
         fv = self.frac[v]
-        eps_q = max(1, round((tr.eps * tr.batch) ** 2 * 2.0**fv))
-        r, h = rsqrt_parts(np.maximum(self.mem[v], 0) + eps_q, fv)
+        r, h = rsqrt_parts(np.maximum(self.mem[v], 0) + adam_eps_q(tr, fv), fv)
         lr_q, lr_f = self.adam_lr()
         acc = lr_q * self.mem[m] * r
         fxp.check_acc(acc, f"adam step -> {w}")

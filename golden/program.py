@@ -124,6 +124,12 @@ class AccelParams:
     prog_depth: int  # 32-bit program words
     lanes: int = 1
     buf_depth: int = 0  # unused with one lane
+    adam: bool = False  # the element-wise unit has the Adam ops (tt_ewise ADAM)
+
+    @property
+    def ewise_ports(self) -> tuple[int, int, int]:
+        """The element-wise unit's X_W, Z_W and OUT_W: the widest bank."""
+        return (max(self.bank_width),) * 3
 
     def check(self) -> None:
         if len(self.bank_depth) != len(BANKS) or len(self.bank_width) != len(BANKS):
@@ -210,6 +216,9 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         kind, payload = KIND_CONTRACT, contract_payload(d)
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)
+        code, why = isa.ewise_error(d, *p.ewise_ports, adam=p.adam)
+        if code:
+            raise ProgramError(f"the element-wise unit refuses it (error {code}): {why}")
         # MASK's bit vectors and PENALTY's tau tables: the host's rank state, current at this assembly
         masks = [isa.mask_word(rank[m]) if m and rank is not None else isa.EW_ALL for m in d.masks]
         taus = [tuple(int(v) for v in rank[t]) if t and rank is not None else () for t in d.taus]

@@ -1,8 +1,10 @@
 `default_nettype none
 // tt_writeback: the last stage shared by the contraction engine and the element-wise unit (SPEC 2.3, 5.1).
 //
-// Per requantised element: clamp to the op's output width out_w (<= OUT_W), optionally add the old word and
-// saturate again (the saturating accumulate of gradient buffers), register the write, count saturations
+// Per requantised element: clamp to rq_w bits (the op's output width out_w <= OUT_W, except the Adam step's delta),
+// optionally negate it (the Adam step subtracts its delta), optionally add the old word and saturate to out_w (the
+// saturating accumulate of gradient buffers), register the write, count saturations (the first clamp and the
+// requantiser's only with rq_count)
 // (32-bit, saturating; an element that clamps twice counts twice, as in the golden model) and track max |y|.
 // clear restarts the statistics for a new op. The unit hands over each element's address and final flag
 // TAG_DELAY cycles before its requantised value and the old destination word as it comes from the memory,
@@ -29,6 +31,9 @@ module tt_writeback #(
   input  wire              rq_sat,
   input  wire [OUT_W-1:0]  old_data,    // the destination's old word, OLD_DELAY cycles early (used when accumulate)
   input  wire              accumulate,
+  input  wire [5:0]        rq_w,        // the first clamp's width, 2..OUT_W (stable like out_w); not out_w only with accumulate
+  input  wire              rq_count,    // the first clamp (and rq_sat) count as saturations
+  input  wire              negate,      // the clamped value is negated before the accumulate
   input  wire [5:0]        out_w,       // this op's output width, 2..OUT_W (checked by the unit at start)
   output wire              wr_en,
   output wire [ADDR_W-1:0] wr_addr,
@@ -82,19 +87,24 @@ module tt_writeback #(
     .q   (old)
   );
 
-  // The saturation limits of out_w, registered: out_w is a descriptor field, stable during the op.
+  // The saturation limits of out_w and rq_w, registered: descriptor fields, stable during the op.
   wire signed [WB_W-1:0] one = {{(WB_W-1){1'b0}}, 1'b1};
   reg  signed [WB_W-1:0] lim_hi_q;
   reg  signed [WB_W-1:0] lim_lo_q;
+  reg  signed [WB_W-1:0] rq_hi_q;
+  reg  signed [WB_W-1:0] rq_lo_q;
   always @(posedge clk) begin
     lim_hi_q <= (one <<< (out_w - 6'd1)) - one;
     lim_lo_q <= -(one <<< (out_w - 6'd1));
+    rq_hi_q  <= (one <<< (rq_w - 6'd1)) - one;
+    rq_lo_q  <= -(one <<< (rq_w - 6'd1));
   end
 
-  // ---- stage 1: clamp the requantised word to out_w ----
+  // ---- stage 1: clamp the requantised word to rq_w (negated: -2^(rq_w-1) becomes 2^(rq_w-1), WB_W holds it) ----
   wire signed [WB_W-1:0] y_rq = {{2{rq_y[OUT_W-1]}}, rq_y};
-  wire                   hi1  = y_rq > lim_hi_q;
-  wire                   lo1  = y_rq < lim_lo_q;
+  wire                   hi1  = y_rq > rq_hi_q;
+  wire                   lo1  = y_rq < rq_lo_q;
+  wire signed [WB_W-1:0] y_c  = hi1 ? rq_hi_q : (lo1 ? rq_lo_q : y_rq);
   reg                    c_valid_q;
   reg                    c_fin_q;
   reg [ADDR_W-1:0]       c_addr_q;
@@ -113,8 +123,8 @@ module tt_writeback #(
       c_fin_q   <= in_valid && in_fin;
     end
     c_addr_q <= in_addr;
-    c_y_q    <= hi1 ? lim_hi_q : (lo1 ? lim_lo_q : y_rq);
-    c_sat_q  <= rq_sat || hi1 || lo1;
+    c_y_q    <= negate ? -y_c : y_c;
+    c_sat_q  <= rq_count && (rq_sat || hi1 || lo1);
     c_old_q  <= old_ext;
     c_room_hi_q <= lim_hi_q - old_ext;
     c_room_lo_q <= lim_lo_q - old_ext;

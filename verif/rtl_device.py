@@ -61,7 +61,7 @@ class RtlDevice:
     # --- state transfer -----------------------------------------------------------------------------------
     async def refresh_program(self) -> int:
         """Re-assemble for the current formats and step size; write the words that changed."""
-        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.sgd_step(),
+        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.host_step(),
                          rank=self.golden.mem)
         n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
         self.image = img

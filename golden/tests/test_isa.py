@@ -246,9 +246,13 @@ FRAC_SPREAD = 5  # fractions drawn within +-FRAC_SPREAD of the configured ones
 
 
 def ewise_compiled(model: str, rank: bool = True) -> Compiled:
-    """The compiled model with rank adaptation switched on (so the update program has its mask ops)."""
+    """The compiled model with rank adaptation switched on (so the update program has its mask ops); a model name
+    ending in "-adam" is the model with the Adam optimizer (its update has the adam_v and adam_step ops)."""
+    model, adam = model.removesuffix("-adam"), model.endswith("-adam")
     data = config_to_dict(load_config(model))
     data["train"]["rank"]["enabled"] = rank
+    if adam:
+        data["train"]["optimizer"] = "adam"
     return compile_network(config_from_dict(data))
 
 
@@ -284,7 +288,10 @@ def ewise_case(comp: Compiled, op: Op, rng: np.random.Generator, extremes: bool 
     """Random legal fractions (`fracs`), operands over their full ranges (only the extreme values with
     `extremes`), random garbage elsewhere in the banks, random 0/1 masks; a random host step when the op needs
     one and `step` is None."""
-    if op.host_step:
+    if op.kind == "adam_step":  # the Machine takes lr_t from its own host register (Machine.adam_lr)
+        step = step or Machine(comp, seed=0).adam_lr()
+        op_m = op
+    elif op.host_step:
         step = step or random_step(rng, comp)
         op_m = replace(op, beta=step, host_step=False)
     else:
@@ -372,7 +379,10 @@ def _check_ewise(case: EwiseCase) -> int:
     return sat
 
 
-@pytest.mark.parametrize("model", ["tiny", "digits"])
+ADAM_KINDS = {"adam_v", "adam_step"}
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "tiny-adam", "digits-adam"])
 def test_every_ewise_op_matches_machine(model):
     comp = ewise_compiled(model)
     rng = np.random.default_rng(5)
@@ -382,7 +392,8 @@ def test_every_ewise_op_matches_machine(model):
             if _check_ewise(ewise_case(comp, op, rng, extremes=trial == 2, fracs=trial > 0)):
                 sat_kinds.add(op.kind)
             kinds.add(op.kind)
-    assert kinds == set(EWISE_KINDS)
+    adam = model.endswith("-adam")  # SGD's programs have every kind but Adam's; Adam's lack the SGD step only
+    assert kinds == set(EWISE_KINDS) - (set() if adam else ADAM_KINDS)
     assert {"axpby", "acc", "derive"} <= sat_kinds, "the cases never saturated: the counts were not tested"
 
 
@@ -462,8 +473,11 @@ def test_ewise_does_not_fit():
             check_ewise(bad)
     assert ewise_error(replace(d, align_x=23, x_w=8))[0] == 0
     assert ewise_error(replace(d, align_x=23, x_w=9))[0] == EW_ERR_ALIGN
-    with pytest.raises(ValueError, match="error 5: unknown opcode 9"):
-        execute_ewise(replace(d, opcode=9), None, None, np.zeros(100, dtype=np.int64))
+    with pytest.raises(ValueError, match="error 5: unknown opcode 10"):
+        execute_ewise(replace(d, opcode=10), None, None, np.zeros(100, dtype=np.int64))
+    # the Adam ops are unknown to a unit built without them
+    assert ewise_error(replace(d, opcode=EW_OPCODES["adam_v"]))[:1] == (5,)
+    assert ewise_error(replace(d, opcode=EW_OPCODES["adam_v"]), adam=True)[0] != 5
     wide = replace(comp.tensors["G0.0"], shape=(17, 4, 4, 1))
     big = replace(comp, tensors={**comp.tensors, "G0.0": wide, "W0.0": replace(wide, name="W0.0")})
     mask = next(o for o in big.update if o.kind == "mask" and o.out == "W0.0")
