@@ -18,6 +18,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 from golden import fxp, isa
 from golden.fxp import NEAREST, STOCHASTIC
+from golden.machine import adam_h_range
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts
 
@@ -90,6 +91,7 @@ class Tb:
         self.lat = int(dut.MEM_LAT.value)
         assert int(dut.ADDR_W.value) == isa.ADDR_W and int(dut.MASK_N.value) == isa.EW_MASK_N
         self.ports = (int(dut.X_W.value), int(dut.Z_W.value), int(dut.OUT_W.value))
+        self.adam = bool(int(dut.ADAM.value))
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
         self.mems = Memories(dut, self.lat)
         self.seed = int(self.gen.integers(0, 1 << 32))
@@ -171,7 +173,7 @@ class Tb:
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
         assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state (draws)"
         n = desc.count
-        want_reads = {"x": n * desc.reads_x, "z": n * desc.reads_z, "o": n * desc.accumulate}
+        want_reads = {"x": n * desc.reads_x, "z": n * desc.reads_z, "o": n * desc.reads_old}
         assert {p: self.mems.reads[p] - reads[p] for p in PORTS} == want_reads, f"{what}: reads"
         assert self.mems.writes - writes == n, f"{what}: writes"
         assert cycles == isa.ewise_cycles(desc, self.lat), f"{what}: {cycles} cycles for {n} elements"
@@ -201,17 +203,22 @@ class Tb:
         return want_sat
 
 
+ADAM_KINDS = {k for k, v in isa.EW_OPCODES.items() if v in isa.EW_ADAM_OPS}
+
+
 async def compiled_ops(dut, model: str, trials: int):
+    """The model's element-wise ops; on a unit built with Adam also those of the model with the Adam optimizer."""
     tb = Tb(dut)
     await tb.setup()
-    comp = ewise_compiled(model)
     kinds, sat = set(), 0
-    for trial in range(trials):
-        for op in ewise_ops(comp):
-            case = ewise_case(comp, op, tb.gen, extremes=trial == 1, fracs=trial != 2)
-            sat += await tb.check_case(case)
-            kinds.add(op.kind)
-    assert kinds == set(isa.EW_OPCODES) and sat > 0
+    for name in (model, f"{model}-adam") if tb.adam else (model,):
+        comp = ewise_compiled(name)
+        for trial in range(trials):
+            for op in ewise_ops(comp):
+                case = ewise_case(comp, op, tb.gen, extremes=trial == 1, fracs=trial != 2)
+                sat += await tb.check_case(case)
+                kinds.add(op.kind)
+    assert kinds == set(isa.EW_OPCODES) - (set() if tb.adam else ADAM_KINDS) and sat > 0
     dut._log.info("%s: %d elements", model, tb.elements)
 
 
@@ -229,11 +236,23 @@ async def test_digits_ops(dut):
     await compiled_ops(dut, "digits", 2)
 
 
-def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
-    """A random legal descriptor, its banks (x, z, y; in place half of the time), masks and tau tables."""
-    opcode = int(gen.integers(0, len(isa.EW_OPCODES)))
+def random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bool):
+    """A random legal descriptor (with the Adam ops on a unit that has them), its banks (x, z, y; in place half of
+    the time), masks and tau tables."""
+    while True:
+        drawn = _random_desc(gen, ports, adam)
+        if isa.ewise_error(drawn[0], *ports, adam=adam)[0] == 0:  # Adam's limits reject some draws
+            return drawn
+
+
+def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bool):
+    opcode = int(gen.integers(0, len(isa.EW_OPCODES) - (0 if adam else len(isa.EW_ADAM_OPS))))
     count = int(gen.integers(1, 40))
     x_w, z_w, y_w = (int(gen.integers(2, p + 1)) for p in ports)
+    if opcode == isa.EW_ADAM_V:
+        z_w = min(z_w, isa.EW_ADAM_Z_W)
+    if opcode == isa.EW_ADAM_STEP:
+        x_w = min(x_w, isa.EW_ADAM_X_W)
     shape = (1, count, 1)
     if opcode in isa.EW_CORE_OPS:
         r0 = int(gen.integers(1, 5))
@@ -243,24 +262,27 @@ def random_desc(gen: np.random.Generator, ports: tuple[int, int, int]):
 
     def align(w: int) -> int:
         top = isa.EW_ALIGN_TOP - w  # both limits, or in between
-        return int(gen.choice([isa.EW_ALIGN_MIN, top, int(gen.integers(-20, top + 1))]))
+        return int(gen.choice([isa.EW_ALIGN_MIN, top, int(gen.integers(min(-20, top), top + 1))]))
 
     def const() -> int:
         return int(gen.choice([-(1 << 15), (1 << 15) - 1, int(gen.integers(-(1 << 15), 1 << 15)),
                                int(gen.integers(-4, 5))]))
 
-    in_place = opcode != isa.EW_ZERO and gen.integers(0, 2) == 1
+    in_place = opcode not in (isa.EW_ZERO, isa.EW_ADAM_STEP) and gen.integers(0, 2) == 1
     if in_place:
         x_w = y_w = min(x_w, y_w)
     size = count + 30
     bases = [int(b) for b in gen.integers(0, 30, size=3)]
     if in_place:
         bases[0] = bases[2]
-    desc = isa.EwiseDesc(opcode, count, *bases, const(), const(), align(x_w), align(z_w),
+    beta, align_x, align_z = const(), align(x_w), align(2 * z_w - 1 if opcode == isa.EW_ADAM_V else z_w)
+    if opcode == isa.EW_ADAM_STEP:  # beta is eps_q >= 1, align_z is F_v; the x term is m * RSQRT
+        beta = int(gen.choice([1, isa.EW_EPS_MAX, int(gen.integers(1, 300))]))
+        align_x, align_z = align(x_w + isa.EW_RSQRT_W), int(gen.integers(-4, 2 * z_w))
+    desc = isa.EwiseDesc(opcode, count, *bases, const(), beta, align_x, align_z,
                          int(gen.integers(fxp.SHIFT_MIN, fxp.SHIFT_MAX + 1)) if gen.integers(0, 2) else
                          int(gen.integers(-2, 12)), int(gen.integers(0, 2)), x_w, z_w, y_w, shape)
     isa.check_ewise(desc)
-    assert isa.ewise_error(desc, *ports)[0] == 0, isa.ewise_error(desc, *ports)
 
     def bank(w: int) -> np.ndarray:
         lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
@@ -287,7 +309,7 @@ async def test_random_descriptors(dut):
     await tb.setup()
     sat = 0
     for trial in range(400):
-        desc, banks, slices = random_desc(tb.gen, tb.ports)
+        desc, banks, slices = random_desc(tb.gen, tb.ports, tb.adam)
         rand = tb.stream.take(desc.draws) if desc.draws else None
         want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, *slices)
         copies = tuple(None if b is None else b.copy() for b in banks)
@@ -315,18 +337,28 @@ async def test_illegal_ops(dut):
     penalty = next(o for o in comp.update if o.kind == "penalty")
     dp = ewise_case(comp, penalty, tb.gen, fracs=False).desc
     bad = [replace(d0, shift=48), replace(d0, shift=-17), replace(d0, shift=-64),
-           replace(d0, y_w=1), replace(d0, y_w=17), replace(d0, x_w=17), replace(d0, z_w=1),
+           replace(d0, y_w=1), replace(d0, y_w=tb.ports[2] + 1), replace(d0, x_w=tb.ports[0] + 1),
+           replace(d0, z_w=1),
            replace(d0, count=0), replace(dm, shape=(0, dm.shape[1], dm.shape[2])),
            replace(dm, shape=(dm.shape[0], dm.shape[1], 17)), replace(dm, shape=(dm.shape[0], 0, dm.shape[2])),
            replace(dp, shape=(17, dp.shape[1], dp.shape[2])), replace(dp, align_z=isa.EW_ALIGN_TOP - dp.z_w + 1),
            replace(d0, align_x=isa.EW_ALIGN_TOP - d0.x_w + 1), replace(d0, align_z=-48),
-           replace(d0, align_x=63), replace(d0, align_z=-64), replace(d0, opcode=9),
+           replace(d0, align_x=63), replace(d0, align_z=-64), replace(d0, opcode=10),
            replace(d0, shift=50, y_w=0, opcode=15)]  # several errors: the lowest code
+    if tb.adam:  # Adam's own limits
+        step = ewise_case(ewise_compiled("tiny-adam"), next(o for o in ewise_compiled("tiny-adam").update
+                                                            if o.kind == "adam_step"), tb.gen, fracs=False).desc
+        h_hi = adam_h_range(step.z_w, step.align_z)[1]
+        bad += [replace(step, beta=0), replace(step, beta=-1), replace(step, x_w=isa.EW_ADAM_X_W + 1),
+                replace(step, shift=fxp.SHIFT_MAX - h_hi + 1), replace(step, align_z=-64),
+                replace(d0, opcode=isa.EW_ADAM_V, z_w=isa.EW_ADAM_Z_W + 1, align_z=-40)]
+    else:
+        bad += [replace(d0, opcode=isa.EW_ADAM_V), replace(d0, opcode=isa.EW_ADAM_STEP)]
     # not errors: the widths and alignments of a term the op does not form
     fine = [(cm, replace(dm, z_w=0, align_z=-64)), (case, replace(d0, opcode=isa.EW_ZERO, x_w=0, align_x=63))]
     codes = set()
     for desc in bad:
-        code = isa.ewise_error(desc, *tb.ports)[0]
+        code = isa.ewise_error(desc, *tb.ports, adam=tb.adam)[0]
         assert code, desc
         codes.add(code)
         before = {k: v.copy() for k, v in case.banks.items()}
@@ -343,9 +375,10 @@ async def test_illegal_ops(dut):
         assert (dict(tb.mems.reads), tb.mems.writes) == n, "an illegal op touched a memory"
         assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
-    assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE}
+    assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE} | \
+        ({isa.EW_ERR_EPS} if tb.adam else set())
     for c, desc in fine:
-        assert isa.ewise_error(desc, *tb.ports)[0] == 0
+        assert isa.ewise_error(desc, *tb.ports, adam=tb.adam)[0] == 0
         banks = (c.banks[desc.banks[0]] if desc.reads_x else None, None, c.banks[desc.banks[2]])
         rand = tb.stream.take(desc.draws) if desc.draws else None  # the ZERO variant keeps d0's STOCHASTIC
         want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, *case_slices(c))[:3]
@@ -380,9 +413,9 @@ async def test_start_while_busy(dut):
         restarts = busy_restarts(tb.gen, isa.ewise_cycles(case.desc, tb.lat))
         await tb.check_case(case, restarts=restarts)
         kinds.add(op.kind)
-    assert kinds == set(isa.EW_OPCODES)
+    assert kinds == set(isa.EW_OPCODES) - ADAM_KINDS  # tiny trains with SGD
     for trial in range(60):
-        desc, banks, slices = random_desc(tb.gen, tb.ports)
+        desc, banks, slices = random_desc(tb.gen, tb.ports, tb.adam)
         rand = tb.stream.take(desc.draws) if desc.draws else None
         want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, *slices)
         copies = tuple(None if b is None else b.copy() for b in banks)
@@ -391,3 +424,27 @@ async def test_start_while_busy(dut):
         restarts = busy_restarts(tb.gen, isa.ewise_cycles(desc, tb.lat)) if trial % 4 else frozenset()
         what = f"random {trial} restarted in cycles {sorted(restarts)}: {desc}"
         await tb.run_desc(desc, copies, slices, want_bank, want_sat, want_max, what, restarts)
+
+
+@cocotb.test()
+async def test_adam_rsqrt_rom(dut):
+    """ADAM_STEP over every RSQRT ROM entry: u = v + eps_q runs through 64..255, which F_v = 16 (even) normalises to
+    itself (idx = u), so each of the 192 entries is read once; then u at the top of v's range. A unit built without
+    Adam must refuse the same op (error 5) without touching a memory."""
+    tb = Tb(dut)
+    await tb.setup()
+    eps = 3
+    v = np.concatenate([np.arange(64, 256) - eps, [(1 << 31) - 1, (1 << 30) + 5, -5, 0]])
+    n = len(v)
+    m = tb.gen.integers(-(1 << 16), 1 << 16, size=n)
+    w = tb.gen.integers(-128, 128, size=n)
+    desc = isa.EwiseDesc(isa.EW_ADAM_STEP, n, 0, 0, 0, 20000, eps, 0, 16, 20, STOCHASTIC, 17, 32, 8)
+    if not tb.adam:
+        n_io = dict(tb.mems.reads), tb.mems.writes
+        assert await tb.execute(replace(desc, x_w=16, z_w=16), {"x": m, "z": v, "o": w}, NO_SLICES, 4) == CHECK_CYCLES
+        assert int(dut.error_code.value) == isa.EW_ERR_OPCODE and (dict(tb.mems.reads), tb.mems.writes) == n_io
+        return
+    assert isa.ewise_error(desc, *tb.ports, adam=True)[0] == 0, isa.ewise_error(desc, *tb.ports, adam=True)
+    rand = tb.stream.take(n)
+    want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, m, v, w, rand)
+    await tb.run_desc(desc, (m, v, w.copy()), NO_SLICES, want_bank, want_sat, want_max, "rsqrt sweep")

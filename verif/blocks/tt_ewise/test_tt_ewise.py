@@ -9,6 +9,7 @@ SOURCES = [RTL / f for f in ("tt_ewise.v", "tt_loop_addr.v", "tt_requant.v", "tt
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
     "lat3": {"MEM_LAT": 3},  # registered address and data around the RAM
+    "adam": {"MEM_LAT": 3, "ADAM": 1, "X_W": 32, "Z_W": 32, "OUT_W": 32},  # the Adam ops, 32-bit second moments
 }
 
 
@@ -24,8 +25,12 @@ BAD_PARAMS = [
     ({"X_W": 1}, "error_tt_ewise_X_W_and_Z_W_must_be_2_to_32"),
     ({"Z_W": 33}, "error_tt_ewise_X_W_and_Z_W_must_be_2_to_32"),
     ({"OUT_W": 33}, "error_tt_ewise_OUT_W_must_be_2_to_32"),
-    ({"X_W": 32}, "error_tt_ewise_ACC_W_must_exceed_X_W_plus_16_and_Z_W_plus_17_and_be_at_most_64"),
-    ({"Z_W": 31}, "error_tt_ewise_ACC_W_must_exceed_X_W_plus_16_and_Z_W_plus_17_and_be_at_most_64"),
+    ({"ACC_W": 31}, "error_tt_ewise_ACC_W_must_be_32_to_64"),
+    ({"ACC_W": 65}, "error_tt_ewise_ACC_W_must_be_32_to_64"),
+    ({"ADAM": 2}, "error_tt_ewise_ADAM_must_be_0_or_1_and_needs_OUT_W_at_least_16"),
+    ({"ADAM": 1, "OUT_W": 15}, "error_tt_ewise_ADAM_must_be_0_or_1_and_needs_OUT_W_at_least_16"),
+    ({"ADAM": 1, "X_W": 2, "Z_W": 2, "OUT_W": 16, "ACC_W": 32}, None),  # legal extremes with Adam
+    ({"X_W": 32, "Z_W": 32}, None),
     ({"MEM_LAT": 0}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
     ({"MEM_LAT": 9}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
     ({"MASK_N": 17}, "error_tt_ewise_MASK_N_must_be_1_to_16"),
