@@ -33,8 +33,10 @@ from golden.compiler import Compiled
 BANKS = ("act", "core", "master", "state")  # bank index = position; the RTL's bank order
 HOST_BANKS = ("rank",)  # held by the host: lambda, tau and the masks (SPEC 5.6), which it writes into descriptors
 # Read ports per bank (copies in rtl/tt_bank.v): two where one op reads two operands from the bank in a cycle
-# (two activations, or a gradient and its momentum); the cores and master copies are read once per op.
+# (two activations, or a gradient and its momentum); the cores and master copies are read once per op. With Adam
+# the state bank has three: a bias's Adam step reads its two moments and the bias itself (AccelParams.read_ports).
 BANK_READ_PORTS = (2, 1, 1, 2)
+ADAM_STATE_PORTS = 3
 KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE = 0, 1, 2, 3
 KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
 SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16
@@ -127,9 +129,15 @@ class AccelParams:
     adam: bool = False  # the element-wise unit has the Adam ops (tt_ewise ADAM)
 
     @property
+    def read_ports(self) -> tuple[int, ...]:
+        """Read ports per bank (BANK_READ_PORTS; the state bank's three with Adam)."""
+        state = BANKS.index("state")
+        return tuple(ADAM_STATE_PORTS if self.adam and b == state else n for b, n in enumerate(BANK_READ_PORTS))
+
+    @property
     def ewise_ports(self) -> tuple[int, int, int]:
-        """The element-wise unit's X_W, Z_W and OUT_W: the widest bank."""
-        return (max(self.bank_width),) * 3
+        """The element-wise unit's X_W, Z_W and OUT_W: the widest bank, at least 16 bits (rtl/tt_accel.v DATA_W)."""
+        return (max(*self.bank_width, isa.EW_PORT_W),) * 3
 
     def check(self) -> None:
         if len(self.bank_depth) != len(BANKS) or len(self.bank_width) != len(BANKS):
@@ -147,12 +155,13 @@ class AccelParams:
 
 
 def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0) -> AccelParams:
-    """The smallest bank parameters that hold `comp` (power-of-two bank windows), and the given program memory
-    and contraction lanes."""
+    """The smallest bank parameters that hold `comp` (power-of-two bank windows), the given program memory and
+    contraction lanes, and the Adam ops where the network trains with Adam."""
     depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in BANKS)
     width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in BANKS)
     return AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
-                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth)
+                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth,
+                       adam=comp.cfg.train.optimizer == "adam")
 
 
 def check_fits(comp: Compiled, p: AccelParams) -> None:
@@ -255,7 +264,7 @@ def _span(base: int, loops, key: str) -> tuple[int, int]:
 def can_preload(d: isa.ContractDesc, nxt: isa.ContractDesc, bank_shift: int) -> bool:
     """May op `d` walk the next op's b into the other buffer set (golden/isa.py preload)? Both are in the lane form,
     `d` does not write the words of that b, and the banks have a read port for it beside d's own reads after its
-    load (a, and the old output words when accumulating; BANK_READ_PORTS)."""
+    load (a, and the old output words when accumulating; BANK_READ_PORTS, the ports of every build)."""
     if d.lanes == 1 or nxt.lanes == 1:
         return False
     o_lo, o_hi = _span(d.o_base, d.loops, "so")

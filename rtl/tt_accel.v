@@ -15,7 +15,7 @@
 //     0x12 OPS completed, 0x13 SAT_TOTAL
 //     0x15 STREAM_BASE  0x16 STREAM_WORDS  0x17 STREAM_FRAMES (the sample stream, below)
 //     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports, 0x2E slots,
-//     0x2F MAC lanes, 0x30 lane buffer depth
+//     0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops)
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
 //   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits)
@@ -62,7 +62,10 @@ module tt_accel #(
   // The contraction engine's MAC lanes and the words of each lane's buffer (tt_contract; golden/program.py
   // AccelParams lanes and buf_depth: the compiler uses lanes only where a contraction's b operand fits).
   parameter integer LANES        = 1,
-  parameter integer BUF_DEPTH    = 1
+  parameter integer BUF_DEPTH    = 1,
+  // 1: the element-wise unit has Adam's ops (tt_ewise ADAM); Adam's 32-bit second moments make the state bank 32
+  // bits wide (STATE_WIDTH), and the data paths between the banks and the element-wise unit follow the widest bank.
+  parameter integer ADAM         = 0
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -95,8 +98,14 @@ module tt_accel #(
 
 `include "tt_desc_fields.vh"
   localparam integer ADDR_W = 20;  // global element address (golden/isa.py ADDR_W)
-  localparam integer DATA_W = 16;
-  localparam integer MAX_W = 16;
+  // The banks' data paths and the element-wise unit: the widest bank, at least 16 bits. The contraction engine and
+  // the softmax unit work on 16-bit words (UNIT_W): narrower banks sign-extend, and they never touch a wider word.
+  localparam integer UNIT_W = 16;
+  localparam integer W01 = (ACT_WIDTH > CORE_WIDTH) ? ACT_WIDTH : CORE_WIDTH;
+  localparam integer W23 = (MASTER_WIDTH > STATE_WIDTH) ? MASTER_WIDTH : STATE_WIDTH;
+  localparam integer W_MAX = (W01 > W23) ? W01 : W23;
+  localparam integer DATA_W = (W_MAX > UNIT_W) ? W_MAX : UNIT_W;
+  localparam integer MAX_W = UNIT_W;  // the max |x| registers: adaptive tensors are at most 16 bits
   localparam integer N_W = 8;
   localparam integer DESC_BITS = 32 * DESC_WORDS;
   localparam [31:0] ID = 32'h5454_4131;  // "TTA1"
@@ -114,6 +123,12 @@ module tt_accel #(
     end
     if (MEM_PIPE < 0 || MEM_PIPE > 1) begin : g_bad_mem_pipe
       error_tt_accel_MEM_PIPE_must_be_0_or_1 u_error ();
+    end
+    if (ADAM < 0 || ADAM > 1) begin : g_bad_adam
+      error_tt_accel_ADAM_must_be_0_or_1 u_error ();
+    end
+    if (W_MAX > 32) begin : g_bad_width
+      error_tt_accel_bank_widths_must_be_at_most_32 u_error ();
     end
   endgenerate
   localparam integer MEM_LAT = 1 + 4 * MEM_PIPE;  // bank read latency every unit is built for
@@ -261,15 +276,15 @@ module tt_accel #(
   wire                  ct_busy, ct_done, ct_error;
   wire [3:0]            ct_error_code;
   wire [31:0]           ct_sat, ct_lfsr;
-  wire [DATA_W-1:0]     ct_maxabs;
+  wire [UNIT_W-1:0]     ct_maxabs;
   wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en;
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
-  wire [DATA_W-1:0]     ct_wr_data;
+  wire [UNIT_W-1:0]     ct_wr_data;
 
   localparam integer CT_NOUT = 6;  // golden/isa.py MAX_OUT, MAX_RED
   localparam integer CT_NRED = 4;
-  tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(DATA_W), .B_W(DATA_W),
-                .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
+  tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
+                .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
                 .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED))) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
@@ -285,9 +300,9 @@ module tt_accel #(
     .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
-    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0),
-    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1),
-    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2),
+    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]),
+    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]),
+    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]),
     .o_wr_en (ct_wr_en), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
   );
 
@@ -299,7 +314,8 @@ module tt_accel #(
   wire [ADDR_W-1:0]     ew_x_addr, ew_z_addr, ew_o_addr, ew_wr_addr;
   wire [DATA_W-1:0]     ew_wr_data;
 
-  tt_ewise #(.ADDR_W(ADDR_W), .X_W(DATA_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .MASK_N(16)) u_ewise (
+  tt_ewise #(.ADDR_W(ADDR_W), .X_W(DATA_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .MASK_N(16),
+             .ADAM(ADAM)) u_ewise (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ew_lfsr),
     .start (unit_start[1]),
     .opcode (desc[EW_OPCODE_LSB +: EW_OPCODE_W]), .count (desc[EW_COUNT_LSB +: EW_COUNT_W]),
@@ -326,9 +342,9 @@ module tt_accel #(
   wire [N_W-1:0]        sce_pred;
   wire                  sce_z_en, sce_wr_en;
   wire [ADDR_W-1:0]     sce_z_addr, sce_wr_addr;
-  wire [DATA_W-1:0]     sce_wr_data;
+  wire [UNIT_W-1:0]     sce_wr_data;
 
-  tt_sce #(.ADDR_W(ADDR_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .N_W(N_W)) u_sce (
+  tt_sce #(.ADDR_W(ADDR_W), .Z_W(UNIT_W), .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .N_W(N_W)) u_sce (
     .clk (clk), .rst (rst), .start (unit_start[2]),
     .z_base (desc[SCE_Z_BASE_LSB +: SCE_Z_BASE_W]), .e_base (desc[SCE_E_BASE_LSB +: SCE_E_BASE_W]),
     .n_out (desc[SCE_N_OUT_LSB +: SCE_N_OUT_W]), .classes (desc[SCE_CLASSES_LSB +: SCE_CLASSES_W]),
@@ -336,7 +352,7 @@ module tt_accel #(
     .err_frac (desc[SCE_ERR_FRAC_LSB +: SCE_ERR_FRAC_W]),
     .busy (sce_busy), .done (sce_done), .error (sce_error), .error_code (sce_error_code), .sat_count (sce_sat),
     .pred (sce_pred), .p_label (sce_p_label),
-    .z_rd_en (sce_z_en), .z_rd_addr (sce_z_addr), .z_rd_data (rd0),
+    .z_rd_en (sce_z_en), .z_rd_addr (sce_z_addr), .z_rd_data (rd0[UNIT_W-1:0]),
     .o_wr_en (sce_wr_en), .o_wr_addr (sce_wr_addr), .o_wr_data (sce_wr_data)
   );
 
@@ -346,7 +362,16 @@ module tt_accel #(
   assign unit_error = {sce_error, ew_error, ct_error};
   assign unit_error_code = {sce_error_code, ew_error_code, ct_error_code};
   assign unit_sat = {sce_sat, ew_sat, ct_sat};
-  assign unit_maxabs = {{MAX_W{1'b0}}, ew_maxabs, ct_maxabs};
+  // A wider word (Adam's v) is never an adaptive tensor's (observed): its max saturates to MAX_W bits.
+  wire [MAX_W-1:0] ew_maxabs_c;
+  generate
+    if (DATA_W > MAX_W) begin : g_max_sat
+      assign ew_maxabs_c = (|ew_maxabs[DATA_W-1:MAX_W]) ? {MAX_W{1'b1}} : ew_maxabs[MAX_W-1:0];
+    end else begin : g_max_same
+      assign ew_maxabs_c = ew_maxabs;
+    end
+  endgenerate
+  assign unit_maxabs = {{MAX_W{1'b0}}, ew_maxabs_c, ct_maxabs};
   assign unit_lfsr = {ew_lfsr, ct_lfsr};
 
   // ---- data memory: the running unit's ports, or the host's and the sample stream's while idle ----
@@ -422,6 +447,10 @@ module tt_accel #(
   reg                wr_en_m;
   reg [ADDR_W-1:0]   wr_addr_m;
   reg [DATA_W-1:0]   wr_data_m;
+  // 16-bit words (the contraction engine's, the softmax unit's, the stream's) sign-extended to the banks' width
+  wire [DATA_W-1:0]  ct_wr_ext   = {{(DATA_W-UNIT_W+1){ct_wr_data[UNIT_W-1]}}, ct_wr_data[UNIT_W-2:0]};
+  wire [DATA_W-1:0]  sce_wr_ext  = {{(DATA_W-UNIT_W+1){sce_wr_data[UNIT_W-1]}}, sce_wr_data[UNIT_W-2:0]};
+  wire [DATA_W-1:0]  axis_wr_ext = {{(DATA_W-UNIT_W+1){s_axis_tdata[UNIT_W-1]}}, s_axis_tdata[UNIT_W-2:0]};
   always @* begin
     rd_en_m = 3'b000;
     rd_addr_m = {(3*ADDR_W){1'b0}};
@@ -433,13 +462,13 @@ module tt_accel #(
       rd_addr_m = {{(2*ADDR_W){1'b0}}, host_gaddr};
       wr_en_m = host_bank_wr || axis_wr;
       wr_addr_m = host_bank_wr ? host_gaddr : axis_ptr_q;
-      wr_data_m = host_bank_wr ? bus_wdata[DATA_W-1:0] : s_axis_tdata;
+      wr_data_m = host_bank_wr ? bus_wdata[DATA_W-1:0] : axis_wr_ext;
     end else begin
       case (unit)
         2'd0: begin
           rd_en_m = {ct_o_en, ct_b_en, ct_a_en};
           rd_addr_m = {ct_o_addr, ct_b_addr, ct_a_addr};
-          wr_en_m = ct_wr_en; wr_addr_m = ct_wr_addr; wr_data_m = ct_wr_data;
+          wr_en_m = ct_wr_en; wr_addr_m = ct_wr_addr; wr_data_m = ct_wr_ext;
         end
         2'd1: begin
           rd_en_m = {ew_o_en, ew_z_en, ew_x_en};
@@ -449,7 +478,7 @@ module tt_accel #(
         2'd2: begin
           rd_en_m = {2'b00, sce_z_en};
           rd_addr_m = {{(2*ADDR_W){1'b0}}, sce_z_addr};
-          wr_en_m = sce_wr_en; wr_addr_m = sce_wr_addr; wr_data_m = sce_wr_data;
+          wr_en_m = sce_wr_en; wr_addr_m = sce_wr_addr; wr_data_m = sce_wr_ext;
         end
         default: begin
           rd_en_m = 3'b000;
@@ -517,6 +546,7 @@ module tt_accel #(
       8'h2E: reg_rdata = 32'd64;
       8'h2F: reg_rdata = LANES;
       8'h30: reg_rdata = BUF_DEPTH;
+      8'h31: reg_rdata = ADAM;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end
@@ -586,7 +616,7 @@ module tt_accel #(
       3'd1: bus_rdata = prog_rd_data;
       3'd2: bus_rdata = stat_sat_q;
       3'd3: bus_rdata = {{(32-MAX_W){1'b0}}, stat_max_q};
-      3'd4: bus_rdata = {{(32-DATA_W){rd0[DATA_W-1]}}, rd0};
+      3'd4: bus_rdata = {{(33-DATA_W){rd0[DATA_W-1]}}, rd0[DATA_W-2:0]};
       default: bus_rdata = reg_rdata_q;
     endcase
     if (ack_err_q) begin

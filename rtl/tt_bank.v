@@ -2,8 +2,9 @@
 // tt_bank: one on-chip memory bank of the accelerator: WIDTH-bit words, one write port and READ_PORTS
 // synchronous read ports (data valid the cycle after rd_en). Each read port reads its own copy of the
 // words (every copy takes every write): FPGA block RAMs give one read and one write port per copy, and the
-// compiler only needs two reads of one bank in the same cycle (two activations, or a gradient and its
-// momentum), so a bank costs READ_PORTS x DEPTH x WIDTH bits. The accelerator never reads a word in the cycle it
+// compiler needs at most two reads of one bank in the same cycle (two activations, or a gradient and its
+// momentum), three with Adam (a bias step reads its moments and the bias from the state bank), so a bank costs
+// READ_PORTS x DEPTH x WIDTH bits. The accelerator never reads a word in the cycle it
 // is written (a unit reads ahead of its writes at other addresses, the host only while no program runs), so the
 // RAMs carry no_rw_check: synthesis builds them without read-during-write logic (on ECP5 a comparator, a copy of
 // the write data and a multiplexer behind every block RAM); a simulation stops with an error if such a read
@@ -16,7 +17,7 @@ module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,
   parameter integer AW         = 10,  // local address width: DEPTH <= 2^AW
-  parameter integer READ_PORTS = 1,   // 1..2
+  parameter integer READ_PORTS = 1,   // 1..3
   parameter integer OUT_REG    = 0,   // 1: an output register (read latency 2)
   parameter integer BLOCK_BITS = 0    // bits per block RAM of the part (0: one memory per copy)
 ) (
@@ -36,8 +37,8 @@ module tt_bank #(
     if (DEPTH < 1 || DEPTH > (1 << AW)) begin : g_bad_depth
       error_tt_bank_DEPTH_must_be_1_to_2_pow_AW u_error ();
     end
-    if (READ_PORTS < 1 || READ_PORTS > 2) begin : g_bad_ports
-      error_tt_bank_READ_PORTS_must_be_1_or_2 u_error ();
+    if (READ_PORTS < 1 || READ_PORTS > 3) begin : g_bad_ports
+      error_tt_bank_READ_PORTS_must_be_1_to_3 u_error ();
     end
     if (OUT_REG < 0 || OUT_REG > 1) begin : g_bad_out_reg
       error_tt_bank_OUT_REG_must_be_0_or_1 u_error ();

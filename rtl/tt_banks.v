@@ -12,10 +12,10 @@
 // of a write to its address returns the old word, a read in any later cycle the new. addr_err and port_err
 // describe the requests of REG_IN cycles ago.
 //
-// Routing: in every cycle, bank k gives its physical read ports to the logical ports whose bank field is k, in
-// logical port order (an illegal read, already an addr_err, may take a port). The compiler never makes a bank
-// serve more reads than it has ports (BANK_PORTS); if a program does, port_err pulses (the sequencer stops
-// with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
+// Routing: in every cycle, bank k gives its physical read ports (BANK_PORTS: 1 to 3 copies) to the logical ports
+// whose bank field is k, in logical port order (an illegal read, already an addr_err, may take a port). The
+// compiler never makes a bank serve more reads than it has ports; if a program does, port_err pulses (the
+// sequencer stops with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
 // set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0.
 module tt_banks #(
   parameter integer          NBANK      = 4,
@@ -113,11 +113,12 @@ module tt_banks #(
   // hit[NRD*k + p]: logical port p reads bank k. The bank field alone routes: the depth and high-bit checks sit
   // beside it, off the address path. Bank k's physical port 0 serves its first hit, port 1 (if it has one) its
   // second, both chosen by two-level muxes rather than a running count so that the address path stays short.
+  // Physical port j of bank k is entry 4k + j of the arrays below ({bank, port}: no multiply in the read mux).
   reg [NBANK*NRD-1:0]  hit;
-  reg [NBANK*2-1:0]    ph_en;
-  reg [NBANK*2*AW-1:0] ph_addr;
+  reg [NBANK*4-1:0]    ph_en;
+  reg [NBANK*4*AW-1:0] ph_addr;
   reg [NRD*BB-1:0]     sel_bank;
-  reg [NRD-1:0]        sel_port;
+  reg [NRD*2-1:0]      sel_port;  // logical port p's rank among its bank's hits: the physical port it reads
   reg [NRD-1:0]        sel_ok;
   reg                  port_err_c;
   reg                  rd_bad_c;
@@ -128,10 +129,10 @@ module tt_banks #(
   integer              k;
 
   always @* begin
-    ph_en = {(NBANK*2){1'b0}};
-    ph_addr = {(NBANK*2*AW){1'b0}};
+    ph_en = {(NBANK*4){1'b0}};
+    ph_addr = {(NBANK*4*AW){1'b0}};
     sel_bank = {(NRD*BB){1'b0}};
-    sel_port = {NRD{1'b0}};
+    sel_port = {(NRD*2){1'b0}};
     sel_ok = {NRD{1'b0}};
     port_err_c = 1'b0;
     rd_bad_c = 1'b0;
@@ -142,12 +143,17 @@ module tt_banks #(
         hit[NRD*k + p] = in_rd_en[p] && in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB] == k[BB-1:0];
       end
       hk = hit[NRD*k +: NRD];
-      ph_en[2*k] = |hk;
-      ph_addr[2*k*AW +: AW] = hk[0] ? in_rd_addr[0 +: AW] :
+      ph_en[4*k] = |hk;
+      ph_addr[4*k*AW +: AW] = hk[0] ? in_rd_addr[0 +: AW] :
                               hk[1] ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
-      if (BANK_PORTS[32*k +: 32] > 1) begin
-        ph_en[2*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
-        ph_addr[(2*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
+      if (BANK_PORTS[32*k +: 32] > 2) begin
+        ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
+        ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
+        ph_en[4*k + 2] = &hk;
+        ph_addr[(4*k + 2)*AW +: AW] = in_rd_addr[2*ADDR_W +: AW];
+      end else if (BANK_PORTS[32*k +: 32] > 1) begin
+        ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
+        ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
         port_err_c = port_err_c || (&hk);
       end else begin
         port_err_c = port_err_c || (hk[0] && hk[1]) || (hk[0] && hk[2]) || (hk[1] && hk[2]);
@@ -163,7 +169,7 @@ module tt_banks #(
           rank = rank + {1'b0, hit[NRD*k + e]};
         end
         if (hit[NRD*k + p]) begin
-          sel_port[p] = (rank == 2'd1);
+          sel_port[2*p +: 2] = rank;
           sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
         end
       end
@@ -175,8 +181,8 @@ module tt_banks #(
 
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
   wire wr_ok = in_wr_en && legal(in_wr_addr);
-  reg  [NBANK*2-1:0]    ram_rd_en;
-  reg  [NBANK*2*AW-1:0] ram_rd_addr;
+  reg  [NBANK*4-1:0]    ram_rd_en;
+  reg  [NBANK*4*AW-1:0] ram_rd_addr;
   reg                   ram_wr_en;
   reg  [AW+BB-1:0]      ram_wr_addr;  // bank field and local address
   reg  [DATA_W-1:0]     ram_wr_data;
@@ -184,7 +190,7 @@ module tt_banks #(
     if (REG_REQ != 0) begin : g_reg_req
       always @(posedge clk) begin
         if (rst) begin
-          ram_rd_en <= {(NBANK*2){1'b0}};
+          ram_rd_en <= {(NBANK*4){1'b0}};
           ram_wr_en <= 1'b0;
         end else begin
           ram_rd_en <= ph_en;
@@ -206,7 +212,7 @@ module tt_banks #(
   endgenerate
 
   // ---- the banks ----
-  wire [NBANK*2*DATA_W-1:0] ph_data;  // sign-extended read data of every physical port
+  wire [NBANK*4*DATA_W-1:0] ph_data;  // sign-extended read data of every physical port
 
   genvar g;
   generate
@@ -216,8 +222,8 @@ module tt_banks #(
       if (W < 1 || W > DATA_W) begin : g_bad_width
         error_tt_banks_BANK_WIDTH_must_be_1_to_DATA_W u_error ();
       end
-      if (NP < 1 || NP > 2) begin : g_bad_ports
-        error_tt_banks_BANK_PORTS_must_be_1_or_2 u_error ();
+      if (NP < 1 || NP > 3) begin : g_bad_ports
+        error_tt_banks_BANK_PORTS_must_be_1_to_3 u_error ();
       end
       wire [NP*W-1:0] data;
       tt_bank #(
@@ -232,23 +238,23 @@ module tt_banks #(
         .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
         .wr_addr (ram_wr_addr[AW-1:0]),
         .wr_data (ram_wr_data[W-1:0]),
-        .rd_en   (ram_rd_en[2*g +: NP]),
-        .rd_addr (ram_rd_addr[2*g*AW +: NP*AW]),
+        .rd_en   (ram_rd_en[4*g +: NP]),
+        .rd_addr (ram_rd_addr[4*g*AW +: NP*AW]),
         .rd_data (data)
       );
       genvar j;
-      for (j = 0; j < 2; j = j + 1) begin : g_port
+      for (j = 0; j < 4; j = j + 1) begin : g_port
         if (j < NP) begin : g_used
-          assign ph_data[(2*g + j)*DATA_W +: DATA_W] = {{(DATA_W-W){data[j*W + W - 1]}}, data[j*W +: W]};
+          assign ph_data[(4*g + j)*DATA_W +: DATA_W] = {{(DATA_W-W){data[j*W + W - 1]}}, data[j*W +: W]};
         end else begin : g_absent
-          assign ph_data[(2*g + j)*DATA_W +: DATA_W] = {DATA_W{1'b0}};
+          assign ph_data[(4*g + j)*DATA_W +: DATA_W] = {DATA_W{1'b0}};
         end
       end
     end
   endgenerate
 
   // ---- read data: the selection of each logical port, SEL_DLY = 1 + REG_REQ + REG_OUT cycles later ----
-  localparam integer SEL_W = NRD*BB + NRD;
+  localparam integer SEL_W = NRD*BB + 2*NRD;
   localparam integer SEL_DLY = 1 + REG_REQ + REG_OUT;
   reg [SEL_DLY*SEL_W-1:0] sel_line_q;  // {bank, port} of each logical port, oldest at the top
   reg [SEL_DLY*NRD-1:0]   ok_line_q;
@@ -270,14 +276,14 @@ module tt_banks #(
   // the selection when the data leaves the RAMs
   wire [SEL_W-1:0] sel_q    = sel_line_q[SEL_W*(SEL_DLY-1) +: SEL_W];
   wire [NRD-1:0]   sel_ok_q = ok_line_q[NRD*(SEL_DLY-1) +: NRD];
-  wire [NRD*BB-1:0] sel_bank_q = sel_q[NRD +: NRD*BB];
-  wire [NRD-1:0]    sel_port_q = sel_q[0 +: NRD];
+  wire [NRD*BB-1:0] sel_bank_q = sel_q[2*NRD +: NRD*BB];
+  wire [2*NRD-1:0]  sel_port_q = sel_q[0 +: 2*NRD];
 
   wire [3*DATA_W-1:0] rd_data_c;
   genvar q;
   generate
     for (q = 0; q < NRD; q = q + 1) begin : g_rd
-      wire [BB:0] ph = {sel_bank_q[BB*q +: BB], sel_port_q[q]};
+      wire [BB+1:0] ph = {sel_bank_q[BB*q +: BB], sel_port_q[2*q +: 2]};
       assign rd_data_c[DATA_W*q +: DATA_W] = sel_ok_q[q] ? ph_data[DATA_W*ph +: DATA_W] : {DATA_W{1'b0}};
     end
     if (REG_DATA != 0) begin : g_reg_data
@@ -291,7 +297,7 @@ module tt_banks #(
     end
   endgenerate
 
-  // The second physical port of a one-port bank is never driven into a tt_bank.
+  // The physical ports a bank does not have are never driven into a tt_bank.
   wire unused_ph = ^{ram_rd_en, ram_rd_addr};
 
   assign addr_err = rd_bad_c || (in_wr_en && !wr_ok);

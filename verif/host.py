@@ -22,7 +22,7 @@ from verif.axil import OKAY
 ID, CTRL, STATUS, ERROR, START_PC, LABEL, SEED, LFSR, PRED, P_LABEL = range(10)
 CYCLES, UNIT_CYCLES, OPS, SAT_TOTAL, PC = 0x0A, 0x0C, 0x12, 0x13, 0x14
 P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x22, 0x26, 0x2A, 0x2E
-P_LANES, P_BUF_DEPTH = 0x2F, 0x30
+P_LANES, P_BUF_DEPTH, P_ADAM = 0x2F, 0x30, 0x31
 STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
 ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
 CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
@@ -157,7 +157,7 @@ class AccelHost:
                            bank_depth=tuple([await self.rd(P_DEPTH + b) for b in range(n)]),
                            bank_width=tuple([await self.rd(P_WIDTH + b) for b in range(n)]),
                            prog_depth=await self.rd(P_PROG_DEPTH), lanes=await self.rd(P_LANES),
-                           buf_depth=await self.rd(P_BUF_DEPTH))
+                           buf_depth=await self.rd(P_BUF_DEPTH), adam=bool(await self.rd(P_ADAM)))
 
     async def bank_ports(self) -> tuple[int, ...]:
         return tuple([await self.rd(P_PORTS + b) for b in range(len(BANKS))])

@@ -27,8 +27,8 @@ def hdl_parameters(p: P.AccelParams) -> dict:
     """rtl/tt_accel.v's parameters for bank parameters `p`."""
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
     out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth, "LANES": p.lanes,
-           "BUF_DEPTH": max(p.buf_depth, 1)}
-    for b, d, w, n in zip(P.BANKS, p.bank_depth, p.bank_width, P.BANK_READ_PORTS):
+           "BUF_DEPTH": max(p.buf_depth, 1), "ADAM": int(p.adam)}
+    for b, d, w, n in zip(P.BANKS, p.bank_depth, p.bank_width, p.read_ports):
         out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
     return out
 
@@ -43,13 +43,15 @@ def long_run_build_args(sim: str) -> list[str]:
     return ["--no-public-flat-rw", "--public-depth", "1", "-CFLAGS", "-O3"]
 
 
-def model_config(name: str, batch: int | None = None, ranks=None):
-    """The named (or file) config; optionally with another mini-batch and other inner TT ranks per layer (a
-    pruned network recompiled at its live ranks)."""
+def model_config(name: str, batch: int | None = None, ranks=None, optimizer: str | None = None):
+    """The named (or file) config; optionally with another mini-batch, another optimizer ("sgd", "adam") and
+    other inner TT ranks per layer (a pruned network recompiled at its live ranks)."""
     from dataclasses import replace
     cfg = load_config(name)
     if batch:
         cfg = replace(cfg, train=replace(cfg.train, batch=batch))
+    if optimizer:
+        cfg = replace(cfg, train=replace(cfg.train, optimizer=optimizer))
     return cfg if ranks is None else with_ranks(cfg, ranks)
 
 

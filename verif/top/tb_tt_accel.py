@@ -1,6 +1,6 @@
 """Top-level cocotb tests of rtl/tt_accel.v: whole training steps in lock-step with the golden machine.
 
-The model comes from the environment (MODEL, BATCH, UPDATES, TEST_SAMPLES; BUS=direct: verif.host.DirectAxil
+The model comes from the environment (MODEL, BATCH, OPTIMIZER, UPDATES, TEST_SAMPLES; BUS=direct: verif.host.DirectAxil
 instead of cocotbext-axi's master; BUS=stalls: cocotbext-axi's master with random pauses on all five channels,
 STALL_P per cycle), set by test_tt_accel.py. Every sample's prediction,
 p[label], gradients and random stream, every update's weights and statistics, and every inference are
@@ -21,7 +21,7 @@ from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, s
 async def train_steps(dut):
     """Calibration, a few mini-batches (samples, update, shift control) and inference, all on the RTL."""
     s = seed()
-    cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
+    cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0), optimizer=os.environ.get("OPTIMIZER"))
     bus = os.environ.get("BUS", "")
     stalls = float(os.environ.get("STALL_P", "0.3")) if bus == "stalls" else 0.0
     dev = await start_accel(dut, cfg, s, fast_bus=bus == "direct", stalls=stalls)

@@ -12,12 +12,14 @@ SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_b
                                     "tt_ewise", "tt_sce", "tt_loop_addr", "tt_mac_array", "tt_requant", "tt_lfsr",
                                     "tt_writeback", "tt_op_ctrl", "tt_delay")]
 
-# model, mini-batch (None: the config's), updates, test inferences, host bus. digits uses the direct AXI master:
+# model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
+# another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and a 32-bit state bank). digits uses the direct AXI master:
 # cocotbext-axi's watches every clock edge, which makes the 1.2M-cycle digits case take 8.5 min on Icarus.
 # tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
 CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),
          "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
-         "digits-lanes": ("digits", 2, 1, 2, "direct")}
+         "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct")}
+OPTIMIZER = {"tiny-adam": "adam"}
 # MAC lanes and lane buffer words of the cases built with several lanes (the others have one).
 LANES = {"tiny-lanes": (4, 64), "digits-lanes": (8, 512)}
 
@@ -51,11 +53,12 @@ RUNS = [(sim, case, 1) for sim, case in PAIRS] + [(sim, "tiny", 0) for sim in SI
 def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
     model, batch, updates, tests, bus = CASES[case]
     monkeypatch.setenv("BUS", bus)
-    comp = compile_network(model_config(model, batch))
+    comp = compile_network(model_config(model, batch, optimizer=OPTIMIZER.get(case)))
     params = hdl_parameters(accel_params(comp, case)) | {"MEM_PIPE": mem_pipe} | \
         ({} if mem_pipe else {"RAM_BLOCK_BITS": 256})
     monkeypatch.setenv("MODEL", model)
     monkeypatch.setenv("BATCH", str(batch or ""))
+    monkeypatch.setenv("OPTIMIZER", OPTIMIZER.get(case, ""))
     monkeypatch.setenv("UPDATES", str(updates))
     monkeypatch.setenv("TEST_SAMPLES", str(tests))
     run_block(toplevel="tt_accel", sources=SOURCES, parameters=params, sim=sim,

@@ -10,6 +10,8 @@ SHAPES = {
     "w16_two_ports_blocks": {"WIDTH": 16, "DEPTH": 1000, "AW": 10, "READ_PORTS": 2, "OUT_REG": 1, "BLOCK_BITS": 4096},
     # a core-like bank: one memory, no output register
     "w4_one_port": {"WIDTH": 4, "DEPTH": 100, "AW": 8, "READ_PORTS": 1, "OUT_REG": 0, "BLOCK_BITS": 0},
+    # a state bank with Adam: three copies of 32-bit words
+    "w32_three_ports": {"WIDTH": 32, "DEPTH": 200, "AW": 8, "READ_PORTS": 3, "OUT_REG": 1, "BLOCK_BITS": 4096},
     # 3 blocks of 128 words, the last one 44
     "w8_uneven_blocks": {"WIDTH": 8, "DEPTH": 300, "AW": 9, "READ_PORTS": 1, "OUT_REG": 1, "BLOCK_BITS": 1024},
 }
@@ -38,7 +40,8 @@ def test_tt_bank_read_during_write_is_caught(sim, capfd):
 BAD_PARAMS = [
     ({"WIDTH": 33}, "error_tt_bank_WIDTH_must_be_1_to_32"),
     ({"DEPTH": 2000, "AW": 10}, "error_tt_bank_DEPTH_must_be_1_to_2_pow_AW"),
-    ({"READ_PORTS": 3}, "error_tt_bank_READ_PORTS_must_be_1_or_2"),
+    ({"READ_PORTS": 4}, "error_tt_bank_READ_PORTS_must_be_1_to_3"),
+    ({"READ_PORTS": 0}, "error_tt_bank_READ_PORTS_must_be_1_to_3"),
     ({"OUT_REG": 2}, "error_tt_bank_OUT_REG_must_be_0_or_1"),
     ({"BLOCK_BITS": -1}, "error_tt_bank_BLOCK_BITS_must_be_0_or_positive"),
 ]
