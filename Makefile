@@ -20,6 +20,7 @@ DATASET  ?= digits
 DATA_DIR ?=
 MODEL    ?= digits
 EPOCHS   ?=
+OPTIMIZER ?=
 TARGET   ?= ice40-up5k
 SEEDS    ?=
 QUICK    ?= 0
@@ -40,6 +41,7 @@ help: ## list the targets and variables
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512"
+	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make synth)"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
@@ -47,7 +49,7 @@ setup: ## create .venv with the pinned toolchain; apt-get what is missing (idemp
 train: setup ## train MODEL on DATASET (default: digits) on the co-simulated accelerator, checked by the golden model
 	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK) -> $(OUT)"
 	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
-	    $(if $(EPOCHS),--epochs $(EPOCHS)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
+	    $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH)
 
 cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH (no simulation)
@@ -61,7 +63,7 @@ lint: setup ## verilator --lint-only -Wall over rtl/
 	@bash scripts/lint.sh
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
-	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS))
+	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER))
 
 qor: setup ## synthesize every target and fail on an area or Fmax regression against the baselines
 	@for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || exit 1; done

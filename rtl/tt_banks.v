@@ -146,14 +146,14 @@ module tt_banks #(
       ph_en[4*k] = |hk;
       ph_addr[4*k*AW +: AW] = hk[0] ? in_rd_addr[0 +: AW] :
                               hk[1] ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
-      if (BANK_PORTS[32*k +: 32] > 2) begin
+      if (BANK_PORTS[32*k +: 32] > 1) begin  // the second hit
         ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
         ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
+      end
+      if (BANK_PORTS[32*k +: 32] > 2) begin  // the third: every logical port hits the bank
         ph_en[4*k + 2] = &hk;
         ph_addr[(4*k + 2)*AW +: AW] = in_rd_addr[2*ADDR_W +: AW];
-      end else if (BANK_PORTS[32*k +: 32] > 1) begin
-        ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
-        ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
+      end else if (BANK_PORTS[32*k +: 32] == 2) begin
         port_err_c = port_err_c || (&hk);
       end else begin
         port_err_c = port_err_c || (hk[0] && hk[1]) || (hk[0] && hk[2]) || (hk[1] && hk[2]);

@@ -668,26 +668,28 @@ def git_commit() -> str | None:
         return None
 
 
-def model_params(model: str, lanes: int = 1, buf_depth: int = 0) -> dict:
+def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str | None = None) -> dict:
     """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
-    with `buf_depth` words per lane buffer: the banks and program memory its compiled network needs, as the
-    co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
+    with `buf_depth` words per lane buffer, trained with `optimizer` (None: the config's): the banks and program
+    memory its compiled network needs, as the co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     try:
         from golden import program as P
         from golden.compiler import compile_network
         from golden.config import load_config
-        from verif.top.accel_env import hdl_parameters
-        comp = compile_network(load_config(model))
+        from verif.top.accel_env import hdl_parameters, model_config
+        comp = compile_network(model_config(model, optimizer=optimizer))
         return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth)))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
 
-def target_params(cfg: dict) -> dict:
-    """The configured top's parameters: the model's (when the target names one), then the target's "params"."""
-    params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0)) if cfg.get("model") else {}
+def target_params(cfg: dict, optimizer: str | None = None) -> dict:
+    """The configured top's parameters: the model's (when the target names one; trained with `optimizer`, None:
+    the config's), then the target's "params"."""
+    params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), optimizer) \
+        if cfg.get("model") else {}
     params.update(cfg.get("params", {}))
     return params
 
@@ -949,6 +951,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", required=True, choices=sorted(targets))
     ap.add_argument("--top", help="top module (default: the target's; its parameters then do not apply)")
     ap.add_argument("--param", action="append", default=[], metavar="K=V", help="top parameter (repeatable)")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"),
+                    help="the target's model trained with this optimizer (adam: the Adam ops and a 32-bit state "
+                         "bank); the baseline check reports such a run as not comparable")
     ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
     ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")
     ap.add_argument("--ooc", action="store_true",
@@ -963,7 +968,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = targets[args.target]
     top = args.top or cfg["top"]
     try:
-        params = target_params(cfg) if top == cfg["top"] else {}
+        params = target_params(cfg, args.optimizer) if top == cfg["top"] else {}
         params.update(parse_params(args.param))
         report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds)
     except ToolError as e:

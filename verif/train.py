@@ -1,7 +1,8 @@
 """`make train`: train a TT network on the co-simulated accelerator, checked in lock-step by the golden model.
 
     python -m verif.train [--model digits] [--dataset digits] [--data-dir DIR] [--epochs N] [--seed N]
-                          [--sim verilator|icarus|golden] [--check every|sample|batch|off] [--out DIR]
+                          [--optimizer sgd|adam] [--sim verilator|icarus|golden] [--check every|sample|batch|off]
+                          [--out DIR]
 
 Everything that can be wrong with the inputs (model, dataset files, sizes, a network the accelerator cannot
 hold or run) fails here, before any simulation starts. Then the accelerator is built for the model
@@ -34,6 +35,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--epochs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--optimizer", default=None, choices=("sgd", "adam"),
+                    help="the config's optimizer unless given (adam: the accelerator is built with its Adam ops)")
     ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
     ap.add_argument("--check", default="sample", choices=CHECKS)
     ap.add_argument("--out", default=None)
@@ -45,6 +48,8 @@ def main(argv=None) -> int:
         cfg = load_config(a.model)
         if a.epochs:
             cfg = replace(cfg, train=replace(cfg.train, epochs=a.epochs))
+        if a.optimizer:
+            cfg = replace(cfg, train=replace(cfg.train, optimizer=a.optimizer))
         data = load_dataset(a.dataset, a.data_dir)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -60,10 +65,6 @@ def main(argv=None) -> int:
         print(f"test accuracy {report['test_acc']:.4f}")
         return 0
     comp = compile_network(cfg)
-    if cfg.train.optimizer != "sgd":
-        print("error: the accelerator does not run Adam yet (SGD with momentum only); use --sim golden for this "
-              "configuration", file=sys.stderr)
-        return 2
     try:
         params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth)
         P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
@@ -75,7 +76,8 @@ def main(argv=None) -> int:
     from verif.top.accel_env import hdl_parameters, long_run_build_args
     from verif.top.test_tt_accel import SOURCES
     os.environ.update({"TRAIN_MODEL": a.model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
-                       "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,
+                       "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_OPTIMIZER": cfg.train.optimizer,
+                       "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,
                        "TRAIN_OUT": str(out.resolve()), "TRAIN_INTERRUPT_AFTER": str(a.interrupt_after)})
     os.environ.setdefault("SEED", str(a.seed))
     try:

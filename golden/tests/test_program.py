@@ -77,12 +77,18 @@ def test_a_network_that_does_not_fit_is_refused_with_the_shortfall():
         P.assemble(comp, replace(p, prog_depth=16), Machine(comp, 1).frac, host_step=(1, 0))
 
 
-def test_ops_the_rtl_lacks_are_refused():
+def test_adam_needs_the_adam_build():
+    """A network that trains with Adam gets an accelerator with the Adam ops (params_for), and one built without
+    them refuses its program, naming the op."""
     cfg = load_config("digits")
     cfg = replace(cfg, train=replace(cfg.train, optimizer="adam"))
     comp = compile_network(cfg)
+    p = P.params_for(comp)
+    assert p.adam and p.read_ports == (2, 1, 1, 3) and p.ewise_ports == (32, 32, 32)
+    m = Machine(comp, 1)
+    assert P.assemble(comp, p, m.frac, host_step=m.host_step()).words
     with pytest.raises(P.ProgramError, match="adam_v .*unknown opcode 8 .a unit built without Adam"):
-        P.assemble(comp, P.params_for(comp), Machine(comp, 1).frac, host_step=(1, 0))
+        P.assemble(comp, replace(p, adam=False), m.frac, host_step=(1, 0))
 
 
 def test_mask_and_penalty_descriptors_carry_the_hosts_rank_state():
