@@ -29,7 +29,7 @@ CHECK    ?= sample
 LANES    ?= 8
 BUF_DEPTH ?= 512
 TRAIN_SIM = $(or $(SIM),verilator)
-OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)
+OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)$(if $(OPTIMIZER),-$(OPTIMIZER))
 export SIM SEED WAVES
 
 .PHONY: help setup train cost regress lint synth qor coverage mutate bench clean

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from golden import isa
 from golden import program as P
-from golden.compiler import compile_network, quant_const
+from golden.compiler import compile_network
 from golden.config import NetConfig
+from golden.machine import Machine
 
 LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # isa.contract_losses beside the ideal
 
@@ -28,7 +29,7 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
     comp = compile_network(cfg)
     params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
-    image = P.assemble(comp, params, frac, host_step=quant_const(-cfg.train.lr / cfg.train.batch))
+    image = P.assemble(comp, params, frac, host_step=Machine(comp, seed=0).host_step())  # the first update's
     report = {"model": cfg.name, "ranks": [list(layer.ranks) for layer in cfg.layers], "lanes": lanes,
               "buf_depth": buf_depth, "mem_lat": isa.MEM_LAT, "programs": {}}
     for prog in P.PROGRAMS:
