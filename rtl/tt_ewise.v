@@ -118,10 +118,10 @@ module tt_ewise #(
   localparam integer PX_W = 16 + XM_W;  // alpha * x
   localparam integer B_W = 17;  // the z term's constant: beta (16 bits) or PENALTY's sum of two 16-bit taus
   localparam integer PZ_W = B_W + ZM_W;  // b * z
-  // The alignment's width: either product and a rounding half up to 2^46 (a right shift by 47); the aligned terms
-  // are below 2^(ACC_W-3) (the start check), so their low ACC_W bits are exact.
-  localparam integer AL_BASE = (PX_W > PZ_W) ? PX_W : PZ_W;
-  localparam integer AL_W = ((AL_BASE > ACC_W) ? AL_BASE : ACC_W) + 2;
+  // The alignment's width: either product plus a rounding half (at most 2^46, a right shift by 47; ACC_W holds it);
+  // the aligned terms are below 2^(ACC_W-3) (the start check), so their low ACC_W bits are exact.
+  localparam integer AL_BASE = ((PX_W > PZ_W) ? PX_W : PZ_W) + 1;
+  localparam integer AL_W = (AL_BASE > ACC_W) ? AL_BASE : ACC_W;
   localparam integer TAG_W = ADDR_W + B_W + 3;  // {addr_y, b, keep, last, valid} of an element
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam [3:0] OP_AXPBY = 4'd0;
@@ -511,20 +511,20 @@ module tt_ewise #(
           default: rsqrt = 14'd0;  // idx < 64: never, u's top bits are normalised
         endcase
       end
-      reg  [T_W-1:0]        r_tag_q;
-      reg  [13:0]           r_q;
-      reg  signed [7:0]     r_h_q;
-      reg  signed [X_W-1:0] r_x_q;
-      reg  signed [Z_W-1:0] r_z_q;
-      // stage Q: the 18 x 18 multiplier: m * RSQRT (ADAM_STEP; x_w <= 17) or z^2 (ADAM_V; z_w <= 16)
-      // the operands sign-extended past SQ_W (the start check keeps their values within SQ_W bits)
+      // ... and the 18 x 18 multiplier's operands, registered (the multiplier then starts from flip-flops): m and
+      // RSQRT (ADAM_STEP; x_w <= 17) or z and z (ADAM_V; z_w <= 16), sign-extended past SQ_W (the start check keeps
+      // their values within SQ_W bits)
       localparam integer EX_W = (X_W > SQ_W) ? X_W + 1 : SQ_W + 1;
       localparam integer EZ_W = (Z_W > SQ_W) ? Z_W + 1 : SQ_W + 1;
-      wire [EX_W-1:0]        r_x_ext = {{(EX_W-X_W+1){r_x_q[X_W-1]}}, r_x_q[X_W-2:0]};
-      wire [EZ_W-1:0]        r_z_ext = {{(EZ_W-Z_W+1){r_z_q[Z_W-1]}}, r_z_q[Z_W-2:0]};
-      wire unused_ext = ^{r_x_ext[EX_W-1:SQ_W], r_z_ext[EZ_W-1:SQ_W]};
-      wire signed [SQ_W-1:0] q_a = is_step ? r_x_ext[SQ_W-1:0] : r_z_ext[SQ_W-1:0];
-      wire signed [SQ_W-1:0] q_b = is_step ? $signed({4'd0, r_q}) : r_z_ext[SQ_W-1:0];
+      wire [EX_W-1:0]        n_x_ext = {{(EX_W-X_W+1){n_x_q[X_W-1]}}, n_x_q[X_W-2:0]};
+      wire [EZ_W-1:0]        n_z_ext = {{(EZ_W-Z_W+1){n_z_q[Z_W-1]}}, n_z_q[Z_W-2:0]};
+      wire unused_ext = ^{n_x_ext[EX_W-1:SQ_W], n_z_ext[EZ_W-1:SQ_W]};
+      reg  [T_W-1:0]         r_tag_q;
+      reg  signed [SQ_W-1:0] r_a_q;
+      reg  signed [SQ_W-1:0] r_b_q;
+      reg  signed [7:0]      r_h_q;
+      reg  signed [X_W-1:0]  r_x_q;
+      // stage Q: the product, m * RSQRT or z^2
       reg  [T_W-1:0]        q_tag_q;
       reg  signed [S_W-1:0] q_s_q;
       reg  signed [7:0]     q_h_q;
@@ -558,12 +558,12 @@ module tt_ewise #(
         n_x_q   <= l_x_q;
         n_z_q   <= l_z_q;
         r_tag_q[T_W-2:0] <= n_tag_q[T_W-2:0];
-        r_q     <= rsqrt;
+        r_a_q   <= is_step ? n_x_ext[SQ_W-1:0] : n_z_ext[SQ_W-1:0];
+        r_b_q   <= is_step ? $signed({4'd0, rsqrt}) : n_z_ext[SQ_W-1:0];
         r_h_q   <= n_h_q;
         r_x_q   <= n_x_q;
-        r_z_q   <= n_z_q;
         q_tag_q[T_W-2:0] <= r_tag_q[T_W-2:0];
-        q_s_q   <= q_a * q_b;
+        q_s_q   <= r_a_q * r_b_q;
         q_h_q   <= r_h_q;
         q_x_q   <= r_x_q;
       end
@@ -650,7 +650,11 @@ module tt_ewise #(
   wire signed [AL_W-1:0]  pz_w = {{(AL_W-PZ_W){pz_q[PZ_W-1]}}, pz_q};
   wire signed [AL_W-1:0]  tx = ax_s[6] ? ((px_w + half_x_q) >>> rx_q) : (px_w <<< align_x);
   wire signed [AL_W-1:0]  tz = az_s[6] ? ((pz_w + half_z_q) >>> rz_q) : (pz_w <<< align_z);
-  wire [2*(AL_W-ACC_W)-1:0] unused_t_top = {tx[AL_W-1:ACC_W], tz[AL_W-1:ACC_W]};  // within ACC_W (start check)
+  generate
+    if (AL_W > ACC_W) begin : g_t_top
+      wire [2*(AL_W-ACC_W)-1:0] unused_t_top = {tx[AL_W-1:ACC_W], tz[AL_W-1:ACC_W]};  // within ACC_W (start check)
+    end
+  endgenerate
 
   reg                     t_valid_q;
   reg                     t_last_q;

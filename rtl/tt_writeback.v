@@ -33,7 +33,7 @@ module tt_writeback #(
   input  wire              accumulate,
   input  wire [5:0]        rq_w,        // the first clamp's width, 2..OUT_W (stable like out_w); not out_w only with accumulate
   input  wire              rq_count,    // the first clamp (and rq_sat) count as saturations
-  input  wire              negate,      // the clamped value is negated before the accumulate
+  input  wire              negate,      // the accumulate subtracts the clamped value (only with accumulate)
   input  wire [5:0]        out_w,       // this op's output width, 2..OUT_W (checked by the unit at start)
   output wire              wr_en,
   output wire [ADDR_W-1:0] wr_addr,
@@ -100,7 +100,7 @@ module tt_writeback #(
     rq_lo_q  <= -(one <<< (rq_w - 6'd1));
   end
 
-  // ---- stage 1: clamp the requantised word to rq_w (negated: -2^(rq_w-1) becomes 2^(rq_w-1), WB_W holds it) ----
+  // ---- stage 1: clamp the requantised word to rq_w ----
   wire signed [WB_W-1:0] y_rq = {{2{rq_y[OUT_W-1]}}, rq_y};
   wire                   hi1  = y_rq > rq_hi_q;
   wire                   lo1  = y_rq < rq_lo_q;
@@ -111,8 +111,9 @@ module tt_writeback #(
   reg signed [WB_W-1:0]  c_y_q;
   reg                    c_sat_q;   // one RQ saturation, whichever range clamped
   reg signed [WB_W-1:0]  c_old_q;
-  reg signed [WB_W-1:0]  c_room_hi_q;  // lim_hi - old: the sum saturates high iff y exceeds it
-  reg signed [WB_W-1:0]  c_room_lo_q;  // lim_lo - old: ... low iff y is below it
+  reg signed [WB_W-1:0]  c_room_hi_q;  // lim_hi - old: the sum saturates high iff y exceeds it (negate: old - lim_hi,
+                                       // old - y saturates high iff y is below it)
+  reg signed [WB_W-1:0]  c_room_lo_q;  // lim_lo - old: ... low iff y is below it (negate: old - lim_lo, iff above)
   wire signed [WB_W-1:0] old_ext = {{2{old[OUT_W-1]}}, old};
   always @(posedge clk) begin
     if (rst) begin
@@ -123,19 +124,19 @@ module tt_writeback #(
       c_fin_q   <= in_valid && in_fin;
     end
     c_addr_q <= in_addr;
-    c_y_q    <= negate ? -y_c : y_c;
+    c_y_q    <= y_c;
     c_sat_q  <= rq_count && (rq_sat || hi1 || lo1);
     c_old_q  <= old_ext;
-    c_room_hi_q <= lim_hi_q - old_ext;
-    c_room_lo_q <= lim_lo_q - old_ext;
+    c_room_hi_q <= negate ? old_ext - lim_hi_q : lim_hi_q - old_ext;
+    c_room_lo_q <= negate ? old_ext - lim_lo_q : lim_lo_q - old_ext;
   end
 
   // ---- stage 2: saturating accumulate, the registered write ----
-  // old + y > lim_hi is y > lim_hi - old (no overflow in WB_W bits), so the compares run beside the adder
-  // instead of after it.
-  wire signed [WB_W-1:0] sum  = c_old_q + c_y_q;
-  wire                   hi2  = c_y_q > c_room_hi_q;
-  wire                   lo2  = c_y_q < c_room_lo_q;
+  // old + y > lim_hi is y > lim_hi - old (old - y > lim_hi: y < old - lim_hi; no overflow in WB_W bits), so the
+  // compares run beside the adder instead of after it.
+  wire signed [WB_W-1:0] sum  = negate ? c_old_q - c_y_q : c_old_q + c_y_q;
+  wire                   hi2  = negate ? c_y_q < c_room_hi_q : c_y_q > c_room_hi_q;
+  wire                   lo2  = negate ? c_y_q > c_room_lo_q : c_y_q < c_room_lo_q;
   wire signed [WB_W-1:0] y2   = hi2 ? lim_hi_q : (lo2 ? lim_lo_q : sum);
   wire                   sat2 = accumulate && (hi2 || lo2);
   wire signed [WB_W-1:0] word = accumulate ? y2 : c_y_q;

@@ -784,7 +784,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
                    "--timing-allow-fail", "-l", str(dest / "pnr.log")]
             if cfg["family"] == "ice40":
                 cmd += ["--asc", str(dest / f"{top}.asc")]
-            elif cfg["family"] == "ecp5":
+            elif cfg["family"] == "ecp5" and not ooc:  # nextpnr 0.11 writes no bitstream config out of context
                 cmd += ["--textcfg", str(dest / f"{top}.config")]
             return cmd
 
