@@ -433,18 +433,22 @@ async def test_adam_rsqrt_rom(dut):
     Adam must refuse the same op (error 5) without touching a memory."""
     tb = Tb(dut)
     await tb.setup()
+    # alpha 1 and |m| in 2^12..2^13 at shift 20 + h (h = -8 for these u): every delta m * RSQRT / 2^12 is below
+    # 2^15 and w - delta below 2^31 (y_w 32), so no clamp hides an entry, and an entry one off moves every delta.
     eps = 3
     v = np.concatenate([np.arange(64, 256) - eps, [(1 << 31) - 1, (1 << 30) + 5, -5, 0]])
     n = len(v)
-    m = tb.gen.integers(-(1 << 16), 1 << 16, size=n)
-    w = tb.gen.integers(-128, 128, size=n)
-    desc = isa.EwiseDesc(isa.EW_ADAM_STEP, n, 0, 0, 0, 20000, eps, 0, 16, 20, STOCHASTIC, 17, 32, 8)
+    m = tb.gen.integers(1 << 12, 1 << 13, size=n) * tb.gen.choice([-1, 1], size=n)
+    w = tb.gen.integers(-(1 << 15), 1 << 15, size=n)
+    desc = isa.EwiseDesc(isa.EW_ADAM_STEP, n, 0, 0, 0, 1, eps, 0, 16, 20, STOCHASTIC, 17, 32, 32)
     if not tb.adam:
         n_io = dict(tb.mems.reads), tb.mems.writes
-        assert await tb.execute(replace(desc, x_w=16, z_w=16), {"x": m, "z": v, "o": w}, NO_SLICES, 4) == CHECK_CYCLES
+        refused = replace(desc, x_w=16, z_w=16, y_w=16)
+        assert await tb.execute(refused, {"x": m, "z": v, "o": w}, NO_SLICES, 4) == CHECK_CYCLES
         assert int(dut.error_code.value) == isa.EW_ERR_OPCODE and (dict(tb.mems.reads), tb.mems.writes) == n_io
         return
     assert isa.ewise_error(desc, *tb.ports, adam=True)[0] == 0, isa.ewise_error(desc, *tb.ports, adam=True)
     rand = tb.stream.take(n)
     want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, m, v, w, rand)
+    assert want_sat == 0
     await tb.run_desc(desc, (m, v, w.copy()), NO_SLICES, want_bank, want_sat, want_max, "rsqrt sweep")
