@@ -16,11 +16,14 @@ def main(argv=None) -> int:
     tr.add_argument("--epochs", type=int, default=None, help="override the config's epochs")
     tr.add_argument("--seed", type=int, default=1)
     tr.add_argument("--out", required=True, help="output directory (resumes if it holds a checkpoint)")
+    optimizer_help = "sgd|adam instead of the config's optimizer"
     for name, helptext in (("memory", "memory report of a model"), ("plan", "compiled programs of a model")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--model", default="digits")
+        p.add_argument("--optimizer", choices=("sgd", "adam"), help=optimizer_help)
     co = sub.add_parser("cost", help="the accelerator's modelled cycles per program and op (golden/cost.py)")
     co.add_argument("--model", default="digits")
+    co.add_argument("--optimizer", choices=("sgd", "adam"), help=optimizer_help)
     co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
     co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
@@ -35,11 +38,14 @@ def main(argv=None) -> int:
         if args.cmd == "train":
             from golden.train import main_train
             return main_train(args)
+        from dataclasses import replace
         from golden.config import load_config, with_ranks
+        cfg = load_config(args.model)
+        if args.optimizer:
+            cfg = replace(cfg, train=replace(cfg.train, optimizer=args.optimizer))
         if args.cmd == "cost":
             from golden.cost import cost_report, format_report
             from golden.program import PROGRAMS
-            cfg = load_config(args.model)
             if args.ranks is not None:
                 try:
                     cfg = with_ranks(cfg, json.loads(args.ranks))
@@ -50,7 +56,7 @@ def main(argv=None) -> int:
             print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
             return 0
         from golden.compiler import compile_network
-        comp = compile_network(load_config(args.model))
+        comp = compile_network(cfg)
         if args.cmd == "memory":
             from golden.memory import memory_report
             print(json.dumps(memory_report(comp), indent=1))

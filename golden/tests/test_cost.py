@@ -121,3 +121,14 @@ def test_cli(capsys):
                      ("[[5, 7], [", "not JSON")):
         assert main(["cost", "--model", "digits", "--ranks", bad]) == 2
         assert why in capsys.readouterr().err, bad
+
+
+def test_cli_optimizer(capsys):
+    """--optimizer adam: the same training sample, an update with Adam's ops (each 5 pipeline cycles longer)."""
+    runs = {}
+    for opt in ("sgd", "adam"):
+        assert main(["cost", "--model", "tiny", "--optimizer", opt, "--json"]) == 0
+        runs[opt] = json.loads(capsys.readouterr().out)["programs"]
+    assert runs["adam"]["train_sample"]["cycles"] == runs["sgd"]["train_sample"]["cycles"]
+    kinds = [row["op"] for row in runs["adam"]["update"]["ops"]]
+    assert "adam_v" in " ".join(kinds) and runs["adam"]["update"]["cycles"] > runs["sgd"]["update"]["cycles"]
