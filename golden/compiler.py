@@ -14,6 +14,7 @@ from golden.fxp import ACC_W, NEAREST, STOCHASTIC, Fmt
 
 # Memory banks: what a tensor is stored in. Sample-local tensors live in ACT and are rewritten per sample.
 BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT, BANK_RANK = "core", "master", "state", "act", "rank"
+BANK_MOMENT = "moment"  # Adam's 32-bit second moments: a bank of their own, so the state bank stays 16 bits
 LAMBDA_FMT = Fmt(32, 24)  # SPEC 5.6
 MASK_FMT = Fmt(2, 0)  # one bit in hardware: 1 = live
 LAMBDA_DECAY_Q16 = 58982  # round(0.9 * 2^16)
@@ -338,8 +339,8 @@ def compile_network(cfg: NetConfig) -> Compiled:
         return steps
 
     def add_optimizer_state(suffix: str, shape) -> None:
-        for prefix, fmt in optimizer_state(cfg):
-            add(f"{prefix}{suffix}", shape, BANK_STATE, fmt)
+        for prefix, fmt, bank in optimizer_state(cfg):
+            add(f"{prefix}{suffix}", shape, bank, fmt)
 
     letters = _Letters()
     all_sizes: dict[str, int] = {}
@@ -420,7 +421,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
             if compute and (left or right):
                 taus = (left[1] if left else "", right[1] if right else "")
                 update.append(Op("penalty", g, (g, w, *taus), note="rank prior"))
-            state = [f"{prefix}{suffix}" for prefix, _ in optimizer_state(cfg)]
+            state = [f"{prefix}{suffix}" for prefix, _, _ in optimizer_state(cfg)]
             if tr.optimizer == "adam":
                 m, v = state
                 update.append(Op("axpby", m, (m, g), alpha=quant_const(tr.momentum),
@@ -468,12 +469,12 @@ def _check_accumulator_bounds(comp: Compiled) -> None:
                                f"use narrower formats or smaller factors")
 
 
-def optimizer_state(cfg: NetConfig) -> list[tuple[str, Fmt]]:
-    """(name prefix, format) of the optimizer state kept per parameter tensor."""
+def optimizer_state(cfg: NetConfig) -> list[tuple[str, Fmt, str]]:
+    """(name prefix, format, bank) of the optimizer state kept per parameter tensor."""
     if cfg.train.optimizer == "adam":
-        return [("M", cfg.formats.adam_m), ("S", cfg.formats.adam_v)]
+        return [("M", cfg.formats.adam_m, BANK_STATE), ("S", cfg.formats.adam_v, BANK_MOMENT)]
     if cfg.train.momentum:
-        return [("V", cfg.formats.momentum)]
+        return [("V", cfg.formats.momentum, BANK_STATE)]
     return []
 
 

@@ -6,7 +6,8 @@ import math
 from golden.compiler import BANK_ACT, BANK_CORE, BANK_MASTER, BANK_RANK, Compiled
 
 KIND_OF_PREFIX = {"G": "compute cores", "W": "master cores", "dG": "core gradients", "V": "momentum",
-                  "B": "biases", "dB": "bias gradients", "VB": "momentum"}
+                  "B": "biases", "dB": "bias gradients", "VB": "momentum", "M": "adam first moments",
+                  "S": "adam second moments"}
 
 
 def _kind(name: str, bank: str) -> str:

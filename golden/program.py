@@ -30,13 +30,19 @@ import numpy as np
 from golden import isa
 from golden.compiler import Compiled
 
-BANKS = ("act", "core", "master", "state")  # bank index = position; the RTL's bank order
+# Bank index = position: the RTL's bank order. The moment bank (Adam's 32-bit second moments) is built only for a
+# network that trains with Adam (AccelParams.banks).
+BANKS = ("act", "core", "master", "state", "moment")
 HOST_BANKS = ("rank",)  # held by the host: lambda, tau and the masks (SPEC 5.6), which it writes into descriptors
 # Read ports per bank (copies in rtl/tt_bank.v): two where one op reads two operands from the bank in a cycle
-# (two activations, or a gradient and its momentum); the cores and master copies are read once per op. With Adam
-# the state bank has three: a bias's Adam step reads its two moments and the bias itself (AccelParams.read_ports).
-BANK_READ_PORTS = (2, 1, 1, 2)
-ADAM_STATE_PORTS = 3
+# (two activations, a gradient and its momentum, or a bias's first moment and the bias in its Adam step); the
+# cores, master copies and second moments are read once per op.
+BANK_READ_PORTS = (2, 1, 1, 2, 1)
+
+
+def banks_built(adam: bool) -> tuple[str, ...]:
+    """The banks of a build: the moment bank only with the Adam ops."""
+    return BANKS if adam else BANKS[:-1]
 KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE = 0, 1, 2, 3
 KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
 SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16
@@ -121,7 +127,7 @@ class AccelParams:
     contraction engine's MAC lanes (LANES) and words per lane buffer (BUF_DEPTH), which decide the lane forms."""
 
     bank_shift: int  # bank b's words sit at global addresses (b << bank_shift) + i
-    bank_depth: tuple[int, ...]  # words per bank, in BANKS order
+    bank_depth: tuple[int, ...]  # words per bank, in the order of `banks`
     bank_width: tuple[int, ...]  # bits per word
     prog_depth: int  # 32-bit program words
     lanes: int = 1
@@ -129,10 +135,13 @@ class AccelParams:
     adam: bool = False  # the element-wise unit has the Adam ops (tt_ewise ADAM)
 
     @property
+    def banks(self) -> tuple[str, ...]:
+        return banks_built(self.adam)
+
+    @property
     def read_ports(self) -> tuple[int, ...]:
-        """Read ports per bank (BANK_READ_PORTS; the state bank's three with Adam)."""
-        state = BANKS.index("state")
-        return tuple(ADAM_STATE_PORTS if self.adam and b == state else n for b, n in enumerate(BANK_READ_PORTS))
+        """Read ports per bank built (BANK_READ_PORTS)."""
+        return BANK_READ_PORTS[:len(self.banks)]
 
     @property
     def ewise_ports(self) -> tuple[int, int, int]:
@@ -140,11 +149,11 @@ class AccelParams:
         return (max(*self.bank_width, isa.EW_PORT_W),) * 3
 
     def check(self) -> None:
-        if len(self.bank_depth) != len(BANKS) or len(self.bank_width) != len(BANKS):
-            raise ProgramError(f"need a depth and a width for each of the banks {BANKS}")
-        if (len(BANKS) - 1) << self.bank_shift >= 1 << isa.ADDR_W:
+        if len(self.bank_depth) != len(self.banks) or len(self.bank_width) != len(self.banks):
+            raise ProgramError(f"need a depth and a width for each of the banks {self.banks}")
+        if (len(self.banks) - 1) << self.bank_shift >= 1 << isa.ADDR_W:
             raise ProgramError(f"bank_shift {self.bank_shift}: the banks do not fit the {isa.ADDR_W}-bit address")
-        for name, d in zip(BANKS, self.bank_depth):
+        for name, d in zip(self.banks, self.bank_depth):
             if not 1 <= d <= 1 << self.bank_shift:
                 raise ProgramError(f"bank {name}: depth {d} outside 1..{1 << self.bank_shift} (bank_shift)")
         if not 1 <= self.lanes < 1 << isa.LANE_W:
@@ -157,11 +166,13 @@ class AccelParams:
 def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0) -> AccelParams:
     """The smallest bank parameters that hold `comp` (power-of-two bank windows), the given program memory and
     contraction lanes, and the Adam ops where the network trains with Adam."""
-    depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in BANKS)
-    width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in BANKS)
+    adam = comp.cfg.train.optimizer == "adam"
+    banks = banks_built(adam)
+    depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in banks)
+    width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in banks)
     return AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
                        prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth,
-                       adam=comp.cfg.train.optimizer == "adam")
+                       adam=adam)
 
 
 def check_fits(comp: Compiled, p: AccelParams) -> None:
@@ -169,9 +180,10 @@ def check_fits(comp: Compiled, p: AccelParams) -> None:
     p.check()
     problems = []
     for b in comp.bank_words:
-        if b not in BANKS + HOST_BANKS:
-            problems.append(f"tensors in bank {b!r}, which the accelerator does not have yet")
-    for i, b in enumerate(BANKS):
+        if b not in p.banks + HOST_BANKS:
+            problems.append(f"tensors in bank {b!r}, which the accelerator does not have"
+                            + (" (built without Adam)" if b in BANKS else ""))
+    for i, b in enumerate(p.banks):
         need = comp.bank_words.get(b, 0)
         if need > p.bank_depth[i]:
             problems.append(f"bank {b} needs {need} words, has {p.bank_depth[i]} ({need - p.bank_depth[i]} short)")

@@ -14,11 +14,13 @@
 //     0x0A/0B busy cycles lo/hi, 0x0C/0D contract, 0x0E/0F element-wise, 0x10/11 sce cycles lo/hi,
 //     0x12 OPS completed, 0x13 SAT_TOTAL
 //     0x15 STREAM_BASE  0x16 STREAM_WORDS  0x17 STREAM_FRAMES (the sample stream, below)
-//     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports, 0x2E slots,
-//     0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops)
+//     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports (b = 0..3),
+//     0x2E slots, 0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops),
+//     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM)
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
-//   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits)
+//   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks
+//                              0..3 always, bank 4 (the moment bank) with ADAM
 // Memory and program windows are open only while the sequencer is not running: an access while it runs, an
 // address outside a bank or a window, or a write to a read-only register ends with SLVERR and changes nothing.
 // A start while running stops the program after the running op with error 6 (tt_seq).
@@ -48,6 +50,11 @@ module tt_accel #(
   parameter integer STATE_DEPTH  = 4096,
   parameter integer STATE_WIDTH  = 16,
   parameter integer STATE_PORTS  = 2,
+  // Bank 4, built with ADAM only: Adam's 32-bit second moments, apart from the 16-bit state bank so that only
+  // they are 32 bits wide and in one copy (an op reads one v at a time).
+  parameter integer MOMENT_DEPTH = 4096,
+  parameter integer MOMENT_WIDTH = 32,
+  parameter integer MOMENT_PORTS = 1,
   parameter integer PROG_AW      = 11,
   parameter integer PROG_DEPTH   = 2048,
   // 1: registers around the bank routing and RAMs (requests in, routed requests, RAM outputs, read data out):
@@ -63,8 +70,8 @@ module tt_accel #(
   // AccelParams lanes and buf_depth: the compiler uses lanes only where a contraction's b operand fits).
   parameter integer LANES        = 1,
   parameter integer BUF_DEPTH    = 1,
-  // 1: the element-wise unit has Adam's ops (tt_ewise ADAM); Adam's 32-bit second moments make the state bank 32
-  // bits wide (STATE_WIDTH), and the data paths between the banks and the element-wise unit follow the widest bank.
+  // 1: the element-wise unit has Adam's ops (tt_ewise ADAM) and the data memory the moment bank (bank 4); the data
+  // paths between the banks and the element-wise unit follow the widest bank (the moments' 32 bits).
   parameter integer ADAM         = 0
 ) (
   input  wire        clk,
@@ -103,20 +110,29 @@ module tt_accel #(
   localparam integer UNIT_W = 16;
   localparam integer W01 = (ACT_WIDTH > CORE_WIDTH) ? ACT_WIDTH : CORE_WIDTH;
   localparam integer W23 = (MASTER_WIDTH > STATE_WIDTH) ? MASTER_WIDTH : STATE_WIDTH;
-  localparam integer W_MAX = (W01 > W23) ? W01 : W23;
+  localparam integer W03 = (W01 > W23) ? W01 : W23;
+  localparam integer W_MAX = (ADAM != 0 && MOMENT_WIDTH > W03) ? MOMENT_WIDTH : W03;
   localparam integer DATA_W = (W_MAX > UNIT_W) ? W_MAX : UNIT_W;
   localparam integer MAX_W = UNIT_W;  // the max |x| registers: adaptive tensors are at most 16 bits
   localparam integer N_W = 8;
   localparam integer DESC_BITS = 32 * DESC_WORDS;
   localparam [31:0] ID = 32'h5454_4131;  // "TTA1"
-  // tt_banks takes the bank parameters packed, bank 0 in the LSBs
-  localparam [127:0] BANK_DEPTH = {STATE_DEPTH[31:0], MASTER_DEPTH[31:0], CORE_DEPTH[31:0], ACT_DEPTH[31:0]};
-  localparam [127:0] BANK_WIDTH = {STATE_WIDTH[31:0], MASTER_WIDTH[31:0], CORE_WIDTH[31:0], ACT_WIDTH[31:0]};
-  localparam [127:0] BANK_PORTS = {STATE_PORTS[31:0], MASTER_PORTS[31:0], CORE_PORTS[31:0], ACT_PORTS[31:0]};
+  // tt_banks takes the bank parameters packed, bank 0 in the LSBs; the moment bank is bank 4, with ADAM only
+  localparam integer NBANK = (ADAM != 0) ? 5 : 4;
+  localparam integer BB = (ADAM != 0) ? 3 : 2;  // bank field of a global address (tt_banks)
+  localparam [159:0] BANK_DEPTH = {MOMENT_DEPTH[31:0], STATE_DEPTH[31:0], MASTER_DEPTH[31:0], CORE_DEPTH[31:0],
+                                   ACT_DEPTH[31:0]};
+  localparam [159:0] BANK_WIDTH = {MOMENT_WIDTH[31:0], STATE_WIDTH[31:0], MASTER_WIDTH[31:0], CORE_WIDTH[31:0],
+                                   ACT_WIDTH[31:0]};
+  localparam [159:0] BANK_PORTS = {MOMENT_PORTS[31:0], STATE_PORTS[31:0], MASTER_PORTS[31:0], CORE_PORTS[31:0],
+                                   ACT_PORTS[31:0]};
 
   generate
     if (BANK_SHIFT < 1 || BANK_SHIFT > 18) begin : g_bad_shift
       error_tt_accel_BANK_SHIFT_must_be_1_to_18 u_error ();  // a bank window holds 2^18 words
+    end
+    if (BANK_SHIFT + BB > ADDR_W) begin : g_bad_space
+      error_tt_accel_BANK_SHIFT_leaves_no_room_for_the_bank_field u_error ();  // 17 at most with the moment bank
     end
     if (PROG_AW < 8 || PROG_AW > 18) begin : g_bad_prog_aw
       error_tt_accel_PROG_AW_must_be_8_to_18 u_error ();
@@ -166,11 +182,11 @@ module tt_accel #(
   wire        win_prog = (win == 4'd1);
   wire        win_stat = (win == 4'd2);
   // A bank window holds 2^BANK_SHIFT words: higher word-address bits must be 0, or they would reach the next bank.
-  wire        win_bank = (win >= 4'd4) && (win <= 4'd7) && ((bus_addr[17:0] >> BANK_SHIFT) == 18'd0);
-  wire [1:0]  host_bank = win[1:0];
+  wire        win_bank = (win >= 4'd4) && (win < 4'd4 + NBANK[3:0]) && ((bus_addr[17:0] >> BANK_SHIFT) == 18'd0);
+  wire [2:0]  host_bank = win[2:0] - 3'd4;
   // Decoded here, not from tt_banks' addr_err, which comes MEM_PIPE cycles late.
   wire        host_bank_in = {1'b0, bus_addr[17:0]} < BANK_DEPTH[32*host_bank +: 19];
-  wire [ADDR_W-1:0] host_gaddr = ({{(ADDR_W-2){1'b0}}, host_bank} << BANK_SHIFT) |
+  wire [ADDR_W-1:0] host_gaddr = ({{(ADDR_W-3){1'b0}}, host_bank} << BANK_SHIFT) |
                                  {{(ADDR_W-18){1'b0}}, bus_addr[17:0]};
   // A full 32-bit word only: every register and memory word is written whole.
   wire        wr_full = (bus_wstrb == 4'hF);
@@ -387,8 +403,8 @@ module tt_accel #(
   reg               axis_drop_q;     // dropping the rest of a bad frame, up to its tlast
   reg               axis_pending_q;  // a complete frame waits for its run to start
   reg               axis_err_q;      // STATUS b3
-  wire [1:0]        axis_bank = axis_ptr_q[BANK_SHIFT +: 2];
-  wire              axis_in = (axis_ptr_q >> (BANK_SHIFT + 2)) == {ADDR_W{1'b0}} &&
+  wire [BB-1:0]     axis_bank = axis_ptr_q[BANK_SHIFT +: BB];
+  wire              axis_in = (axis_ptr_q >> (BANK_SHIFT + BB)) == {ADDR_W{1'b0}} && {1'b0, axis_bank} < NBANK[BB:0] &&
                               {1'b0, axis_ptr_q[BANK_SHIFT-1:0]} < BANK_DEPTH[32*axis_bank +: BANK_SHIFT+1];
   assign s_axis_tready = !seq_busy && !seq_error && !axis_pending_q && axis_frames_q != 32'd0 && !host_bank_wr;
   wire              axis_beat = s_axis_tvalid && s_axis_tready;
@@ -492,8 +508,9 @@ module tt_accel #(
   assign wr_addr_c = wr_addr_m;
   assign wr_data_c = wr_data_m;
 
-  tt_banks #(.NBANK(4), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT), .BANK_DEPTH(BANK_DEPTH),
-             .BANK_WIDTH(BANK_WIDTH), .BANK_PORTS(BANK_PORTS), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
+  tt_banks #(.NBANK(NBANK), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT),
+             .BANK_DEPTH(BANK_DEPTH[NBANK*32-1:0]), .BANK_WIDTH(BANK_WIDTH[NBANK*32-1:0]),
+             .BANK_PORTS(BANK_PORTS[NBANK*32-1:0]), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
              .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
@@ -547,6 +564,9 @@ module tt_accel #(
       8'h2F: reg_rdata = LANES;
       8'h30: reg_rdata = BUF_DEPTH;
       8'h31: reg_rdata = ADAM;
+      8'h32: reg_rdata = (ADAM != 0) ? BANK_DEPTH[128 +: 32] : 32'd0;
+      8'h33: reg_rdata = (ADAM != 0) ? BANK_WIDTH[128 +: 32] : 32'd0;
+      8'h34: reg_rdata = (ADAM != 0) ? BANK_PORTS[128 +: 32] : 32'd0;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end

@@ -42,6 +42,9 @@ module tt_accel_pins #(
   parameter integer STATE_DEPTH  = 4096,
   parameter integer STATE_WIDTH  = 16,
   parameter integer STATE_PORTS  = 2,
+  parameter integer MOMENT_DEPTH = 4096,
+  parameter integer MOMENT_WIDTH = 32,
+  parameter integer MOMENT_PORTS = 1,
   parameter integer PROG_AW      = 11,
   parameter integer PROG_DEPTH   = 2048,
   parameter integer RAM_BLOCK_BITS = 16384,
@@ -192,6 +195,7 @@ module tt_accel_pins #(
     .CORE_DEPTH (CORE_DEPTH), .CORE_WIDTH (CORE_WIDTH), .CORE_PORTS (CORE_PORTS),
     .MASTER_DEPTH (MASTER_DEPTH), .MASTER_WIDTH (MASTER_WIDTH), .MASTER_PORTS (MASTER_PORTS),
     .STATE_DEPTH (STATE_DEPTH), .STATE_WIDTH (STATE_WIDTH), .STATE_PORTS (STATE_PORTS),
+    .MOMENT_DEPTH (MOMENT_DEPTH), .MOMENT_WIDTH (MOMENT_WIDTH), .MOMENT_PORTS (MOMENT_PORTS),
     .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS),
     .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .ADAM (ADAM)
   ) u_accel (

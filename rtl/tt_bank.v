@@ -2,9 +2,8 @@
 // tt_bank: one on-chip memory bank of the accelerator: WIDTH-bit words, one write port and READ_PORTS
 // synchronous read ports (data valid the cycle after rd_en). Each read port reads its own copy of the
 // words (every copy takes every write): FPGA block RAMs give one read and one write port per copy, and the
-// compiler needs at most two reads of one bank in the same cycle (two activations, or a gradient and its
-// momentum), three with Adam (a bias step reads its moments and the bias from the state bank), so a bank costs
-// READ_PORTS x DEPTH x WIDTH bits. The accelerator never reads a word in the cycle it
+// compiler needs at most two reads of one bank in the same cycle (two activations, a gradient and its momentum,
+// or a bias's first moment and the bias in its Adam step), so a bank costs READ_PORTS x DEPTH x WIDTH bits. The accelerator never reads a word in the cycle it
 // is written (a unit reads ahead of its writes at other addresses, the host only while no program runs), so the
 // RAMs carry no_rw_check: synthesis builds them without read-during-write logic (on ECP5 a comparator, a copy of
 // the write data and a multiplexer behind every block RAM); a simulation stops with an error if such a read

@@ -952,7 +952,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", help="top module (default: the target's; its parameters then do not apply)")
     ap.add_argument("--param", action="append", default=[], metavar="K=V", help="top parameter (repeatable)")
     ap.add_argument("--optimizer", choices=("sgd", "adam"),
-                    help="the target's model trained with this optimizer (adam: the Adam ops and a 32-bit state "
+                    help="the target's model trained with this optimizer (adam: the Adam ops and the 32-bit moment "
                          "bank); the baseline check reports such a run as not comparable")
     ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
     ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")

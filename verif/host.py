@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cocotb.triggers import First, ReadOnly, RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from golden.program import BANKS, AccelParams
+from golden.program import BANKS, AccelParams, banks_built
 from verif.axil import OKAY
 
 # register word indices (rtl/tt_accel.v)
@@ -23,6 +23,7 @@ ID, CTRL, STATUS, ERROR, START_PC, LABEL, SEED, LFSR, PRED, P_LABEL = range(10)
 CYCLES, UNIT_CYCLES, OPS, SAT_TOTAL, PC = 0x0A, 0x0C, 0x12, 0x13, 0x14
 P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x22, 0x26, 0x2A, 0x2E
 P_LANES, P_BUF_DEPTH, P_ADAM = 0x2F, 0x30, 0x31
+P_MOMENT = 0x32  # the moment bank's (bank 4's) depth, then its width and read ports
 STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
 ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
 CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
@@ -152,15 +153,22 @@ class AccelHost:
     async def params(self) -> AccelParams:
         if await self.rd(ID) != ID_VALUE:
             raise HostError("no accelerator at this address (ID register)")
-        n = len(BANKS)
-        return AccelParams(bank_shift=await self.rd(P_BANK_SHIFT),
-                           bank_depth=tuple([await self.rd(P_DEPTH + b) for b in range(n)]),
-                           bank_width=tuple([await self.rd(P_WIDTH + b) for b in range(n)]),
+        adam = bool(await self.rd(P_ADAM))
+        depth, width, _ = await self._bank_registers(adam)
+        return AccelParams(bank_shift=await self.rd(P_BANK_SHIFT), bank_depth=depth, bank_width=width,
                            prog_depth=await self.rd(P_PROG_DEPTH), lanes=await self.rd(P_LANES),
-                           buf_depth=await self.rd(P_BUF_DEPTH), adam=bool(await self.rd(P_ADAM)))
+                           buf_depth=await self.rd(P_BUF_DEPTH), adam=adam)
+
+    async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:
+        """(depths, widths, read ports) of the banks built (banks 0..3, and the moment bank with Adam)."""
+        regs = [[P_DEPTH + b, P_WIDTH + b, P_PORTS + b] for b in range(len(banks_built(False)))]
+        if adam:
+            regs.append([P_MOMENT, P_MOMENT + 1, P_MOMENT + 2])
+        values = [[await self.rd(r) for r in bank] for bank in regs]
+        return tuple(tuple(column) for column in zip(*values))
 
     async def bank_ports(self) -> tuple[int, ...]:
-        return tuple([await self.rd(P_PORTS + b) for b in range(len(BANKS))])
+        return (await self._bank_registers(bool(await self.rd(P_ADAM))))[2]
 
     # --- memories ---
     async def write_program(self, words, old=None, base: int = 0) -> int:
@@ -276,7 +284,7 @@ class Backdoor:
     """Reads the data banks through the simulator's hierarchy (rtl/tt_banks.v g_bank[k].u_bank, copy 0)."""
 
     def __init__(self, dut, params: AccelParams):
-        self.copies = [BankCopy(dut.u_banks.g_bank[k].u_bank) for k in range(len(BANKS))]
+        self.copies = [BankCopy(dut.u_banks.g_bank[k].u_bank) for k in range(len(params.banks))]
         self.width = params.bank_width
 
     def read(self, bank: str, base: int, n: int) -> list[int]:

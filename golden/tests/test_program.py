@@ -1,5 +1,6 @@
 """The program image format (golden/program.py): the generated RTL header is current, images assemble and are
 checked against the accelerator's parameters."""
+import copy
 from dataclasses import replace
 from pathlib import Path
 
@@ -84,11 +85,25 @@ def test_adam_needs_the_adam_build():
     cfg = replace(cfg, train=replace(cfg.train, optimizer="adam"))
     comp = compile_network(cfg)
     p = P.params_for(comp)
-    assert p.adam and p.read_ports == (2, 1, 1, 3) and p.ewise_ports == (32, 32, 32)
+    assert p.adam and p.banks == P.BANKS and p.read_ports == (2, 1, 1, 2, 1) and p.ewise_ports == (32, 32, 32)
+    assert p.bank_width[P.BANKS.index("state")] == 16 and p.bank_width[P.BANKS.index("moment")] == 32
     m = Machine(comp, 1)
     assert P.assemble(comp, p, m.frac, host_step=m.host_step()).words
+    sgd_build = replace(p, adam=False, bank_depth=p.bank_depth[:-1], bank_width=p.bank_width[:-1])
+    with pytest.raises(P.ProgramError, match="bank 'moment', which the accelerator does not have .built without Adam"):
+        P.assemble(comp, sgd_build, m.frac, host_step=(1, 0))
+    # the second moments moved into the state bank: the program fits, and its first Adam op is refused
+    moved = copy.deepcopy(comp)
+    for name, t in moved.tensors.items():
+        if t.bank == "moment":
+            t.bank = "state"
+            moved.layout[name] = ("state", moved.bank_words["state"] + moved.layout[name][1])
+    moved.bank_words["state"] += moved.bank_words.pop("moment")
+    sgd_build = replace(sgd_build, bank_shift=sgd_build.bank_shift + 1,
+                        bank_depth=(*sgd_build.bank_depth[:-1], moved.bank_words["state"]),
+                        bank_width=(*sgd_build.bank_width[:-1], 32))
     with pytest.raises(P.ProgramError, match="adam_v .*unknown opcode 8 .a unit built without Adam"):
-        P.assemble(comp, replace(p, adam=False), m.frac, host_step=(1, 0))
+        P.assemble(moved, sgd_build, m.frac, host_step=(1, 0))
 
 
 def test_mask_and_penalty_descriptors_carry_the_hosts_rank_state():

@@ -153,7 +153,7 @@ class Env:
     def bank_ints(self) -> list[np.ndarray]:
         """Every copy of every bank as signed integers (copy 1 of a 2-port bank must equal copy 0)."""
         out = []
-        for k in range(len(P.BANKS)):
+        for k in range(len(self.params.banks)):
             bank = self.dut.u_banks.g_bank[k].u_bank
             w, d = self.params.bank_width[k], self.params.bank_depth[k]
             for c in range(self.ports[k]):
@@ -164,10 +164,10 @@ class Env:
     def flat(self) -> np.ndarray:
         """Copy 0 of every bank at its global addresses (the gaps read 0, as tt_banks reads them)."""
         sh = self.params.bank_shift
-        m = np.zeros(len(P.BANKS) << sh, dtype=np.int64)
+        m = np.zeros(len(self.params.banks) << sh, dtype=np.int64)
         banks = self.bank_ints()
         i = 0
-        for k in range(len(P.BANKS)):
+        for k in range(len(self.params.banks)):
             m[k << sh:(k << sh) + self.params.bank_depth[k]] = banks[i]
             i += self.ports[k]
         return m
@@ -177,7 +177,7 @@ class Env:
         sh = self.params.bank_shift
         banks = self.bank_ints()
         i = 0
-        for k, name in enumerate(P.BANKS):
+        for k, name in enumerate(self.params.banks):
             want = want_flat[k << sh:(k << sh) + self.params.bank_depth[k]]
             for c in range(self.ports[k]):
                 bad = np.flatnonzero(banks[i] != want)
@@ -540,12 +540,12 @@ async def bad_register_accesses(dut):
     for r in stream_regs:
         await host.wr(r, 0x1234 + r)
     ro = [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL] + list(range(CYCLES, CYCLES + 8)) + \
-        list(range(0x20, 0x32))
+        list(range(0x20, 0x35))
     regs = ro + [START_PC, LABEL, SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
         await env.slverr_wr(r, ~vals[r], what="read-only register")
-    for r in (0x18, 0x1F, 0x32, 0xFF):
+    for r in (0x18, 0x1F, 0x35, 0xFF):
         await env.slverr_wr(r, 0xFFFFFFFF, what="unmapped register")
         await env.slverr_rd(r, "unmapped register")
     for strb in (0x0, 0x1, 0x7, 0xE, 0x8):

@@ -13,7 +13,7 @@ SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_b
                                     "tt_writeback", "tt_op_ctrl", "tt_delay")]
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
-# another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and a 32-bit state bank). digits uses the direct AXI master:
+# another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:
 # cocotbext-axi's watches every clock edge, which makes the 1.2M-cycle digits case take 8.5 min on Icarus.
 # tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
 CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),

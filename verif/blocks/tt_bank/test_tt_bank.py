@@ -10,7 +10,7 @@ SHAPES = {
     "w16_two_ports_blocks": {"WIDTH": 16, "DEPTH": 1000, "AW": 10, "READ_PORTS": 2, "OUT_REG": 1, "BLOCK_BITS": 4096},
     # a core-like bank: one memory, no output register
     "w4_one_port": {"WIDTH": 4, "DEPTH": 100, "AW": 8, "READ_PORTS": 1, "OUT_REG": 0, "BLOCK_BITS": 0},
-    # a state bank with Adam: three copies of 32-bit words
+    # three copies of 32-bit words (the banks allow up to three read ports; the compiler's banks use two at most)
     "w32_three_ports": {"WIDTH": 32, "DEPTH": 200, "AW": 8, "READ_PORTS": 3, "OUT_REG": 1, "BLOCK_BITS": 4096},
     # 3 blocks of 128 words, the last one 44
     "w8_uneven_blocks": {"WIDTH": 8, "DEPTH": 300, "AW": 9, "READ_PORTS": 1, "OUT_REG": 1, "BLOCK_BITS": 1024},
