@@ -11,7 +11,9 @@
 // loop k steps (all inner loops wrap), the new address is mark_k + stride_k, and it becomes the mark of loop k
 // and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles. Whether a loop is at
 // its final index is a register too (set when the loop restarts or steps), so the step logic and the enables of
-// the mark registers wait on no compare against the counts.
+// the mark registers wait on no compare against the counts. first_red is a register as well: a consumer's ready
+// may depend on it (tt_contract waits for its buffer only at a new output element), and a compare of the indices
+// ahead of ready ahead of every enable was the critical path.
 //
 // Strides are ADDR_W-bit and the sums wrap modulo 2^ADDR_W, so a two's-complement stride walks backwards;
 // the lowering emits only non-negative strides. The a and o walks can be narrower (A_AW, O_AW bits: their sums wrap
@@ -77,13 +79,13 @@ module tt_loop_addr #(
   reg [NLOOPS*ADDR_W-1:0] mark_b_q;
   reg [NLOOPS*O_AW-1:0]   mark_o_q;
   reg [NLOOPS-1:0]        at_last_q;  // loop i is at its final index: (count == 0) || (idx == count - 1)
+  reg                     first_red_q;  // every reduction index is 0
 
   // Carry chain over the loops, in one block so Verilator sees no false combinational loop:
   // at_last[i]: loop i is at its final index; inner_last[i]: every loop inside i is (loop i moves on a
   // beat). The stepping loop is the innermost one not at its end; next_* is its mark plus its stride.
   reg [NLOOPS-1:0] inner_last;
   reg              all_last;
-  reg              first_red_c;
   reg              last_red_c;
   reg [A_AW-1:0]   next_a;
   reg [ADDR_W-1:0] next_b;
@@ -91,7 +93,6 @@ module tt_loop_addr #(
   integer          i;
   always @* begin
     all_last    = 1'b1;
-    first_red_c = 1'b1;
     last_red_c  = 1'b1;
     next_a      = {A_AW{1'b0}};
     next_b      = {ADDR_W{1'b0}};
@@ -106,8 +107,7 @@ module tt_loop_addr #(
       end
       all_last = all_last && at_last_q[i];
       if (i < NRED) begin
-        first_red_c = first_red_c && (idx_q[CNT_W*i +: CNT_W] == {CNT_W{1'b0}});
-        last_red_c  = last_red_c && at_last_q[i];
+        last_red_c = last_red_c && at_last_q[i];
       end
     end
   end
@@ -142,16 +142,19 @@ module tt_loop_addr #(
   end
 
   // Datapath: loops inside the stepping one restart (index 0, mark = the new address), the stepping loop
-  // counts up, outer loops hold.
+  // counts up, outer loops hold. Every reduction index is 0 again after a step exactly when they were all at
+  // their ends (the stepping loop is outside them).
   integer j;
   always @(posedge clk) begin
     if (start) begin
-      idx_q     <= {(NLOOPS*CNT_W){1'b0}};
-      at_last_q <= last_at_0;
-      mark_a_q  <= {NLOOPS{base_a[A_AW-1:0]}};
-      mark_b_q  <= {NLOOPS{base_b}};
-      mark_o_q  <= {NLOOPS{base_o[O_AW-1:0]}};
+      first_red_q <= 1'b1;
+      idx_q       <= {(NLOOPS*CNT_W){1'b0}};
+      at_last_q   <= last_at_0;
+      mark_a_q    <= {NLOOPS{base_a[A_AW-1:0]}};
+      mark_b_q    <= {NLOOPS{base_b}};
+      mark_o_q    <= {NLOOPS{base_o[O_AW-1:0]}};
     end else if (step && !all_last) begin
+      first_red_q <= last_red_c;
       for (j = 0; j < NLOOPS; j = j + 1) begin
         if (inner_last[j]) begin
           idx_q[CNT_W*j +: CNT_W]     <= at_last_q[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
@@ -181,7 +184,7 @@ module tt_loop_addr #(
       wire unused_high = ^{stride_a, stride_o, base_a, base_o};  // only the walks' low bits are read
     end
   endgenerate
-  assign first_red = first_red_c;
+  assign first_red = first_red_q;
   assign last_red  = last_red_c;
   assign last      = all_last;
   assign done      = done_q;
