@@ -10,8 +10,9 @@
 // No multipliers: per loop and operand a mark register holds the address with every inner index at 0. When
 // loop k steps (all inner loops wrap), the new address is mark_k + stride_k, and it becomes the mark of loop k
 // and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles. Whether a loop is at
-// its final index is a register too (set when the loop restarts or steps), so the step logic and the enables of
-// the mark registers wait on no compare against the counts. first_red is a register as well: a consumer's ready
+// its final index is a register too (set when the loop restarts or steps), and so is which loops move on a beat
+// (the AND of the inner loops' flags), so the step logic and the enables of the index and mark registers wait on
+// no compare against the counts and no chain over the loops. first_red is a register as well: a consumer's ready
 // may depend on it (tt_contract waits for its buffer only at a new output element), and a compare of the indices
 // ahead of ready ahead of every enable was the critical path.
 //
@@ -80,32 +81,40 @@ module tt_loop_addr #(
   reg [NLOOPS*O_AW-1:0]   mark_o_q;
   reg [NLOOPS-1:0]        at_last_q;  // loop i is at its final index: (count == 0) || (idx == count - 1)
   reg                     first_red_q;  // every reduction index is 0
+  // inner_last_q[i] (i < NLOOPS): every loop inside loop i is at its final index, so loop i moves on a beat;
+  // inner_last_q[NLOOPS]: every loop is, the beat is the nest's last. Registers, kept with at_last_q, so that
+  // the enables of the index and mark registers wait on no carry chain over the loops.
+  reg [NLOOPS:0]          inner_last_q;
+  wire                    all_last = inner_last_q[NLOOPS];
 
-  // Carry chain over the loops, in one block so Verilator sees no false combinational loop:
-  // at_last[i]: loop i is at its final index; inner_last[i]: every loop inside i is (loop i moves on a
-  // beat). The stepping loop is the innermost one not at its end; next_* is its mark plus its stride.
-  reg [NLOOPS-1:0] inner_last;
-  reg              all_last;
+  function automatic [NLOOPS:0] prefix_and(input [NLOOPS-1:0] at_last);
+    integer k;
+    begin
+      prefix_and[0] = 1'b1;
+      for (k = 0; k < NLOOPS; k = k + 1) begin
+        prefix_and[k + 1] = prefix_and[k] && at_last[k];
+      end
+    end
+  endfunction
+
+  // The stepping loop is the innermost one not at its end (one-hot: inner_last_q[i] && !at_last_q[i]); next_*
+  // is its mark plus its stride.
   reg              last_red_c;
   reg [A_AW-1:0]   next_a;
   reg [ADDR_W-1:0] next_b;
   reg [O_AW-1:0]   next_o;
+  reg              steps;
   integer          i;
   always @* begin
-    all_last    = 1'b1;
-    last_red_c  = 1'b1;
-    next_a      = {A_AW{1'b0}};
-    next_b      = {ADDR_W{1'b0}};
-    next_o      = {O_AW{1'b0}};
-    inner_last  = {NLOOPS{1'b0}};
+    last_red_c = 1'b1;
+    next_a     = {A_AW{1'b0}};
+    next_b     = {ADDR_W{1'b0}};
+    next_o     = {O_AW{1'b0}};
     for (i = 0; i < NLOOPS; i = i + 1) begin
-      inner_last[i] = all_last;
-      if (all_last && !at_last_q[i]) begin
-        next_a = mark_a_q[A_AW*i +: A_AW] + stride_a[ADDR_W*i +: A_AW];
-        next_b = mark_b_q[ADDR_W*i +: ADDR_W] + stride_b[ADDR_W*i +: ADDR_W];
-        next_o = mark_o_q[O_AW*i +: O_AW] + stride_o[ADDR_W*i +: O_AW];
-      end
-      all_last = all_last && at_last_q[i];
+      steps  = inner_last_q[i] && !at_last_q[i];
+      next_a = next_a | ({A_AW{steps}} & (mark_a_q[A_AW*i +: A_AW] + stride_a[ADDR_W*i +: A_AW]));
+      next_b = next_b | ({ADDR_W{steps}} & (mark_b_q[ADDR_W*i +: ADDR_W] + stride_b[ADDR_W*i +: ADDR_W]));
+      next_o = next_o | ({O_AW{steps}} & (mark_o_q[O_AW*i +: O_AW] + stride_o[ADDR_W*i +: O_AW]));
       if (i < NRED) begin
         last_red_c = last_red_c && at_last_q[i];
       end
@@ -113,16 +122,18 @@ module tt_loop_addr #(
   end
 
   // The final-index flag a loop takes when it restarts at index 0 (count <= 1) or steps to idx + 1
-  // (idx + 1 == count - 1; a stepping loop has count >= 2).
+  // (idx + 1 == count - 1; a stepping loop has count >= 2); at_last_d: every loop's flag after a beat.
   localparam [CNT_W-1:0] CNT_ONE = 1;
   localparam [CNT_W:0]   CNT_TWO = 2;
   reg [NLOOPS-1:0] last_at_0;
   reg [NLOOPS-1:0] last_after_step;
+  reg [NLOOPS-1:0] at_last_d;
   integer          n;
   always @* begin
     for (n = 0; n < NLOOPS; n = n + 1) begin
       last_at_0[n]       = counts[CNT_W*n +: CNT_W] <= CNT_ONE;
       last_after_step[n] = ({1'b0, idx_q[CNT_W*n +: CNT_W]} + CNT_TWO) == {1'b0, counts[CNT_W*n +: CNT_W]};
+      at_last_d[n]       = !inner_last_q[n] ? at_last_q[n] : at_last_q[n] ? last_at_0[n] : last_after_step[n];
     end
   end
 
@@ -147,18 +158,20 @@ module tt_loop_addr #(
   integer j;
   always @(posedge clk) begin
     if (start) begin
-      first_red_q <= 1'b1;
-      idx_q       <= {(NLOOPS*CNT_W){1'b0}};
-      at_last_q   <= last_at_0;
-      mark_a_q    <= {NLOOPS{base_a[A_AW-1:0]}};
-      mark_b_q    <= {NLOOPS{base_b}};
-      mark_o_q    <= {NLOOPS{base_o[O_AW-1:0]}};
+      first_red_q  <= 1'b1;
+      idx_q        <= {(NLOOPS*CNT_W){1'b0}};
+      at_last_q    <= last_at_0;
+      inner_last_q <= prefix_and(last_at_0);
+      mark_a_q     <= {NLOOPS{base_a[A_AW-1:0]}};
+      mark_b_q     <= {NLOOPS{base_b}};
+      mark_o_q     <= {NLOOPS{base_o[O_AW-1:0]}};
     end else if (step && !all_last) begin
-      first_red_q <= last_red_c;
+      first_red_q  <= last_red_c;
+      at_last_q    <= at_last_d;
+      inner_last_q <= prefix_and(at_last_d);
       for (j = 0; j < NLOOPS; j = j + 1) begin
-        if (inner_last[j]) begin
+        if (inner_last_q[j]) begin
           idx_q[CNT_W*j +: CNT_W]     <= at_last_q[j] ? {CNT_W{1'b0}} : idx_q[CNT_W*j +: CNT_W] + 1'b1;
-          at_last_q[j]                <= at_last_q[j] ? last_at_0[j] : last_after_step[j];
           mark_a_q[A_AW*j +: A_AW]     <= next_a;
           mark_b_q[ADDR_W*j +: ADDR_W] <= next_b;
           mark_o_q[O_AW*j +: O_AW]     <= next_o;
