@@ -43,6 +43,8 @@ BANK_READ_PORTS = (2, 1, 1, 2, 1)
 def banks_built(adam: bool) -> tuple[str, ...]:
     """The banks of a build: the moment bank only with the Adam ops."""
     return BANKS if adam else BANKS[:-1]
+
+
 KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE = 0, 1, 2, 3
 KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
 SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16
@@ -171,8 +173,7 @@ def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth
     depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in banks)
     width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in banks)
     return AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
-                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth,
-                       adam=adam)
+                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, adam=adam)
 
 
 def check_fits(comp: Compiled, p: AccelParams) -> None:
