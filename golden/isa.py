@@ -179,12 +179,14 @@ def buffer_words(desc: ContractDesc) -> int:
 
 MEM_LAT = 5  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 1)
 MAC_REG = 1  # tt_contract's product register
+SLICE_LAT = 1  # tt_contract's register slice between the compute nest and the issue (rtl/tt_skid.v)
 
 
 def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG, head: int = 0) -> int:
     """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle,
-    then the compute beats. A group of L outputs takes max(K, L) cycles (K reduction steps; the drain takes L),
-    the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave
+    then the compute beats, the first SLICE_LAT cycles after the compute nest's first cycle (the beats pass a
+    register slice on their way to the issue). A group of L outputs takes max(K, L) cycles (K reduction steps; the
+    drain takes L), the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave
     it over L cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
     In the lane form the load runs beside the compute, one b word a cycle from the compute nest's first cycle,
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
@@ -220,7 +222,7 @@ def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_
     and the pipeline's fill and drain with the check cycle."""
     k, n = desc.red_count, desc.lanes
     groups, step = desc.out_count // n, max(k, n)
-    unhindered = 1 + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
+    unhindered = 1 + SLICE_LAT + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
     drain = groups * (step - k)
     return {"ideal": desc.macs / lanes, "lanes_short": desc.macs / n - desc.macs / lanes,
             "load_wait": contract_cycles(desc, mem_lat, mac_reg, head) - unhindered, "drain_bound": drain,
@@ -228,12 +230,13 @@ def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_
 
 
 def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> np.ndarray:
-    """The cycle each group's first beat issues, counted from the compute nest's first cycle (contract_cycles):
-    max(K, L) after the previous group's, and in the lane form not before its slice is loaded. The load walk's beat
-    j issues in cycle j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its
-    predecessor's preload walk issued its first beat `head` cycles before this op's compute nest's first cycle)."""
+    """The cycle each group's first beat issues, counted from the compute nest's first cycle (contract_cycles): the
+    first SLICE_LAT cycles later (the beat's way through the register slice), each later one max(K, L) after the
+    previous group's, and in the lane form not before its slice is loaded. The load walk's beat j issues in cycle
+    j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its predecessor's preload walk
+    issued its first beat `head` cycles before this op's compute nest's first cycle)."""
     step = max(desc.red_count, desc.lanes)
-    g = np.arange(desc.out_count // desc.lanes) * step
+    g = np.arange(desc.out_count // desc.lanes) * step + SLICE_LAT
     if desc.lanes == 1:
         return g
     n = desc.lanes
@@ -498,8 +501,8 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "load_beats", "preload_start", "contract_cycles", "contract_losses", "spec_cycles", "MEM_LAT",
-           "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
+           "pack_ports", "with_lanes", "buffer_words", "load_beats", "preload_start", "contract_cycles", "contract_losses",
+           "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================

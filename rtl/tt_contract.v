@@ -229,15 +229,15 @@ module tt_contract #(
     end
   end
 
-  wire              la_valid;
-  wire              la_ready;
-  wire [ADDR_W-1:0] la_addr_a;
-  wire [ADDR_W-1:0] la_addr_b;
-  wire [ADDR_W-1:0] la_addr_o;
-  wire              la_first;
-  wire              la_last_red;
-  wire              la_last;
-  wire              unused_la_done;
+  wire              walk_valid;
+  wire              walk_ready;
+  wire [ADDR_W-1:0] walk_addr_a;
+  wire [ADDR_W-1:0] walk_addr_b;
+  wire [ADDR_W-1:0] walk_addr_o;
+  wire              walk_first;
+  wire              walk_last_red;
+  wire              walk_last;
+  wire              unused_walk_done;
 
   tt_loop_addr #(
     .NLOOPS (NLOOPS),
@@ -255,15 +255,40 @@ module tt_contract #(
     .base_a    (a_base),
     .base_b    (lane_form_q ? {ADDR_W{1'b0}} : b_base),
     .base_o    (o_base),
-    .valid     (la_valid),
-    .ready     (la_ready),
-    .addr_a    (la_addr_a),
-    .addr_b    (la_addr_b),
-    .addr_o    (la_addr_o),
-    .first_red (la_first),
-    .last_red  (la_last_red),
-    .last      (la_last),
-    .done      (unused_la_done)
+    .valid     (walk_valid),
+    .ready     (walk_ready),
+    .addr_a    (walk_addr_a),
+    .addr_b    (walk_addr_b),
+    .addr_o    (walk_addr_o),
+    .first_red (walk_first),
+    .last_red  (walk_last_red),
+    .last      (walk_last),
+    .done      (unused_walk_done)
+  );
+
+  // The beats reach the issue through a register slice: the walk's step, which enables its ~800 index and mark
+  // registers, then waits on a flip-flop, not on the issue's checks below (the buffer's compare, the gap). One
+  // cycle of latency (golden/isa.py group_starts).
+  wire              la_valid;
+  wire              la_ready;
+  wire [ADDR_W-1:0] la_addr_a;
+  wire [ADDR_W-1:0] la_addr_b;
+  wire [ADDR_W-1:0] la_addr_o;
+  wire              la_first;
+  wire              la_last_red;
+  wire              la_last;
+  tt_skid #(
+    .WIDTH (3 * ADDR_W + 3)
+  ) u_beat_slice (
+    .clk       (clk),
+    .rst       (rst),
+    .flush     (run),
+    .in_valid  (walk_valid),
+    .in_ready  (walk_ready),
+    .in_data   ({walk_addr_a, walk_addr_b, walk_addr_o, walk_first, walk_last_red, walk_last}),
+    .out_valid (la_valid),
+    .out_ready (la_ready),
+    .out_data  ({la_addr_a, la_addr_b, la_addr_o, la_first, la_last_red, la_last})
   );
 
   // A group (the first beat of a reduction) starts at least `lanes` cycles after the previous one, so its sums

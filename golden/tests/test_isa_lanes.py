@@ -15,7 +15,7 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
-                        MAC_REG, MEM_LAT, contract_cycles, desc_beats, execute_desc, lane_beats, with_lanes)
+                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, execute_desc, lane_beats, with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -155,11 +155,12 @@ def test_split_lane_loop_and_buffer_strides():
     # the lane form: the check cycle; group 0 (i = 0, j_outer = 0) waits for slice 0 (4 lanes x 16 words of k,
     # written MEM_LAT cycles after their load), group 1 for slice 1 (128 load beats); then 6 more groups of K = 16
     # cycles, the last group's 16 beats and the drain of 4. The direct form: 32 groups of 16 and a drain of 1. Both
-    # then wait for the old word, requantise and write (tail).
+    # then wait for the old word, requantise and write (tail); the direct form's first beat issues SLICE_LAT cycles
+    # late (the register slice; the lane form's waits for its slice anyway).
     tail = 2 * MEM_LAT + MAC_REG + 8
     assert list(group_starts(lane)[:3]) == [4 * 16 + MEM_LAT, 2 * 4 * 16 + MEM_LAT, 2 * 4 * 16 + MEM_LAT + 16]
     assert contract_cycles(lane) == 1 + (2 * 4 * 16 + MEM_LAT) + 6 * 16 + 16 + 4 + tail
-    assert contract_cycles(d) == 1 + 32 * 16 + 1 + tail
+    assert contract_cycles(d) == 1 + SLICE_LAT + 32 * 16 + 1 + tail
     case = matmul_case(d, np.random.default_rng(1))
     check_lane_form(case, lane, direct(case))
 

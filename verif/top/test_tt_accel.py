@@ -10,7 +10,7 @@ from verif.top.accel_env import hdl_parameters, model_config
 
 SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_banks", "tt_bank", "tt_contract",
                                     "tt_ewise", "tt_sce", "tt_loop_addr", "tt_mac_array", "tt_requant", "tt_lfsr",
-                                    "tt_writeback", "tt_op_ctrl", "tt_delay")]
+                                    "tt_writeback", "tt_op_ctrl", "tt_delay", "tt_skid")]
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
 # another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:
