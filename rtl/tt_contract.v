@@ -38,8 +38,9 @@
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
 // Timing (the memories never back-pressure; golden/isa.py contract_cycles, checked by the block test):
-// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the compute beats (in the lane form
-// beside the load beats; a group waits for its slice MEM_LAT + 1 cycles after the slice's last load beat); a
+// start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the compute nest's beats, each issued a
+// cycle after the nest gives it (a register slice, tt_skid), in the lane form beside the load beats (a group waits
+// for its slice MEM_LAT + 1 cycles after the slice's last load beat); a
 // group's sums latch into the drain MAC_LAT + MEM_LAT cycles after its last beat, leave it one per cycle, wait
 // MEM_LAT cycles for the old word, then requant (3), clamp, write and statistics (tt_writeback); done the cycle
 // after the statistics of the last element.
@@ -282,7 +283,6 @@ module tt_contract #(
   ) u_beat_slice (
     .clk       (clk),
     .rst       (rst),
-    .flush     (run),
     .in_valid  (walk_valid),
     .in_ready  (walk_ready),
     .in_data   ({walk_addr_a, walk_addr_b, walk_addr_o, walk_first, walk_last_red, walk_last}),

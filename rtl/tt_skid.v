@@ -7,13 +7,12 @@
 //
 // The output word sits in out_q; a word that arrives while the output is held waits in skid_q, and in_ready falls
 // the next cycle. A transfer happens on a cycle with valid && ready on either side; words leave in arrival order.
-// flush (like rst) drops both words; in_ready is high again the next cycle.
+// rst drops both words.
 module tt_skid #(
   parameter integer WIDTH = 8  // word width, >= 1
 ) (
   input  wire             clk,
   input  wire             rst,
-  input  wire             flush,
   input  wire             in_valid,
   output wire             in_ready,
   input  wire [WIDTH-1:0] in_data,
@@ -35,7 +34,7 @@ module tt_skid #(
   wire            out_free = !out_valid_q || out_ready;  // out_q takes a new word (or empties) this cycle
 
   always @(posedge clk) begin
-    if (rst || flush) begin
+    if (rst) begin
       out_valid_q  <= 1'b0;
       skid_valid_q <= 1'b0;
     end else if (out_free) begin
