@@ -178,7 +178,7 @@ def buffer_words(desc: ContractDesc) -> int:
 
 
 MEM_LAT = 5  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 1)
-MAC_REG = 1  # tt_contract's product register
+MAC_REG = 2  # tt_contract's registers in the multiply: the operands and the product
 SLICE_LAT = 1  # tt_contract's register slice between the compute nest and the issue (rtl/tt_skid.v)
 
 

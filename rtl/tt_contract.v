@@ -60,7 +60,7 @@ module tt_contract #(
   parameter integer OUT_W     = 16,  // output word width (the widest out_w), 2..32
   parameter integer ACC_W     = 48,  // accumulator (SPEC 1.2)
   parameter integer MEM_LAT   = 1,   // read latency of the memory ports, 1..8
-  parameter integer MAC_REG   = 1,   // product register in the MAC (tt_mac_array PROD_REG), 0 or 1
+  parameter integer MAC_REG   = 2,   // registers in the MAC's multiply: 0, 1 (product), 2 (operands and product)
   parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/isa.py LANE_W)
   parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
   parameter integer BUF_W     = 12   // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
@@ -135,6 +135,9 @@ module tt_contract #(
   generate
     if (NOUT < 1 || NRED < 0 || NOUT + NRED > 10) begin : g_bad_loops
       error_tt_contract_NOUT_must_be_at_least_1_and_NOUT_plus_NRED_at_most_10 u_error ();
+    end
+    if (MAC_REG < 0 || MAC_REG > 2) begin : g_bad_mac_reg
+      error_tt_contract_MAC_REG_must_be_0_to_2 u_error ();
     end
     if (MEM_LAT < 1 || MEM_LAT > 8) begin : g_bad_mem_lat
       error_tt_contract_MEM_LAT_must_be_1_to_8 u_error ();
@@ -556,7 +559,8 @@ module tt_contract #(
     .A_W      (A_W),
     .B_W      (B_W),
     .ACC_W    (ACC_W),
-    .PROD_REG (MAC_REG)
+    .PROD_REG (MAC_REG >= 1 ? 1 : 0),
+    .IN_REG   (MAC_REG >= 2 ? 1 : 0)
   ) u_mac (
     .clk   (clk),
     .rst   (rst),

@@ -4,19 +4,23 @@
 // On a cycle with en high, every lane l does
 //   acc[l] <= (clear ? 0 : acc[l]) + a * b[l]      (signed, exact; a is broadcast, b is per lane)
 // clear starts a new dot product (its first product is loaded, not added). A product reaches the
-// accumulators 1 + PROD_REG cycles after its en edge (the latency); they hold while no product arrives.
+// accumulators 1 + IN_REG + PROD_REG cycles after its en edge (the latency); they hold while no product arrives.
 // rst zeroes the accumulators and drops a product in flight.
 //
 // One multiply and one add per lane. PROD_REG = 1 puts a register between them (the multiplier's output
 // register in a DSP slice: SB_MAC16, DSP48E2, ECP5 MULT18X18D), so the multiply and the wide accumulate each
 // get a cycle; PROD_REG = 0 feeds the product to the accumulator directly (fewer flip-flops, slower clock).
+// IN_REG = 1 registers the operands ahead of the multiply (a DSP's input registers): the operands come from
+// block RAMs (the lane buffers) and a bank's read port fanned out to every lane, which a placer cannot put
+// beside all the multipliers, so the long route gets a cycle of its own (ECP5: the route alone was 5.6 ns).
 // The accumulator never wraps in a legal program (SPEC 1.2: the compiler bounds every reduction).
 module tt_mac_array #(
   parameter integer LANES = 1,   // MAC lanes, >= 1
   parameter integer A_W   = 16,  // broadcast operand width, 2..32
   parameter integer B_W   = 16,  // per-lane operand width, 2..32
   parameter integer ACC_W = 48,  // accumulator width, A_W + B_W < ACC_W <= 64
-  parameter integer PROD_REG = 1 // product register between the multiply and the accumulate, 0 or 1
+  parameter integer PROD_REG = 1, // product register between the multiply and the accumulate, 0 or 1
+  parameter integer IN_REG   = 0  // operand registers ahead of the multiply, 0 or 1
 ) (
   input  wire                   clk,
   input  wire                   rst,
@@ -47,36 +51,66 @@ module tt_mac_array #(
     if (PROD_REG < 0 || PROD_REG > 1) begin : g_bad_prod_reg
       error_tt_mac_array_PROD_REG_must_be_0_or_1 u_error ();
     end
+    if (IN_REG < 0 || IN_REG > 1) begin : g_bad_in_reg
+      error_tt_mac_array_IN_REG_must_be_0_or_1 u_error ();
+    end
   endgenerate
 
-  // The accumulate stage's controls: en and clear, delayed with the product when PROD_REG = 1.
+  // The accumulate stage's controls: en and clear, delayed with their product through the operand and product
+  // registers (CTRL_LAT cycles).
+  localparam integer CTRL_LAT = IN_REG + PROD_REG;
   wire acc_en;
   wire acc_clear;
   generate
-    if (PROD_REG == 1) begin : g_ctrl_reg
-      reg en_q;
-      reg clear_q;
+    if (CTRL_LAT > 0) begin : g_ctrl_reg
+      reg [CTRL_LAT-1:0] en_q;  // stage k: en of k + 1 cycles ago
+      reg [CTRL_LAT-1:0] clear_q;
+      integer k;
       always @(posedge clk) begin
         if (rst) begin
-          en_q    <= 1'b0;
-          clear_q <= 1'b0;
+          en_q    <= {CTRL_LAT{1'b0}};
+          clear_q <= {CTRL_LAT{1'b0}};
         end else begin
-          en_q    <= en;
-          clear_q <= clear;
+          en_q[0]    <= en;
+          clear_q[0] <= clear;
+          for (k = 1; k < CTRL_LAT; k = k + 1) begin
+            en_q[k]    <= en_q[k - 1];
+            clear_q[k] <= clear_q[k - 1];
+          end
         end
       end
-      assign acc_en    = en_q;
-      assign acc_clear = clear_q;
+      assign acc_en    = en_q[CTRL_LAT-1];
+      assign acc_clear = clear_q[CTRL_LAT-1];
     end else begin : g_ctrl_direct
       assign acc_en    = en;
       assign acc_clear = clear;
     end
   endgenerate
 
+  // The multiplier's operands: the ports, or registers of them (no reset: acc_en is low after rst until a product
+  // of new operands arrives).
+  wire [A_W-1:0]       mul_a;
+  wire [B_W*LANES-1:0] mul_b;
+  generate
+    if (IN_REG == 1) begin : g_in_reg
+      reg [A_W-1:0]       a_q;
+      reg [B_W*LANES-1:0] b_q;
+      always @(posedge clk) begin
+        a_q <= a;
+        b_q <= b;
+      end
+      assign mul_a = a_q;
+      assign mul_b = b_q;
+    end else begin : g_in_direct
+      assign mul_a = a;
+      assign mul_b = b;
+    end
+  endgenerate
+
   genvar l;
   generate
     for (l = 0; l < LANES; l = l + 1) begin : g_lane
-      wire signed [PROD_W-1:0] prod_d = $signed(a) * $signed(b[B_W*l +: B_W]);
+      wire signed [PROD_W-1:0] prod_d = $signed(mul_a) * $signed(mul_b[B_W*l +: B_W]);
       wire signed [PROD_W-1:0] prod;
       if (PROD_REG == 1) begin : g_prod_reg
         reg signed [PROD_W-1:0] prod_q;

@@ -28,7 +28,7 @@ BAD_PARAMS = [
     ({"NOUT": 0}, "error_tt_contract_NOUT_must_be_at_least_1_and_NOUT_plus_NRED_at_most_10"),
     ({"MEM_LAT": 0}, "error_tt_contract_MEM_LAT_must_be_1_to_8"),
     ({"MEM_LAT": 9}, "error_tt_contract_MEM_LAT_must_be_1_to_8"),
-    ({"MAC_REG": 2}, "error_tt_mac_array_PROD_REG_must_be_0_or_1"),
+    ({"MAC_REG": 3}, "error_tt_contract_MAC_REG_must_be_0_to_2"),
     ({"OUT_W": 33}, "error_tt_contract_OUT_W_must_be_2_to_32"),
     ({"A_W": 24, "B_W": 24}, "error_tt_mac_array_ACC_W_must_exceed_A_W_plus_B_W_and_be_at_most_64"),
     ({"LANES": 0}, "error_tt_contract_LANES_must_be_1_to_255"),

@@ -17,9 +17,9 @@ from golden import fxp
 class Mac:
     """Parameters from the HDL, packing, and the cycle model.
 
-    `model` holds the sums of every product accepted so far; the accumulators show them 1 + PROD_REG cycles
-    after the en edge, so `visible` keeps the model of the last PROD_REG + 1 clocks and `check` compares with the
-    oldest. rst zeroes the accumulators and drops the product in flight: every entry becomes zero."""
+    `model` holds the sums of every product accepted so far; the accumulators show them 1 + IN_REG + PROD_REG
+    cycles after the en edge (the latency), so `visible` keeps the model of the last `latency` clocks and `check`
+    compares with the oldest. rst zeroes the accumulators and drops the product in flight: every entry becomes zero."""
 
     def __init__(self, dut):
         self.dut = dut
@@ -27,13 +27,13 @@ class Mac:
         self.a_w = int(dut.A_W.value)
         self.b_w = int(dut.B_W.value)
         self.acc_w = int(dut.ACC_W.value)
-        self.prod_reg = int(dut.PROD_REG.value)
+        self.latency = 1 + int(dut.IN_REG.value) + int(dut.PROD_REG.value)
         assert len(dut.b) == self.b_w * self.lanes and len(dut.acc) == self.acc_w * self.lanes
         self.a_min, self.a_max = -(1 << (self.a_w - 1)), (1 << (self.a_w - 1)) - 1
         self.b_min, self.b_max = -(1 << (self.b_w - 1)), (1 << (self.b_w - 1)) - 1
         self.acc_min, self.acc_max = -(1 << (self.acc_w - 1)), (1 << (self.acc_w - 1)) - 1
         self.model = [0] * self.lanes
-        self.visible = deque([self.model] * (self.prod_reg + 1), maxlen=self.prod_reg + 1)
+        self.visible = deque([self.model] * self.latency, maxlen=self.latency)
         self.peak = [0, 0]  # most negative, most positive partial sum seen
 
     def drive(self, en, clear, a, b):
@@ -55,7 +55,7 @@ class Mac:
     def clock(self, rst, en, clear, a, b):
         if rst:
             self.model = [0] * self.lanes
-            self.visible.extend([self.model] * (self.prod_reg + 1))
+            self.visible.extend([self.model] * self.latency)
             return
         if en:
             sums = self.next_sums(clear, a, b)

@@ -8,6 +8,8 @@ SHAPES = {
     "l4_core": {"LANES": 4, "A_W": 16, "B_W": 4},                # activations x 4-bit cores
     "l3_narrow": {"LANES": 3, "A_W": 8, "B_W": 8, "ACC_W": 20},  # short runs reach the accumulator's limits
     "l2_direct": {"LANES": 2, "PROD_REG": 0},                    # no product register: latency 1
+    "l16_in_reg": {"LANES": 16, "B_W": 4, "IN_REG": 1},          # the engine's: operand and product registers
+    "l2_in_reg_only": {"LANES": 2, "PROD_REG": 0, "IN_REG": 1},  # operand registers alone: latency 2
 }
 
 
@@ -24,6 +26,7 @@ BAD_PARAMS = [
     ({"B_W": 33, "ACC_W": 64}, "error_tt_mac_array_B_W_must_be_2_to_32"),
     ({"ACC_W": 32}, "error_tt_mac_array_ACC_W_must_exceed_A_W_plus_B_W_and_be_at_most_64"),
     ({"PROD_REG": 2}, "error_tt_mac_array_PROD_REG_must_be_0_or_1"),
+    ({"IN_REG": -1}, "error_tt_mac_array_IN_REG_must_be_0_or_1"),
     ({"A_W": 32, "B_W": 31, "ACC_W": 64}, None),  # legal extremes
 ]
 
