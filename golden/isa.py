@@ -186,8 +186,8 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
     """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle,
     then the compute beats, the first SLICE_LAT cycles after the compute nest's first cycle (the beats pass a
     register slice on their way to the issue). A group of L outputs takes max(K, L) cycles (K reduction steps; the
-    drain takes L), the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat, leave
-    it over L cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
+    drain takes L), the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last
+    beat, leave it over L cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
     In the lane form the load runs beside the compute, one b word a cycle from the compute nest's first cycle,
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
     another; a group starts only once its slice is in every lane, mem_lat + 1 cycles after the slice's last load
@@ -501,8 +501,9 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "load_beats", "preload_start", "contract_cycles", "contract_losses",
-           "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W", "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
+           "pack_ports", "with_lanes", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
+           "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
