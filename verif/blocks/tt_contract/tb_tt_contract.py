@@ -164,6 +164,15 @@ class Tb:
     def cycles(self, desc: isa.ContractDesc, head: int = 0) -> int:
         return isa.contract_cycles(desc, self.lat, self.mac_reg, head)
 
+    def chain_heads_run(self, descs) -> bool:
+        """Whether, with no gaps, some op of a preload chain starts while its preload walk still runs."""
+        head = 0
+        for desc, nxt in zip(descs, descs[1:]):
+            head = self.cycles(desc, head) - isa.preload_start(desc, head)
+            if head < isa.load_beats(nxt):
+                return True
+        return False
+
     def lane_case(self, case):
         """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
         return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth))
@@ -326,11 +335,17 @@ async def test_preload(dut):
         for i in range(len(descs) - 1):  # link the chain as golden/program.py link_preloads does
             descs[i] = replace(descs[i], preload=replace(descs[i + 1], preload=None, preloaded=False))
             descs[i + 1] = replace(descs[i + 1], preloaded=True)
+        # A next op that starts while the walk still runs needs a short op before it (its compute ends soon after
+        # its own walk): rare among random ops at short latencies. Once a few chains have not shown it, a chain
+        # runs only if the cycle model says it will (at gap 0).
+        seek_running = not running and chains >= 4
+        if seek_running and not tb.chain_heads_run(descs):
+            continue
         tb.mems.walks = [[c.banks[d.banks[1]], isa.load_beats(d)] for c, d in zip(cases, descs)]
         reads_b = tb.mems.reads["b"]
         head, prev = 0, None
         for case, desc in zip(cases, descs):
-            gap = int(tb.gen.integers(0, 61)) if prev and tb.gen.integers(0, 2) else 0
+            gap = int(tb.gen.integers(0, 61)) if prev and not seek_running and tb.gen.integers(0, 2) else 0
             if prev:
                 head = prev[1] + gap - isa.preload_start(prev[0], prev[2])
                 running += head < isa.load_beats(desc)
