@@ -42,21 +42,22 @@ def test_contract_losses_by_hand():
     (ready at 8 + 5 = 13), group 1 for slice 1 (16 + 5 = 21; 4 cycles after group 0 it would start at 17). The
     tail after the last group's first beat is K + L + 2 MEM_LAT + MAC_REG + 8 = 26: 1 + 21 + 26 = 48 cycles.
     Without the waits group 0 would issue in cycle 1 (the register slice's cycle): 1 + 1 + 4 + 26 = 32. Each group
-    takes max(K, L) = 4 cycles for its 2 beats (drain-bound)."""
+    takes max(K, L) = 4 cycles for its 2 beats (drain-bound). The latencies are passed, not the build's defaults."""
+    lat = {"mem_lat": 5, "mac_reg": 2}
     lane = isa.Loop(4, 0, 1, 1, "j", sbuf=0)  # the lane loop: b and out step by 1
     outer = isa.Loop(2, 2, 8, 4, "i", sbuf=2)
     red = isa.Loop(2, 1, 4, 0, "k", sbuf=1)
     d = isa.check_desc(isa.ContractDesc(a_base=0, b_base=0, o_base=0, out_count=8,
                                         out_loops=(isa.PAD,) * 4 + (outer, lane), red_loops=(isa.PAD,) * 3 + (red,),
                                         shift=0, mode=0, accumulate=False, out_w=16, lanes=4))
-    assert d.macs == 16 and isa.contract_cycles(d) == 48
-    assert isa.contract_losses(d, 8) == {"ideal": 2, "lanes_short": 2, "load_wait": 48 - 32, "drain_bound": 4,
-                                         "fill": 32 - 4 - 4}
+    assert d.macs == 16 and isa.contract_cycles(d, **lat) == 48
+    assert isa.contract_losses(d, 8, **lat) == {"ideal": 2, "lanes_short": 2, "load_wait": 48 - 32,
+                                                "drain_bound": 4, "fill": 32 - 4 - 4}
     # Preloaded with a head start of 10: slice 0 ready at 3, slice 1 at 11: groups at 3 and 11 (1 + 11 + 26 = 38).
     # With a head start of 16 or more nothing waits: 32 cycles, group 0 in cycle 1 (the slice's), not earlier.
-    assert isa.group_starts(d, head=10).tolist() == [3, 11] and isa.contract_cycles(d, head=10) == 38
-    assert isa.group_starts(d, head=40).tolist() == [1, 5] and isa.contract_cycles(d, head=40) == 32
-    assert isa.contract_losses(d, 8, head=10)["load_wait"] == 38 - 32
+    assert isa.group_starts(d, 5, head=10).tolist() == [3, 11] and isa.contract_cycles(d, **lat, head=10) == 38
+    assert isa.group_starts(d, 5, head=40).tolist() == [1, 5] and isa.contract_cycles(d, **lat, head=40) == 32
+    assert isa.contract_losses(d, 8, **lat, head=10)["load_wait"] == 38 - 32
     # Its own walk is 4 lanes x 4 words = 16 beats (cycles 0..15): a preload walk it carries begins in cycle 17,
     # 2 after its last beat; preloaded with a head start of 10 (last own beat in cycle 5): in cycle 7; with one of
     # 40 (the walk long done): in cycle 1, the earliest.
