@@ -81,6 +81,36 @@ def sce_loss(p_label: np.ndarray, frac_err: int) -> np.ndarray:
     return -np.log(np.maximum(p_label, 1) / 2.0**frac_err)
 
 
+def inv_d(d: int) -> int:
+    """INV_D = round(2^24 / (D + 1)) for a slice of D elements (SPEC 5.6 step 2)."""
+    return round(2**24 / (d + 1))
+
+
+TAU_MAX = (1 << 15) - 1  # tau is a 16-bit signed table entry
+Q_CLAMP = 1 << 36  # any Q at or above this saturates lambda, whatever the old one: rtl/tt_rank.v keeps 37 bits of Q
+
+
+def slice_mean_squares(sums: list[int], inv: int, q_shift: int) -> list[int]:
+    """Q = RQ(M * INV_D, q_shift, NEAREST) per slice (q_shift = 2 F_w + 24 - F_lambda >= 0), on Python ints."""
+    return [(m * inv + ((1 << q_shift) >> 1)) >> q_shift for m in sums]
+
+
+def rank_bond(lam: list[int], mask: list[int], sums: list[int], inv: int, q_shift: int, threshold: int,
+              tau_num: int) -> tuple[list[int], list[int], list[int]]:
+    """SPEC 5.6 steps 2-4 for one bond, on Python ints (exact at any width): the new lambdas, masks (1 live, 0
+    pruned; a mask word above 0 is live) and taus, from the old lambdas and masks and the slices' sums of squares.
+    rtl/tt_rank.v computes the same (golden/isa.py execute_rank)."""
+    lo, hi = LAMBDA_FMT.qmin, LAMBDA_FMT.qmax
+    new = [min(max((LAMBDA_DECAY_Q16 * l + LAMBDA_GAIN_Q16 * q + (1 << 15)) >> 16, lo), hi)
+           for l, q in zip(lam, slice_mean_squares(sums, inv, q_shift))]
+    keep = [int(l >= threshold and m > 0) for l, m in zip(new, mask)]
+    if not any(keep):  # a bond never goes to rank 0: its live slice with the largest lambda stays (the first of
+        live = [r for r, m in enumerate(mask) if m > 0]  # equals; slice 0 if none was live)
+        keep[max(live, key=lambda r: (new[r], -r)) if live else 0] = 1
+    taus = [min(tau_num // max(l, 1), TAU_MAX) if k else 0 for l, k in zip(new, keep)]
+    return new, keep, taus
+
+
 def draw_index(layout: str, order: str, sizes: dict[str, int]) -> np.ndarray:
     """Per element of a tensor stored row-major over the indices `layout`, in address order: its position in the
     row-major order over `order`, the same indices permuted (SPEC 5.1: which draw of its op the element takes)."""
@@ -357,33 +387,33 @@ class Machine:
         acc = (self.mem[g] << (fc - fg)) + self._tau_sum(w, tau_l, tau_r) * self.mem[w] * (1 << (fc - f_tau - fw))
         self._store(g, acc, fc - fg, op.mode, rand)
 
-    def _slice_mean_square(self, left: str, right: str) -> np.ndarray:
-        """Q = RQ(M * INV_D, 2 F_w + 24 - F_lambda, NEAREST): sum of squares of each slice / (D + 1)."""
+    def _slice_sums(self, left: str, right: str) -> tuple[list[int], int]:
+        """M of every slice of the bond between cores `left` and `right` (SPEC 5.6 step 1), and D."""
         a, b = self._slice_view(left), self._slice_view(right)
         m = (a * a).sum(axis=(0, 1, 2)) + (b * b).sum(axis=(1, 2, 3))
-        d = a[..., 0].size + b[0].size
-        inv_d = round(2**24 / (d + 1))
+        return [int(v) for v in m], a[..., 0].size + b[0].size
+
+    def _q_shift(self, left: str, right: str) -> int:
         fw = self.frac[left]
         assert self.frac[right] == fw
-        return fxp.round_shift(m * inv_d, 2 * fw + 24 - LAMBDA_FMT.frac, NEAREST)
+        return 2 * fw + 24 - LAMBDA_FMT.frac
 
     def _rank(self, op: Op) -> None:
         lam, (w_left, w_right, tau, mask) = op.out, op.ins
-        rank = self.cfg.train.rank
-        q = self._slice_mean_square(w_left, w_right)
-        acc = LAMBDA_DECAY_Q16 * self.mem[lam] + LAMBDA_GAIN_Q16 * q
-        self.mem[lam] = fxp.saturate(fxp.round_shift(acc, 16, NEAREST), LAMBDA_FMT)[0]
-        thr = round(rank.threshold * 2**LAMBDA_FMT.frac)
-        keep = np.where(self.mem[lam] < thr, 0, self.mem[mask])
-        if not keep.any():  # a bond never goes to rank 0: its slice with the largest lambda stays
-            keep[np.argmax(np.where(self.mem[mask] > 0, self.mem[lam], -1))] = 1
-        self.mem[mask] = keep
+        sums, d = self._slice_sums(w_left, w_right)
+        new_lam, keep, taus = rank_bond([int(v) for v in self.mem[lam]], [int(v) for v in self.mem[mask]], sums,
+                                        inv_d(d), self._q_shift(w_left, w_right), self.rank_threshold(),
+                                        self.tau_numerator(tau))
+        self.mem[lam], self.mem[mask], self.mem[tau] = (np.array(v, dtype=np.int64) for v in (new_lam, keep, taus))
         self._apply_masks()
-        c_q, c_f = quant_const(rank.prior * self.cfg.train.batch)
-        num = c_q << (LAMBDA_FMT.frac + self.frac[tau] - c_f)
-        live = self.mem[mask] > 0
-        safe = np.where(live, np.maximum(self.mem[lam], 1), 1)
-        self.mem[tau] = np.where(live, np.minimum(num // safe, (1 << 15) - 1), 0)
+
+    def rank_threshold(self) -> int:
+        return round(self.cfg.train.rank.threshold * 2**LAMBDA_FMT.frac)
+
+    def tau_numerator(self, tau: str) -> int:
+        """c_q 2^(24 + F_tau - F_c): tau = this // lambda (SPEC 5.6 step 4)."""
+        c_q, c_f = quant_const(self.cfg.train.rank.prior * self.cfg.train.batch)
+        return c_q << (LAMBDA_FMT.frac + self.frac[tau] - c_f)
 
     def _apply_masks(self) -> None:
         """Zero the pruned slices of every master, momentum and compute core (SPEC 5.6 step 3)."""
@@ -398,7 +428,9 @@ class Machine:
         for op in self.comp.rank_update:
             lam, (w_left, w_right, tau, mask) = op.out, op.ins
             self.mem[mask][:] = 1
-            self.mem[lam] = self._slice_mean_square(w_left, w_right)
+            sums, d = self._slice_sums(w_left, w_right)
+            self.mem[lam] = np.array(slice_mean_squares(sums, inv_d(d), self._q_shift(w_left, w_right)),
+                                     dtype=np.int64)
             self.mem[tau][:] = 0  # no penalty before the warm-up ends: the first rank update sets tau
 
     def live_ranks(self) -> list[list[int]]:
