@@ -6,8 +6,8 @@
 //   M = sum of the squares of its D = left_rows + right_cols master words
 //   Q = RQ(M * inv_d, q_shift, NEAREST)                        inv_d = round(2^24 / (D + 1)), q_shift = 2 F_w
 //   lambda = SAT32(RQ(58982 lambda + 6554 Q, 16, NEAREST))     0.9 lambda + 0.1 M / (D + 1)
-//   keep = lambda >= threshold && mask > 0; if no slice keeps, the first slice of the largest
-//          (mask > 0 ? lambda : -1) keeps (a bond never goes to rank 0)
+//   keep = lambda >= threshold && mask > 0; if no slice keeps, the live slice (mask > 0) of the largest lambda
+//          keeps, the first of equals, or slice 0 if none is live (a bond never goes to rank 0)
 //   tau = keep ? min(floor(tau_num / max(lambda, 1)), 2^15 - 1) : 0
 // State words (16 bits each, one address space with the cores): lambda r at lam_base + 2r (low half) and
 // lam_base + 2r + 1 (high half, signed), mask r at mask_base + r (read: live if above 0; written 0 or 1), tau r
@@ -39,7 +39,7 @@
 //   1 rank 0 or above MASK_N; 2 left_rows or right_cols 0; 3 q_shift above 47.
 // A start while busy is ignored.
 module tt_rank #(
-  parameter integer ADDR_W  = 20,  // word address width, 8..32
+  parameter integer ADDR_W  = 20,  // word address width, 16..32 (a slice may hold 2^16 - 1 words a core)
   parameter integer MEM_LAT = 1,   // read latency of the memory port, 1..8
   parameter integer MASK_N  = 16   // the largest rank, 1..16
 ) (
@@ -109,8 +109,8 @@ module tt_rank #(
 
   // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator).
   generate
-    if (ADDR_W < 8 || ADDR_W > 32) begin : g_bad_addr_w
-      error_tt_rank_ADDR_W_must_be_8_to_32 u_error ();
+    if (ADDR_W < 16 || ADDR_W > 32) begin : g_bad_addr_w
+      error_tt_rank_ADDR_W_must_be_16_to_32 u_error ();
     end
     if (MEM_LAT < 1 || MEM_LAT > 8) begin : g_bad_mem_lat
       error_tt_rank_MEM_LAT_must_be_1_to_8 u_error ();
@@ -151,12 +151,12 @@ module tt_rank #(
   reg  [ADDR_W-1:0] left_start_q;   // left_base + r
   reg  [ADDR_W-1:0] right_start_q;  // right_base + r right_cols
   reg  [5:0]        step_q;       // steps left in ST_MUL / ST_SHIFT / ST_BLEND / ST_DIV
-  reg  [MASK_N-1:0] keep_q;
+  reg  [15:0]       keep_q;       // bits at and above rank stay 0
   wire [4:0]        last_slice = rank - 5'd1;
   wire [ADDR_W-1:0] slice_a = {{(ADDR_W-5){1'b0}}, slice_q};
   wire [ADDR_W-1:0] lam_addr = lam_base + {slice_a[ADDR_W-2:0], 1'b0};
   wire              rd_last_word = rd_left_q == 16'd0;
-  wire [ADDR_W-1:0] next_slice = (state_q == ST_IDLE || state_q == ST_KEEP) ? {ADDR_W{1'b0}} : slice_a + 1'b1;
+  wire [4:0]        next_slice = (state_q == ST_IDLE || state_q == ST_KEEP) ? 5'd0 : slice_q + 5'd1;
   wire [ADDR_W-1:0] left_step = {{(ADDR_W-5){1'b0}}, rank};
   wire [ADDR_W-1:0] right_step = {{(ADDR_W-16){1'b0}}, right_cols};
   wire              sum_done;     // the slice's M is complete in sum_q this cycle
@@ -203,7 +203,7 @@ module tt_rank #(
         rd_left_q <= rd_left_q - 16'd1;
       end
       default: begin
-        rd_addr_q <= lam_base + {next_slice[ADDR_W-2:0], 1'b0};  // the LO read of the slice that starts next
+        rd_addr_q <= lam_base + {{(ADDR_W-6){1'b0}}, next_slice, 1'b0};  // the LO read of the slice that starts next
       end
     endcase
   end
@@ -320,23 +320,25 @@ module tt_rank #(
     endcase
   end
 
-  // ---- the keep-one rule: the first slice of the largest (live ? lambda : -1) ----
-  reg  signed [32:0] best_q;
-  reg  [4:0]         best_idx_q;
-  wire signed [32:0] lam_new_x = {lam_new_q[31], lam_new_q};
-  wire signed [32:0] cand = live_q ? lam_new_x : -33'sd1;
-  wire               above_thr = lam_new_x >= $signed({1'b0, threshold});
+  // ---- the keep-one rule: the live slice of the largest lambda (the first of equals), slice 0 if none is live ----
+  reg  signed [31:0] best_q;
+  reg  [3:0]         best_idx_q;
+  reg                best_valid_q;
+  wire               above_thr = $signed({lam_new_q[31], lam_new_q}) >= $signed({1'b0, threshold});
   always @(posedge clk) begin
     if (run) begin
-      keep_q <= {MASK_N{1'b0}};
+      keep_q       <= 16'd0;
+      best_idx_q   <= 4'd0;
+      best_valid_q <= 1'b0;
     end else if (state_q == ST_W_LO) begin
       keep_q[slice_q[3:0]] <= above_thr && live_q;
-      if (slice_q == 5'd0 || cand > best_q) begin  // strict: the first of equals stays
-        best_q     <= cand;
-        best_idx_q <= slice_q;
+      if (live_q && (!best_valid_q || lam_new_q > best_q)) begin  // strict: the first of equals stays
+        best_q       <= lam_new_q;
+        best_idx_q   <= slice_q[3:0];
+        best_valid_q <= 1'b1;
       end
-    end else if (state_q == ST_KEEP && keep_q == {MASK_N{1'b0}}) begin
-      keep_q[best_idx_q[3:0]] <= 1'b1;
+    end else if (state_q == ST_KEEP && keep_q == 16'd0) begin
+      keep_q[best_idx_q] <= 1'b1;
     end
   end
 

@@ -81,7 +81,7 @@ def random_rank(rng: np.random.Generator, mask_n: int = isa.EW_MASK_N, rows_max:
         mask[:] = 0  # every slice dead already: the largest lambda is -1 for all, slice 0 stays
     q_shift = int(rng.integers(0, 48)) if rng.random() < 0.3 else 2 * int(rng.integers(0, core_w))
     inv_d = round(2**24 / (rows + cols + 1)) if rng.random() < 0.7 else int(rng.integers(0, 1 << 24))
-    thr = int(np.median(lam)) if rng.random() < 0.6 else int(rng.integers(0, 1 << 32))
+    thr = max(int(np.median(lam)), 0) if rng.random() < 0.6 else int(rng.integers(0, 1 << 32))
     num = int(rng.integers(0, 1 << int(rng.integers(1, 49))))
     tau = rng.integers(-(1 << 15), 1 << 15, size=r)
     parts = [left, right, np.ravel(np.column_stack([lam & 0xFFFF, lam >> 16])), mask, tau]

@@ -1,0 +1,1 @@
+"""tt_rank block tests."""
