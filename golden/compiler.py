@@ -13,10 +13,11 @@ from golden.config import LayerCfg, NetConfig
 from golden.fxp import ACC_W, NEAREST, STOCHASTIC, Fmt
 
 # Memory banks: what a tensor is stored in. Sample-local tensors live in ACT and are rewritten per sample.
-BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT, BANK_RANK = "core", "master", "state", "act", "rank"
+BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT = "core", "master", "state", "act"
 BANK_MOMENT = "moment"  # Adam's 32-bit second moments: a bank of their own, so the state bank stays 16 bits
 LAMBDA_FMT = Fmt(32, 24)  # SPEC 5.6
-MASK_FMT = Fmt(2, 0)  # one bit in hardware: 1 = live
+LAMBDA_WORD_FMT = Fmt(16, 0)  # a lambda is two words in the state bank: its low half, then its high half
+MASK_FMT = Fmt(16, 0)  # a word of the state bank: 1 live, 0 pruned
 LAMBDA_DECAY_Q16 = 58982  # round(0.9 * 2^16)
 LAMBDA_GAIN_Q16 = 6554  # round(0.1 * 2^16)
 
@@ -79,6 +80,7 @@ class Compiled:
     update: list[Op]
     infer: list[Op]
     rank_update: list[Op]
+    rank_prune: list[Op]  # after rank_update: the update's MASK ops and the DERIVE ops of the cores they zero
     letter_sizes: dict[str, int]
     layout: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (bank, base address)
     bank_words: dict[str, int] = field(default_factory=dict)
@@ -403,9 +405,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
         for l, layer in enumerate(cfg.layers):
             for k in range(layer.d - 1):
                 r = layer.ranks[k]
-                names = (add(f"LAM{l}.{k}", [r], BANK_RANK, LAMBDA_FMT),
-                         add(f"TAU{l}.{k}", [r], BANK_RANK, tau_fmt),
-                         add(f"MASK{l}.{k}", [r], BANK_RANK, MASK_FMT))
+                names = (add(f"LAM{l}.{k}", [r, 2], BANK_STATE, LAMBDA_WORD_FMT),
+                         add(f"TAU{l}.{k}", [r], BANK_STATE, tau_fmt),
+                         add(f"MASK{l}.{k}", [r], BANK_STATE, MASK_FMT))
                 bonds[(l, k)] = names
                 rank_update.append(Op("rank", names[0], (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]),
                                       mode=NEAREST, note=f"bond {l}.{k}"))
@@ -444,7 +446,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
             update.append(Op("zero", g))
 
     refine_layouts([fwd + bwd, infer], t, all_sizes, intermediates)
-    comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, all_sizes)
+    masked = {op.out for op in update if op.kind == "mask"}
+    rank_prune = [op for op in update if op.kind == "mask" or (op.kind == "derive" and op.ins[0] in masked)]
+    comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, rank_prune, all_sizes)
     _check_accumulator_bounds(comp)
     _allocate(comp)
     refine_orders(comp)

@@ -1106,11 +1106,15 @@ class RankDesc:
     q_shift: int  # 2 F_w + 24 - F_lambda
     threshold: int  # lambda's pruning threshold, 24 fraction bits
     tau_num: int  # tau = tau_num // lambda
+    banks: tuple[str, ...] = ("",) * 5  # banks of the five bases (for the sequencer; not a descriptor field)
     names: tuple[str, str] = field(default=("", ""), compare=False)  # the cores, for messages
 
     @property
     def slice_words(self) -> int:
         return self.left_rows + self.right_cols
+
+    def bases(self) -> tuple[int, ...]:
+        return self.left_base, self.right_base, self.lam_base, self.mask_base, self.tau_base
 
     def regions(self) -> dict[str, tuple[int, int]]:
         """The words each part of the op touches: name -> (first, end)."""
@@ -1126,8 +1130,9 @@ def _rankfail(desc: RankDesc, problem: str):
 
 
 def check_rank(desc: RankDesc) -> RankDesc:
-    """Every field within its width and the state apart from the cores and from itself; raises ValueError naming
-    the field or the overlap."""
+    """Every field within its width and the state apart from the cores and from itself (in one bank: a lowered
+    descriptor's bases are bank-local until golden/program.py globalises them); raises ValueError naming the field
+    or the overlap."""
     def unsigned(name, bits):
         v = getattr(desc, name)
         if not 0 <= v < 1 << bits:
@@ -1143,10 +1148,11 @@ def check_rank(desc: RankDesc) -> RankDesc:
         if hi - 1 >= 1 << ADDR_W:
             _rankfail(desc, f"{name} words {lo}..{hi - 1} go beyond the {ADDR_W}-bit address field")
     state = ("lambda", "mask", "tau")
+    bank = dict(zip(regions, desc.banks))  # bases in different banks cannot overlap
     for a in state:
         for b in regions:
             (alo, ahi), (blo, bhi) = regions[a], regions[b]
-            if a != b and (b not in state or a < b) and alo < bhi and blo < ahi:
+            if a != b and (b not in state or a < b) and bank[a] == bank[b] and alo < bhi and blo < ahi:
                 _rankfail(desc, f"{a} words {alo}..{ahi - 1} overlap {b} words {blo}..{bhi - 1}")
     return desc
 
@@ -1183,6 +1189,20 @@ def rank_fields(comp, op, frac: dict[str, int]) -> dict[str, int]:
             "inv_d": inv_d(r0 * m * n + m2 * n2 * r1), "q_shift": 2 * frac[w_left] + 24 - LAMBDA_FMT.frac,
             "threshold": round(rank.threshold * 2**LAMBDA_FMT.frac),
             "tau_num": c_q << (LAMBDA_FMT.frac + frac[tau] - c_f)}
+
+
+def lower_rank(comp, op, frac: dict[str, int]) -> RankDesc:
+    """The descriptor of a compiled rank op, bases in words of each tensor's bank (golden/program.py globalises
+    them), with the current fraction bits `frac`. Raises ValueError when it does not fit the descriptor."""
+    w_left, w_right, tau, mask = op.ins
+    names = (w_left, w_right, op.out, mask, tau)
+    (banks, bases) = zip(*(comp.layout[n] for n in names))
+    desc = RankDesc(*bases, **rank_fields(comp, op, frac), banks=banks, names=(w_left, w_right))
+    check_rank(desc)
+    code, why = rank_error(desc)
+    if code:
+        _rankfail(desc, why)
+    return desc
 
 
 def _signed16(v: int) -> int:
@@ -1243,5 +1263,5 @@ def rank_cycles(desc: RankDesc, mem_lat: int = MEM_LAT) -> int:
     return 3 + desc.rank * (desc.slice_words + 2 * mem_lat + desc.q_shift + RANK_SLICE_PIPE)
 
 
-__all__ += ["RankDesc", "check_rank", "rank_error", "rank_fields", "rank_reads", "execute_rank", "pack_rank_ports",
+__all__ += ["RankDesc", "check_rank", "rank_error", "rank_fields", "lower_rank", "rank_reads", "execute_rank", "pack_rank_ports",
             "rank_cycles", "RANK_SLICE_PIPE", "RANK_ERR_RANK", "RANK_ERR_COUNT", "RANK_ERR_SHIFT"]

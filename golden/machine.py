@@ -86,6 +86,11 @@ def inv_d(d: int) -> int:
     return round(2**24 / (d + 1))
 
 
+def pack_lambdas(lam: list[int]) -> np.ndarray:
+    """Lambdas as the state bank's words: per slice the low half (as a signed 16-bit word), then the high half."""
+    return np.array([w for v in lam for w in ((v & 0xFFFF) - ((v & 0x8000) << 1), v >> 16)], dtype=np.int64)
+
+
 TAU_MAX = (1 << 15) - 1  # tau is a 16-bit signed table entry
 Q_CLAMP = 1 << 36  # any Q at or above this saturates lambda, whatever the old one: rtl/tt_rank.v keeps 37 bits of Q
 
@@ -399,13 +404,20 @@ class Machine:
         return 2 * fw + 24 - LAMBDA_FMT.frac
 
     def _rank(self, op: Op) -> None:
+        """SPEC 5.6 steps 1-4 for one bond: lambda, mask and tau from the master cores as they stand (the pruned
+        slices are zeroed afterwards, by rank_prune)."""
         lam, (w_left, w_right, tau, mask) = op.out, op.ins
         sums, d = self._slice_sums(w_left, w_right)
-        new_lam, keep, taus = rank_bond([int(v) for v in self.mem[lam]], [int(v) for v in self.mem[mask]], sums,
-                                        inv_d(d), self._q_shift(w_left, w_right), self.rank_threshold(),
+        new_lam, keep, taus = rank_bond(self.lambdas(lam), [int(v) for v in self.mem[mask]], sums, inv_d(d),
+                                        self._q_shift(w_left, w_right), self.rank_threshold(),
                                         self.tau_numerator(tau))
-        self.mem[lam], self.mem[mask], self.mem[tau] = (np.array(v, dtype=np.int64) for v in (new_lam, keep, taus))
-        self._apply_masks()
+        self.mem[lam] = pack_lambdas(new_lam)
+        self.mem[mask], self.mem[tau] = (np.array(v, dtype=np.int64) for v in (keep, taus))
+
+    def lambdas(self, lam: str) -> list[int]:
+        """The lambdas of a bond from its LAM tensor's words (low half, high half per slice)."""
+        w = self.mem[lam]
+        return [(int(hi) << 16) | (int(lo) & 0xFFFF) for lo, hi in zip(w[0::2], w[1::2])]
 
     def rank_threshold(self) -> int:
         return round(self.cfg.train.rank.threshold * 2**LAMBDA_FMT.frac)
@@ -415,22 +427,13 @@ class Machine:
         c_q, c_f = quant_const(self.cfg.train.rank.prior * self.cfg.train.batch)
         return c_q << (LAMBDA_FMT.frac + self.frac[tau] - c_f)
 
-    def _apply_masks(self) -> None:
-        """Zero the pruned slices of every master, momentum and compute core (SPEC 5.6 step 3)."""
-        for op in self.comp.update:
-            if op.kind == "mask":
-                self.mem[op.out] = self.mem[op.out] * self._keep(op.out, *op.ins[1:])
-            elif op.kind == "derive":
-                self._derive(op.out, op.ins[0])
-
     def init_rank_state(self) -> None:
         """All slices live, lambda = M/(D+1) of the initial master cores, tau from it."""
         for op in self.comp.rank_update:
             lam, (w_left, w_right, tau, mask) = op.out, op.ins
             self.mem[mask][:] = 1
             sums, d = self._slice_sums(w_left, w_right)
-            self.mem[lam] = np.array(slice_mean_squares(sums, inv_d(d), self._q_shift(w_left, w_right)),
-                                     dtype=np.int64)
+            self.mem[lam] = pack_lambdas(slice_mean_squares(sums, inv_d(d), self._q_shift(w_left, w_right)))
             self.mem[tau][:] = 0  # no penalty before the warm-up ends: the first rank update sets tau
 
     def live_ranks(self) -> list[list[int]]:
@@ -449,7 +452,9 @@ class Machine:
         return total
 
     def rank_update(self) -> None:
+        """SPEC 5.6: every bond's rank op, then the pruned slices zeroed and the compute cores re-derived."""
         self.run(self.comp.rank_update, {}, None, observe=False)
+        self.run(self.comp.rank_prune, {}, None, observe=False)
 
     def rank_freeze(self) -> None:
         """SPEC 5.6, end of the prune phase: the host writes tau <- 0 for every slice and issues no more rank

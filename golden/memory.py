@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import math
 
-from golden.compiler import BANK_ACT, BANK_CORE, BANK_MASTER, BANK_RANK, Compiled
+from golden.compiler import BANK_ACT, BANK_CORE, BANK_MASTER, Compiled
 
 KIND_OF_PREFIX = {"G": "compute cores", "W": "master cores", "dG": "core gradients", "V": "momentum",
                   "B": "biases", "dB": "bias gradients", "VB": "momentum", "M": "adam first moments",
-                  "S": "adam second moments"}
+                  "S": "adam second moments", "LAM": "rank adaptation", "TAU": "rank adaptation",
+                  "MASK": "rank adaptation"}
 
 
 def _kind(name: str, bank: str) -> str:
     if bank == BANK_ACT:
         return "activations and scratch (one sample)"
-    if bank == BANK_RANK:
-        return "rank adaptation"
     for prefix in sorted(KIND_OF_PREFIX, key=len, reverse=True):
         if name.startswith(prefix):
             return KIND_OF_PREFIX[prefix]

@@ -4,7 +4,8 @@ A program is a sequence of op records in the 32-bit program memory. A record is 
 `nwords` payload words; the payload is the unit's descriptor packed LSB first (field i at the bits after
 field i-1, word 0 holding bits 0..31). Header bits:
     [3:0]   kind    0 END (the program is finished), 1 CONTRACT (rtl/tt_contract.v), 2 EWISE (rtl/tt_ewise.v),
-                    3 SCE (rtl/tt_sce.v); anything else is an illegal op
+                    3 SCE (rtl/tt_sce.v), 4 RANK (rtl/tt_rank.v, built for networks with rank adaptation);
+                    anything else is an illegal op
     [9:4]   slot    statistics slot of the destination tensor (saturation counter, max |x| register)
     [10]    observe the op's max |word written| updates the slot's max register (SPEC 4.2: per-sample writes
                     of adaptive tensors in train_sample only, as golden.machine does)
@@ -33,7 +34,6 @@ from golden.compiler import Compiled
 # Bank index = position: the RTL's bank order. The moment bank (Adam's 32-bit second moments) is built only for a
 # network that trains with Adam (AccelParams.banks).
 BANKS = ("act", "core", "master", "state", "moment")
-HOST_BANKS = ("rank",)  # held by the host: lambda, tau and the masks (SPEC 5.6), which it writes into descriptors
 # Read ports per bank (copies in rtl/tt_bank.v): two where one op reads two operands from the bank in a cycle
 # (two activations, a gradient and its momentum, or a bias's first moment and the bias in its Adam step); the
 # cores, master copies and second moments are read once per op.
@@ -45,7 +45,7 @@ def banks_built(adam: bool) -> tuple[str, ...]:
     return BANKS if adam else BANKS[:-1]
 
 
-KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE = 0, 1, 2, 3
+KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE, KIND_RANK = 0, 1, 2, 3, 4
 KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
 SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16
 N_SLOTS = 1 << SLOT_W
@@ -76,9 +76,16 @@ SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL regi
     ("z_base", isa.ADDR_W), ("e_base", isa.ADDR_W), ("n_out", SCE_N_W), ("classes", SCE_N_W), ("frac_z", 7),
     ("err_w", 6), ("err_frac", 6),
 )
-UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS}
+RANK_FIELDS = (
+    ("left_base", isa.ADDR_W), ("right_base", isa.ADDR_W), ("lam_base", isa.ADDR_W), ("mask_base", isa.ADDR_W),
+    ("tau_base", isa.ADDR_W), ("rank", isa.RANK_W), ("left_rows", isa.CNT_W), ("right_cols", isa.CNT_W),
+    ("inv_d", isa.RANK_INV_W), ("q_shift", isa.RANK_Q_SHIFT_W), ("threshold", isa.RANK_THR_W),
+    ("tau_num", isa.RANK_NUM_W),
+)
+UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS, "RK": RANK_FIELDS}
 SHORT_FIELDS = {"CT": CONTRACT_SHORT_FIELDS, "EW": EWISE_SHORT_FIELDS}  # units whose records may also carry only a leading part of the fields
-PROGRAMS = ("train_sample", "update", "infer")
+# rank_update and rank_prune (SPEC 5.6) are empty (an END only) for a network without rank adaptation
+PROGRAMS = ("train_sample", "update", "infer", "rank_update", "rank_prune")
 
 
 class ProgramError(ValueError):
@@ -135,6 +142,7 @@ class AccelParams:
     lanes: int = 1
     buf_depth: int = 0  # unused with one lane
     adam: bool = False  # the element-wise unit has the Adam ops (tt_ewise ADAM)
+    rank: bool = False  # the rank-update unit is built (tt_accel RANK)
 
     @property
     def banks(self) -> tuple[str, ...]:
@@ -167,13 +175,14 @@ class AccelParams:
 
 def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0) -> AccelParams:
     """The smallest bank parameters that hold `comp` (power-of-two bank windows), the given program memory and
-    contraction lanes, and the Adam ops where the network trains with Adam."""
+    contraction lanes, the Adam ops where the network trains with Adam, the rank unit where it adapts ranks."""
     adam = comp.cfg.train.optimizer == "adam"
     banks = banks_built(adam)
     depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in banks)
     width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in banks)
     return AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
-                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, adam=adam)
+                       prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, adam=adam,
+                       rank=comp.cfg.train.rank.enabled)
 
 
 def check_fits(comp: Compiled, p: AccelParams) -> None:
@@ -181,7 +190,7 @@ def check_fits(comp: Compiled, p: AccelParams) -> None:
     p.check()
     problems = []
     for b in comp.bank_words:
-        if b not in p.banks + HOST_BANKS:
+        if b not in p.banks:
             problems.append(f"tensors in bank {b!r}, which the accelerator does not have"
                             + (" (built without Adam)" if b in BANKS else ""))
     for i, b in enumerate(p.banks):
@@ -217,7 +226,7 @@ class Record:
     index: int  # position in the compiled program
     kind: int
     op: object  # the compiled golden.compiler.Op
-    desc: object = None  # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc or SceDesc)
+    desc: object = None  # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc, SceDesc or RankDesc)
     nwords: int = 0  # payload words
 
 
@@ -253,6 +262,13 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
         d = replace(d, z_base=z, e_base=e)
         kind, payload = KIND_SCE, pack_fields(SCE_FIELDS, isa.pack_sce_ports(d))
+    elif op.kind == "rank":
+        if not p.rank:
+            raise ProgramError("the accelerator is built without the rank unit (RANK = 0)")
+        d = isa.lower_rank(comp, op, frac)
+        d = isa.check_rank(replace(d, **dict(zip(("left_base", "right_base", "lam_base", "mask_base", "tau_base"),
+                                                 _globalise(p, d.banks, d.bases())))))
+        kind, payload = KIND_RANK, pack_fields(RANK_FIELDS, isa.pack_rank_ports(d))
     else:
         raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
     return kind, [header(kind, slots[op.out], observe, len(payload))] + payload, d
@@ -335,7 +351,7 @@ def observes(comp: Compiled, program: str, op) -> bool:
 
 def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
              host_step: tuple[int, int] | None = None, rank: Mapping[str, np.ndarray] | None = None) -> Image:
-    """The program memory image of train_sample, update and infer (each ended by END) for formats `frac`.
+    """The program memory image of every program of PROGRAMS (each ended by END) for formats `frac`.
 
     `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step); `rank`: the host's rank
     state (golden.machine.Machine.mem holds it: the MASK and TAU tensors of every bond), which the MASK and
@@ -371,7 +387,7 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
 
 SEQ_OP_CYCLES = 4  # rtl/tt_seq.v per record besides the payload and the unit: fetch, header, seed, statistics
 SEQ_END_CYCLES = 2  # the END record: fetch and header
-UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce"}  # the cycle counters' names
+UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce", KIND_RANK: "rank"}  # counters
 
 
 SEQ_GAP_CYCLES = 5  # rtl/tt_seq.v from a unit's done to the next record's start, besides its payload words
@@ -384,7 +400,7 @@ def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0) -> tup
     preloaded contraction's head start (program_heads)."""
     if rec.kind == KIND_CONTRACT:
         return isa.contract_cycles(rec.desc, mem_lat, head=head) + 1, SEQ_OP_CYCLES + rec.nwords
-    model = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles}[rec.kind]
+    model = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles, KIND_RANK: isa.rank_cycles}[rec.kind]
     return model(rec.desc, mem_lat) + 1, SEQ_OP_CYCLES + rec.nwords
 
 
@@ -430,7 +446,8 @@ def verilog_header() -> str:
            f"localparam [{KIND_W - 1}:0] KIND_END = {KIND_W}'d{KIND_END};",
            f"localparam [{KIND_W - 1}:0] KIND_CONTRACT = {KIND_W}'d{KIND_CONTRACT};",
            f"localparam [{KIND_W - 1}:0] KIND_EWISE = {KIND_W}'d{KIND_EWISE};",
-           f"localparam [{KIND_W - 1}:0] KIND_SCE = {KIND_W}'d{KIND_SCE};"]
+           f"localparam [{KIND_W - 1}:0] KIND_SCE = {KIND_W}'d{KIND_SCE};",
+           f"localparam [{KIND_W - 1}:0] KIND_RANK = {KIND_W}'d{KIND_RANK};"]
     longest = 0
     for unit, fields in UNIT_FIELDS.items():
         pos = 0

@@ -66,7 +66,7 @@ def main() -> int:
             updates += 1
             for op in bonds:
                 lam, tau, mask = op.out, op.ins[2], op.ins[3]
-                fixed = m.mem[lam] * 2.0 ** -LAMBDA_FMT.frac
+                fixed = np.array(m.lambdas(lam)) * 2.0 ** -LAMBDA_FMT.frac
                 live = m.mem[mask] > 0
                 rel = np.abs(fixed - shadow[lam]) / np.maximum(shadow[lam], 1e-12)
                 worst_lam = max(worst_lam, float(rel[live].max(initial=0)))

@@ -178,7 +178,7 @@ def synthetic(rng: np.random.Generator, n_out: int, n_red: int, sizes=(1, 4), wi
     if banks[1] == banks[2]:  # A and the output share a bank: place them apart
         layout["O"] = (banks[2], max(base[2], base[1] + tensors["B"].size))
     op = Op("contract", "O", ("A", "B"), f"{ia},{ib}->{out_idx}", mode, accumulate)
-    comp = Compiled(load_config("tiny"), tensors, [op], [], [], [], ls, layout)
+    comp = Compiled(load_config("tiny"), tensors, [op], [], [], [], [], ls, layout)
     for bank in set(banks):
         comp.bank_words[bank] = max(layout[n][1] + tensors[n].size for n in tensors if layout[n][0] == bank)
     return comp, op

@@ -39,8 +39,7 @@ def bond_memory(m: Machine, op, gap: int = 3) -> tuple[isa.RankDesc, np.ndarray]
     w_left, w_right, tau, mask = op.ins
     fields = isa.rank_fields(m.comp, op, m.frac)
     r = fields["rank"]
-    parts = [m.mem[w_left], m.mem[w_right],
-             np.ravel(np.column_stack([m.mem[op.out] & 0xFFFF, m.mem[op.out] >> 16])), m.mem[mask], m.mem[tau]]
+    parts = [m.mem[w_left], m.mem[w_right], m.mem[op.out], m.mem[mask], m.mem[tau]]  # lambdas: two words each
     bases = []
     pos = gap
     for p in parts:
@@ -51,7 +50,7 @@ def bond_memory(m: Machine, op, gap: int = 3) -> tuple[isa.RankDesc, np.ndarray]
         mem[base:base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
     desc = isa.RankDesc(*bases, **fields, names=(w_left, w_right))
-    assert len(m.mem[op.out]) == r
+    assert len(m.mem[op.out]) == 2 * r
     return isa.check_rank(desc), mem
 
 
@@ -121,7 +120,7 @@ def test_execute_rank_equals_the_machine(model, scale):
         desc, mem = bond_memory(m, op)
         out = isa.execute_rank(desc, mem)
         m._rank(op)
-        assert _lam_of(desc, out) == [int(v) for v in m.mem[op.out]]
+        assert _lam_of(desc, out) == m.lambdas(op.out)
         assert [int(out[desc.mask_base + r]) for r in range(desc.rank)] == [int(v) for v in m.mem[op.ins[3]]]
         assert [int(out[desc.tau_base + r]) for r in range(desc.rank)] == [int(v) for v in m.mem[op.ins[2]]]
         untouched = np.ones(len(mem), dtype=bool)

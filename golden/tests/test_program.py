@@ -10,7 +10,7 @@ import pytest
 from golden import isa
 from golden import program as P
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config import config_from_dict, config_to_dict, load_config
 from golden.machine import Machine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,25 +30,36 @@ def test_pack_fields_round_trip():
         P.pack_fields(fields, {"a": 0, "b": 128, "c": 0})
 
 
-@pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
+def _config(model: str):
+    """A model by name; "-rank": with rank adaptation (the rank_update and rank_prune programs not empty)."""
+    name, _, rank = model.partition("-")
+    d = config_to_dict(load_config(name))
+    if rank:
+        d["train"]["rank"]["enabled"] = True
+    return config_from_dict(d)
+
+
+@pytest.mark.parametrize("model", ["tiny", "digits", "paper", "digits-rank", "paper-rank"])
 def test_images_assemble_with_one_record_per_op(model):
-    comp = compile_network(load_config(model))
+    comp = compile_network(_config(model))
     m = Machine(comp, 1)
     img = P.assemble(comp, P.params_for(comp), m.frac, host_step=m.sgd_step())
     ops = sum(len(getattr(comp, prog)) for prog in P.PROGRAMS)
     assert len(img.records) == ops
     for rec in img.records:  # every record: a header naming its kind and a payload of its unit's length
         hdr = img.words[rec.pc]
-        fields = {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS}[rec.kind]
+        fields = {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS,
+                  P.KIND_RANK: P.RANK_FIELDS}[rec.kind]
         if rec.kind == P.KIND_EWISE and rec.op.kind != "penalty":  # no tau tables
             fields = P.EWISE_SHORT_FIELDS
         if rec.kind == P.KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
             fields = P.CONTRACT_SHORT_FIELDS
         assert hdr & 15 == rec.kind and P.header_nwords(hdr) == P.payload_words(fields)
-    for prog, pc in img.entry.items():  # each program ends with END
-        last = max(r.pc for r in img.records if r.program == prog)
-        nxt = last + 1 + P.header_nwords(img.words[last])
+    for prog, pc in img.entry.items():  # each program ends with END (an empty one is an END only)
+        recs = [r.pc for r in img.records if r.program == prog]
+        nxt = max(recs) + 1 + P.header_nwords(img.words[max(recs)]) if recs else pc
         assert img.words[nxt] == P.header(P.KIND_END)
+    assert bool(comp.rank_update) == model.endswith("-rank") == bool(comp.rank_prune)
 
 
 def test_short_element_wise_records_leave_out_only_zero_tau_bits():
@@ -218,7 +229,7 @@ def test_preloads_link_legal_pairs_that_pay(model, lanes, monkeypatch):
             saved = isa.contract_cycles(nxt.desc) - isa.contract_cycles(nxt.desc, head=heads[i + 1])
             assert saved > P.PRELOAD_WORDS
             linked += 1
-        assert not getattr(recs[0].desc, "preloaded", False)  # nothing before a program's first op preloads it
+        assert not recs or not getattr(recs[0].desc, "preloaded", False)  # nothing preloads a program's first op
     assert linked > 0
     with_pre = {p: P.program_cycles(img, p)["cycles"] for p in ("train_sample", "infer")}
     monkeypatch.setattr(P, "link_preloads", lambda descs, *a, **k: descs)

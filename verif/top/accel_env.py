@@ -98,7 +98,7 @@ def prune_config(cfg, seed_: int, params_rng: np.random.Generator, prior: float 
     cfg = replace(cfg, train=replace(cfg.train, rank=rank))
     m = Machine(compile_network(cfg), seed_)
     m.load_float_params(*init_float_params(cfg, copy.deepcopy(params_rng)))
-    lambdas = np.concatenate([m.mem[op.out] for op in m.comp.rank_update])
+    lambdas = np.concatenate([m.lambdas(op.out) for op in m.comp.rank_update])
     threshold = float(np.median(lambdas)) * 2.0 ** -LAMBDA_FMT.frac
     return replace(cfg, train=replace(cfg.train, rank=replace(rank, threshold=threshold)))
 
