@@ -1,8 +1,8 @@
 `default_nettype none
 // tt_accel: the accelerator top. An AXI4-Lite host interface (tt_axil_slave) onto a register file and windows
 // of every memory; the program memory; the sequencer (tt_seq) that runs programs op by op on the contraction
-// engine (tt_contract), the element-wise unit (tt_ewise) and the softmax cross-entropy unit (tt_sce); and the
-// data memory (tt_banks). golden/program.py assembles the programs, verif/host.py is the host driver.
+// engine (tt_contract), the element-wise unit (tt_ewise), the softmax cross-entropy unit (tt_sce) and, with
+// RANK, the rank-update unit (tt_rank); and the data memory (tt_banks). golden/program.py assembles the programs, verif/host.py is the host driver.
 //
 // Host address map (AXI byte address = 4 x word address; word address bits [21:18] select the window):
 //   0x00_0000 registers (word index):
@@ -12,11 +12,12 @@
 //     0x03 ERROR   [3:0] code, [7:4] unit code, [31:16] pc of the op   (tt_seq has the codes)
 //     0x04 START_PC  0x05 LABEL  0x06 SEED  0x07 LFSR state  0x08 PRED  0x09 P_LABEL  0x14 PC
 //     0x0A/0B busy cycles lo/hi, 0x0C/0D contract, 0x0E/0F element-wise, 0x10/11 sce cycles lo/hi,
-//     0x12 OPS completed, 0x13 SAT_TOTAL
+//     0x12 OPS completed, 0x13 SAT_TOTAL, 0x18/19 rank-unit cycles lo/hi
 //     0x15 STREAM_BASE  0x16 STREAM_WORDS  0x17 STREAM_FRAMES (the sample stream, below)
 //     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports (b = 0..3),
 //     0x2E slots, 0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops),
-//     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM)
+//     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM),
+//     0x35 RANK (the rank-update unit is built)
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
 //   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks
@@ -72,7 +73,10 @@ module tt_accel #(
   parameter integer BUF_DEPTH    = 1,
   // 1: the element-wise unit has Adam's ops (tt_ewise ADAM) and the data memory the moment bank (bank 4); the data
   // paths between the banks and the element-wise unit follow the widest bank (the moments' 32 bits).
-  parameter integer ADAM         = 0
+  parameter integer ADAM         = 0,
+  // 1: the rank-update unit (tt_rank: SPEC 5.6's sums of squares, lambda, pruning decision and tau on chip), for a
+  // network that adapts its ranks (golden/program.py AccelParams.rank); its RANK records are illegal without it.
+  parameter integer RANK         = 0
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -143,6 +147,9 @@ module tt_accel #(
     if (ADAM < 0 || ADAM > 1) begin : g_bad_adam
       error_tt_accel_ADAM_must_be_0_or_1 u_error ();
     end
+    if (RANK < 0 || RANK > 1) begin : g_bad_rank
+      error_tt_accel_RANK_must_be_0_or_1 u_error ();
+    end
     if (W_MAX > 32) begin : g_bad_width
       error_tt_accel_bank_widths_must_be_at_most_32 u_error ();
     end
@@ -206,21 +213,21 @@ module tt_accel #(
   reg  [31:0]          prog_rd_data;  // its output register (tt_seq: read latency 2)
   wire [DESC_BITS-1:0] desc;
   wire [1:0]           unit;
-  wire [2:0]           unit_start;
+  wire [3:0]           unit_start;
   wire                 unit_seed_load;
   wire [31:0]          unit_seed;
-  wire [2:0]           unit_done;
-  wire [2:0]           unit_error;
-  wire [11:0]          unit_error_code;
-  wire [95:0]          unit_sat;
-  wire [3*MAX_W-1:0]   unit_maxabs;
+  wire [3:0]           unit_done;
+  wire [3:0]           unit_error;
+  wire [15:0]          unit_error_code;
+  wire [127:0]         unit_sat;
+  wire [4*MAX_W-1:0]   unit_maxabs;
   wire [63:0]          unit_lfsr;
   wire                 mem_addr_err;
   wire                 mem_port_err;
   wire [31:0]          stat_rd_sat;
   wire [MAX_W-1:0]     stat_rd_max;
   wire [63:0]          cycles;
-  wire [191:0]         unit_cycles;
+  wire [255:0]         unit_cycles;
   wire [31:0]          ops;
   wire [31:0]          sat_total;
 
@@ -241,7 +248,7 @@ module tt_accel #(
     end
   end
 
-  tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS)) u_seq (
+  tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS), .RANK(RANK)) u_seq (
     .clk (clk), .rst (rst),
     .start (ctrl_q[0]), .start_pc (start_pc_q), .clear_error (ctrl_q[1]),
     .clear_counters (ctrl_q[2]), .seed_load (ctrl_q[3]), .seed (seed_q),
@@ -372,12 +379,41 @@ module tt_accel #(
     .o_wr_en (sce_wr_en), .o_wr_addr (sce_wr_addr), .o_wr_data (sce_wr_data)
   );
 
-  wire unused_busy = ^{ct_busy, ew_busy, sce_busy};  // the sequencer waits on done
+  // The rank-update unit: one read port (logical port 0) and the write port; 16-bit words (lambda's halves, the
+  // masks, the taus and the master cores it reads all fit them).
+  wire                  rk_busy, rk_done, rk_error;
+  wire [3:0]            rk_error_code;
+  wire                  rk_rd_en, rk_wr_en;
+  wire [ADDR_W-1:0]     rk_rd_addr, rk_wr_addr;
+  wire [UNIT_W-1:0]     rk_wr_data;
+  generate
+    if (RANK != 0) begin : g_rank
+      tt_rank #(.ADDR_W(ADDR_W), .MEM_LAT(MEM_LAT), .MASK_N(16)) u_rank (
+        .clk (clk), .rst (rst), .start (unit_start[3]),
+        .left_base (desc[RK_LEFT_BASE_LSB +: RK_LEFT_BASE_W]), .right_base (desc[RK_RIGHT_BASE_LSB +: RK_RIGHT_BASE_W]),
+        .lam_base (desc[RK_LAM_BASE_LSB +: RK_LAM_BASE_W]), .mask_base (desc[RK_MASK_BASE_LSB +: RK_MASK_BASE_W]),
+        .tau_base (desc[RK_TAU_BASE_LSB +: RK_TAU_BASE_W]), .rank (desc[RK_RANK_LSB +: RK_RANK_W]),
+        .left_rows (desc[RK_LEFT_ROWS_LSB +: RK_LEFT_ROWS_W]), .right_cols (desc[RK_RIGHT_COLS_LSB +: RK_RIGHT_COLS_W]),
+        .inv_d (desc[RK_INV_D_LSB +: RK_INV_D_W]), .q_shift (desc[RK_Q_SHIFT_LSB +: RK_Q_SHIFT_W]),
+        .threshold (desc[RK_THRESHOLD_LSB +: RK_THRESHOLD_W]), .tau_num (desc[RK_TAU_NUM_LSB +: RK_TAU_NUM_W]),
+        .busy (rk_busy), .done (rk_done), .error (rk_error), .error_code (rk_error_code),
+        .rd_en (rk_rd_en), .rd_addr (rk_rd_addr), .rd_data (rd0[UNIT_W-1:0]),
+        .wr_en (rk_wr_en), .wr_addr (rk_wr_addr), .wr_data (rk_wr_data)
+      );
+    end else begin : g_no_rank
+      // never started: tt_seq refuses RANK records without the unit
+      wire unused_start = unit_start[3];
+      assign {rk_busy, rk_done, rk_error, rk_error_code} = 7'd0;
+      assign {rk_rd_en, rk_wr_en, rk_rd_addr, rk_wr_addr, rk_wr_data} = {(2 + 2 * ADDR_W + UNIT_W){1'b0}};
+    end
+  endgenerate
 
-  assign unit_done = {sce_done, ew_done, ct_done};
-  assign unit_error = {sce_error, ew_error, ct_error};
-  assign unit_error_code = {sce_error_code, ew_error_code, ct_error_code};
-  assign unit_sat = {sce_sat, ew_sat, ct_sat};
+  wire unused_busy = ^{ct_busy, ew_busy, sce_busy, rk_busy};  // the sequencer waits on done
+
+  assign unit_done = {rk_done, sce_done, ew_done, ct_done};
+  assign unit_error = {rk_error, sce_error, ew_error, ct_error};
+  assign unit_error_code = {rk_error_code, sce_error_code, ew_error_code, ct_error_code};
+  assign unit_sat = {32'd0, sce_sat, ew_sat, ct_sat};
   // A wider word (Adam's v) is never an adaptive tensor's (observed): its max saturates to MAX_W bits.
   wire [MAX_W-1:0] ew_maxabs_c;
   generate
@@ -387,7 +423,7 @@ module tt_accel #(
       assign ew_maxabs_c = ew_maxabs;
     end
   endgenerate
-  assign unit_maxabs = {{MAX_W{1'b0}}, ew_maxabs_c, ct_maxabs};
+  assign unit_maxabs = {{(2*MAX_W){1'b0}}, ew_maxabs_c, ct_maxabs};
   assign unit_lfsr = {ew_lfsr, ct_lfsr};
 
   // ---- data memory: the running unit's ports, or the host's and the sample stream's while idle ----
@@ -467,6 +503,7 @@ module tt_accel #(
   wire [DATA_W-1:0]  ct_wr_ext   = {{(DATA_W-UNIT_W+1){ct_wr_data[UNIT_W-1]}}, ct_wr_data[UNIT_W-2:0]};
   wire [DATA_W-1:0]  sce_wr_ext  = {{(DATA_W-UNIT_W+1){sce_wr_data[UNIT_W-1]}}, sce_wr_data[UNIT_W-2:0]};
   wire [DATA_W-1:0]  axis_wr_ext = {{(DATA_W-UNIT_W+1){s_axis_tdata[UNIT_W-1]}}, s_axis_tdata[UNIT_W-2:0]};
+  wire [DATA_W-1:0]  rk_wr_ext   = {{(DATA_W-UNIT_W+1){rk_wr_data[UNIT_W-1]}}, rk_wr_data[UNIT_W-2:0]};
   always @* begin
     rd_en_m = 3'b000;
     rd_addr_m = {(3*ADDR_W){1'b0}};
@@ -497,7 +534,9 @@ module tt_accel #(
           wr_en_m = sce_wr_en; wr_addr_m = sce_wr_addr; wr_data_m = sce_wr_ext;
         end
         default: begin
-          rd_en_m = 3'b000;
+          rd_en_m = {2'b00, rk_rd_en};
+          rd_addr_m = {{(2*ADDR_W){1'b0}}, rk_rd_addr};
+          wr_en_m = rk_wr_en; wr_addr_m = rk_wr_addr; wr_data_m = rk_wr_ext;
         end
       endcase
     end
@@ -546,6 +585,8 @@ module tt_accel #(
       8'h15: reg_rdata = {{(32-ADDR_W){1'b0}}, axis_base_q};
       8'h16: reg_rdata = {{(32-ADDR_W){1'b0}}, axis_words_q};
       8'h17: reg_rdata = axis_frames_q;
+      8'h18: reg_rdata = unit_cycles[223:192];
+      8'h19: reg_rdata = unit_cycles[255:224];
       8'h20: reg_rdata = BANK_SHIFT;
       8'h21: reg_rdata = PROG_DEPTH;
       8'h22: reg_rdata = BANK_DEPTH[0 +: 32];
@@ -567,6 +608,7 @@ module tt_accel #(
       8'h32: reg_rdata = (ADAM != 0) ? BANK_DEPTH[128 +: 32] : 32'd0;
       8'h33: reg_rdata = (ADAM != 0) ? BANK_WIDTH[128 +: 32] : 32'd0;
       8'h34: reg_rdata = (ADAM != 0) ? BANK_PORTS[128 +: 32] : 32'd0;
+      8'h35: reg_rdata = RANK;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end

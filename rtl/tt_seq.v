@@ -1,12 +1,12 @@
 `default_nettype none
 // tt_seq: the sequencer. Executes a program from the program memory (golden/program.py has the format):
 // fetch an op record's header, load its payload into the descriptor register, give the op to its unit
-// (tt_contract, tt_ewise, tt_sce), wait for the unit, fold the op's saturation count and max |x| into the
+// (tt_contract, tt_ewise, tt_sce, tt_rank), wait for the unit, fold the op's saturation count and max |x| into the
 // statistics slot of its destination tensor, and go on with the next record until an END header.
 //
 // The random stream (SPEC 3) is one stream: this module holds its state between ops, loads it into the
 // unit that runs an op (seed_load with the state's preimage, one cycle) and takes the advanced state back
-// when the op is done. The host sets it with seed_load / seed like tt_lfsr.
+// when the op is done (the contraction engine and the element-wise unit: tt_sce and tt_rank draw nothing). The host sets it with seed_load / seed like tt_lfsr.
 //
 // Per op: 1 fetch cycle + 1 header cycle + nwords load cycles + 1 seed cycle + 1 start cycle + the unit's
 // cycles + 1 statistics cycle (golden/program.py's records; the benchmark reports this overhead). The fetch
@@ -15,7 +15,8 @@
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
 // leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
 // that is not its unit's: an element-wise record may stop before the tau tables, EW_SHORT_WORDS, a contraction
-// before its preload's fields, CT_SHORT_WORDS, and the descriptor bits it does not load read as 0), 2 the program runs off the program memory, 3 an address outside every bank,
+// before its preload's fields, CT_SHORT_WORDS, and the descriptor bits it does not load read as 0; a RANK record
+// when the rank unit is not built), 2 the program runs off the program memory, 3 an address outside every bank,
 // 4 a bank asked for more reads in a cycle than it has ports, 5 the unit refused the descriptor
 // (unit_error_code says why, the unit's own code), 6 a start arrived while busy (the running op finishes,
 // then the program stops).
@@ -23,7 +24,8 @@ module tt_seq #(
   parameter integer PROG_AW    = 11,    // program memory address width
   parameter integer PROG_DEPTH = 2048,  // program words, <= 2^PROG_AW
   parameter integer MAX_W      = 16,    // width of the units' max |x| outputs
-  parameter integer DESC_BITS  = 1472   // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
+  parameter integer DESC_BITS  = 1472,  // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
+  parameter integer RANK       = 0      // 1: the rank unit (unit 3) is built, RANK records are legal
 ) (
   input  wire                    clk,
   input  wire                    rst,
@@ -48,16 +50,16 @@ module tt_seq #(
   input  wire [31:0]             prog_rd_data,
   // the op in flight
   output wire [DESC_BITS-1:0]    desc,
-  output wire [1:0]              unit,            // 0 contract, 1 element-wise, 2 softmax cross-entropy
-  output wire [2:0]              unit_start,      // one-hot by unit
+  output wire [1:0]              unit,            // 0 contract, 1 element-wise, 2 softmax cross-entropy, 3 rank
+  output wire [3:0]              unit_start,      // one-hot by unit
   output wire                    unit_seed_load,
   output wire [31:0]             unit_seed,
-  input  wire [2:0]              unit_done,
-  input  wire [2:0]              unit_error,
-  input  wire [11:0]             unit_error_code,
-  input  wire [95:0]             unit_sat,
-  input  wire [3*MAX_W-1:0]      unit_maxabs,
-  input  wire [63:0]             unit_lfsr,       // contract, element-wise (tt_sce draws nothing)
+  input  wire [3:0]              unit_done,
+  input  wire [3:0]              unit_error,
+  input  wire [15:0]             unit_error_code,
+  input  wire [127:0]            unit_sat,
+  input  wire [4*MAX_W-1:0]      unit_maxabs,
+  input  wire [63:0]             unit_lfsr,       // contract, element-wise (tt_sce and tt_rank draw nothing)
   input  wire                    mem_addr_err,
   input  wire                    mem_port_err,
   // statistics slots: host access while idle (read latency 1)
@@ -71,7 +73,7 @@ module tt_seq #(
   input  wire [31:0]             stat_wr_data,
   // performance counters
   output wire [63:0]             cycles,          // busy cycles
-  output wire [191:0]            unit_cycles,     // cycles each unit held an op (start to done), by unit
+  output wire [255:0]            unit_cycles,     // cycles each unit held an op (start to done), by unit
   output wire [31:0]             ops,             // ops completed
   output wire [31:0]             sat_total        // saturations of every op, saturating
 );
@@ -105,6 +107,9 @@ module tt_seq #(
     end
     if (MAX_W < 2 || MAX_W > 32) begin : g_bad_max_w
       error_tt_seq_MAX_W_must_be_2_to_32 u_error ();
+    end
+    if (RANK < 0 || RANK > 1) begin : g_bad_rank
+      error_tt_seq_RANK_must_be_0_or_1 u_error ();
     end
   endgenerate
 
@@ -140,6 +145,7 @@ module tt_seq #(
       KIND_EWISE:    begin h_legal = (h_nwords == EW_WORDS[HDR_NWORDS_W-1:0]) ||
                                      (h_nwords == EW_SHORT_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd1; end
       KIND_SCE:      begin h_legal = (h_nwords == SCE_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd2; end
+      KIND_RANK:     begin h_legal = (RANK != 0) && (h_nwords == RK_WORDS[HDR_NWORDS_W-1:0]); h_unit = 2'd3; end
       default:       begin h_legal = 1'b0;                                      h_unit = 2'd0; end
     endcase
   end
@@ -344,14 +350,14 @@ module tt_seq #(
       lfsr_q <= SEED_XOR;
     end else if (seed_load && !running) begin
       lfsr_q <= ((seed ^ SEED_XOR) == 32'd0) ? 32'd1 : (seed ^ SEED_XOR);
-    end else if (state_q == S_WAIT && unit_done[unit_q] && unit_q != 2'd2) begin
-      lfsr_q <= unit_lfsr[32*unit_q +: 32];
+    end else if (state_q == S_WAIT && unit_done[unit_q] && !unit_q[1]) begin  // units 0 and 1 draw
+      lfsr_q <= unit_lfsr[32*unit_q[0] +: 32];
     end
   end
 
   // ---- performance counters ----
   reg [63:0] cycles_q;
-  reg [63:0] unit_cycles_q [0:2];
+  reg [63:0] unit_cycles_q [0:3];
   reg [31:0] ops_q;
   wire       in_unit = (state_q == S_START) || (state_q == S_WAIT);
   integer    u;
@@ -360,7 +366,7 @@ module tt_seq #(
       cycles_q <= 64'd0;
       ops_q <= 32'd0;
       sat_total_q <= 32'd0;
-      for (u = 0; u < 3; u = u + 1) begin
+      for (u = 0; u < 4; u = u + 1) begin
         unit_cycles_q[u] <= 64'd0;
       end
     end else begin
@@ -387,11 +393,11 @@ module tt_seq #(
   assign pc = pc_q;
   assign desc = desc_q;
   assign unit = unit_q;
-  assign unit_start = (state_q == S_START) ? (3'b001 << unit_q) : 3'b000;
+  assign unit_start = (state_q == S_START) ? (4'b0001 << unit_q) : 4'b0000;
   assign unit_seed_load = (state_q == S_SEED);
   assign unit_seed = lfsr_q ^ SEED_XOR;
   assign cycles = cycles_q;
-  assign unit_cycles = {unit_cycles_q[2], unit_cycles_q[1], unit_cycles_q[0]};
+  assign unit_cycles = {unit_cycles_q[3], unit_cycles_q[2], unit_cycles_q[1], unit_cycles_q[0]};
   assign ops = ops_q;
   assign sat_total = sat_total_q;
 

@@ -24,6 +24,8 @@ CYCLES, UNIT_CYCLES, OPS, SAT_TOTAL, PC = 0x0A, 0x0C, 0x12, 0x13, 0x14
 P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x22, 0x26, 0x2A, 0x2E
 P_LANES, P_BUF_DEPTH, P_ADAM = 0x2F, 0x30, 0x31
 P_MOMENT = 0x32  # the moment bank's (bank 4's) depth, then its width and read ports
+P_RANK = 0x35
+RANK_CYCLES = 0x18  # the rank unit's cycle counter (the other units' follow UNIT_CYCLES)
 STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
 ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
 CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
@@ -31,7 +33,7 @@ ID_VALUE = 0x54544131  # "TTA1"
 WIN_PROG, WIN_STAT, WIN_BANK = 1 << 18, 2 << 18, 4 << 18
 SEQ_ERRORS = {1: "illegal op", 2: "program runs off the program memory", 3: "address outside every bank",
               4: "bank read-port conflict", 5: "unit refused the descriptor", 6: "start while busy"}
-UNITS = ("contract", "ewise", "sce")
+UNITS = ("contract", "ewise", "sce", "rank")
 
 
 class HostError(RuntimeError):
@@ -157,7 +159,7 @@ class AccelHost:
         depth, width, _ = await self._bank_registers(adam)
         return AccelParams(bank_shift=await self.rd(P_BANK_SHIFT), bank_depth=depth, bank_width=width,
                            prog_depth=await self.rd(P_PROG_DEPTH), lanes=await self.rd(P_LANES),
-                           buf_depth=await self.rd(P_BUF_DEPTH), adam=adam)
+                           buf_depth=await self.rd(P_BUF_DEPTH), adam=adam, rank=bool(await self.rd(P_RANK)))
 
     async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:
         """(depths, widths, read ports) of the banks built (banks 0..3, and the moment bank with Adam)."""
@@ -261,7 +263,8 @@ class AccelHost:
         async def wide(i):
             return await self.rd(i) | await self.rd(i + 1) << 32
         return {"cycles": await wide(CYCLES),
-                **{f"{u}_cycles": await wide(UNIT_CYCLES + 2 * k) for k, u in enumerate(UNITS)},
+                **{f"{u}_cycles": await wide(RANK_CYCLES if u == "rank" else UNIT_CYCLES + 2 * k)
+                   for k, u in enumerate(UNITS)},
                 "ops": await self.rd(OPS), "sat_total": await self.rd(SAT_TOTAL)}
 
     async def clear_counters(self) -> None:

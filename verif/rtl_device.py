@@ -4,8 +4,9 @@
 methods: every sample, update and inference runs on the RTL through the host driver (verif/host.py), and the
 same work runs on a golden Machine beside it. The host's own decisions are the golden host's: the step size
 of each update (Machine.sgd_step), the shift-control rule applied to the max |x| registers it reads back
-(Machine.adapt), and the rank update (SPEC 5.6) on the master cores it reads back, whose masks and taus it
-writes into the MASK and PENALTY descriptors -- the accelerator executes, the host schedules.
+(Machine.adapt), and the copy of the masks and taus that the accelerator's rank update (SPEC 5.6: the
+rank_update program's RANK ops, tt_rank) left in the state bank into the MASK and PENALTY descriptors before it
+runs rank_prune -- the accelerator executes, the host schedules.
 
 Checks (`check`): "every" runs each program op by op (the host plants an END after the op, runs it, restores
 the word) and compares every op's output with the golden machine's trace (Machine.op_trace), plus all of
@@ -42,27 +43,28 @@ class RtlDevice:
         P.check_fits(self.comp, params)
         self.image: P.Image | None = None
         self.samples = 0  # samples run on the RTL (for messages)
-        self.cycles = {"train_sample": 0, "update": 0, "infer": 0}
-        self.runs = {"train_sample": 0, "update": 0, "infer": 0}
+        self.cycles = {prog: 0 for prog in P.PROGRAMS}
+        self.runs = {prog: 0 for prog in P.PROGRAMS}
         self.mem_lat = mem_lat  # the top's bank read latency (MEM_PIPE), for the cycle model
         self._model = (None, {})  # (the image, its modelled cycles per program)
         t = self.comp.tensors
-        # on the accelerator; the rank state (lambda, tau, masks) is the host's, in the golden machine
-        self.persistent = [n for n in self.comp.layout if not t[n].per_sample and t[n].bank in P.BANKS]
+        self.persistent = [n for n in self.comp.layout if not t[n].per_sample]
         self.sample_writes = sorted({op.out for op in self.comp.train_sample if not t[op.out].per_sample})
-        # generous bounds: MACs + 64 cycles per element-wise element + per-op overhead
-        self.budget = {prog: 4 * sum(max(op.macs, t[op.out].size) + 64 for op in getattr(self.comp, prog)) + 1000
-                       for prog in P.PROGRAMS}
+        # generous bounds: MACs + 64 cycles per element-wise element + per-op overhead; a rank op reads both cores
+        self.budget = {prog: 4 * sum(max(op.macs, t[op.out].size) + 64 + (
+            t[op.ins[0]].size + t[op.ins[1]].size + 100 * t[op.ins[3]].size if op.kind == "rank" else 0)
+            for op in getattr(self.comp, prog)) + 1000 for prog in P.PROGRAMS}
 
     def __getattr__(self, name):
         """Bookkeeping the training loop reads (cfg, frac, quantize_input, live_ranks, ...) is the golden's."""
         return getattr(self.golden, name)
 
     # --- state transfer -----------------------------------------------------------------------------------
-    async def refresh_program(self) -> int:
-        """Re-assemble for the current formats and step size; write the words that changed."""
+    async def refresh_program(self, rank=None) -> int:
+        """Re-assemble for the current formats, step size and masks and taus (`rank`: the MASK and TAU tensors
+        by name, the golden machine's when None); write the words that changed."""
         img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.host_step(),
-                         rank=self.golden.mem)
+                         rank=self.golden.mem if rank is None else rank)
         n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
         self.image = img
         return n
@@ -244,35 +246,35 @@ class RtlDevice:
                            "read_ports": list(self.params.read_ports)}}
 
     async def rank_update(self) -> None:
-        """SPEC 5.6 on the host: read the master cores of every bond through the window, update lambda, prune and
-        recompute tau from them (Machine.rank_update), write back the tensors the pruning zeroed (master, momentum
-        and compute slices) and the statistics of the re-derived compute cores, and re-assemble the MASK and
-        PENALTY descriptors with the new masks and taus."""
+        """SPEC 5.6 on the accelerator: the rank_update program (every bond's RANK op: lambda, mask and tau into
+        the state bank), then the host reads the new masks and taus back and writes them into the MASK and
+        PENALTY descriptors, then the rank_prune program zeroes the pruned slices and re-derives the compute
+        cores. The golden machine runs the same two programs."""
         g = self.golden
         where = f"rank update after update {g.updates}"
-        for name in sorted({w for op in self.comp.rank_update for w in op.ins[:2]}):
-            bank, base = self.comp.layout[name]
-            got = np.array(await self.host.read_bank(bank, base, self.comp.tensors[name].size), dtype=np.int64)
-            if self.check != "off" and not np.array_equal(got, g.mem[name]):
-                raise Mismatch(f"{where}: master core {name} read back differs from the golden machine's")
-            g.mem[name] = got  # the host's update works on what it read
-        before = {name: g.mem[name].copy() for name in self.persistent}
-        sat_before = dict(g.sat_by_tensor)
-        g.rank_update()
-        for name in self.persistent:
-            if not np.array_equal(before[name], g.mem[name]):
+        _, trace = self._golden(g.run, self.comp.rank_update, {}, None, False)
+        await self._run("rank_update", where, trace=trace)
+        rank = {}
+        for op in self.comp.rank_update:
+            for name in op.ins[2:]:  # TAU, MASK
                 bank, base = self.comp.layout[name]
-                await self.host.write_bank(bank, base, g.mem[name])
-        for name, slot in self.image.slots.items():
-            if g.sat_by_tensor[name] != sat_before.get(name):
-                await self.host.write_stat(slot, g.sat_by_tensor[name], g.maxabs.get(name, 0))
-        await self.refresh_program()
+                rank[name] = np.array(await self.host.read_bank(bank, base, self.comp.tensors[name].size))
+                if self.check != "off" and not np.array_equal(rank[name], g.mem[name]):
+                    raise Mismatch(f"{where}: {name} read back {rank[name]}, golden {g.mem[name]}")
+        await self.refresh_program(rank)
+        _, trace = self._golden(g.run, self.comp.rank_prune, {}, None, False)
+        await self._run("rank_prune", where, trace=trace)
         if self.check != "off":
             await self.compare(self.persistent, where)
+            await self.compare_stats(where)
 
     async def rank_freeze(self) -> None:
-        """The end of the prune phase (Machine.rank_freeze): every tau 0, in the PENALTY descriptors too."""
+        """The end of the prune phase (Machine.rank_freeze): every tau 0, in the state bank and in the PENALTY
+        descriptors."""
         self.golden.rank_freeze()
+        for op in self.comp.rank_update:
+            bank, base = self.comp.layout[op.ins[2]]
+            await self.host.write_bank(bank, base, self.golden.mem[op.ins[2]])
         await self.refresh_program()
 
     async def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:

@@ -27,7 +27,7 @@ def hdl_parameters(p: P.AccelParams) -> dict:
     """rtl/tt_accel.v's parameters for bank parameters `p`."""
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
     out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth, "LANES": p.lanes,
-           "BUF_DEPTH": max(p.buf_depth, 1)} | ({"ADAM": 1} if p.adam else {})
+           "BUF_DEPTH": max(p.buf_depth, 1)} | ({"ADAM": 1} if p.adam else {}) | ({"RANK": 1} if p.rank else {})
     for b, d, w, n in zip(p.banks, p.bank_depth, p.bank_width, p.read_ports):
         out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
     return out
@@ -104,15 +104,22 @@ def prune_config(cfg, seed_: int, params_rng: np.random.Generator, prior: float 
 
 
 async def prune_to_rank_one(dev) -> None:
-    """A rank update with the host's pruning threshold above every lambda: each bond keeps only its slice with
-    the largest lambda (SPEC 5.6: a bond never drops to rank 0). The threshold is the host's parameter."""
+    """A rank update with the pruning threshold above every lambda (2^31 in lambda's 24 fraction bits): each bond
+    keeps only its slice with the largest lambda (SPEC 5.6: a bond never drops to rank 0). The threshold is a
+    field of the RANK descriptors, which the host rewrites for this update and restores after it."""
     g = dev.golden
-    rank = g.cfg.train.rank
-    g.cfg = replace(g.cfg, train=replace(g.cfg.train, rank=replace(rank, threshold=2.0 ** (32 - LAMBDA_FMT.frac))))
+    cfg = g.cfg
+
+    def use(c):
+        g.cfg = g.comp.cfg = c
+
+    use(replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, threshold=2.0 ** (31 - LAMBDA_FMT.frac)))))
     try:
+        await dev.refresh_program()
         await dev.rank_update()
     finally:
-        g.cfg = replace(g.cfg, train=replace(g.cfg.train, rank=rank))
+        use(cfg)
+        await dev.refresh_program()
 
 
 def seed() -> int:

@@ -80,6 +80,10 @@ async def rank_steps(dut):
     flat, flat_full = sum(pruned, []), sum(full, [])
     assert all(r >= 1 for r in flat) and sum(flat) < sum(flat_full), f"no slice pruned: {pruned} from {full}"
     assert taus_seen > 0, "every tau stayed 0: the penalty was never exercised"
+    rank_cycles = (await dev.host.counters())["rank_cycles"]
+    model = P.program_cycles(dev.image, "rank_update", dev.mem_lat)["units"]["rank"]
+    assert dev.params.rank and rank_cycles == updates * model > 0, \
+        f"the rank unit held {rank_cycles} cycles, the model says {updates} x {model}"
     await prune_to_rank_one(dev)
     ones = dev.golden.live_ranks()
     assert all(r == 1 for r in sum(ones, [])), f"ranks {ones} after pruning to one"

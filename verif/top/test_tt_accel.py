@@ -1,5 +1,6 @@
 """pytest runner for the accelerator top (rtl/tt_accel.v): lock-step training steps on both simulators."""
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -9,8 +10,8 @@ from verif.runner import BUILD, RTL, SIMS, run_block
 from verif.top.accel_env import hdl_parameters, model_config
 
 SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_banks", "tt_bank", "tt_contract",
-                                    "tt_ewise", "tt_sce", "tt_loop_addr", "tt_mac_array", "tt_requant", "tt_lfsr",
-                                    "tt_writeback", "tt_op_ctrl", "tt_delay", "tt_skid")]
+                                    "tt_ewise", "tt_sce", "tt_rank", "tt_loop_addr", "tt_mac_array", "tt_requant",
+                                    "tt_lfsr", "tt_writeback", "tt_op_ctrl", "tt_delay", "tt_skid")]
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
 # another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:
@@ -75,9 +76,10 @@ def test_tt_accel_rank_adaptation(sim, monkeypatch):
     model, batch = RANK_MODELS[sim]
     for k, v in {"MODEL": model, "BATCH": str(batch), "UPDATES": "2"}.items():
         monkeypatch.setenv(k, v)
-    comp = compile_network(model_config(model, batch))
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(comp)), sim=sim,
-              build_dir=BUILD / "tt_accel" / "rank" / sim, test_module="verif.top.tb_tt_accel", testcase="rank_steps")
+    cfg = model_config(model, batch)
+    cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))  # the rank state, the unit
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(compile_network(cfg))),
+              sim=sim, build_dir=BUILD / "tt_accel" / "rank" / sim, test_module="verif.top.tb_tt_accel", testcase="rank_steps")
 
 
 @pytest.mark.parametrize("sim", SIMS)
