@@ -31,7 +31,7 @@ from golden.machine import SAT_COUNTER_MAX, Machine
 from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
 from verif.host import (CTRL, CTRL_CLEAR_COUNTERS, CTRL_CLEAR_ERROR, CTRL_SEED, CTRL_START, CYCLES, ERROR, ID,
-                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, SAT_TOTAL, SEED, ST_BUSY, ST_DONE, ST_ERROR,
+                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, RANK_CYCLES, SAT_TOTAL, SEED, ST_BUSY, ST_DONE, ST_ERROR,
                         ST_STREAM_ERROR, START_PC, STATUS, STREAM_BASE, STREAM_FRAMES,
                         STREAM_WORDS, WIN_BANK, WIN_PROG, WIN_STAT, BankCopy, SampleStream, to_signed)
 from verif.top.accel_env import model_config, open_accel, seed
@@ -279,6 +279,8 @@ async def illegal_programs(dut):
     mv = mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, shift=3)
     ct_words, ew_words = P.payload_words(P.CONTRACT_FIELDS), P.payload_words(P.EWISE_FIELDS)
     ew_short = P.payload_words(P.EWISE_SHORT_FIELDS)
+    rk_words = P.payload_words(P.RANK_FIELDS)
+    assert not env.params.rank, "the error tests' build has no rank unit"
     B = HAND_BASE
     zero_rec = ew_record(zero_f)
     n0 = len(zero_rec)
@@ -310,6 +312,8 @@ async def illegal_programs(dut):
         ("contract header, payload one word long", B, ct_record(mv, nwords=ct_words + 1) + END, 1, 0, B, []),
         ("sce header with the contract length", B, [P.header(P.KIND_SCE, 0, False, ct_words)] + [0] * ct_words + END,
          1, 0, B, []),
+        ("a RANK record of the right length, the rank unit not built (RANK = 0)", B,
+         zero_rec + [P.header(P.KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END, 1, 0, B + n0, [zero_f]),
         # runs off the program memory: the last record ends at the last word, no END after it
         ("no END: the last record ends at the last word", PROG_DEPTH - n0 - len(last_rec), zero_rec + last_rec, 2, 0,
          PROG_DEPTH, [zero_f, last_ew]),
@@ -540,12 +544,12 @@ async def bad_register_accesses(dut):
     for r in stream_regs:
         await host.wr(r, 0x1234 + r)
     ro = [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL] + list(range(CYCLES, CYCLES + 8)) + \
-        list(range(0x20, 0x35))
+        [RANK_CYCLES, RANK_CYCLES + 1] + list(range(0x20, 0x36))
     regs = ro + [START_PC, LABEL, SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
         await env.slverr_wr(r, ~vals[r], what="read-only register")
-    for r in (0x18, 0x1F, 0x35, 0xFF):
+    for r in (0x1A, 0x1F, 0x36, 0xFF):
         await env.slverr_wr(r, 0xFFFFFFFF, what="unmapped register")
         await env.slverr_rd(r, "unmapped register")
     for strb in (0x0, 0x1, 0x7, 0xE, 0x8):

@@ -35,7 +35,7 @@ from verif.uvm import Coverage
 
 S_STAT = 6  # tt_seq's statistics state: the op is complete and its counts are on the unit ports
 EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
-KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce"]
+KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce", "rank"]
 MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
@@ -108,9 +108,13 @@ class OpMonitor(uvm_component):
                                       rounding="stochastic" if d["mode"] else "nearest",
                                       mask_state=mask_state(d),
                                       taus="nonzero" if d["tau_left"] or d["tau_right"] else "zero")
-            else:
+            elif unit == 2:
                 d = P.unpack_fields(P.SCE_FIELDS, desc)
                 txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
+            else:  # a bond's rank update: its size is the master words it reads
+                d = P.unpack_fields(P.RANK_FIELDS, desc)
+                txn = SimpleNamespace(kind="rank", size=size_class(d["rank"] * (d["left_rows"] + d["right_cols"])),
+                                      shift="zero", rounding="nearest")
             txn.saturated = "yes" if sat else "no"
             txn.form = getattr(txn, "form", None)
             txn.preload = getattr(txn, "preload", None)
@@ -127,7 +131,8 @@ class OpCoverage(Coverage):
     tb_accel_errors' (hand-built descriptors). MASK gates a tensor in its own format with NEAREST and shift 0
     (it cannot round or saturate); PENALTY rounds stochastically, and no workload here drives it to saturation (the
     prior's small pull added to a gradient): that is left to tb_tt_ewise's random descriptors (every opcode,
-    operands and tau entries at both ends of their ranges; not a per-opcode coverage bin)."""
+    operands and tau entries at both ends of their ranges; not a per-opcode coverage bin). The rank unit rounds Q
+    and lambda to nearest and counts no saturation (lambda's clamp is not a counted event, SPEC 5.6)."""
 
     def declare(self):
         self.point("kind", lambda t: t.kind, KINDS)
@@ -135,11 +140,11 @@ class OpCoverage(Coverage):
         self.point("shift", lambda t: t.shift, list(SHIFTS))
         self.point("rounding", lambda t: t.rounding, ["nearest", "stochastic"])
         self.point("saturated", lambda t: t.saturated, ["no", "yes"])
-        exact = ("relu", "relu_bwd", "zero", "sce", "derive", "mask")
+        exact = ("relu", "relu_bwd", "zero", "sce", "derive", "mask", "rank")
         self.cross("kind_x_rounding", ["kind", "rounding"],
                    ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest"), ("penalty", "nearest")])
         self.cross("kind_x_saturated", ["kind", "saturated"],
-                   ignore=[(k, "yes") for k in ("relu", "relu_bwd", "zero", "sce", "mask", "penalty")])
+                   ignore=[(k, "yes") for k in ("relu", "relu_bwd", "zero", "sce", "mask", "penalty", "rank")])
         others = [(k, None) for k in KINDS if k != "contract"]
         self.cross("contract_x_size", ["kind", "size"], ignore=others)
         self.cross("contract_x_shift", ["kind", "shift"],

@@ -67,6 +67,12 @@ def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
 
 
+def with_rank(cfg):
+    """The config with rank adaptation on, as the tests that adapt ranks (accel_env.prune_config) train it: the
+    accelerator is built for its rank state and with its rank unit."""
+    return replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
+
+
 # Rank adaptation: digits (two bonds of rank 8) on Verilator; tiny (one bond of rank 2) on Icarus, for speed.
 RANK_MODELS = {"verilator": ("digits", 2), "icarus": ("tiny", 4)}
 
@@ -76,9 +82,8 @@ def test_tt_accel_rank_adaptation(sim, monkeypatch):
     model, batch = RANK_MODELS[sim]
     for k, v in {"MODEL": model, "BATCH": str(batch), "UPDATES": "2"}.items():
         monkeypatch.setenv(k, v)
-    cfg = model_config(model, batch)
-    cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))  # the rank state, the unit
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(compile_network(cfg))),
+    run_block(toplevel="tt_accel", sources=SOURCES,
+              parameters=hdl_parameters(P.params_for(compile_network(with_rank(model_config(model, batch))))),
               sim=sim, build_dir=BUILD / "tt_accel" / "rank" / sim, test_module="verif.top.tb_tt_accel", testcase="rank_steps")
 
 
@@ -95,7 +100,7 @@ UVM_BUILD = BUILD / "tt_accel" / "uvm-lanes8"
 
 
 def _run_uvm(monkeypatch, skip_corners: bool):
-    comp = compile_network(model_config("digits", 2))
+    comp = compile_network(with_rank(model_config("digits", 2)))
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
