@@ -42,6 +42,7 @@ help: ## list the targets and variables
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512"
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
+	@echo "           make cost, synth: RANK_ADAPTATION=1 (with rank adaptation: the rank programs, the rank unit)"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
@@ -53,7 +54,7 @@ train: setup ## train MODEL on DATASET (default: digits) on the co-simulated acc
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH)
 
 cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH (no simulation)
-	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER))
+	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@echo "regress: SEED=$(SEED) J=$(J)"
@@ -63,7 +64,7 @@ lint: setup ## verilator --lint-only -Wall over rtl/
 	@bash scripts/lint.sh
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
-	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER))
+	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation)
 
 qor: setup ## synthesize every target and fail on an area or Fmax regression against the baselines
 	@for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || exit 1; done

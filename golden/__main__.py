@@ -17,17 +17,21 @@ def main(argv=None) -> int:
     tr.add_argument("--seed", type=int, default=1)
     tr.add_argument("--out", required=True, help="output directory (resumes if it holds a checkpoint)")
     optimizer_help = "sgd|adam instead of the config's optimizer"
+    rank_help = "with rank adaptation (the rank_update and rank_prune programs, the rank state)"
     for name, helptext in (("memory", "memory report of a model"), ("plan", "compiled programs of a model")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--model", default="digits")
         p.add_argument("--optimizer", choices=("sgd", "adam"), help=optimizer_help)
+        p.add_argument("--rank-adaptation", action="store_true", help=rank_help)
     co = sub.add_parser("cost", help="the accelerator's modelled cycles per program and op (golden/cost.py)")
     co.add_argument("--model", default="digits")
     co.add_argument("--optimizer", choices=("sgd", "adam"), help=optimizer_help)
+    co.add_argument("--rank-adaptation", action="store_true", help=rank_help)
     co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
     co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
-    co.add_argument("--program", choices=("train_sample", "update", "infer", "all"), default="all")
+    co.add_argument("--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"),
+                    default="all")
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
     args = ap.parse_args(argv)
 
@@ -43,6 +47,8 @@ def main(argv=None) -> int:
         cfg = load_config(args.model)
         if args.optimizer:
             cfg = replace(cfg, train=replace(cfg.train, optimizer=args.optimizer))
+        if args.rank_adaptation:
+            cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
         if args.cmd == "cost":
             from golden.cost import cost_report, format_report
             from golden.program import PROGRAMS
@@ -56,12 +62,13 @@ def main(argv=None) -> int:
             print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
             return 0
         from golden.compiler import compile_network
+        from golden.program import PROGRAMS
         comp = compile_network(cfg)
         if args.cmd == "memory":
             from golden.memory import memory_report
             print(json.dumps(memory_report(comp), indent=1))
         else:
-            for prog in ("train_sample", "update", "infer"):
+            for prog in PROGRAMS:
                 print(f"{prog}: {comp.macs(prog)} MACs")
                 for op in getattr(comp, prog):
                     order = f" (in order {op.order})" if op.order else ""

@@ -1,7 +1,8 @@
 """`make synth`: synthesize (and place and route) one FPGA target and judge its quality of results.
 
     python scripts/synth.py --target ice40-up5k|ecp5-85k|zynq-usplus [--top M] [--param K=V ...]
-                            [--update-baseline] [--bitstream] [--ooc] [--seeds N]
+                            [--optimizer adam] [--rank-adaptation] [--update-baseline] [--bitstream] [--ooc]
+                            [--seeds N]
 
 Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
 file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
@@ -668,10 +669,12 @@ def git_commit() -> str | None:
         return None
 
 
-def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str | None = None) -> dict:
+def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str | None = None,
+                 adapt_ranks: bool = False) -> dict:
     """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
-    with `buf_depth` words per lane buffer, trained with `optimizer` (None: the config's): the banks and program
-    memory its compiled network needs, as the co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
+    with `buf_depth` words per lane buffer, trained with `optimizer` (None: the config's), with rank adaptation
+    when `adapt_ranks` (else the config's): the banks, units and program memory its compiled network needs, as the
+    co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     try:
@@ -679,16 +682,16 @@ def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str 
         from golden.compiler import compile_network
         from golden.config import load_config
         from verif.top.accel_env import hdl_parameters, model_config
-        comp = compile_network(model_config(model, optimizer=optimizer))
+        comp = compile_network(model_config(model, optimizer=optimizer, adapt_ranks=adapt_ranks))
         return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth)))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
 
-def target_params(cfg: dict, optimizer: str | None = None) -> dict:
+def target_params(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = False) -> dict:
     """The configured top's parameters: the model's (when the target names one; trained with `optimizer`, None:
-    the config's), then the target's "params"."""
-    params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), optimizer) \
+    the config's; with rank adaptation when `adapt_ranks`), then the target's "params"."""
+    params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), optimizer, adapt_ranks) \
         if cfg.get("model") else {}
     params.update(cfg.get("params", {}))
     return params
@@ -954,6 +957,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--optimizer", choices=("sgd", "adam"),
                     help="the target's model trained with this optimizer (adam: the Adam ops and the 32-bit moment "
                          "bank); the baseline check reports such a run as not comparable")
+    ap.add_argument("--rank-adaptation", action="store_true",
+                    help="the target's model with rank adaptation (the rank unit and the rank state); the baseline "
+                         "check reports such a run as not comparable")
     ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
     ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")
     ap.add_argument("--ooc", action="store_true",
@@ -968,7 +974,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = targets[args.target]
     top = args.top or cfg["top"]
     try:
-        params = target_params(cfg, args.optimizer) if top == cfg["top"] else {}
+        params = target_params(cfg, args.optimizer, args.rank_adaptation) if top == cfg["top"] else {}
         params.update(parse_params(args.param))
         report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds)
     except ToolError as e:

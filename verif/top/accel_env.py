@@ -43,15 +43,19 @@ def long_run_build_args(sim: str) -> list[str]:
     return ["--no-public-flat-rw", "--public-depth", "1", "-CFLAGS", "-O3"]
 
 
-def model_config(name: str, batch: int | None = None, ranks=None, optimizer: str | None = None):
-    """The named (or file) config; optionally with another mini-batch, another optimizer ("sgd", "adam") and
-    other inner TT ranks per layer (a pruned network recompiled at its live ranks)."""
+def model_config(name: str, batch: int | None = None, ranks=None, optimizer: str | None = None,
+                 adapt_ranks: bool = False):
+    """The named (or file) config; optionally with another mini-batch, another optimizer ("sgd", "adam"), rank
+    adaptation on (its rank state in the state bank, the rank unit in the build) and other inner TT ranks per
+    layer (a pruned network recompiled at its live ranks)."""
     from dataclasses import replace
     cfg = load_config(name)
     if batch:
         cfg = replace(cfg, train=replace(cfg.train, batch=batch))
     if optimizer:
         cfg = replace(cfg, train=replace(cfg.train, optimizer=optimizer))
+    if adapt_ranks:
+        cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
     return cfg if ranks is None else with_ranks(cfg, ranks)
 
 

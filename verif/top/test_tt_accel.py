@@ -1,6 +1,5 @@
 """pytest runner for the accelerator top (rtl/tt_accel.v): lock-step training steps on both simulators."""
 import os
-from dataclasses import replace
 
 import pytest
 
@@ -67,13 +66,8 @@ def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
 
 
-def with_rank(cfg):
-    """The config with rank adaptation on, as the tests that adapt ranks (accel_env.prune_config) train it: the
-    accelerator is built for its rank state and with its rank unit."""
-    return replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
-
-
-# Rank adaptation: digits (two bonds of rank 8) on Verilator; tiny (one bond of rank 2) on Icarus, for speed.
+# Rank adaptation: digits (two bonds of rank 8) on Verilator; tiny (one bond of rank 2) on Icarus, for speed. The
+# build has the rank state and the rank unit (RANK = 1).
 RANK_MODELS = {"verilator": ("digits", 2), "icarus": ("tiny", 4)}
 
 
@@ -83,7 +77,7 @@ def test_tt_accel_rank_adaptation(sim, monkeypatch):
     for k, v in {"MODEL": model, "BATCH": str(batch), "UPDATES": "2"}.items():
         monkeypatch.setenv(k, v)
     run_block(toplevel="tt_accel", sources=SOURCES,
-              parameters=hdl_parameters(P.params_for(compile_network(with_rank(model_config(model, batch))))),
+              parameters=hdl_parameters(P.params_for(compile_network(model_config(model, batch, adapt_ranks=True)))),
               sim=sim, build_dir=BUILD / "tt_accel" / "rank" / sim, test_module="verif.top.tb_tt_accel", testcase="rank_steps")
 
 
@@ -100,7 +94,7 @@ UVM_BUILD = BUILD / "tt_accel" / "uvm-lanes8"
 
 
 def _run_uvm(monkeypatch, skip_corners: bool):
-    comp = compile_network(with_rank(model_config("digits", 2)))
+    comp = compile_network(model_config("digits", 2, adapt_ranks=True))  # the build the rank steps need
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
