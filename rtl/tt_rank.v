@@ -284,8 +284,8 @@ module tt_rank #(
   wire signed [ACC_W-1:0] add_a = (state_q == ST_MUL ? mul_b_q[0] : GAIN_Q16[bit_q]) ? mul_a_q : {ACC_W{1'b0}};
   wire signed [ACC_W-1:0] add_c = (state_q == ST_BLEND && DECAY_Q16[bit_q]) ? mul_c_q : {ACC_W{1'b0}};
   wire signed [ACC_W-1:0] blend = acc_q >>> 16;
+  // Only the top clamps: 0.9 of an old lambda >= -2^31 plus 0.1 Q >= 0 never falls below -2^31.
   wire                    lam_hi_sat = blend > $signed({{(ACC_W-31){1'b0}}, {31{1'b1}}});
-  wire                    lam_lo_sat = blend < -$signed({{(ACC_W-32){1'b0}}, 1'b1, 31'd0});
 
   always @(posedge clk) begin
     case (state_q)
@@ -313,7 +313,7 @@ module tt_rank #(
         mul_c_q <= mul_c_q <<< 1;
       end
       ST_SAT: begin
-        lam_new_q <= lam_hi_sat ? 32'sh7fff_ffff : lam_lo_sat ? -32'sh7fff_ffff - 32'sd1 : blend[31:0];
+        lam_new_q <= lam_hi_sat ? 32'sh7fff_ffff : blend[31:0];
       end
       default: begin
       end
