@@ -21,6 +21,7 @@ DATA_DIR ?=
 MODEL    ?= digits
 EPOCHS   ?=
 OPTIMIZER ?=
+RANK_ADAPTATION ?=
 TARGET   ?= ice40-up5k
 SEEDS    ?=
 QUICK    ?= 0
@@ -29,7 +30,7 @@ CHECK    ?= sample
 LANES    ?= 8
 BUF_DEPTH ?= 512
 TRAIN_SIM = $(or $(SIM),verilator)
-OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)$(if $(OPTIMIZER),-$(OPTIMIZER))
+OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)$(if $(OPTIMIZER),-$(OPTIMIZER))$(if $(RANK_ADAPTATION),-rank)
 export SIM SEED WAVES
 
 .PHONY: help setup train cost regress lint synth qor coverage mutate bench clean
@@ -42,7 +43,7 @@ help: ## list the targets and variables
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512"
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
-	@echo "           make cost, synth: RANK_ADAPTATION=1 (with rank adaptation: the rank programs, the rank unit)"
+	@echo "           make train, cost, synth: RANK_ADAPTATION=1 (rank adaptation on: the rank programs and the rank unit)"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
@@ -50,7 +51,8 @@ setup: ## create .venv with the pinned toolchain; apt-get what is missing (idemp
 train: setup ## train MODEL on DATASET (default: digits) on the co-simulated accelerator, checked by the golden model
 	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK) -> $(OUT)"
 	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
-	    $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
+	    $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) \
+	    --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH)
 
 cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH (no simulation)

@@ -1,8 +1,8 @@
 """`make train`: train a TT network on the co-simulated accelerator, checked in lock-step by the golden model.
 
     python -m verif.train [--model digits] [--dataset digits] [--data-dir DIR] [--epochs N] [--seed N]
-                          [--optimizer sgd|adam] [--sim verilator|icarus|golden] [--check every|sample|batch|off]
-                          [--out DIR]
+                          [--optimizer sgd|adam] [--rank-adaptation] [--sim verilator|icarus|golden]
+                          [--check every|sample|batch|off] [--out DIR]
 
 Everything that can be wrong with the inputs (model, dataset files, sizes, a network the accelerator cannot
 hold or run) fails here, before any simulation starts. Then the accelerator is built for the model
@@ -37,6 +37,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--optimizer", default=None, choices=("sgd", "adam"),
                     help="the config's optimizer unless given (adam: the accelerator is built with its Adam ops)")
+    ap.add_argument("--rank-adaptation", action="store_true",
+                    help="rank adaptation on whatever the config says (the accelerator is built with its rank unit; "
+                         "the config's prior, threshold and phases)")
     ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
     ap.add_argument("--check", default="sample", choices=CHECKS)
     ap.add_argument("--out", default=None)
@@ -50,12 +53,15 @@ def main(argv=None) -> int:
             cfg = replace(cfg, train=replace(cfg.train, epochs=a.epochs))
         if a.optimizer:
             cfg = replace(cfg, train=replace(cfg.train, optimizer=a.optimizer))
+        if a.rank_adaptation:
+            cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
         data = load_dataset(a.dataset, a.data_dir)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     check_compatible(cfg, data)
-    suffix = f"-{a.optimizer}" if a.optimizer else ""  # an optimizer other than the config's: another run
+    # an optimizer other than the config's, or rank adaptation switched on: another run
+    suffix = (f"-{a.optimizer}" if a.optimizer else "") + ("-rank" if a.rank_adaptation else "")
     out = Path(a.out or ROOT / "build" / "train" / f"{cfg.name}-{data.name}-seed{a.seed}-{a.sim}{suffix}")
     print(f"seed {a.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / {len(data.test_y)} "
           f"test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  device {a.sim}  check {a.check}  lanes {a.lanes}"
@@ -78,13 +84,15 @@ def main(argv=None) -> int:
     from verif.top.test_tt_accel import SOURCES
     os.environ.update({"TRAIN_MODEL": a.model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
                        "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_OPTIMIZER": cfg.train.optimizer,
+                       "TRAIN_RANK": "1" if cfg.train.rank.enabled else "",
                        "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,
                        "TRAIN_OUT": str(out.resolve()), "TRAIN_INTERRUPT_AFTER": str(a.interrupt_after)})
     os.environ.setdefault("SEED", str(a.seed))
     try:
         run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=a.sim,
                   test_module="verif.top.tb_train", testcase="train", build_args=long_run_build_args(a.sim),
-                  build_dir=BUILD / "train" / f"{cfg.name}-lanes{a.lanes}x{a.buf_depth}" / a.sim, test_dir=out / "sim")
+                  build_dir=BUILD / "train" / f"{cfg.name}-lanes{a.lanes}x{a.buf_depth}{suffix}" / a.sim,
+                  test_dir=out / "sim")
     except AssertionError as e:
         print(f"error: the co-simulated run failed (see {out / 'sim'}): {e}", file=sys.stderr)
         return 1

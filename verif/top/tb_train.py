@@ -2,7 +2,7 @@
 
 verif/train.py (the command) checks the inputs, builds the accelerator for the model and passes the run's
 settings in the environment: TRAIN_MODEL, TRAIN_DATASET, TRAIN_DATA_DIR, TRAIN_EPOCHS, TRAIN_OPTIMIZER, TRAIN_SEED,
-TRAIN_CHECK, TRAIN_OUT (and TRAIN_INTERRUPT_AFTER=n for the resume test: stop as Ctrl-C would after n batches).
+TRAIN_RANK (1: rank adaptation on), TRAIN_CHECK, TRAIN_OUT (and TRAIN_INTERRUPT_AFTER=n for the resume test: stop as Ctrl-C would after n batches).
 A finished run also writes rtl_state.npz: every persistent tensor read back from the RTL over the host bus.
 """
 import os
@@ -26,6 +26,8 @@ async def train(dut):
         cfg = replace(cfg, train=replace(cfg.train, epochs=int(env["TRAIN_EPOCHS"])))
     if env.get("TRAIN_OPTIMIZER"):
         cfg = replace(cfg, train=replace(cfg.train, optimizer=env["TRAIN_OPTIMIZER"]))
+    if env.get("TRAIN_RANK"):
+        cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
     data = load_dataset(env["TRAIN_DATASET"], env.get("TRAIN_DATA_DIR") or None)
     make_device = await open_accel(dut, env.get("TRAIN_CHECK", "sample"), fast_bus=True)
     sim = cocotb.SIM_NAME.lower()
