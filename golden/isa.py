@@ -555,8 +555,7 @@ EW_OP_W = 4  # opcode field
 EW_CONST_W = 16  # alpha, beta: signed
 EW_ALIGN_W = 7  # align_x, align_z: signed
 EW_RANK_W = 5  # r0, r1
-EW_MASK_N = 16  # mask bits and tau entries per side, the largest rank (rtl/tt_ewise.v MASK_N)
-EW_TAU_W = 16  # a tau entry: signed (SPEC 5.6 keeps taus in 0..2^15 - 1)
+EW_MASK_N = 16  # table entries (masks or taus) per side, the largest rank (rtl/tt_ewise.v MASK_N)
 EW_PORT_W = 16  # data width of the RTL's read and write ports (X_W, Z_W, OUT_W)
 EW_WIDEST = 32  # the widest ports the unit can be built with
 EW_ALIGN_MIN = -47  # a right shift by 47 leaves 0 or -1 of any product
@@ -566,7 +565,6 @@ EW_ADAM_Z_W = 16  # ADAM_V: the widest g its squarer takes
 EW_ADAM_X_W = 17  # ADAM_STEP: the widest m its multiplier by RSQRT takes
 EW_RSQRT_W = 14  # RSQRT entries are below 2^14
 EW_EPS_MAX = (1 << (EW_CONST_W - 1)) - 1  # ADAM_STEP's eps_q rides in beta
-EW_ALL = (1 << EW_MASK_N) - 1  # a mask with every slice live (an absent mask)
 
 
 @dataclass(frozen=True)
@@ -586,10 +584,24 @@ class EwiseDesc:
     z_w: int
     y_w: int
     shape: tuple[int, int, int] = (1, 1, 1)  # MASK, PENALTY: the core as (r0, m*n, r1); other ops (1, count, 1)
+    # MASK, PENALTY: the bonds' tables the unit reads (on its x port) before the elements: r0 words from tab_left
+    # (MASK: live where the word is not 0; PENALTY: the taus, 16-bit signed) if tab_on bit 0, r1 words from
+    # tab_right if bit 1; an absent side has every slice live and every tau 0.
+    tab_left: int = 0
+    tab_right: int = 0
+    tab_on: int = 0
     banks: tuple[str, str, str] = ("", "", "")  # banks of x, z, y (for the sequencer; not a descriptor field)
-    masks: tuple[str, str] = ("", "")  # MASK: the mask tensors (left, right), "" = absent (all live)
-    taus: tuple[str, str] = ("", "")  # PENALTY: the tau tensors (left, right), "" = absent (all 0)
+    tab_banks: tuple[str, str] = ("", "")  # banks of the two tables (likewise)
     names: tuple[str, str, str] = field(default=("", "", ""), compare=False)  # tensors x, z, y, for messages
+    tables: tuple[str, str] = field(default=("", ""), compare=False)  # the MASK or TAU tensors, "" = absent
+
+    @property
+    def table_words(self) -> int:
+        """Words read before the elements (MASK, PENALTY): the present sides' ranks."""
+        if self.opcode not in EW_CORE_OPS:
+            return 0
+        r0, _, r1 = self.shape
+        return (r0 if self.tab_on & 1 else 0) + (r1 if self.tab_on & 2 else 0)
 
     @property
     def reads_x(self) -> bool:
@@ -668,6 +680,13 @@ def check_ewise(desc: EwiseDesc) -> EwiseDesc:
     unsigned("r0", r0, EW_RANK_W)
     unsigned("m*n", mn, ADDR_W)
     unsigned("r1", r1, EW_RANK_W)
+    unsigned("tab_on", desc.tab_on, 2)
+    for name, base, bit, n in (("tab_left", desc.tab_left, 1, r0), ("tab_right", desc.tab_right, 2, r1)):
+        unsigned(name, base, ADDR_W)
+        if desc.tab_on & bit and base + n - 1 >= 1 << ADDR_W:
+            _ewfail(what, f"{name} {base} + {n} words goes beyond the {ADDR_W}-bit address field")
+    if desc.opcode not in EW_CORE_OPS and (desc.tab_on or desc.tab_left or desc.tab_right):
+        _ewfail(what, "tables given to an op that reads none")
     if desc.opcode in EW_CORE_OPS and r0 * mn * r1 != desc.count:
         _ewfail(what, f"shape {desc.shape} has {r0 * mn * r1} elements, count is {desc.count}")
     return desc
@@ -734,7 +753,7 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     y = op.out
     x = z = ""
     alpha, beta, align_x, align_z, shift, mode = 1, 0, 0, 0, 0, NEAREST
-    masks = taus = ("", "")
+    tables = ("", "")
     shape = (1, out_t.size, 1)
     what = f"{op.kind} {op.out} <- {', '.join(n for n in op.ins if n) or '-'}"
     if op.kind == "axpby":
@@ -781,11 +800,11 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     else:  # mask, penalty: ops over the rank slices of a core
         if op.kind == "mask":
             x, *ms = op.ins
-            masks = (ms[0], ms[1])
+            tables = (ms[0], ms[1])
         else:  # g <- RQ(g 2^align_x + (tau_l[r_prev] + tau_r[r_next]) w 2^align_z, align_x) (Machine._penalty)
             x, z, *ts = op.ins
-            taus = (ts[0], ts[1])
-            f_tau = frac[taus[0] or taus[1]]
+            tables = (ts[0], ts[1])
+            f_tau = frac[tables[0] or tables[1]]
             fc = max(frac[x], f_tau + frac[z])
             align_x, align_z, shift, mode = fc - frac[x], fc - f_tau - frac[z], fc - frac[y], op.mode
         if len(out_t.shape) != 4:
@@ -806,7 +825,9 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     desc = EwiseDesc(opcode=opcode, count=out_t.size, x_base=base(x), z_base=base(z), y_base=base(y),
                      alpha=alpha, beta=beta, align_x=align_x, align_z=align_z, shift=shift, mode=mode,
                      x_w=width(x), z_w=width(z), y_w=out_t.fmt.width, shape=shape,
-                     banks=(bank(x), bank(z), bank(y)), masks=masks, taus=taus, names=(x, z, y))
+                     tab_left=base(tables[0]), tab_right=base(tables[1]),
+                     tab_on=int(bool(tables[0])) | int(bool(tables[1])) << 1, banks=(bank(x), bank(z), bank(y)),
+                     tab_banks=(bank(tables[0]), bank(tables[1])), names=(x, z, y), tables=tables)
     check_ewise(desc)
     # legal on the widest unit; golden/program.py checks the op against the accelerator's build
     code, why = ewise_error(desc, EW_WIDEST, EW_WIDEST, EW_WIDEST, adam=True)
@@ -815,30 +836,28 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     return desc
 
 
-def mask_word(values) -> int:
-    """A MASK tensor (one 0/1 value per slice) as the unit's bit vector: bit r = slice r is live."""
-    word = 0
-    for r, v in enumerate(values):
-        word |= int(int(v) != 0) << r
-    return word
+def ewise_tables(desc: EwiseDesc, mem_tab) -> tuple[list[int], list[int]]:
+    """The (left, right) tables a MASK or PENALTY op reads from `mem_tab` (its x port's memory): per slice the word
+    as a 16-bit signed value (a wider word's low 16 bits); an absent side gives EW_MASK_N ones (MASK: every slice
+    live) or zeros (PENALTY: no tau)."""
+    r0, _, r1 = desc.shape
+    absent = 1 if desc.opcode == EW_MASK else 0
+    out = []
+    for base, bit, n in ((desc.tab_left, 1, r0), (desc.tab_right, 2, r1)):
+        if desc.tab_on & bit:
+            out.append([((int(mem_tab[base + r]) + (1 << 15)) & 0xFFFF) - (1 << 15) for r in range(n)])
+        else:
+            out.append([absent] * EW_MASK_N)
+    return out[0], out[1]
 
 
-def tau_table(values=()) -> tuple[int, ...]:
-    """A TAU tensor (one signed value per slice; absent: none) as the unit's EW_MASK_N entries, 0 past its rank."""
-    table = [int(v) for v in values] + [0] * (EW_MASK_N - len(values))
-    if len(table) != EW_MASK_N or not all(-(1 << (EW_TAU_W - 1)) <= v < 1 << (EW_TAU_W - 1) for v in table):
-        raise ValueError(f"tau table {table}: more than {EW_MASK_N} entries or an entry outside {EW_TAU_W} bits")
-    return tuple(table)
-
-
-def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: int = EW_ALL,
-                  mask_right: int = EW_ALL, tau_left=(), tau_right=()) -> tuple[np.ndarray, int, int, int]:
+def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mem_tab=None) -> tuple[np.ndarray, int, int, int]:
     """Plain reference of one descriptor on flat memories (exact Python ints; sources all read before the first
     write). Returns (the y memory after the op, saturations, max |word written|, draws consumed). `rand`: one
-    draw per element (STOCHASTIC only); mask_left / mask_right: the MASK op's bit vectors; tau_left / tau_right:
-    the PENALTY op's tau values per slice (tau_table). A source not read may be None. Saturations count the RQ
-    clamp and, for ACC, the clamp of the sum, so one element may count twice; ADAM_STEP counts only the clamp of
-    old_y - delta. Legal means legal on the widest unit (32-bit ports, Adam built).
+    draw per element (STOCHASTIC only); `mem_tab`: the memory MASK and PENALTY read their tables from
+    (ewise_tables; default mem_x: the unit reads them on its x port). A source not read may be None. Saturations
+    count the RQ clamp and, for ACC, the clamp of the sum, so one element may count twice; ADAM_STEP counts only
+    the clamp of old_y - delta. Legal means legal on the widest unit (32-bit ports, Adam built).
     """
     code, why = ewise_error(desc, EW_WIDEST, EW_WIDEST, EW_WIDEST, adam=True)
     if code:
@@ -854,11 +873,11 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
     zs = [int(mem_z[desc.z_base + i]) if desc.reads_z else 0 for i in range(n)]
     olds = [int(mem_y[desc.y_base + i]) for i in range(n)]
     _, mn, r1 = desc.shape
-    taus = (tau_table(tau_left), tau_table(tau_right))
+    left, right = ewise_tables(desc, mem_x if mem_tab is None else mem_tab) if desc.opcode in EW_CORE_OPS else ([], [])
 
     def beta(i: int) -> int:  # element i = (r_prev, m*n, r_next)
         if desc.opcode == EW_PENALTY:
-            return taus[0][i // (mn * r1)] + taus[1][i % r1]
+            return left[i // (mn * r1)] + right[i % r1]
         return desc.beta
 
     def gate(i: int) -> bool:
@@ -867,7 +886,7 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
         if desc.opcode == EW_RELU_BWD:
             return zs[i] > 0
         if desc.opcode == EW_MASK:  # element i = (r_prev, m*n, r_next)
-            return bool(mask_left >> (i // (mn * r1)) & mask_right >> (i % r1) & 1)
+            return left[i // (mn * r1)] != 0 and right[i % r1] != 0
         return desc.opcode != EW_ZERO
 
     n_sat = maxabs = 0
@@ -899,22 +918,17 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mask_left: in
     return mem_y, n_sat, maxabs, desc.draws
 
 
-def pack_ewise_ports(desc: EwiseDesc, mask_left: int = EW_ALL, mask_right: int = EW_ALL, tau_left=(),
-                     tau_right=()) -> dict[str, int]:
-    """The descriptor (and the MASK op's bit vectors, the PENALTY op's tau values) as the RTL's port values
-    (rtl/tt_ewise.v; a tau table packs entry r at bits [EW_TAU_W r +: EW_TAU_W])."""
+def pack_ewise_ports(desc: EwiseDesc) -> dict[str, int]:
+    """The descriptor as the RTL's port values (rtl/tt_ewise.v)."""
     r0, mn, r1 = desc.shape
     sgn = lambda v, bits: v & ((1 << bits) - 1)  # noqa: E731
-
-    def table(values) -> int:
-        return sum(sgn(v, EW_TAU_W) << (EW_TAU_W * r) for r, v in enumerate(tau_table(values)))
 
     return {"opcode": desc.opcode, "count": desc.count, "x_base": desc.x_base, "z_base": desc.z_base,
             "y_base": desc.y_base, "alpha": sgn(desc.alpha, EW_CONST_W), "beta": sgn(desc.beta, EW_CONST_W),
             "align_x": sgn(desc.align_x, EW_ALIGN_W), "align_z": sgn(desc.align_z, EW_ALIGN_W),
             "shift": sgn(desc.shift, SHIFT_W), "mode": desc.mode, "x_w": desc.x_w, "z_w": desc.z_w,
-            "y_w": desc.y_w, "r0": r0, "mn": mn, "r1": r1, "mask_left": mask_left & EW_ALL,
-            "mask_right": mask_right & EW_ALL, "tau_left": table(tau_left), "tau_right": table(tau_right)}
+            "y_w": desc.y_w, "r0": r0, "mn": mn, "r1": r1, "tab_left": desc.tab_left, "tab_right": desc.tab_right,
+            "tab_on": desc.tab_on}
 
 
 # tt_ewise's cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write,
@@ -924,12 +938,16 @@ EW_ADAM_PIPE = 5
 
 
 def ewise_cycles(desc: EwiseDesc, mem_lat: int = MEM_LAT) -> int:
-    """rtl/tt_ewise.v's cycles from start to done of a legal op, one element a cycle (its block test checks them)."""
-    return desc.count + mem_lat + EW_PIPE + (EW_ADAM_PIPE if desc.opcode in EW_ADAM_OPS else 0)
+    """rtl/tt_ewise.v's cycles from start to done of a legal op, one element a cycle (its block test checks them);
+    MASK and PENALTY read their tables first, one word a cycle, and wait for the last (one cycle with none)."""
+    tables = 0
+    if desc.opcode in EW_CORE_OPS:
+        tables = desc.table_words + mem_lat if desc.table_words else 1
+    return desc.count + mem_lat + EW_PIPE + tables + (EW_ADAM_PIPE if desc.opcode in EW_ADAM_OPS else 0)
 
 
 __all__ += ["EwiseDesc", "lower_ewise", "execute_ewise", "check_ewise", "ewise_error", "pack_ewise_ports",
-            "mask_word", "tau_table", "ewise_cycles", "EW_PIPE", "EW_OPCODES", "EW_MASK_N", "EW_ALL"]
+            "ewise_tables", "ewise_cycles", "EW_PIPE", "EW_OPCODES", "EW_MASK_N"]
 
 
 # === Softmax cross-entropy gradient unit (rtl/tt_sce.v) ======================================================

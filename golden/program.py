@@ -10,7 +10,7 @@ field i-1, word 0 holding bits 0..31). Header bits:
     [10]    observe the op's max |word written| updates the slot's max register (SPEC 4.2: per-sample writes
                     of adaptive tensors in train_sample only, as golden.machine does)
     [23:16] nwords  payload words that follow: the unit's payload length; an element-wise record other than
-                    PENALTY stops before the tau tables (EW_SHORT_WORDS), a contraction that preloads no
+                    MASK and PENALTY stops before the tables' addresses (EW_SHORT_WORDS), a contraction that preloads no
                     next op before the preload's fields (CT_SHORT_WORDS); the missing fields read as 0
 Addresses in descriptors are global element addresses: bank b's word i is (b << bank_shift) + i, so the
 units address every bank through one 20-bit field and the top decodes the bank from the high bits. A CONTRACT
@@ -23,10 +23,8 @@ them (`python -m golden.program header`), and a test checks that the committed h
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import numpy as np
 
 from golden import isa
 from golden.compiler import Compiled
@@ -67,10 +65,9 @@ EWISE_FIELDS = (
     ("y_base", isa.ADDR_W), ("alpha", isa.EW_CONST_W), ("beta", isa.EW_CONST_W), ("align_x", isa.EW_ALIGN_W),
     ("align_z", isa.EW_ALIGN_W), ("shift", isa.SHIFT_W), ("mode", 1), ("x_w", isa.OUT_W_W), ("z_w", isa.OUT_W_W),
     ("y_w", isa.OUT_W_W), ("r0", isa.EW_RANK_W), ("mn", isa.ADDR_W), ("r1", isa.EW_RANK_W),
-    ("mask_left", isa.EW_MASK_N), ("mask_right", isa.EW_MASK_N),
-    ("tau_left", isa.EW_MASK_N * isa.EW_TAU_W), ("tau_right", isa.EW_MASK_N * isa.EW_TAU_W),
+    ("tab_left", isa.ADDR_W), ("tab_right", isa.ADDR_W), ("tab_on", 2),
 )
-EWISE_SHORT_FIELDS = EWISE_FIELDS[:-2]  # without the tau tables: every element-wise op but PENALTY
+EWISE_SHORT_FIELDS = EWISE_FIELDS[:-3]  # without the tables' addresses: every element-wise op but MASK and PENALTY
 SCE_N_W = 8  # rtl/tt_sce.v N_W: n_out, classes, label
 SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL register before each sample
     ("z_base", isa.ADDR_W), ("e_base", isa.ADDR_W), ("n_out", SCE_N_W), ("classes", SCE_N_W), ("frac_z", 7),
@@ -239,9 +236,8 @@ class Image:
 
 
 def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: bool,
-             host_step: tuple[int, int] | None, slots: dict[str, int],
-             rank: Mapping[str, np.ndarray] | None = None) -> tuple[int, list[int], object]:
-    """(kind, words, descriptor) of one op: its header and packed descriptor (`rank`: see assemble)."""
+             host_step: tuple[int, int] | None, slots: dict[str, int]) -> tuple[int, list[int], object]:
+    """(kind, words, descriptor) of one op: its header and packed descriptor."""
     if op.kind == "contract":
         d = contract_desc(comp, p, op, frac)
         kind, payload = KIND_CONTRACT, contract_payload(d)
@@ -250,13 +246,11 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         code, why = isa.ewise_error(d, *p.ewise_ports, adam=p.adam)
         if code:
             raise ProgramError(f"the element-wise unit refuses it (error {code}): {why}")
-        # MASK's bit vectors and PENALTY's tau tables: the host's rank state, current at this assembly
-        masks = [isa.mask_word(rank[m]) if m and rank is not None else isa.EW_ALL for m in d.masks]
-        taus = [tuple(int(v) for v in rank[t]) if t and rank is not None else () for t in d.taus]
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
-        d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y))
-        fields = EWISE_FIELDS if d.opcode == isa.EW_PENALTY else EWISE_SHORT_FIELDS
-        kind, payload = KIND_EWISE, pack_fields(fields, isa.pack_ewise_ports(d, *masks, *taus))
+        tl, tr = _globalise(p, d.tab_banks, (d.tab_left, d.tab_right))
+        d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y, tab_left=tl, tab_right=tr))
+        fields = EWISE_FIELDS if d.opcode in isa.EW_CORE_OPS else EWISE_SHORT_FIELDS
+        kind, payload = KIND_EWISE, pack_fields(fields, isa.pack_ewise_ports(d))
     elif op.kind == "sce":
         d = isa.lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
         z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
@@ -350,14 +344,13 @@ def observes(comp: Compiled, program: str, op) -> bool:
 
 
 def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
-             host_step: tuple[int, int] | None = None, rank: Mapping[str, np.ndarray] | None = None) -> Image:
+             host_step: tuple[int, int] | None = None) -> Image:
     """The program memory image of every program of PROGRAMS (each ended by END) for formats `frac`.
 
-    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step); `rank`: the host's rank
-    state (golden.machine.Machine.mem holds it: the MASK and TAU tensors of every bond), which the MASK and
-    PENALTY descriptors carry; None: every slice live and every tau 0 (the image's size does not depend on it).
-    The host re-assembles (and rewrites the changed words) when the step, a format or the rank state changes.
-    Raises ProgramError when an op or the image does not fit."""
+    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step). The host re-assembles (and
+    rewrites the changed words) when the step or a format changes; the rank state (lambda, masks, taus) is data in
+    the state bank, which the MASK, PENALTY and RANK ops address. Raises ProgramError when an op or the image does
+    not fit."""
     check_fits(comp, p)
     slots = slot_map(comp)
     words: list[int] = []
@@ -367,7 +360,7 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
         lowered = []
         for i, op in enumerate(getattr(comp, prog)):
             try:
-                lowered.append(lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank))
+                lowered.append(lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots))
             except ValueError as e:
                 raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
         linked = link_preloads([d if k == KIND_CONTRACT else None for k, _, d in lowered], p.bank_shift)

@@ -83,10 +83,9 @@ module tt_ewise #(
   input  wire [4:0]         r0,          // MASK, PENALTY: core shape (r0, mn, r1)
   input  wire [ADDR_W-1:0]  mn,
   input  wire [4:0]         r1,
-  input  wire [MASK_N-1:0]  mask_left,   // bit r: slice r of the left bond is live
-  input  wire [MASK_N-1:0]  mask_right,
-  input  wire [16*MASK_N-1:0] tau_left,  // PENALTY: entry r in [16 r +: 16], signed
-  input  wire [16*MASK_N-1:0] tau_right,
+  input  wire [ADDR_W-1:0]  tab_left,    // MASK, PENALTY: the left bond's table (r0 words: masks or taus)
+  input  wire [ADDR_W-1:0]  tab_right,   // ... the right bond's (r1 words)
+  input  wire [1:0]         tab_on,      // bit 0: the left table is read, bit 1: the right; absent: live, tau 0
   // status
   output wire               busy,
   output wire               done,
@@ -245,6 +244,85 @@ module tt_ewise #(
     .error_code (err_q)
   );
 
+  // ---- MASK, PENALTY: the tables, read on the x port before the elements ----
+  // Left words (tab_on bit 0: r0 of them) then right words (bit 1: r1), one a cycle from the cycle after run; the
+  // elements start MEM_LAT cycles after the last read (its word is in the table then), or a cycle after run with
+  // no table. An entry is a word's low 16 bits: a mask is live if it is not 0, a tau is signed. An absent side
+  // holds 1 (every slice live) for MASK and 0 (no tau) for PENALTY. Other ops start their elements with run.
+  wire [4:0]        n_left = tab_on[0] ? r0 : 5'd0;
+  wire [4:0]        n_right = tab_on[1] ? r1 : 5'd0;
+  reg               tab_rd_q;     // a table read is issued this cycle
+  reg  [4:0]        tab_idx_q;    // its entry
+  reg               tab_side_q;   // 0 left, 1 right
+  reg  [ADDR_W-1:0] tab_addr_q;
+  reg  [3:0]        tab_wait_q;   // cycles until the elements start (1: this one), 0: not waiting
+  wire              tab_last = tab_side_q ? (tab_idx_q == n_right - 5'd1)
+                                          : (tab_idx_q == n_left - 5'd1) && n_right == 5'd0;
+  wire [3:0]        mem_lat_4 = MEM_LAT[3:0];
+  always @(posedge clk) begin
+    if (rst) begin
+      tab_rd_q   <= 1'b0;
+      tab_wait_q <= 4'd0;
+    end else if (run && is_core) begin
+      tab_rd_q   <= (n_left != 5'd0) || (n_right != 5'd0);
+      tab_wait_q <= (n_left == 5'd0 && n_right == 5'd0) ? 4'd1 : 4'd0;
+      tab_idx_q  <= 5'd0;
+      tab_side_q <= n_left == 5'd0;
+      tab_addr_q <= (n_left == 5'd0) ? tab_right : tab_left;
+    end else if (tab_rd_q) begin
+      if (tab_last) begin
+        tab_rd_q   <= 1'b0;
+        tab_wait_q <= mem_lat_4;
+      end else if (!tab_side_q && tab_idx_q == n_left - 5'd1) begin
+        tab_side_q <= 1'b1;
+        tab_idx_q  <= 5'd0;
+        tab_addr_q <= tab_right;
+      end else begin
+        tab_idx_q  <= tab_idx_q + 5'd1;
+        tab_addr_q <= tab_addr_q + {{(ADDR_W-1){1'b0}}, 1'b1};
+      end
+    end else if (tab_wait_q != 4'd0) begin
+      tab_wait_q <= tab_wait_q - 4'd1;
+    end
+  end
+  wire run_elems = (run && !is_core) || tab_wait_q == 4'd1;
+
+  // the tables: entry r of a side in [16 r +: 16]; the read's {valid, side, entry} through the memory latency
+  wire        tab_tag_valid;
+  wire [5:0]  tab_tag_m;
+  tt_delay #(
+    .WIDTH (7),
+    .DEPTH (MEM_LAT),
+    .RESET (1)
+  ) u_tab_tag (
+    .clk (clk),
+    .rst (rst),
+    .d   ({tab_rd_q, tab_side_q, tab_idx_q}),
+    .q   ({tab_tag_valid, tab_tag_m})
+  );
+  wire [15:0] tab_word;
+  generate
+    if (X_W >= 16) begin : g_tab_word
+      assign tab_word = x_rd_data[15:0];
+    end else begin : g_tab_word_ext
+      assign tab_word = {{(16-X_W){x_rd_data[X_W-1]}}, x_rd_data};
+    end
+  endgenerate
+  reg  [16*16-1:0] tab_l_q;
+  reg  [16*16-1:0] tab_r_q;
+  wire [15:0] tab_absent = (opcode == OP_MASK) ? 16'd1 : 16'd0;
+  always @(posedge clk) begin
+    if (run && is_core) begin
+      tab_l_q <= {16{tab_absent}};
+      tab_r_q <= {16{tab_absent}};
+    end else if (tab_tag_valid && !tab_tag_m[5]) begin
+      tab_l_q[16*tab_tag_m[3:0] +: 16] <= tab_word;
+    end else if (tab_tag_valid) begin
+      tab_r_q[16*tab_tag_m[3:0] +: 16] <= tab_word;
+    end
+  end
+  wire unused_tab_idx_hi = tab_tag_m[4];
+
   // ---- issue: one loop of count elements drives the three addresses ----
   wire              ia_valid;
   wire [ADDR_W-1:0] ia_x;
@@ -264,7 +342,7 @@ module tt_ewise #(
   ) u_addr (
     .clk       (clk),
     .rst       (rst),
-    .start     (run),
+    .start     (run_elems),
     .counts    (count),
     .stride_a  (stride_one),
     .stride_b  (stride_one),
@@ -303,7 +381,7 @@ module tt_ewise #(
   ) u_rank (
     .clk       (clk),
     .rst       (rst),
-    .start     (run && is_core),
+    .start     (run_elems && is_core),
     .counts    (rk_counts),
     .stride_a  ({4'd0, 4'd0, 4'd1}),
     .stride_b  ({4'd1, 4'd0, 4'd0}),
@@ -322,29 +400,15 @@ module tt_ewise #(
     .done      (unused_rk_done)
   );
 
-  reg [15:0]      mask_l16;
-  reg [15:0]      mask_r16;
-  reg [16*16-1:0] tau_l16;
-  reg [16*16-1:0] tau_r16;
-  always @* begin
-    mask_l16 = 16'd0;
-    mask_r16 = 16'd0;
-    tau_l16  = {(16*16){1'b0}};
-    tau_r16  = {(16*16){1'b0}};
-    mask_l16[MASK_N-1:0]    = mask_left;
-    mask_r16[MASK_N-1:0]    = mask_right;
-    tau_l16[16*MASK_N-1:0]  = tau_left;
-    tau_r16[16*MASK_N-1:0]  = tau_right;
-  end
-  wire keep_issue = mask_l16[r_prev] && mask_r16[r_next];
+  wire keep_issue = tab_l_q[16*r_prev +: 16] != 16'd0 && tab_r_q[16*r_next +: 16] != 16'd0;
   // The z term's constant of the element: PENALTY's tau sum, else beta (both sign-extended to B_W bits).
-  wire signed [15:0]    tau_l_e = tau_l16[16*r_prev +: 16];
-  wire signed [15:0]    tau_r_e = tau_r16[16*r_next +: 16];
+  wire signed [15:0]    tau_l_e = tab_l_q[16*r_prev +: 16];
+  wire signed [15:0]    tau_r_e = tab_r_q[16*r_next +: 16];
   wire signed [B_W-1:0] tau_sum = {tau_l_e[15], tau_l_e} + {tau_r_e[15], tau_r_e};
   wire signed [B_W-1:0] b_issue = is_penalty ? tau_sum : {beta[15], beta};
 
-  assign x_rd_en   = ia_valid && term_x;
-  assign x_rd_addr = ia_x;
+  assign x_rd_en   = (ia_valid && term_x) || tab_rd_q;
+  assign x_rd_addr = tab_rd_q ? tab_addr_q : ia_x;
   assign z_rd_en   = ia_valid && read_z;
   assign z_rd_addr = ia_z;
   assign o_rd_en   = ia_valid && read_old;  // the old word waits in tt_writeback for its requantised increment

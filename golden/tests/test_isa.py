@@ -238,8 +238,8 @@ def test_does_not_fit():
 
 from golden.compiler import quant_const  # noqa: E402
 from golden.config import config_from_dict, config_to_dict  # noqa: E402
-from golden.isa import (EW_ALL, EW_ERR_ALIGN, EW_OPCODES, EwiseDesc, check_ewise, ewise_error,  # noqa: E402
-                        execute_ewise, lower_ewise, mask_word)
+from golden.isa import (EW_ERR_ALIGN, EW_OPCODES, EwiseDesc, check_ewise, ewise_error,  # noqa: E402
+                        execute_ewise, lower_ewise)
 
 EWISE_KINDS = tuple(EW_OPCODES)
 FRAC_SPREAD = 5  # fractions drawn within +-FRAC_SPREAD of the configured ones
@@ -272,10 +272,6 @@ class EwiseCase:
     banks: dict[str, np.ndarray]
     rand: np.ndarray | None
     desc: EwiseDesc
-    mask_left: int = EW_ALL
-    mask_right: int = EW_ALL
-    tau_left: tuple[int, ...] = ()
-    tau_right: tuple[int, ...] = ()
 
 
 def random_step(rng: np.random.Generator, comp: Compiled) -> tuple[int, int]:
@@ -331,9 +327,7 @@ def ewise_case(comp: Compiled, op: Op, rng: np.random.Generator, extremes: bool 
         values[name] = v
         banks[bank][b:b + t.size] = v
     rand = rng.integers(0, 256, size=desc.count) if desc.draws else None
-    ml, mr = (mask_word(values[m]) if m else EW_ALL for m in desc.masks)
-    tl, tr = (tuple(int(v) for v in values[t]) if t else () for t in desc.taus)
-    return EwiseCase(comp, op_m, frac, values, banks, rand, desc, ml, mr, tl, tr)
+    return EwiseCase(comp, op_m, frac, values, banks, rand, desc)
 
 
 def machine_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int | None, int]:
@@ -359,9 +353,9 @@ def desc_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int, int, np.ndarray]:
     """execute_ewise on the case's flat banks: (destination, saturations, max |y|, draws, the whole y bank)."""
     d = case.desc
     bank = lambda b: case.banks[b] if b else None  # noqa: E731
+    tab_bank = next((b for b in d.tab_banks if b), "")  # MASK, PENALTY: both tables in the state bank
     mem_y, n_sat, maxabs, draws = execute_ewise(d, bank(d.banks[0]), bank(d.banks[1]), case.banks[d.banks[2]],
-                                                case.rand, case.mask_left, case.mask_right, case.tau_left,
-                                                case.tau_right)
+                                                case.rand, bank(tab_bank))
     return mem_y[d.y_base:d.y_base + d.count], n_sat, maxabs, draws, mem_y
 
 
@@ -431,7 +425,8 @@ def test_ewise_descriptor_fields():
     assert (d.alpha, d.shift, d.accumulate, d.z_w) == (1, frac[acc.ins[0]] - frac[acc.out], True, 0)
     mask = next(o for o in comp.update if o.kind == "mask" and o.out == "W0.1")
     d = lower_ewise(comp, mask, frac)
-    assert d.shape == (8, 16, 8) and d.masks == ("MASK0.0", "MASK0.1") and d.mode == 0 and d.draws == 0
+    assert d.shape == (8, 16, 8) and d.tables == ("MASK0.0", "MASK0.1") and d.mode == 0 and d.draws == 0
+    assert (d.tab_left, d.tab_right, d.tab_on) == (comp.layout["MASK0.0"][1], comp.layout["MASK0.1"][1], 3)
     derive = next(o for o in comp.update if o.kind == "derive")
     d = lower_ewise(comp, derive, frac)
     assert (d.shift, d.mode, d.y_w, d.x_w) == (frac[derive.ins[0]] - frac[derive.out], 0, 4, 8)

@@ -50,7 +50,7 @@ def test_images_assemble_with_one_record_per_op(model):
         hdr = img.words[rec.pc]
         fields = {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS,
                   P.KIND_RANK: P.RANK_FIELDS}[rec.kind]
-        if rec.kind == P.KIND_EWISE and rec.op.kind != "penalty":  # no tau tables
+        if rec.kind == P.KIND_EWISE and rec.op.kind not in ("mask", "penalty"):  # no tables
             fields = P.EWISE_SHORT_FIELDS
         if rec.kind == P.KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
             fields = P.CONTRACT_SHORT_FIELDS
@@ -62,12 +62,12 @@ def test_images_assemble_with_one_record_per_op(model):
     assert bool(comp.rank_update) == model.endswith("-rank") == bool(comp.rank_prune)
 
 
-def test_short_element_wise_records_leave_out_only_zero_tau_bits():
-    """A record without the tau tables is the full record cut after EW_SHORT_WORDS words: the bits it leaves out
-    of its last word (the tau tables' first bits) are 0 in the full packing too, so the sequencer's cleared
-    descriptor register holds the same descriptor."""
+def test_short_element_wise_records_leave_out_only_zero_table_bits():
+    """A record without the tables' addresses is the full record cut after EW_SHORT_WORDS words: the bits it leaves
+    out of its last word (the first table address's low bits) are 0 in the full packing too, so the sequencer's
+    cleared descriptor register holds the same descriptor."""
     cut = P.field_bits(P.EWISE_SHORT_FIELDS)
-    assert P.payload_words(P.EWISE_SHORT_FIELDS) * 32 - cut < P.field_bits(P.EWISE_FIELDS[-2:])
+    assert P.payload_words(P.EWISE_SHORT_FIELDS) * 32 - cut < P.field_bits(P.EWISE_FIELDS[-3:])
     comp = compile_network(load_config("digits"))
     m = Machine(comp, 1)
     img = P.assemble(comp, P.params_for(comp), m.frac, host_step=m.sgd_step())
@@ -117,37 +117,35 @@ def test_adam_needs_the_adam_build():
         P.assemble(moved, sgd_build, m.frac, host_step=(1, 0))
 
 
-def test_mask_and_penalty_descriptors_carry_the_hosts_rank_state():
-    """The MASK bit vectors and PENALTY tau tables in the image are the rank state passed to assemble (the
-    host's, re-assembled after every rank update); without one, every slice is live and every tau 0."""
+def test_mask_and_penalty_descriptors_address_the_rank_state():
+    """MASK and PENALTY records carry the global addresses of their bonds' MASK or TAU tensors (the state bank) and
+    which sides exist; the image does not depend on the rank state (the unit reads the tables when the op runs)."""
     cfg = load_config("digits")
     comp = compile_network(replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True))))
     m = Machine(comp, 1)
-    rng = np.random.default_rng(5)
-    for op in comp.rank_update:  # a pruned state: random masks and taus
-        _, _, tau, mask = op.ins
-        m.mem[mask] = rng.integers(0, 2, size=m.mem[mask].size)
-        m.mem[tau] = rng.integers(0, 1 << 15, size=m.mem[tau].size)
     p = P.params_for(comp)
-    for rank in (m.mem, None):
-        img = P.assemble(comp, p, m.frac, host_step=m.sgd_step(), rank=rank)
-        seen = set()
-        for rec in img.records:
-            if rec.op.kind not in ("mask", "penalty"):
-                continue
-            n = P.header_nwords(img.words[rec.pc])
-            words = img.words[rec.pc + 1:rec.pc + 1 + n]
-            f = P.unpack_fields(P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
-            d = isa.lower_ewise(comp, rec.op, m.frac)
-            for side, (mask, tau) in enumerate(zip(d.masks, d.taus)):
-                key = ("left", "right")[side]
-                want_mask = isa.mask_word(m.mem[mask]) if mask and rank is not None else isa.EW_ALL
-                want_tau = isa.tau_table(m.mem[tau] if tau and rank is not None else ())
-                got_tau = tuple(f[f"tau_{key}"] >> (isa.EW_TAU_W * r) & 0xFFFF for r in range(isa.EW_MASK_N))
-                assert f[f"mask_{key}"] == want_mask and got_tau == tuple(v & 0xFFFF for v in want_tau), rec
-            seen.add(rec.op.kind)
-        assert seen == {"mask", "penalty"}
-    assert any(m.mem[op.ins[3]].min() == 0 for op in comp.rank_update)  # a mask with a pruned slice was tested
+    img = P.assemble(comp, p, m.frac, host_step=m.sgd_step())
+    for op in comp.rank_update:  # a pruned state: the image stays the same
+        m.mem[op.ins[3]][0] = 0
+        m.mem[op.ins[2]][:] = 77
+    assert P.assemble(comp, p, m.frac, host_step=m.sgd_step()).words == img.words
+    seen = set()
+    state = P.BANKS.index("state") << p.bank_shift
+    for rec in img.records:
+        if rec.kind != P.KIND_EWISE:
+            continue
+        n = P.header_nwords(img.words[rec.pc])
+        f = P.unpack_fields(P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1:rec.pc + 1 + n])))
+        if rec.op.kind not in ("mask", "penalty"):
+            assert n == P.payload_words(P.EWISE_SHORT_FIELDS) and (f["tab_left"], f["tab_right"], f["tab_on"]) == (0, 0, 0)
+            continue
+        tables = rec.op.ins[1:] if rec.op.kind == "mask" else rec.op.ins[2:]
+        want_on = int(bool(tables[0])) | int(bool(tables[1])) << 1
+        assert f["tab_on"] == want_on and want_on, rec
+        for key, t in zip(("tab_left", "tab_right"), tables):
+            assert f[key] == (state + comp.layout[t][1] if t else 0), (rec, key)
+        seen.add(rec.op.kind)
+    assert seen == {"mask", "penalty"}
 
 
 def test_contract_fields_round_trip_the_lane_form():
