@@ -4,9 +4,8 @@
 methods: every sample, update and inference runs on the RTL through the host driver (verif/host.py), and the
 same work runs on a golden Machine beside it. The host's own decisions are the golden host's: the step size
 of each update (Machine.sgd_step), the shift-control rule applied to the max |x| registers it reads back
-(Machine.adapt), and the copy of the masks and taus that the accelerator's rank update (SPEC 5.6: the
-rank_update program's RANK ops, tt_rank) left in the state bank into the MASK and PENALTY descriptors before it
-runs rank_prune -- the accelerator executes, the host schedules.
+(Machine.adapt), and when to run the rank update (SPEC 5.6: the rank_update and rank_prune programs, whose
+lambdas, masks and taus stay in the state bank) -- the accelerator executes, the host schedules.
 
 Checks (`check`): "every" runs each program op by op (the host plants an END after the op, runs it, restores
 the word) and compares every op's output with the golden machine's trace (Machine.op_trace), plus all of
@@ -60,11 +59,9 @@ class RtlDevice:
         return getattr(self.golden, name)
 
     # --- state transfer -----------------------------------------------------------------------------------
-    async def refresh_program(self, rank=None) -> int:
-        """Re-assemble for the current formats, step size and masks and taus (`rank`: the MASK and TAU tensors
-        by name, the golden machine's when None); write the words that changed."""
-        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.host_step(),
-                         rank=self.golden.mem if rank is None else rank)
+    async def refresh_program(self) -> int:
+        """Re-assemble for the current formats and step size; write the words that changed."""
+        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.host_step())
         n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
         self.image = img
         return n
@@ -247,35 +244,23 @@ class RtlDevice:
 
     async def rank_update(self) -> None:
         """SPEC 5.6 on the accelerator: the rank_update program (every bond's RANK op: lambda, mask and tau into
-        the state bank), then the host reads the new masks and taus back and writes them into the MASK and
-        PENALTY descriptors, then the rank_prune program zeroes the pruned slices and re-derives the compute
-        cores. The golden machine runs the same two programs."""
+        the state bank), then rank_prune (the MASK ops, which read the new masks, and the DERIVEs). The golden
+        machine runs the same two programs."""
         g = self.golden
         where = f"rank update after update {g.updates}"
-        _, trace = self._golden(g.run, self.comp.rank_update, {}, None, False)
-        await self._run("rank_update", where, trace=trace)
-        rank = {}
-        for op in self.comp.rank_update:
-            for name in op.ins[2:]:  # TAU, MASK
-                bank, base = self.comp.layout[name]
-                rank[name] = np.array(await self.host.read_bank(bank, base, self.comp.tensors[name].size))
-                if self.check != "off" and not np.array_equal(rank[name], g.mem[name]):
-                    raise Mismatch(f"{where}: {name} read back {rank[name]}, golden {g.mem[name]}")
-        await self.refresh_program(rank)
-        _, trace = self._golden(g.run, self.comp.rank_prune, {}, None, False)
-        await self._run("rank_prune", where, trace=trace)
+        for prog in ("rank_update", "rank_prune"):
+            _, trace = self._golden(g.run, getattr(self.comp, prog), {}, None, False)
+            await self._run(prog, where, trace=trace)
         if self.check != "off":
             await self.compare(self.persistent, where)
             await self.compare_stats(where)
 
     async def rank_freeze(self) -> None:
-        """The end of the prune phase (Machine.rank_freeze): every tau 0, in the state bank and in the PENALTY
-        descriptors."""
+        """The end of the prune phase (Machine.rank_freeze): every tau 0, written into the state bank."""
         self.golden.rank_freeze()
         for op in self.comp.rank_update:
             bank, base = self.comp.layout[op.ins[2]]
             await self.host.write_bank(bank, base, self.golden.mem[op.ins[2]])
-        await self.refresh_program()
 
     async def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
         preds, ps = [], []

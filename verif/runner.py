@@ -112,8 +112,8 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
     seed = int(seed) if seed not in (None, "") else None
     if build_dir is None:
         build_dir = BUILD / toplevel / param_tag(parameters) / (sim + ("-waves" if waves else ""))
-    build_dir = Path(build_dir)
-    test_dir = Path(test_dir) if test_dir is not None else build_dir
+    build_dir = Path(build_dir).resolve()  # the simulator runs in test_dir: relative paths would move
+    test_dir = Path(test_dir).resolve() if test_dir is not None else build_dir
     test_dir.mkdir(parents=True, exist_ok=True)
     results_xml = test_dir / "results.xml"
 
@@ -151,7 +151,7 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         waves=waves,
     )
     try:
-        return runner.test(
+        results = runner.test(
             hdl_toplevel=toplevel,
             test_module=test_module,
             testcase=testcase,
@@ -167,6 +167,13 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         # cocotb's runner exits on failure; turn that into a plain test failure with the log's location.
         raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: cocotb tests failed "
                              f"(exit {exc.code}); results {results_xml}") from None
+    # cocotb's runner reads the results only under pytest: a command (make train, the bench) checks them here
+    from cocotb_tools.check_results import get_results
+    tests, failed = get_results(results_xml)
+    if failed or not tests:
+        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: {failed} of {tests} cocotb "
+                             f"tests failed; results {results_xml}")
+    return results
 
 
 def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object],

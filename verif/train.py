@@ -82,7 +82,8 @@ def main(argv=None) -> int:
     from verif.runner import BUILD, run_block
     from verif.top.accel_env import hdl_parameters, long_run_build_args
     from verif.top.test_tt_accel import SOURCES
-    os.environ.update({"TRAIN_MODEL": a.model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
+    model = str(Path(a.model).resolve()) if Path(a.model).is_file() else a.model  # the simulator runs elsewhere
+    os.environ.update({"TRAIN_MODEL": model, "TRAIN_DATASET": a.dataset, "TRAIN_DATA_DIR": a.data_dir or "",
                        "TRAIN_EPOCHS": str(cfg.train.epochs), "TRAIN_OPTIMIZER": cfg.train.optimizer,
                        "TRAIN_RANK": "1" if cfg.train.rank.enabled else "",
                        "TRAIN_SEED": str(a.seed), "TRAIN_CHECK": a.check,

@@ -64,10 +64,10 @@ def ct_record(desc: ContractDesc, slot: int = FREE_SLOT, observe: bool = False, 
 
 
 def ew_record(desc: EwiseDesc, slot: int = FREE_SLOT, observe: bool = False, nwords: int | None = None,
-              kind: int = P.KIND_EWISE, taus: tuple = ((), ()), short: bool = False) -> list:
-    """An element-wise record: the full payload (with the tau tables `taus`), or with `short` the payload that
-    stops before them (program.EWISE_SHORT_FIELDS)."""
-    ports = isa.pack_ewise_ports(desc, isa.EW_ALL, isa.EW_ALL, *taus)
+              kind: int = P.KIND_EWISE, short: bool = False) -> list:
+    """An element-wise record: the full payload, or with `short` the payload that stops before the tables'
+    addresses (program.EWISE_SHORT_FIELDS)."""
+    ports = isa.pack_ewise_ports(desc)
     payload = P.pack_fields(P.EWISE_SHORT_FIELDS if short else P.EWISE_FIELDS, ports)
     return [P.header(kind, slot, observe, len(payload) if nwords is None else nwords)] + payload
 
@@ -257,12 +257,10 @@ def golden_ct(flat: np.ndarray, desc: ContractDesc, state: int) -> tuple[np.ndar
     return out, n_sat, mx, stream.state
 
 
-def golden_ew(flat: np.ndarray, desc: EwiseDesc, state: int, mem_z=None,
-              taus: tuple = ((), ())) -> tuple[np.ndarray, int, int, int]:
+def golden_ew(flat: np.ndarray, desc: EwiseDesc, state: int, mem_z=None) -> tuple[np.ndarray, int, int, int]:
     stream = fxp.LfsrStream(state=state)
     rand = stream.take(desc.count) if desc.mode == STOCHASTIC else None
-    out, n_sat, mx, _ = isa.execute_ewise(desc, flat, flat if mem_z is None else mem_z, flat, rand, isa.EW_ALL,
-                                          isa.EW_ALL, *taus)
+    out, n_sat, mx, _ = isa.execute_ewise(desc, flat, flat if mem_z is None else mem_z, flat, rand)
     return out, n_sat, mx, stream.state
 
 
@@ -679,17 +677,17 @@ async def shift_ends_and_statistics(dut):
     (rtl/tt_seq.v)."""
     env = await Env.create(dut, 7)
     host, g = env.host, env.g
-    # operands: act X0 (0..15) random 16-bit, act 40..47 random, state 0..7 random (restored after the hand ops:
+    # operands: act X0 (0..15) random 16-bit, act 40..47 random, state 0..11 random (8..11 the tau tables; restored after the hand ops:
     # training goes on from the golden state); core as uploaded
     await host.write_bank("act", 0, env.rng.integers(-1 << 15, 1 << 15, 16))
     await host.write_bank("act", 40, env.rng.integers(-1 << 15, 1 << 15, 8))
-    state0 = await host.read_bank("state", 0, 8)
-    await host.write_bank("state", 0, env.rng.integers(-1 << 15, 1 << 15, 8))
     s = FREE_SLOT
     penalty = replace(ew_desc(isa.EW_PENALTY, 8, x=g("act", 48), z=g("state", 0), y=g("act", 48), align_x=3,
                               shift=3, mode=STOCHASTIC, z_w=16), shape=(2, 2, 2))
-    taus = tuple(tuple(int(v) for v in env.rng.integers(-1 << 15, 1 << 15, 2)) for _ in range(2))
-    ops = [  # (desc, slot, observe, preset saturation count, preset max[, tau tables, short record])
+    state0 = await host.read_bank("state", 0, 12)
+    await host.write_bank("state", 0, env.rng.integers(-1 << 15, 1 << 15, 12))  # 8..11: the penalty's tau tables
+    with_taus = replace(penalty, tab_left=g("state", 8), tab_right=g("state", 10), tab_on=3)
+    ops = [  # (desc, slot, observe, preset saturation count, preset max[, short record])
         (mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, -16), s, True, SAT_COUNTER_MAX - 2, 5),
         (mv_desc(g("core", 8), g("act", 4), g("act", 20), 4, 4, -16, STOCHASTIC, acc=True), s + 1, True, 3, 20000),
         (mv_desc(g("core", 0), g("act", 0), g("act", 24), 4, 8, 47, STOCHASTIC, out_w=4), s + 2, False, 7, 1234),
@@ -700,10 +698,10 @@ async def shift_ends_and_statistics(dut):
                  align_z=-3, shift=4, mode=STOCHASTIC, x_w=16, z_w=16, y_w=10), s + 6, True, 11, 2),
         (ew_desc(isa.EW_ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
         (ew_desc(isa.EW_RELU, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
-        # PENALTY with tau tables, then the same op in a short record: the sequencer's cleared descriptor gives
-        # every tau 0 (not the previous record's)
-        (penalty, s + 8, False, 0, 0, taus, False),
-        (penalty, s + 8, False, 0, 0, ((), ()), True),
+        # PENALTY reading its tau tables, then the same op in a short record: the sequencer's cleared descriptor
+        # reads no table (every tau 0), not the previous record's
+        (with_taus, s + 8, False, 0, 0, False),
+        (penalty, s + 8, False, 0, 0, True),
     ]
     await host.clear_counters()
     c = await env.counters()
@@ -719,15 +717,14 @@ async def shift_ends_and_statistics(dut):
     overhead = 0
     sat_total = 0
     unit_sum = {"contract_cycles": 0, "ewise_cycles": 0, "sce_cycles": 0}
-    for i, (d, slot, observe, _, _, *tables) in enumerate(ops):
+    for i, (d, slot, observe, _, _, *short) in enumerate(ops):
         c0 = await env.counters()
         if isinstance(d, ContractDesc):
             words, unit = ct_record(d, slot, observe), "contract_cycles"
             flat, n_sat, mx, state = golden_ct(flat, d, state)
         else:
-            t, short = tables or (((), ()), False)
-            words, unit = ew_record(d, slot, observe, taus=t, short=short), "ewise_cycles"
-            flat, n_sat, mx, state = golden_ew(flat, d, state, taus=t)
+            words, unit = ew_record(d, slot, observe, short=bool(short and short[0])), "ewise_cycles"
+            flat, n_sat, mx, state = golden_ew(flat, d, state)
         await env.run_hand(words + END)
         where = f"hand op {i} ({'shift ' + str(d.shift) if isinstance(d, ContractDesc) else 'ewise'})"
         st = await env.status()

@@ -6,7 +6,7 @@
     OpMonitor: wakes when the sequencer retires an op (its statistics cycle: one wake-up per op, none per cycle)
     and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation, for a
     contraction its form (direct or lanes) and preload (carries the next op's, is preloaded, both), and for the
-    rank ops the state of the bonds in the descriptor (the masks' live slices, the taus).
+    rank ops the state of the bonds in the tables the element-wise unit read (the masks' live slices, the taus).
     OpCoverage: opcode x size class x shift class x rounding x saturation, contraction forms and preloads
     (cocotb-coverage); a hole fails the test.
     RankCoverage: MASK ops at full rank, with pruned slices and at rank 1; PENALTY ops with zero and non-zero taus.
@@ -55,11 +55,18 @@ def signed(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) & 1 else v
 
 
-def mask_state(d: dict) -> str:
-    """The rank state a MASK descriptor applies: "one" if a bond of rank > 1 keeps one slice, "pruned" if a bond
-    keeps fewer than its rank, else "full" (an absent bond's mask is all ones)."""
-    live = [(bin(d[f"mask_{side}"] & ((1 << d[r]) - 1)).count("1"), d[r]) for side, r in (("left", "r0"),
-                                                                                     ("right", "r1"))]
+def unit_tables() -> tuple[list[int], list[int]]:
+    """The tables the element-wise unit read for its last MASK or PENALTY op (rtl/tt_ewise.v tab_l_q, tab_r_q:
+    entry r in bits 16 r .. 16 r + 15; an absent side holds ones for MASK, zeros for PENALTY)."""
+    ew = cocotb.top.u_ewise
+    return tuple([int(reg.value) >> (16 * r) & 0xFFFF for r in range(isa.EW_MASK_N)]
+                 for reg in (ew.tab_l_q, ew.tab_r_q))
+
+
+def mask_state(d: dict, tables: tuple[list[int], list[int]]) -> str:
+    """The rank state a MASK op applied: "one" if a bond of rank > 1 kept one slice, "pruned" if a bond kept fewer
+    than its rank, else "full" (an absent bond's mask is all ones)."""
+    live = [(sum(e != 0 for e in table[:d[r]]), d[r]) for table, r in zip(tables, ("r0", "r1"))]
     if any(n == 1 < r for n, r in live):
         return "one"
     return "pruned" if any(n < r for n, r in live) else "full"
@@ -103,11 +110,12 @@ class OpMonitor(uvm_component):
                                       rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload)
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
+                tables = unit_tables()
                 txn = SimpleNamespace(kind=EW_NAMES.get(d["opcode"], "?"), size=size_class(d["count"]),
                                       shift=shift_class(signed(d["shift"], 7)),
                                       rounding="stochastic" if d["mode"] else "nearest",
-                                      mask_state=mask_state(d),
-                                      taus="nonzero" if d["tau_left"] or d["tau_right"] else "zero")
+                                      mask_state=mask_state(d, tables),
+                                      taus="nonzero" if any(tables[0] + tables[1]) else "zero")
             elif unit == 2:
                 d = P.unpack_fields(P.SCE_FIELDS, desc)
                 txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")

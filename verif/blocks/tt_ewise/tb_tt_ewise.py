@@ -24,12 +24,18 @@ from verif.unit_stimulus import busy_restarts
 
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 PORTS = ("x", "z", "o")
-NO_SLICES = (isa.EW_ALL, isa.EW_ALL, (), ())  # (mask_left, mask_right, tau_left, tau_right): all live, no taus
 
 
-def case_slices(case) -> tuple:
-    """The MASK bit vectors and PENALTY tau tables of a compiled case, as execute_ewise takes them."""
-    return case.mask_left, case.mask_right, case.tau_left, case.tau_right
+def tables_on_x(desc: isa.EwiseDesc, x: np.ndarray, mem_tab: np.ndarray) -> tuple[isa.EwiseDesc, np.ndarray]:
+    """A MASK or PENALTY descriptor and an x memory that holds its tables too (the unit reads them on its x port):
+    the tables copied from `mem_tab` after x's words, the descriptor pointing there. Other ops: unchanged."""
+    if desc.opcode not in isa.EW_CORE_OPS:
+        return desc, x
+    r0, _, r1 = desc.shape
+    left = [int(mem_tab[desc.tab_left + r]) for r in range(r0)] if desc.tab_on & 1 else []
+    right = [int(mem_tab[desc.tab_right + r]) for r in range(r1)] if desc.tab_on & 2 else []
+    out = np.concatenate([np.asarray(x, dtype=np.int64), np.array(left + right, dtype=np.int64)])
+    return replace(desc, tab_left=len(x) if left else 0, tab_right=len(x) + len(left) if right else 0), out
 
 
 def signed(v: int, w: int) -> int:
@@ -125,16 +131,14 @@ class Tb:
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
-    async def execute(self, desc: isa.EwiseDesc, mems: dict, slices: tuple, limit: int,
-                      restarts: frozenset = frozenset()) -> int:
-        """Start the op with its `slices` (NO_SLICES), wait for done (at most `limit` cycles); returns the cycles
-        from start to done.
+    async def execute(self, desc: isa.EwiseDesc, mems: dict, limit: int, restarts: frozenset = frozenset()) -> int:
+        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the unit must ignore them."""
         d = self.dut
         self.mems.mem.update(mems)
-        self.drive(isa.pack_ewise_ports(desc, *slices))
+        self.drive(isa.pack_ewise_ports(desc))
         d.start.value = 1
         await FallingEdge(d.clk)
         d.start.value = 0
@@ -154,14 +158,15 @@ class Tb:
         assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
         return cycles
 
-    async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, slices: tuple, want_bank,
-                       want_sat: int, want_max: int, what: str, restarts: frozenset = frozenset()):
-        """Run one legal descriptor on the banks (x, z, y; None for an operand it does not have) and compare
-        everything the host can read with the expected values (`restarts`: see execute)."""
+    async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, want_bank, want_sat: int, want_max: int, what: str,
+                       restarts: frozenset = frozenset()):
+        """Run one legal descriptor on the banks (x, z, y; None for an operand it does not have; x holds MASK's and
+        PENALTY's tables) and compare everything the host can read with the expected values (`restarts`: see
+        execute)."""
         reads = dict(self.mems.reads)
         writes = self.mems.writes
-        cycles = await self.execute(desc, dict(zip(PORTS, banks)), slices,
-                                    desc.count + self.lat + 50, restarts)
+        cycles = await self.execute(desc, dict(zip(PORTS, banks)), desc.count + desc.table_words + 2 * self.lat + 50,
+                                    restarts)
         d = self.dut
         assert not self.mems.bad, f"{what}: {self.mems.bad[0]}"
         got_bank = banks[2]
@@ -173,7 +178,7 @@ class Tb:
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
         assert int(d.lfsr_state.value) == self.stream.state, f"{what}: LFSR state (draws)"
         n = desc.count
-        want_reads = {"x": n * desc.reads_x, "z": n * desc.reads_z, "o": n * desc.reads_old}
+        want_reads = {"x": n * desc.reads_x + desc.table_words, "z": n * desc.reads_z, "o": n * desc.reads_old}
         assert {p: self.mems.reads[p] - reads[p] for p in PORTS} == want_reads, f"{what}: reads"
         assert self.mems.writes - writes == n, f"{what}: writes"
         assert cycles == isa.ewise_cycles(desc, self.lat), f"{what}: {cycles} cycles for {n} elements"
@@ -192,12 +197,13 @@ class Tb:
             assert np.array_equal(m_out, want_out) and (m_sat, m_draws) == (want_sat, want_draws)
             assert m_max is None or m_max == want_max
         banks = tuple(case.banks[b] if b else None for b in desc.banks)
+        tab_bank = next((b for b in desc.tab_banks if b), "")
+        desc, x = tables_on_x(desc, banks[0], case.banks[tab_bank] if tab_bank else None)
         what = (f"{case.op.kind} {case.op.out} (align {desc.align_x}/{desc.align_z}, shift {desc.shift}, "
                 f"mode {desc.mode})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
-        cycles = await self.run_desc(desc, banks, case_slices(case), want_bank, want_sat, want_max,
-                                     what, restarts)
+        cycles = await self.run_desc(desc, (x, *banks[1:]), want_bank, want_sat, want_max, what, restarts)
         self.dut._log.debug("%s: %d elements, %d cycles, %d saturations, max|y| %d", what, desc.count, cycles,
                             want_sat, want_max)
         return want_sat
@@ -237,8 +243,8 @@ async def test_digits_ops(dut):
 
 
 def random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bool):
-    """A random legal descriptor (with the Adam ops on a unit that has them), its banks (x, z, y; in place half of
-    the time), masks and tau tables."""
+    """A random legal descriptor (with the Adam ops on a unit that has them) and its banks (x, z, y; in place half
+    of the time); MASK and PENALTY with tables of random words (and a side absent at times) after x's words."""
     while True:
         drawn = _random_desc(gen, ports, adam)
         if isa.ewise_error(drawn[0], *ports, adam=adam)[0] == 0:  # Adam's limits reject some draws
@@ -293,11 +299,19 @@ def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bo
     y = bank(y_w)
     x = y if in_place else bank(x_w)
     z = bank(z_w)
-    masks = [int(gen.integers(0, 1 << isa.EW_MASK_N)) for _ in range(2)]
-    tau_lo, tau_hi = -(1 << (isa.EW_TAU_W - 1)), (1 << (isa.EW_TAU_W - 1)) - 1
-    taus = [tuple(int(v) for v in (gen.choice([tau_lo, tau_hi, 0], size=isa.EW_MASK_N) if gen.integers(0, 3) == 0
-                                   else gen.integers(tau_lo, tau_hi + 1, size=isa.EW_MASK_N))) for _ in range(2)]
-    return desc, (x if desc.reads_x else None, z if desc.reads_z else None, y), (*masks, *taus)
+    if opcode in isa.EW_CORE_OPS:  # masks: 0, 1 or other words (live); taus: 16-bit, at both ends at times
+        r0, _, r1 = shape
+        if opcode == isa.EW_MASK:
+            words = gen.choice(np.array([0, 0, 1, 1, -1, 2, -(1 << 15), 300]), size=r0 + r1)
+        elif gen.integers(0, 3) == 0:
+            words = gen.choice(np.array([-(1 << 15), (1 << 15) - 1, 0]), size=r0 + r1)
+        else:
+            words = gen.integers(-(1 << 15), 1 << 15, size=r0 + r1)
+        desc = replace(desc, tab_left=0, tab_right=r0, tab_on=int(gen.choice([1, 2, 3, 3, 3, 0])))
+        desc, x = tables_on_x(desc, x, words)
+        if in_place:
+            y = x
+    return desc, (x if desc.reads_x else None, z if desc.reads_z else None, y)
 
 
 @cocotb.test()
@@ -309,14 +323,14 @@ async def test_random_descriptors(dut):
     await tb.setup()
     sat = 0
     for trial in range(400):
-        desc, banks, slices = random_desc(tb.gen, tb.ports, tb.adam)
+        desc, banks = random_desc(tb.gen, tb.ports, tb.adam)
         rand = tb.stream.take(desc.draws) if desc.draws else None
-        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, *slices)
+        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand)
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
         what = f"random {trial}: {desc}"
-        await tb.run_desc(desc, copies, slices, want_bank, want_sat, want_max, what)
+        await tb.run_desc(desc, copies, want_bank, want_sat, want_max, what)
         sat += want_sat
     assert sat > 0
 
@@ -365,7 +379,7 @@ async def test_illegal_ops(dut):
         state = int(dut.lfsr_state.value)
         n = dict(tb.mems.reads), tb.mems.writes
         banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
-        cycles = await tb.execute(desc, banks, NO_SLICES, 4)
+        cycles = await tb.execute(desc, banks, 4)
         assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
         assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
             f"{desc}: error {int(dut.error.value)} code {int(dut.error_code.value)}, want {code}"
@@ -379,10 +393,12 @@ async def test_illegal_ops(dut):
         ({isa.EW_ERR_EPS} if tb.adam else set())
     for c, desc in fine:
         assert isa.ewise_error(desc, *tb.ports, adam=tb.adam)[0] == 0
-        banks = (c.banks[desc.banks[0]] if desc.reads_x else None, None, c.banks[desc.banks[2]])
+        tab_bank = next((b for b in desc.tab_banks if b), "")
+        desc, x = tables_on_x(desc, c.banks[desc.banks[0]], c.banks[tab_bank] if tab_bank else None)
+        banks = (x if desc.reads_x else None, None, c.banks[desc.banks[2]])
         rand = tb.stream.take(desc.draws) if desc.draws else None  # the ZERO variant keeps d0's STOCHASTIC
-        want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand, *case_slices(c))[:3]
-        await tb.run_desc(desc, banks, case_slices(c), want_bank, want_sat, want_max, f"fine {desc}")
+        want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand)[:3]
+        await tb.run_desc(desc, banks, want_bank, want_sat, want_max, f"fine {desc}")
     await tb.check_case(case)  # and a legal op clears the error
 
 
@@ -415,15 +431,15 @@ async def test_start_while_busy(dut):
         kinds.add(op.kind)
     assert kinds == set(isa.EW_OPCODES) - ADAM_KINDS  # tiny trains with SGD
     for trial in range(60):
-        desc, banks, slices = random_desc(tb.gen, tb.ports, tb.adam)
+        desc, banks = random_desc(tb.gen, tb.ports, tb.adam)
         rand = tb.stream.take(desc.draws) if desc.draws else None
-        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand, *slices)
+        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand)
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
         restarts = busy_restarts(tb.gen, isa.ewise_cycles(desc, tb.lat)) if trial % 4 else frozenset()
         what = f"random {trial} restarted in cycles {sorted(restarts)}: {desc}"
-        await tb.run_desc(desc, copies, slices, want_bank, want_sat, want_max, what, restarts)
+        await tb.run_desc(desc, copies, want_bank, want_sat, want_max, what, restarts)
 
 
 @cocotb.test()
@@ -444,11 +460,11 @@ async def test_adam_rsqrt_rom(dut):
     if not tb.adam:
         n_io = dict(tb.mems.reads), tb.mems.writes
         refused = replace(desc, x_w=16, z_w=16, y_w=16)
-        assert await tb.execute(refused, {"x": m, "z": v, "o": w}, NO_SLICES, 4) == CHECK_CYCLES
+        assert await tb.execute(refused, {"x": m, "z": v, "o": w}, 4) == CHECK_CYCLES
         assert int(dut.error_code.value) == isa.EW_ERR_OPCODE and (dict(tb.mems.reads), tb.mems.writes) == n_io
         return
     assert isa.ewise_error(desc, *tb.ports, adam=True)[0] == 0, isa.ewise_error(desc, *tb.ports, adam=True)
     rand = tb.stream.take(n)
     want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, m, v, w, rand)
     assert want_sat == 0
-    await tb.run_desc(desc, (m, v, w.copy()), NO_SLICES, want_bank, want_sat, want_max, "rsqrt sweep")
+    await tb.run_desc(desc, (m, v, w.copy()), want_bank, want_sat, want_max, "rsqrt sweep")
