@@ -693,12 +693,14 @@ def check_ewise(desc: EwiseDesc) -> EwiseDesc:
 
 
 def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_PORT_W,
-                out_w_max: int = EW_PORT_W, adam: bool = False) -> tuple[int, str]:
+                out_w_max: int = EW_PORT_W, adam: bool = False, rank: bool = True) -> tuple[int, str]:
     """The RTL's start-time check: (error code, reason), (0, "") for a legal descriptor. The *_max are the RTL's
-    port widths X_W, Z_W, OUT_W; `adam`: the unit was built with the Adam ops (its ADAM parameter)."""
+    port widths X_W, Z_W, OUT_W; `adam`: the unit was built with the Adam ops (its ADAM parameter); `rank`: with
+    MASK and PENALTY (its RANK parameter)."""
     r0, mn, r1 = desc.shape
     op = desc.opcode
-    known = op in EW_OPCODES.values() and (adam or op not in EW_ADAM_OPS)  # an unknown opcode forms no term
+    known = (op in EW_OPCODES.values() and (adam or op not in EW_ADAM_OPS)
+             and (rank or op not in EW_CORE_OPS))  # an unknown opcode forms no term
     x_max = min(x_w_max, EW_ADAM_X_W) if op == EW_ADAM_STEP else x_w_max
     z_max = min(z_w_max, EW_ADAM_Z_W) if op == EW_ADAM_V else z_w_max
     wx, wz = desc.term_widths
@@ -720,7 +722,7 @@ def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_POR
             return EW_ERR_WIDTH, f"{name}_w {w} outside 2..{w_max}"
     if desc.count == 0:
         return EW_ERR_COUNT, "count 0"
-    if op in EW_CORE_OPS and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
+    if known and op in EW_CORE_OPS and not (1 <= r0 <= EW_MASK_N and 1 <= r1 <= EW_MASK_N and mn >= 1):
         return EW_ERR_COUNT, f"core shape {desc.shape}: ranks outside 1..{EW_MASK_N} or m*n = 0"
     top = EW_ALIGN_TOP + (len(terms) == 1)  # one term alone may take up to 2^46
     for name, w, e in terms:
@@ -728,7 +730,9 @@ def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_POR
             return EW_ERR_ALIGN, (f"align_{name} {e} with a {w}-bit {name} term: outside {EW_ALIGN_MIN}.."
                                   f"{top - w}, the {fxp.ACC_W}-bit accumulator could overflow")
     if not known:
-        return EW_ERR_OPCODE, f"unknown opcode {op}" + (" (a unit built without Adam)" if op in EW_ADAM_OPS else "")
+        why = " (a unit built without Adam)" if op in EW_ADAM_OPS else " (a unit built without RANK)" \
+            if op in EW_CORE_OPS else ""
+        return EW_ERR_OPCODE, f"unknown opcode {op}{why}"
     if op == EW_ADAM_STEP and desc.beta < 1:
         return EW_ERR_EPS, f"adam step eps_q {desc.beta} below 1"
     return 0, ""

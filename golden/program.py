@@ -243,7 +243,7 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         kind, payload = KIND_CONTRACT, contract_payload(d)
     elif op.kind in isa.EW_OPCODES:
         d = isa.lower_ewise(comp, op, frac, host_step=host_step)
-        code, why = isa.ewise_error(d, *p.ewise_ports, adam=p.adam)
+        code, why = isa.ewise_error(d, *p.ewise_ports, adam=p.adam, rank=p.rank)
         if code:
             raise ProgramError(f"the element-wise unit refuses it (error {code}): {why}")
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))

@@ -338,7 +338,7 @@ module tt_accel #(
   wire [DATA_W-1:0]     ew_wr_data;
 
   tt_ewise #(.ADDR_W(ADDR_W), .X_W(DATA_W), .Z_W(DATA_W), .OUT_W(DATA_W), .MEM_LAT(MEM_LAT), .MASK_N(16),
-             .ADAM(ADAM)) u_ewise (
+             .ADAM(ADAM), .RANK(RANK)) u_ewise (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ew_lfsr),
     .start (unit_start[1]),
     .opcode (desc[EW_OPCODE_LSB +: EW_OPCODE_W]), .count (desc[EW_COUNT_LSB +: EW_COUNT_W]),

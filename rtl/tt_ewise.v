@@ -7,7 +7,8 @@
 // The z term is formed by AXPBY (b = beta) and PENALTY (b = tau_left[r_prev] + tau_right[r_next], 17 bits: the
 // rank prior's gradient of element (r_prev, m*n, r_next) of a core of shape (r0, mn, r1)), the x term by every
 // op but ZERO. gate is 1 except RELU (x > 0), RELU_BWD (z > 0: z is the saved activation h), MASK
-// (mask_left[r_prev] & mask_right[r_next]) and ZERO (0). Every op is this one datapath: RELU is y = x gated,
+// (mask_left[r_prev] != 0 && mask_right[r_next] != 0) and ZERO (0). MASK and PENALTY first read their two bonds'
+// tables (the rank state in the data memory: masks or taus, one 16-bit word per slice) on the x port. Every op is this one datapath: RELU is y = x gated,
 // DERIVE and ACC are RQ(x, shift) with alpha = 1, ZERO is a gate of 0.
 // With ADAM = 1 the unit also has Adam's two ops (SPEC 5.5), through five more stages before the multipliers:
 //   ADAM_V (x = v, z = g): the z term is beta * z^2 (a squarer ahead of the z multiplier).
@@ -26,12 +27,13 @@
 // sign-extends its words (ADAM_STEP reads the old word like ACC). Element n+1 is read before element n is
 // written, so a source must be the
 // destination itself (in place) or lie apart from it (the lowering checks it); nothing needs forwarding.
-// Descriptor ports and masks must be held stable from start until done.
+// Descriptor ports must be held stable from start until done.
 //
 // Timing (no stalls): start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), element i issued in cycle
 // 2 + i, its write on the port in cycle i + MEM_LAT + 11, done (and busy low) from cycle count + MEM_LAT + 12
-// until the next start: count + MEM_LAT + 12 cycles per op, 5 more for ADAM_V and ADAM_STEP (golden/isa.py
-// ewise_cycles). Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate (registered) -> [Adam: u, bit length,
+// until the next start: count + MEM_LAT + 12 cycles per op, 5 more for ADAM_V and ADAM_STEP; MASK and PENALTY
+// first read their n table words (cycles 2 .. n + 1) and start their elements n + MEM_LAT cycles later (1 later
+// with no table) (golden/isa.py ewise_cycles). Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate (registered) -> [Adam: u, bit length,
 // normalise, ROM, square or m * RSQRT: 5 registered stages] -> two multipliers (registered) -> alignment
 // (registered) -> add (registered) -> tt_requant (3) -> tt_writeback: clamp (registered), accumulate and registered
 // write, statistics.
@@ -41,7 +43,7 @@
 //   1 shift outside -16..47; 2 y_w outside 2..OUT_W, or x_w (x term) / z_w (z term) outside 2..X_W / 2..Z_W;
 //   3 count 0, or a MASK / PENALTY with r0 or r1 outside 1..MASK_N or mn 0; 4 an alignment of a formed term
 //   below -47 or with width + align > ACC_W - 17 (each term is then below 2^(ACC_W-3), PENALTY's z term below
-//   2^(ACC_W-2), and their sum cannot overflow; ACC_W - 16 for an x term alone); 5 unknown opcode (ADAM_V and ADAM_STEP when ADAM = 0); 6 ADAM_STEP
+//   2^(ACC_W-2), and their sum cannot overflow; ACC_W - 16 for an x term alone); 5 unknown opcode (ADAM_V and ADAM_STEP when ADAM = 0, MASK and PENALTY when RANK = 0); 6 ADAM_STEP
 //   with eps_q (beta) below 1. Adam's own limits: ADAM_V's z_w at most 16 and ADAM_STEP's x_w at most 17 (code 2,
 //   the 18-bit squarer), the x term of ADAM_STEP x_w + 14 bits wide and ADAM_V's z term 2 z_w - 1 (code 4), and
 //   ADAM_STEP's element shifts shift + h within -16..47 for h from (-8 - F_v) >> 1 to (max(z_w, 16) + 1 - F_v) >> 1 (code
@@ -55,7 +57,8 @@ module tt_ewise #(
   parameter integer ACC_W   = 48,  // accumulator (SPEC 1.2)
   parameter integer MEM_LAT = 1,   // read latency of the memory ports, 1..8
   parameter integer MASK_N  = 16,  // mask bits per side (the largest rank), 1..16
-  parameter integer ADAM    = 0    // 1: the Adam ops (OUT_W >= 16)
+  parameter integer ADAM    = 0,   // 1: the Adam ops (OUT_W >= 16)
+  parameter integer RANK    = 1    // 1: MASK and PENALTY (rank adaptation), with their table registers
 ) (
   input  wire               clk,
   input  wire               rst,
@@ -169,6 +172,9 @@ module tt_ewise #(
     if (ADAM < 0 || ADAM > 1 || (ADAM == 1 && OUT_W < 16)) begin : g_bad_adam
       error_tt_ewise_ADAM_must_be_0_or_1_and_needs_OUT_W_at_least_16 u_error ();
     end
+    if (RANK < 0 || RANK > 1) begin : g_bad_rank
+      error_tt_ewise_RANK_must_be_0_or_1 u_error ();
+    end
     if (MEM_LAT < 1 || MEM_LAT > 8) begin : g_bad_mem_lat
       error_tt_ewise_MEM_LAT_must_be_1_to_8 u_error ();
     end
@@ -178,16 +184,17 @@ module tt_ewise #(
   endgenerate
 
   // ---- op decode ----
-  wire known  = opcode <= OP_LAST;
+  wire rank_op = (opcode == OP_MASK) || (opcode == OP_PENALTY);
+  wire known  = opcode <= OP_LAST && (RANK != 0 || !rank_op);
   wire term_x = known && (opcode != OP_ZERO);  // alpha * x is formed
-  wire is_penalty = opcode == OP_PENALTY;
+  wire is_penalty = RANK != 0 && opcode == OP_PENALTY;
   wire is_adam_v = ADAM != 0 && opcode == OP_ADAM_V;
   wire is_step = ADAM != 0 && opcode == OP_ADAM_STEP;
   wire term_z = (opcode == OP_AXPBY) || is_penalty || is_adam_v;  // b * z is formed
   wire read_z = term_z || (opcode == OP_RELU_BWD) || is_step;
   wire is_acc = opcode == OP_ACC;
   wire read_old = is_acc || is_step;  // the old destination word: added (ACC) or the delta subtracted (ADAM_STEP)
-  wire is_core = (opcode == OP_MASK) || is_penalty;  // indexes the rank slices of a core (r0, mn, r1)
+  wire is_core = RANK != 0 && rank_op;  // indexes the rank slices of a core (r0, mn, r1)
 
   // ---- legality check (registered at start, tt_op_ctrl), busy / done / error ----
   wire signed [6:0] shift_s = shift;
@@ -308,19 +315,31 @@ module tt_ewise #(
       assign tab_word = {{(16-X_W){x_rd_data[X_W-1]}}, x_rd_data};
     end
   endgenerate
-  reg  [16*16-1:0] tab_l_q;
-  reg  [16*16-1:0] tab_r_q;
-  wire [15:0] tab_absent = (opcode == OP_MASK) ? 16'd1 : 16'd0;
-  always @(posedge clk) begin
-    if (run && is_core) begin
-      tab_l_q <= {16{tab_absent}};
-      tab_r_q <= {16{tab_absent}};
-    end else if (tab_tag_valid && !tab_tag_m[5]) begin
-      tab_l_q[16*tab_tag_m[3:0] +: 16] <= tab_word;
-    end else if (tab_tag_valid) begin
-      tab_r_q[16*tab_tag_m[3:0] +: 16] <= tab_word;
+  wire [16*16-1:0] tab_l;
+  wire [16*16-1:0] tab_r;
+  generate
+    if (RANK != 0) begin : g_tables
+      reg  [16*16-1:0] tab_l_q;
+      reg  [16*16-1:0] tab_r_q;
+      wire [15:0]      tab_absent = (opcode == OP_MASK) ? 16'd1 : 16'd0;
+      always @(posedge clk) begin
+        if (run && is_core) begin
+          tab_l_q <= {16{tab_absent}};
+          tab_r_q <= {16{tab_absent}};
+        end else if (tab_tag_valid && !tab_tag_m[5]) begin
+          tab_l_q[16*tab_tag_m[3:0] +: 16] <= tab_word;
+        end else if (tab_tag_valid) begin
+          tab_r_q[16*tab_tag_m[3:0] +: 16] <= tab_word;
+        end
+      end
+      assign tab_l = tab_l_q;
+      assign tab_r = tab_r_q;
+    end else begin : g_no_tables  // no MASK or PENALTY: nothing reads the tables
+      wire unused_tab = ^{tab_tag_valid, tab_tag_m, tab_word};
+      assign tab_l = {(16*16){1'b0}};
+      assign tab_r = {(16*16){1'b0}};
     end
-  end
+  endgenerate
   wire unused_tab_idx_hi = tab_tag_m[4];
 
   // ---- issue: one loop of count elements drives the three addresses ----
@@ -400,10 +419,10 @@ module tt_ewise #(
     .done      (unused_rk_done)
   );
 
-  wire keep_issue = tab_l_q[16*r_prev +: 16] != 16'd0 && tab_r_q[16*r_next +: 16] != 16'd0;
+  wire keep_issue = tab_l[16*r_prev +: 16] != 16'd0 && tab_r[16*r_next +: 16] != 16'd0;
   // The z term's constant of the element: PENALTY's tau sum, else beta (both sign-extended to B_W bits).
-  wire signed [15:0]    tau_l_e = tab_l_q[16*r_prev +: 16];
-  wire signed [15:0]    tau_r_e = tab_r_q[16*r_next +: 16];
+  wire signed [15:0]    tau_l_e = tab_l[16*r_prev +: 16];
+  wire signed [15:0]    tau_r_e = tab_r[16*r_next +: 16];
   wire signed [B_W-1:0] tau_sum = {tau_l_e[15], tau_l_e} + {tau_r_e[15], tau_r_e};
   wire signed [B_W-1:0] b_issue = is_penalty ? tau_sum : {beta[15], beta};
 

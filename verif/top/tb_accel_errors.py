@@ -340,6 +340,9 @@ async def illegal_programs(dut):
          5, isa.EW_ERR_COUNT, B + n0, [zero_f]),
         ("element-wise unknown opcode 9", B, ew_record(ew_desc(9, 4, x=g("act", 0), y=g("act", 16))) + END, 5,
          isa.EW_ERR_OPCODE, B, []),
+        ("a MASK op, the unit built without MASK and PENALTY (RANK = 0)", B,
+         ew_record(replace(ew_desc(isa.EW_MASK, 4, x=g("act", 0), y=g("act", 16)), shape=(2, 1, 2),
+                           tab_left=g("act", 20), tab_on=1)) + END, 5, isa.EW_ERR_OPCODE, B, []),
         ("sce classes above n_out", B, sce_record(SceDesc(g("act", 36), g("act", 16), 4, 5, 0, 8, 16, 14)) + END, 5,
          isa.SCE_ERR_COUNT, B, []),
         # a loop count of 0: the contraction unit's code 3 (rtl/tt_contract.v)

@@ -58,7 +58,7 @@ def signed(v: int, bits: int) -> int:
 def unit_tables() -> tuple[list[int], list[int]]:
     """The tables the element-wise unit read for its last MASK or PENALTY op (rtl/tt_ewise.v tab_l_q, tab_r_q:
     entry r in bits 16 r .. 16 r + 15; an absent side holds ones for MASK, zeros for PENALTY)."""
-    ew = cocotb.top.u_ewise
+    ew = cocotb.top.u_ewise.g_tables
     return tuple([int(reg.value) >> (16 * r) & 0xFFFF for r in range(isa.EW_MASK_N)]
                  for reg in (ew.tab_l_q, ew.tab_r_q))
 

@@ -30,6 +30,8 @@ BAD_PARAMS = [
     ({"ADAM": 2}, "error_tt_ewise_ADAM_must_be_0_or_1_and_needs_OUT_W_at_least_16"),
     ({"ADAM": 1, "OUT_W": 15}, "error_tt_ewise_ADAM_must_be_0_or_1_and_needs_OUT_W_at_least_16"),
     ({"ADAM": 1, "X_W": 2, "Z_W": 2, "OUT_W": 16, "ACC_W": 32}, None),  # legal extremes with Adam
+    ({"RANK": 2}, "error_tt_ewise_RANK_must_be_0_or_1"),
+    ({"RANK": 0}, None),  # without MASK and PENALTY (the accelerator without rank adaptation; tb_accel_errors)
     ({"X_W": 32, "Z_W": 32}, None),
     ({"MEM_LAT": 0}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
     ({"MEM_LAT": 9}, "error_tt_ewise_MEM_LAT_must_be_1_to_8"),
