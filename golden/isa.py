@@ -1097,7 +1097,7 @@ __all__ += ["SceDesc", "lower_sce", "execute_sce", "check_sce", "sce_error", "pa
 # cores: core k (r0, mn, R) with slice r at left_base + i R + r (i < left_rows = r0 mn), core k+1 (R, mn', r1)
 # with slice r at right_base + r right_cols + j (j < right_cols = mn' r1). Its state, 16-bit words in the same
 # address space: lambda r at lam_base + 2r (low half) and + 2r + 1 (high half, signed), the mask at mask_base + r
-# (live if above 0; written 0 or 1), tau at tau_base + r.
+# (live if not 0; written 0 or 1), tau at tau_base + r.
 #
 # Fields (ValueError from `check_rank` names the one that does not fit): bases ADDR_W = 20 bits unsigned (every
 # word addressable), rank RANK_W = 5 bits, left_rows and right_cols CNT_W = 16 bits, inv_d 24 bits, q_shift 6

@@ -103,14 +103,14 @@ def slice_mean_squares(sums: list[int], inv: int, q_shift: int) -> list[int]:
 def rank_bond(lam: list[int], mask: list[int], sums: list[int], inv: int, q_shift: int, threshold: int,
               tau_num: int) -> tuple[list[int], list[int], list[int]]:
     """SPEC 5.6 steps 2-4 for one bond, on Python ints (exact at any width): the new lambdas, masks (1 live, 0
-    pruned; a mask word above 0 is live) and taus, from the old lambdas and masks and the slices' sums of squares.
+    pruned; a mask word other than 0 is live) and taus, from the old lambdas and masks and the slices' sums of squares.
     rtl/tt_rank.v computes the same (golden/isa.py execute_rank)."""
     lo, hi = LAMBDA_FMT.qmin, LAMBDA_FMT.qmax
     new = [min(max((LAMBDA_DECAY_Q16 * l + LAMBDA_GAIN_Q16 * q + (1 << 15)) >> 16, lo), hi)
            for l, q in zip(lam, slice_mean_squares(sums, inv, q_shift))]
-    keep = [int(l >= threshold and m > 0) for l, m in zip(new, mask)]
+    keep = [int(l >= threshold and m != 0) for l, m in zip(new, mask)]
     if not any(keep):  # a bond never goes to rank 0: its live slice with the largest lambda stays (the first of
-        live = [r for r, m in enumerate(mask) if m > 0]  # equals; slice 0 if none was live)
+        live = [r for r, m in enumerate(mask) if m != 0]  # equals; slice 0 if none was live)
         keep[max(live, key=lambda r: (new[r], -r)) if live else 0] = 1
     taus = [min(tau_num // max(l, 1), TAU_MAX) if k else 0 for l, k in zip(new, keep)]
     return new, keep, taus
@@ -371,8 +371,8 @@ class Machine:
     def _keep(self, core: str, mask_left: str, mask_right: str) -> np.ndarray:
         """1 where neither adjoining rank slice of an element of `core` (r_prev, m, n, r_next) is pruned."""
         r0, _, _, r1 = self.comp.tensors[core].shape
-        left = self.mem[mask_left] if mask_left else np.ones(r0, dtype=np.int64)
-        right = self.mem[mask_right] if mask_right else np.ones(r1, dtype=np.int64)
+        left = (self.mem[mask_left] != 0) if mask_left else np.ones(r0, dtype=bool)  # a word other than 0: live
+        right = (self.mem[mask_right] != 0) if mask_right else np.ones(r1, dtype=bool)
         return (left[:, None, None, None] * right[None, None, None, :] * np.ones(
             self.comp.tensors[core].shape, dtype=np.int64)).ravel()
 

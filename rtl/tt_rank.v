@@ -6,11 +6,11 @@
 //   M = sum of the squares of its D = left_rows + right_cols master words
 //   Q = RQ(M * inv_d, q_shift, NEAREST)                        inv_d = round(2^24 / (D + 1)), q_shift = 2 F_w
 //   lambda = SAT32(RQ(58982 lambda + 6554 Q, 16, NEAREST))     0.9 lambda + 0.1 M / (D + 1)
-//   keep = lambda >= threshold && mask > 0; if no slice keeps, the live slice (mask > 0) of the largest lambda
+//   keep = lambda >= threshold && mask != 0; if no slice keeps, the live slice (mask != 0) of the largest lambda
 //          keeps, the first of equals, or slice 0 if none is live (a bond never goes to rank 0)
 //   tau = keep ? min(floor(tau_num / max(lambda, 1)), 2^15 - 1) : 0
 // State words (16 bits each, one address space with the cores): lambda r at lam_base + 2r (low half) and
-// lam_base + 2r + 1 (high half, signed), mask r at mask_base + r (read: live if above 0; written 0 or 1), tau r
+// lam_base + 2r + 1 (high half, signed), mask r at mask_base + r (read: live if not 0; written 0 or 1), tau r
 // at tau_base + r. Nothing is held between ops: the memory has the state, so the host reads and writes it
 // through the same window as the cores.
 //
@@ -228,7 +228,7 @@ module tt_rank #(
 
   reg  [15:0]        lam_lo_q;
   reg  signed [15:0] lam_hi_q;
-  reg                live_q;  // the slice's mask word is above 0
+  reg                live_q;  // the slice's mask word is not 0
   always @(posedge clk) begin
     if (m_kind == RD_LO) begin
       lam_lo_q <= m_word;
@@ -237,7 +237,7 @@ module tt_rank #(
       lam_hi_q <= m_word;
     end
     if (m_kind == RD_MASK) begin
-      live_q <= m_word > 16'sd0;
+      live_q <= m_word != 16'sd0;
     end
   end
 
