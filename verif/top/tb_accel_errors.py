@@ -680,17 +680,14 @@ async def shift_ends_and_statistics(dut):
     (rtl/tt_seq.v)."""
     env = await Env.create(dut, 7)
     host, g = env.host, env.g
-    # operands: act X0 (0..15) random 16-bit, act 40..47 random, state 0..11 random (8..11 the tau tables; restored after the hand ops:
+    # operands: act X0 (0..15) random 16-bit, act 40..47 random, state 0..7 random (restored after the hand ops:
     # training goes on from the golden state); core as uploaded
     await host.write_bank("act", 0, env.rng.integers(-1 << 15, 1 << 15, 16))
     await host.write_bank("act", 40, env.rng.integers(-1 << 15, 1 << 15, 8))
     s = FREE_SLOT
-    penalty = replace(ew_desc(isa.EW_PENALTY, 8, x=g("act", 48), z=g("state", 0), y=g("act", 48), align_x=3,
-                              shift=3, mode=STOCHASTIC, z_w=16), shape=(2, 2, 2))
-    state0 = await host.read_bank("state", 0, 12)
-    await host.write_bank("state", 0, env.rng.integers(-1 << 15, 1 << 15, 12))  # 8..11: the penalty's tau tables
-    with_taus = replace(penalty, tab_left=g("state", 8), tab_right=g("state", 10), tab_on=3)
-    ops = [  # (desc, slot, observe, preset saturation count, preset max[, short record])
+    state0 = await host.read_bank("state", 0, 8)
+    await host.write_bank("state", 0, env.rng.integers(-1 << 15, 1 << 15, 8))
+    ops = [  # (desc, slot, observe, preset saturation count, preset max)
         (mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, -16), s, True, SAT_COUNTER_MAX - 2, 5),
         (mv_desc(g("core", 8), g("act", 4), g("act", 20), 4, 4, -16, STOCHASTIC, acc=True), s + 1, True, 3, 20000),
         (mv_desc(g("core", 0), g("act", 0), g("act", 24), 4, 8, 47, STOCHASTIC, out_w=4), s + 2, False, 7, 1234),
@@ -701,10 +698,6 @@ async def shift_ends_and_statistics(dut):
                  align_z=-3, shift=4, mode=STOCHASTIC, x_w=16, z_w=16, y_w=10), s + 6, True, 11, 2),
         (ew_desc(isa.EW_ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
         (ew_desc(isa.EW_RELU, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
-        # PENALTY reading its tau tables, then the same op in a short record: the sequencer's cleared descriptor
-        # reads no table (every tau 0), not the previous record's
-        (with_taus, s + 8, False, 0, 0, False),
-        (penalty, s + 8, False, 0, 0, True),
     ]
     await host.clear_counters()
     c = await env.counters()
@@ -720,13 +713,13 @@ async def shift_ends_and_statistics(dut):
     overhead = 0
     sat_total = 0
     unit_sum = {"contract_cycles": 0, "ewise_cycles": 0, "sce_cycles": 0}
-    for i, (d, slot, observe, _, _, *short) in enumerate(ops):
+    for i, (d, slot, observe, _, _) in enumerate(ops):
         c0 = await env.counters()
         if isinstance(d, ContractDesc):
             words, unit = ct_record(d, slot, observe), "contract_cycles"
             flat, n_sat, mx, state = golden_ct(flat, d, state)
         else:
-            words, unit = ew_record(d, slot, observe, short=bool(short and short[0])), "ewise_cycles"
+            words, unit = ew_record(d, slot, observe), "ewise_cycles"
             flat, n_sat, mx, state = golden_ew(flat, d, state)
         await env.run_hand(words + END)
         where = f"hand op {i} ({'shift ' + str(d.shift) if isinstance(d, ContractDesc) else 'ewise'})"
