@@ -1,7 +1,8 @@
-"""Stimulus shared by the testbenches of the op-executing units (tt_contract, tt_ewise)."""
+"""Stimulus shared by the testbenches of the op-executing units (tt_contract, tt_ewise, tt_sce, tt_rank)."""
 from __future__ import annotations
 
 import numpy as np
+from cocotb.triggers import FallingEdge
 
 
 def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:
@@ -16,3 +17,26 @@ def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:
         a = int(gen.integers(1, last + 1))
         return frozenset(range(a, min(last, a + int(gen.integers(1, 6))) + 1))
     return frozenset(int(c) for c in gen.integers(1, last + 1, size=int(gen.integers(1, 4))))
+
+
+async def start_and_wait(dut, limit: int, restarts: frozenset = frozenset()) -> int:
+    """Pulse the unit's start (its descriptor ports already driven and held), wait for done (at most `limit`
+    cycles) at falling edges; returns the cycles from start to done. busy must stay high until done and fall with
+    it. `restarts`: cycles after the start (1 = the next) in which start is driven high again while the op runs;
+    the unit must ignore them."""
+    dut.start.value = 1
+    await FallingEdge(dut.clk)
+    dut.start.value = 0
+    cycles = 1
+    while not int(dut.done.value):
+        assert cycles < limit, f"no done after {cycles} cycles" + \
+            (f" (start pulsed again in cycles {sorted(restarts)})" if restarts else "")
+        if cycles > 1 or cycles in restarts:
+            assert int(dut.busy.value) == 1, f"busy low before done (cycle {cycles})"
+        dut.start.value = int(cycles in restarts)
+        await FallingEdge(dut.clk)
+        cycles += 1
+    dut.start.value = 0
+    assert int(dut.busy.value) == 0, "busy with done"
+    assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
+    return cycles

@@ -20,7 +20,7 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import STOCHASTIC
 from golden.tests.test_isa import contract_case, contract_ops, desc_contract, machine_contract, synthetic
-from verif.unit_stimulus import busy_restarts
+from verif.unit_stimulus import busy_restarts, start_and_wait
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT, ERR_LANES = 1, 2, 3, 4
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
@@ -142,24 +142,7 @@ class Tb:
             await FallingEdge(d.clk)
         self.mems.mem.update(a=mem_a, b=mem_b, o=mem_o)
         self.drive(isa.pack_ports(desc))
-        d.start.value = 1
-        await FallingEdge(d.clk)
-        d.start.value = 0
-        cycles = 1
-        while not int(d.done.value):
-            assert cycles < limit, f"no done after {cycles} cycles" + \
-                (f" (start pulsed again in cycles {sorted(restarts)})" if restarts else "")
-            if cycles > 1:
-                assert int(d.busy.value) == 1, f"busy fell before done (cycle {cycles})"
-            if cycles in restarts:
-                assert int(d.busy.value) == 1, f"restart in cycle {cycles}: the engine is not busy"
-            d.start.value = int(cycles in restarts)
-            await FallingEdge(d.clk)
-            cycles += 1
-        d.start.value = 0
-        assert int(d.busy.value) == 0, "busy with done"
-        assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
-        return cycles
+        return await start_and_wait(d, limit, restarts)
 
     def cycles(self, desc: isa.ContractDesc, head: int = 0) -> int:
         return isa.contract_cycles(desc, self.lat, self.mac_reg, head)

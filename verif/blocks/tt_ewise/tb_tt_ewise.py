@@ -20,7 +20,7 @@ from golden import fxp, isa
 from golden.fxp import NEAREST, STOCHASTIC
 from golden.machine import adam_h_range
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
-from verif.unit_stimulus import busy_restarts
+from verif.unit_stimulus import busy_restarts, start_and_wait
 
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 PORTS = ("x", "z", "o")
@@ -136,27 +136,9 @@ class Tb:
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the unit must ignore them."""
-        d = self.dut
         self.mems.mem.update(mems)
         self.drive(isa.pack_ewise_ports(desc))
-        d.start.value = 1
-        await FallingEdge(d.clk)
-        d.start.value = 0
-        cycles = 1
-        while not int(d.done.value):
-            assert cycles < limit, f"no done after {cycles} cycles" + \
-                (f" (start pulsed again in cycles {sorted(restarts)})" if restarts else "")
-            if cycles > 1:
-                assert int(d.busy.value) == 1, f"busy fell before done (cycle {cycles})"
-            if cycles in restarts:
-                assert int(d.busy.value) == 1, f"restart in cycle {cycles}: the unit is not busy"
-            d.start.value = int(cycles in restarts)
-            await FallingEdge(d.clk)
-            cycles += 1
-        d.start.value = 0
-        assert int(d.busy.value) == 0, "busy with done"
-        assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
-        return cycles
+        return await start_and_wait(self.dut, limit, restarts)
 
     async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, want_bank, want_sat: int, want_max: int, what: str,
                        restarts: frozenset = frozenset()):

@@ -19,7 +19,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 from golden import isa
 from golden.tests.test_isa_rank import bond_memory, random_rank, rank_compiled
-from verif.unit_stimulus import busy_restarts
+from verif.unit_stimulus import busy_restarts, start_and_wait
 
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 WORD = 16
@@ -108,24 +108,9 @@ class Tb:
     async def execute(self, desc: isa.RankDesc, mem, limit: int, restarts: frozenset = frozenset()) -> int:
         """Start the op (the ports held until done), wait for done (at most `limit` cycles); returns the cycles from
         start to done. `restarts`: cycles after the start in which start is pulsed again while busy."""
-        d = self.dut
         self.memory.mem = mem
         self.drive(desc)
-        d.start.value = 1
-        await FallingEdge(d.clk)
-        d.start.value = 0
-        cycles = 1
-        while not int(d.done.value):
-            assert cycles < limit, f"no done after {cycles} cycles"
-            if cycles > 1 or restarts:
-                assert int(d.busy.value) == 1, f"busy low before done (cycle {cycles})"
-            d.start.value = int(cycles in restarts)
-            await FallingEdge(d.clk)
-            cycles += 1
-        d.start.value = 0
-        assert int(d.busy.value) == 0, "busy with done"
-        assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
-        return cycles
+        return await start_and_wait(self.dut, limit, restarts)
 
     async def check(self, desc: isa.RankDesc, mem: np.ndarray, what: str = "",
                     restarts: frozenset = frozenset()) -> np.ndarray:

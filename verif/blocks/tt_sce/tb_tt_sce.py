@@ -18,7 +18,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 from golden import isa
 from golden.tests.test_isa_sce import random_logits, random_sce, sce_compiled
-from verif.unit_stimulus import busy_restarts
+from verif.unit_stimulus import busy_restarts, start_and_wait
 
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
@@ -97,24 +97,9 @@ class Tb:
     async def execute(self, desc: isa.SceDesc, z, e, limit: int, restarts: frozenset = frozenset()) -> int:
         """Start the op (the ports held until done), wait for done (at most `limit` cycles); returns the cycles from
         start to done. `restarts`: cycles after the start in which start is pulsed again while busy."""
-        d = self.dut
         self.mems.z, self.mems.e = z, e
         self.drive(desc)
-        d.start.value = 1
-        await FallingEdge(d.clk)
-        d.start.value = 0
-        cycles = 1
-        while not int(d.done.value):
-            assert cycles < limit, f"no done after {cycles} cycles"
-            if cycles > 1 or restarts:
-                assert int(d.busy.value) == 1, f"busy low before done (cycle {cycles})"
-            d.start.value = int(cycles in restarts)
-            await FallingEdge(d.clk)
-            cycles += 1
-        d.start.value = 0
-        assert int(d.busy.value) == 0, "busy with done"
-        assert all(c < cycles for c in restarts), f"restarts {sorted(restarts)} after done (cycle {cycles})"
-        return cycles
+        return await start_and_wait(self.dut, limit, restarts)
 
     async def check(self, desc: isa.SceDesc, z, e=None, what: str = "", restarts: frozenset = frozenset()):
         """Run one legal descriptor (e: the error bank, None for a fresh junk one; it may be z) and compare
