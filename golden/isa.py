@@ -531,8 +531,8 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 # bases and m*n ADDR_W = 20 bits unsigned (count >= 1; the last element of every operand addressable); alpha,
 # beta EW_CONST_W = 16 bits two's complement; align_x, align_z and shift EW_ALIGN_W = SHIFT_W = 7 bits two's
 # complement; mode 1 bit; x_w, z_w, y_w OUT_W_W = 6 bits (0 for an operand the op does not read); r0, r1
-# EW_RANK_W = 5 bits. The masks are not descriptor fields: the sequencer gives the unit EW_MASK_N-bit vectors
-# (bit r = slice r is live) read from the MASK tensors named in `masks`.
+# EW_RANK_W = 5 bits; MASK and PENALTY also tab_left, tab_right (ADDR_W bits) and tab_on (2 bits): where their
+# bonds' MASK or TAU words sit, read when the op starts (ewise_tables).
 # Legal descriptors (checked when the op starts; the RTL raises error_code, `execute_ewise` a ValueError; see
 # `ewise_error`): 1 shift outside -16..47; 2 y_w outside 2..OUT_W or a used x_w / z_w outside 2..X_W / Z_W;
 # 3 count 0, or a MASK / PENALTY with r0 or r1 outside 1..EW_MASK_N or m*n = 0; 4 a used alignment below -47 or

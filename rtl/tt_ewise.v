@@ -56,7 +56,7 @@ module tt_ewise #(
   parameter integer OUT_W   = 16,  // destination word width (the widest y_w), 2..32
   parameter integer ACC_W   = 48,  // accumulator (SPEC 1.2)
   parameter integer MEM_LAT = 1,   // read latency of the memory ports, 1..8
-  parameter integer MASK_N  = 16,  // mask bits per side (the largest rank), 1..16
+  parameter integer MASK_N  = 16,  // table entries per side (the largest rank), 1..16
   parameter integer ADAM    = 0,   // 1: the Adam ops (OUT_W >= 16)
   parameter integer RANK    = 1    // 1: MASK and PENALTY (rank adaptation), with their table registers
 ) (

@@ -14,7 +14,7 @@
 //
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
 // leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
-// that is not its unit's: an element-wise record may stop before the tau tables, EW_SHORT_WORDS, a contraction
+// that is not its unit's: an element-wise record may stop before the tables' addresses, EW_SHORT_WORDS, a contraction
 // before its preload's fields, CT_SHORT_WORDS, and the descriptor bits it does not load read as 0; a RANK record
 // when the rank unit is not built), 2 the program runs off the program memory, 3 an address outside every bank,
 // 4 a bank asked for more reads in a cycle than it has ports, 5 the unit refused the descriptor

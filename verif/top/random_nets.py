@@ -12,7 +12,9 @@ from golden.compiler import compile_network
 from golden.config import config_from_dict
 
 # The one accelerator build every random network must fit (a new network is a new program, not new RTL).
-PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048)
+# with the rank unit: half of the networks with a bond adapt their ranks (tb_tt_accel.random_networks)
+PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048,
+                       rank=True)
 LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64)  # the same build with MAC lanes: lane forms and preloads
 
 

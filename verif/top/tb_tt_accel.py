@@ -140,11 +140,11 @@ async def random_networks(dut):
     params = LANE_PARAMS if int(dut.LANES.value) > 1 else PARAMS
     for k in range(int(os.environ.get("NETWORKS", "4"))):
         cfg = random_config(rng, k, params, preload=params.lanes > 1 and k == 0)
-        # rank adaptation on half of the networks that have a bond: PENALTY, MASK and a host rank update per batch
+        # rank adaptation on half of the networks that have a bond: PENALTY, MASK and a rank update per batch
         bonds = any(l.ranks for l in cfg.layers)
         if bonds and rng.random() < 0.5:
             ranked = prune_config(cfg, s + k, rng, prior=float(rng.choice([1e-4, 1e-3, 1e-2])))
-            if fits(ranked, params):  # the tau tables make element-wise records longer: the program may not fit
+            if fits(ranked, params):  # the rank programs and state make the image bigger: it may not fit
                 cfg = ranked
         golden = Machine(compile_network(cfg), s + k)
         golden.load_float_params(*init_float_params(cfg, rng))
