@@ -275,7 +275,7 @@ module tt_rank #(
   reg  signed [ACC_W-1:0] mul_a_q;   // shifted left a step
   reg  signed [ACC_W-1:0] mul_c_q;   // the blend's lambda, shifted left a step
   reg  [23:0]             mul_b_q;   // the multiplier, shifted right a step
-  reg  [3:0]              bit_q;     // the blend's constant bit
+  wire [3:0]              bit_q = 4'd15 - step_q[3:0];  // the blend's constant bit (step_q counts 15 down to 0)
   reg  signed [31:0]      lam_new_q;
   wire signed [31:0]      lam_old = {lam_hi_q, lam_lo_q};
   wire [ACC_W-1:0]        half = ({{(ACC_W-1){1'b0}}, 1'b1} << q_shift) >> 1;
@@ -406,11 +406,9 @@ module tt_rank #(
         ST_BLEND_LOAD: begin
           state_q <= ST_BLEND;
           step_q  <= 6'd15;
-          bit_q   <= 4'd0;
         end
         ST_BLEND: begin
           step_q <= step_q - 6'd1;
-          bit_q  <= bit_q + 4'd1;
           if (step_q == 6'd0) begin
             state_q <= ST_SAT;
           end
