@@ -98,6 +98,7 @@ class Tb:
         assert int(dut.ADDR_W.value) == isa.ADDR_W and int(dut.MASK_N.value) == isa.EW_MASK_N
         self.ports = (int(dut.X_W.value), int(dut.Z_W.value), int(dut.OUT_W.value))
         self.adam = bool(int(dut.ADAM.value))
+        self.rank = bool(int(dut.RANK.value))
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
         self.mems = Memories(dut, self.lat)
         self.seed = int(self.gen.integers(0, 1 << 32))
@@ -139,6 +140,21 @@ class Tb:
         self.mems.mem.update(mems)
         self.drive(isa.pack_ewise_ports(desc))
         return await start_and_wait(self.dut, limit, restarts)
+
+    async def expect_refused(self, desc: isa.EwiseDesc, mems: dict, code: int, what: str):
+        """The op stops with `code` after the start-time check and stays stopped, without a memory access or a
+        draw."""
+        d = self.dut
+        n_io = dict(self.mems.reads), self.mems.writes
+        state = int(d.lfsr_state.value)
+        assert await self.execute(desc, mems, 4) == CHECK_CYCLES, f"{what}: not stopped by the check"
+        assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
+            f"{what}: error {int(d.error.value)} code {int(d.error_code.value)}, want {code}"
+        for _ in range(3):  # nothing moves afterwards
+            await FallingEdge(d.clk)
+            assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code, what
+        assert (dict(self.mems.reads), self.mems.writes) == n_io, f"{what}: a refused op touched a memory"
+        assert int(self.dut.lfsr_state.value) == state, f"{what}: a refused op consumed draws"
 
     async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, want_bank, want_sat: int, want_max: int, what: str,
                        restarts: frozenset = frozenset()):
@@ -192,6 +208,7 @@ class Tb:
 
 
 ADAM_KINDS = {k for k, v in isa.EW_OPCODES.items() if v in isa.EW_ADAM_OPS}
+RANK_KINDS = {k for k, v in isa.EW_OPCODES.items() if v in isa.EW_CORE_OPS}
 
 
 async def compiled_ops(dut, model: str, trials: int):
@@ -204,7 +221,11 @@ async def compiled_ops(dut, model: str, trials: int):
         for trial in range(trials):
             for op in ewise_ops(comp):
                 case = ewise_case(comp, op, tb.gen, extremes=trial == 1, fracs=trial != 2)
-                sat += await tb.check_case(case)
+                if op.kind in RANK_KINDS and not tb.rank:  # a unit built without rank adaptation refuses them
+                    banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, case.desc.banks)}
+                    await tb.expect_refused(case.desc, banks, isa.EW_ERR_OPCODE, f"{op.kind} {op.out}")
+                else:
+                    sat += await tb.check_case(case)
                 kinds.add(op.kind)
     assert kinds == set(isa.EW_OPCODES) - (set() if tb.adam else ADAM_KINDS) and sat > 0
     dut._log.info("%s: %d elements", model, tb.elements)
@@ -224,12 +245,13 @@ async def test_digits_ops(dut):
     await compiled_ops(dut, "digits", 2)
 
 
-def random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bool):
-    """A random legal descriptor (with the Adam ops on a unit that has them) and its banks (x, z, y; in place half
-    of the time); MASK and PENALTY with tables of random words (and a side absent at times) after x's words."""
+def random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bool, rank: bool):
+    """A random legal descriptor (with the Adam ops, MASK and PENALTY on a unit that has them) and its banks (x, z,
+    y; in place half of the time); MASK and PENALTY with tables of random words (and a side absent at times) after
+    x's words."""
     while True:
         drawn = _random_desc(gen, ports, adam)
-        if isa.ewise_error(drawn[0], *ports, adam=adam)[0] == 0:  # Adam's limits reject some draws
+        if isa.ewise_error(drawn[0], *ports, adam=adam, rank=rank)[0] == 0:  # Adam's limits reject some draws
             return drawn
 
 
@@ -305,7 +327,7 @@ async def test_random_descriptors(dut):
     await tb.setup()
     sat = 0
     for trial in range(400):
-        desc, banks = random_desc(tb.gen, tb.ports, tb.adam)
+        desc, banks = random_desc(tb.gen, tb.ports, tb.adam, tb.rank)
         rand = tb.stream.take(desc.draws) if desc.draws else None
         want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand)
         copies = tuple(None if b is None else b.copy() for b in banks)
@@ -351,30 +373,24 @@ async def test_illegal_ops(dut):
     else:
         bad += [replace(d0, opcode=isa.EW_ADAM_V), replace(d0, opcode=isa.EW_ADAM_STEP)]
     # not errors: the widths and alignments of a term the op does not form
-    fine = [(cm, replace(dm, z_w=0, align_z=-64)), (case, replace(d0, opcode=isa.EW_ZERO, x_w=0, align_x=63))]
+    fine = [(case, replace(d0, opcode=isa.EW_ZERO, x_w=0, align_x=63))]
+    if tb.rank:
+        fine.append((cm, replace(dm, z_w=0, align_z=-64)))
+    else:  # MASK and PENALTY do not exist
+        bad += [dm, dp]
     codes = set()
     for desc in bad:
-        code = isa.ewise_error(desc, *tb.ports, adam=tb.adam)[0]
+        code = isa.ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0]
         assert code, desc
         codes.add(code)
         before = {k: v.copy() for k, v in case.banks.items()}
-        state = int(dut.lfsr_state.value)
-        n = dict(tb.mems.reads), tb.mems.writes
         banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
-        cycles = await tb.execute(desc, banks, 4)
-        assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
-        assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
-            f"{desc}: error {int(dut.error.value)} code {int(dut.error_code.value)}, want {code}"
-        for _ in range(3):  # nothing moves afterwards
-            await FallingEdge(dut.clk)
-            assert int(dut.done.value) == 1 and int(dut.busy.value) == 0 and int(dut.error_code.value) == code
-        assert (dict(tb.mems.reads), tb.mems.writes) == n, "an illegal op touched a memory"
-        assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
+        await tb.expect_refused(desc, banks, code, str(desc))
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
     assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE} | \
         ({isa.EW_ERR_EPS} if tb.adam else set())
     for c, desc in fine:
-        assert isa.ewise_error(desc, *tb.ports, adam=tb.adam)[0] == 0
+        assert isa.ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0] == 0
         tab_bank = next((b for b in desc.tab_banks if b), "")
         desc, x = tables_on_x(desc, c.banks[desc.banks[0]], c.banks[tab_bank] if tab_bank else None)
         banks = (x if desc.reads_x else None, None, c.banks[desc.banks[2]])
@@ -407,13 +423,15 @@ async def test_start_while_busy(dut):
     comp = ewise_compiled("tiny")
     kinds = set()
     for op in ewise_ops(comp):
+        if op.kind in RANK_KINDS and not tb.rank:  # refused (test_tiny_ops)
+            continue
         case = ewise_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
         restarts = busy_restarts(tb.gen, isa.ewise_cycles(case.desc, tb.lat))
         await tb.check_case(case, restarts=restarts)
         kinds.add(op.kind)
-    assert kinds == set(isa.EW_OPCODES) - ADAM_KINDS  # tiny trains with SGD
+    assert kinds == set(isa.EW_OPCODES) - ADAM_KINDS - (set() if tb.rank else RANK_KINDS)  # tiny trains with SGD
     for trial in range(60):
-        desc, banks = random_desc(tb.gen, tb.ports, tb.adam)
+        desc, banks = random_desc(tb.gen, tb.ports, tb.adam, tb.rank)
         rand = tb.stream.take(desc.draws) if desc.draws else None
         want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand)
         copies = tuple(None if b is None else b.copy() for b in banks)
@@ -440,10 +458,8 @@ async def test_adam_rsqrt_rom(dut):
     w = tb.gen.integers(-(1 << 15), 1 << 15, size=n)
     desc = isa.EwiseDesc(isa.EW_ADAM_STEP, n, 0, 0, 0, 1, eps, 0, 16, 20, STOCHASTIC, 17, 32, 32)
     if not tb.adam:
-        n_io = dict(tb.mems.reads), tb.mems.writes
-        refused = replace(desc, x_w=16, z_w=16, y_w=16)
-        assert await tb.execute(refused, {"x": m, "z": v, "o": w}, 4) == CHECK_CYCLES
-        assert int(dut.error_code.value) == isa.EW_ERR_OPCODE and (dict(tb.mems.reads), tb.mems.writes) == n_io
+        await tb.expect_refused(replace(desc, x_w=16, z_w=16, y_w=16), {"x": m, "z": v, "o": w}, isa.EW_ERR_OPCODE,
+                                "ADAM_STEP without Adam")
         return
     assert isa.ewise_error(desc, *tb.ports, adam=True)[0] == 0, isa.ewise_error(desc, *tb.ports, adam=True)
     rand = tb.stream.take(n)

@@ -10,6 +10,7 @@ SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
     "lat3": {"MEM_LAT": 3},  # registered address and data around the RAM
     "adam": {"MEM_LAT": 3, "ADAM": 1, "X_W": 32, "Z_W": 32, "OUT_W": 32},  # the Adam ops, 32-bit second moments
+    "norank": {"MEM_LAT": 3, "RANK": 0},  # built without MASK and PENALTY, which it must refuse
 }
 
 
