@@ -12,7 +12,9 @@
 // and of every inner loop. One adder per loop and operand, a one-hot mux, no set-up cycles. Whether a loop is at
 // its final index is a register too (set when the loop restarts or steps), and so is which loops move on a beat
 // (the AND of the inner loops' flags), so the step logic and the enables of the index and mark registers wait on
-// no compare against the counts and no chain over the loops. first_red is a register as well: a consumer's ready
+// no compare against the counts and no chain over the loops; the flag a loop takes when it steps (idx + 1 is its
+// final index) is a register as well, so the index's carry chain ends in a register, not in the chain over the
+// loops behind it. first_red is a register as well: a consumer's ready
 // may depend on it (tt_contract waits for its buffer only at a new output element), and a compare of the indices
 // ahead of ready ahead of every enable was the critical path.
 //
@@ -80,6 +82,7 @@ module tt_loop_addr #(
   reg [NLOOPS*ADDR_W-1:0] mark_b_q;
   reg [NLOOPS*O_AW-1:0]   mark_o_q;
   reg [NLOOPS-1:0]        at_last_q;  // loop i is at its final index: (count == 0) || (idx == count - 1)
+  reg [NLOOPS-1:0]        last_next_q;  // loop i's next step reaches its final index: idx + 2 == count
   reg                     first_red_q;  // every reduction index is 0
   // inner_last_q[i] (i < NLOOPS): every loop inside loop i is at its final index, so loop i moves on a beat;
   // inner_last_q[NLOOPS]: every loop is, the beat is the nest's last. Registers, kept with at_last_q, so that
@@ -121,19 +124,24 @@ module tt_loop_addr #(
     end
   end
 
-  // The final-index flag a loop takes when it restarts at index 0 (count <= 1) or steps to idx + 1
-  // (idx + 1 == count - 1; a stepping loop has count >= 2); at_last_d: every loop's flag after a beat.
-  localparam [CNT_W-1:0] CNT_ONE = 1;
-  localparam [CNT_W:0]   CNT_TWO = 2;
+  // The final-index flag a loop takes when it restarts at index 0 (count <= 1) or steps to idx + 1 (last_next_q;
+  // a stepping loop has count >= 2), and last_next_q's own: at index 0 count == 2, after a step idx + 3 == count
+  // (no overflow: a stepping loop's idx + 3 <= count + 1 <= 2^CNT_W); *_d: every loop's flags after a beat.
+  localparam [CNT_W-1:0] CNT_ONE   = 1;
+  localparam [CNT_W:0]   CNT_TWO   = 2;
+  localparam [CNT_W:0]   CNT_THREE = 3;
   reg [NLOOPS-1:0] last_at_0;
-  reg [NLOOPS-1:0] last_after_step;
+  reg [NLOOPS-1:0] last_next_at_0;
   reg [NLOOPS-1:0] at_last_d;
+  reg [NLOOPS-1:0] last_next_d;
   integer          n;
   always @* begin
     for (n = 0; n < NLOOPS; n = n + 1) begin
-      last_at_0[n]       = counts[CNT_W*n +: CNT_W] <= CNT_ONE;
-      last_after_step[n] = ({1'b0, idx_q[CNT_W*n +: CNT_W]} + CNT_TWO) == {1'b0, counts[CNT_W*n +: CNT_W]};
-      at_last_d[n]       = !inner_last_q[n] ? at_last_q[n] : at_last_q[n] ? last_at_0[n] : last_after_step[n];
+      last_at_0[n]      = counts[CNT_W*n +: CNT_W] <= CNT_ONE;
+      last_next_at_0[n] = {1'b0, counts[CNT_W*n +: CNT_W]} == CNT_TWO;
+      at_last_d[n]      = !inner_last_q[n] ? at_last_q[n] : at_last_q[n] ? last_at_0[n] : last_next_q[n];
+      last_next_d[n]    = !inner_last_q[n] ? last_next_q[n] : at_last_q[n] ? last_next_at_0[n] :
+                          ({1'b0, idx_q[CNT_W*n +: CNT_W]} + CNT_THREE) == {1'b0, counts[CNT_W*n +: CNT_W]};
     end
   end
 
@@ -161,6 +169,7 @@ module tt_loop_addr #(
       first_red_q  <= 1'b1;
       idx_q        <= {(NLOOPS*CNT_W){1'b0}};
       at_last_q    <= last_at_0;
+      last_next_q  <= last_next_at_0;
       inner_last_q <= prefix_and(last_at_0);
       mark_a_q     <= {NLOOPS{base_a[A_AW-1:0]}};
       mark_b_q     <= {NLOOPS{base_b}};
@@ -168,6 +177,7 @@ module tt_loop_addr #(
     end else if (step && !all_last) begin
       first_red_q  <= last_red_c;
       at_last_q    <= at_last_d;
+      last_next_q  <= last_next_d;
       inner_last_q <= prefix_and(at_last_d);
       for (j = 0; j < NLOOPS; j = j + 1) begin
         if (inner_last_q[j]) begin
