@@ -9,9 +9,10 @@
 // the write data and a multiplexer behind every block RAM); a simulation stops with an error if such a read
 // happens. The words are not reset: a reset of the accelerator leaves the state readable.
 // OUT_REG = 1 adds a register after the read register (data valid two cycles after rd_en), which takes the
-// RAM's slow clock-to-out off the paths behind it. A tool that merges it into the block RAM's own output
-// register removes that delay entirely; yosys 0.70 does not (ECP5: it stays a fabric register after the mux
-// over the cascaded block RAMs of a deep bank).
+// RAM's slow clock-to-out off the paths behind it. yosys 0.70 leaves it in the fabric, where the placer puts it
+// between a far block RAM and the logic. Moved into the DP16KD's own output register instead (clock-to-out 0.96
+// instead of 5.83 ns) it made the ECP5 paper build slower (78.27 and 74.66 MHz against 82.92 and 81.05 at nextpnr
+// seeds 1 and 2, session 20): the route from the RAM then runs into the block multiplexer in the same cycle.
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,

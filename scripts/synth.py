@@ -45,10 +45,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS_FILE = ROOT / "scripts" / "synth_targets.json"
 BASELINE_DIR = ROOT / "scripts" / "qor_baselines"
 BUILD_DIR = ROOT / "build" / "synth"
-if str(ROOT) not in sys.path:  # run as a script: the project's packages (golden, verif, scripts)
-    sys.path.insert(0, str(ROOT))
-
-from scripts.ecp5_outreg import absorb_netlist  # noqa: E402
 
 DEFAULT_TOLERANCES = {
     "fmax_drop_pct": 5.0,
@@ -664,19 +660,6 @@ tee -q -o {shlex.quote(str(out / 'stat.txt'))} stat
 """
 
 
-NETLIST_PASSES = {"ecp5_outreg": absorb_netlist}
-
-
-def run_netlist_pass(name: str, src: Path, dest: Path) -> dict:
-    """Rewrite yosys's JSON netlist `src` into `dest` with the named pass (NETLIST_PASSES); return its summary."""
-    if name not in NETLIST_PASSES:
-        raise ToolError(f"unknown netlist pass {name!r} (known: {', '.join(sorted(NETLIST_PASSES))})")
-    netlist = json.loads(src.read_text())
-    done = NETLIST_PASSES[name](netlist)
-    dest.write_text(json.dumps(netlist))
-    return {"pass": name, **done}
-
-
 def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
@@ -692,6 +675,8 @@ def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str 
     with `buf_depth` words per lane buffer, trained with `optimizer` (None: the config's), with rank adaptation
     when `adapt_ranks` (else the config's): the banks, units and program memory its compiled network needs, as the
     co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     try:
         from golden import program as P
         from golden.compiler import compile_network
@@ -786,13 +771,6 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         inventory = inventory_from_netlist(json.loads((out / "pre_map.json").read_text()))
     report["mapping"] = mapping_verdict(inventory, res_y, ylog)
 
-    # ---- netlist passes between synthesis and place and route ----
-    pnr_netlist = out / "netlist.json"
-    if pnr and cfg.get("netlist_pass"):
-        pnr_netlist = out / "netlist_pnr.json"
-        report["netlist_pass"] = run_netlist_pass(cfg["netlist_pass"], out / "netlist.json", pnr_netlist)
-        progress.say(f"{cfg['netlist_pass']}: {report['netlist_pass']}")
-
     # ---- place and route ----
     res_p: dict = {}
     report["clocks"] = {p: {"requested_mhz": float(f), "fmax_mhz": None, "net": None, "pass": None}
@@ -804,7 +782,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         cons = ["--out-of-context"] if ooc else [pnr["constraint_flag"], str(constraints)]
 
         def pnr_cmd(seed: int, dest: Path) -> list[str]:
-            cmd = [tool, *pnr["args"], *cons, "--json", str(pnr_netlist),
+            cmd = [tool, *pnr["args"], *cons, "--json", str(out / "netlist.json"),
                    "--report", str(dest / "pnr_report.json"), "--freq", f"{freq:g}", "--seed", str(seed),
                    "--timing-allow-fail", "-l", str(dest / "pnr.log")]
             if cfg["family"] == "ice40":
