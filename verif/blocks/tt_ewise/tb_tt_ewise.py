@@ -154,7 +154,7 @@ class Tb:
             await FallingEdge(d.clk)
             assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code, what
         assert (dict(self.mems.reads), self.mems.writes) == n_io, f"{what}: a refused op touched a memory"
-        assert int(self.dut.lfsr_state.value) == state, f"{what}: a refused op consumed draws"
+        assert int(d.lfsr_state.value) == state, f"{what}: a refused op consumed draws"
 
     async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, want_bank, want_sat: int, want_max: int, what: str,
                        restarts: frozenset = frozenset()):
