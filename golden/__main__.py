@@ -29,6 +29,8 @@ def main(argv=None) -> int:
     co.add_argument("--rank-adaptation", action="store_true", help=rank_help)
     co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
     co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
+    co.add_argument("--vec", type=int, default=1,
+                    help="words a vector load reads into the lane buffers (1: none; cut to the lanes)")
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     co.add_argument("--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"),
                     default="all")
@@ -57,7 +59,7 @@ def main(argv=None) -> int:
                     cfg = with_ranks(cfg, json.loads(args.ranks))
                 except json.JSONDecodeError as e:
                     raise ConfigError(f"--ranks {args.ranks!r}: not JSON ({e})") from None
-            report = cost_report(cfg, args.lanes, args.buf_depth)
+            report = cost_report(cfg, args.lanes, args.buf_depth, vec=min(args.vec, args.lanes))
             progs = PROGRAMS if args.program == "all" else (args.program,)
             print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
             return 0

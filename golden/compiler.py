@@ -245,7 +245,7 @@ def refine_orders(comp: Compiled) -> None:
     op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
     program order over train_sample and infer; the current order stays unless another is faster."""
     from golden import program as P  # imported here: program imports this module
-    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT)
+    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=LANE_HINT)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
         for i, op in enumerate(prog):

@@ -29,6 +29,12 @@ are loaded (`group_starts`): each step reads one a word and every lane's buffer 
 finished reduction gives L outputs, lane l's at the lane-0 address + l * so of the lane loop (the outputs of the
 direct order, since the lane loop is the innermost output loop). The op's meaning does not change: `desc_beats` and `execute_desc` ignore lanes and sbuf.
 
+Vector load (`vec` V > 1; `with_lanes` chooses it where the build's banks read V words a cycle): the load walks
+the lane loop V lanes a beat, one aligned row of V consecutive words of b for V lanes' buffers, instead of one
+word a beat. It needs b's lane loop at stride 1, L a multiple of V, and b's base and every other b stride
+multiples of V (`vec_ok`), so that every beat's words are one row of the bank and all of them b's; the load then
+takes L / V beats per buffer word (`load_beats`). Only the time changes, not the values.
+
 Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
 carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
 walk ends, its load nest walks the next op's b into the other set, on through the op's end and the sequencer's
@@ -89,6 +95,7 @@ class ContractDesc:
     # the other buffer set once its own walk is done; `preloaded` says this op's b was walked by the op before.
     preloaded: bool = False
     preload: ContractDesc | None = field(default=None, repr=False)
+    vec: int = 1  # words per load beat: 1, or the bank's row of V words (vector load; module docstring)
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -146,6 +153,9 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         if desc.preload.lanes == 1 or desc.preload.preload is not None:
             _fail(what, "the preloaded op must be in the lane form, and carry no preload of its own")
         check_desc(desc.preload)
+    if desc.vec != 1 and not vec_ok(desc, desc.vec):
+        _fail(what, f"vector load of {desc.vec} words: needs the lane form with lanes a multiple of it, b's lane "
+                    f"loop at stride 1 and b's base and other strides multiples of it")
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
         if lane.count != desc.lanes:
@@ -172,6 +182,18 @@ def _buffer_layout(loops) -> tuple[tuple[int, ...], int]:
     return tuple(sbufs), words
 
 
+def vec_ok(desc: ContractDesc, vec: int) -> bool:
+    """Can the lane-form `desc` load b `vec` words a beat (module docstring: vector load): every beat one aligned row
+    of `vec` words, all of them b's. vec must be a power of two; 1 always can."""
+    if vec < 1 or vec & (vec - 1):
+        return False
+    if vec == 1:
+        return True
+    lane = desc.out_loops[-1]
+    return (desc.lanes > 1 and desc.lanes % vec == 0 and lane.sb == 1 and desc.b_base % vec == 0
+            and all(lp.sb % vec == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
+
+
 def buffer_words(desc: ContractDesc) -> int:
     """Words each lane's buffer holds: the product of the buffer loops' counts; 0 for the direct form (no buffer)."""
     return _buffer_layout(desc.loops)[1] if desc.lanes > 1 else 0
@@ -188,7 +210,8 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
     register slice on their way to the issue). A group of L outputs takes max(K, L) cycles (K reduction steps; the
     drain takes L), the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last
     beat, leave it over L cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
-    In the lane form the load runs beside the compute, one b word a cycle from the compute nest's first cycle,
+    In the lane form the load runs beside the compute, a beat a cycle (one b word, or with a vector load one word
+    for each of vec lanes) from the compute nest's first cycle,
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
     another; a group starts only once its slice is in every lane, mem_lat + 1 cycles after the slice's last load
     beat. The direct form is the lane form with L = 1 and nothing to wait for. `head`: a preloaded op's head start
@@ -197,8 +220,8 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
 
 
 def load_beats(desc: ContractDesc) -> int:
-    """The beats of a lane-form op's load walk: every lane's buffer words."""
-    return desc.lanes * buffer_words(desc)
+    """The beats of a lane-form op's load walk: every lane's buffer words, `vec` lanes' at a time."""
+    return desc.lanes // desc.vec * buffer_words(desc)
 
 
 def preload_start(desc: ContractDesc, head: int = 0) -> int:
@@ -243,7 +266,7 @@ def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> n
     slice_words = math.prod(lp.count for lp in desc.red_loops if lp.sb)
     counts = [1 if i == LANE_LOOP or i >= MAX_OUT else lp.count for i, lp in enumerate(desc.loops)]
     first_word = _nest(desc, counts)[4]  # every group's first buffer word, in group order
-    ready = (first_word // slice_words + 1) * n * slice_words + mem_lat - head
+    ready = (first_word // slice_words + 1) * (n // desc.vec) * slice_words + mem_lat - head
     return g + np.maximum.accumulate(np.maximum(ready - g, 0))
 
 
@@ -261,9 +284,12 @@ def _swap_operands(desc: ContractDesc) -> ContractDesc:
                    red_loops=swap(desc.red_loops), banks=(bb, ba, bo), names=(nb, na, no))
 
 
-def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int) -> ContractDesc:
+def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
+               vec_banks: frozenset[str] | None = None) -> ContractDesc:
     """The lane form of `desc` for an engine of max_lanes lanes with buf_depth words per lane buffer, or `desc`
-    itself where there is none or it does not pay (contract_cycles, at the top's latencies, no lower).
+    itself where there is none or it does not pay (contract_cycles, at the top's latencies, no lower). With a
+    vector load where the engine has one (`vec` words a beat from the banks `vec_banks`, None: every bank) and b
+    allows it (vec_ok).
 
     The operand that alone steps through the innermost output loop becomes b (a and b swap if it is a; both or
     neither: no lane form); the lanes L are the largest divisor of that loop's count up to max_lanes (1: no lane
@@ -295,6 +321,8 @@ def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int) -> ContractDe
         return desc
     loops = tuple(replace(lp, sbuf=s) for lp, s in zip(loops, sbufs))
     lane_desc = replace(lane_desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:], lanes=lanes)
+    if vec > 1 and (vec_banks is None or lane_desc.banks[1] in vec_banks) and vec_ok(lane_desc, vec):
+        lane_desc = replace(lane_desc, vec=vec)
     if contract_cycles(lane_desc) >= contract_cycles(desc):
         return desc
     return check_desc(lane_desc)
@@ -495,13 +523,14 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
     return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, **_pack_loops(desc),
             "shift": desc.shift & ((1 << SHIFT_W) - 1), "mode": desc.mode, "accumulate": int(desc.accumulate),
             "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
+            "vec_load": int(desc.vec > 1), "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
             "pre_lanes": desc.preload.lanes if desc.preload else 0,
             "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
             "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "pack_ports", "with_lanes", "vec_ok", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
            "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 

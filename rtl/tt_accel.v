@@ -17,7 +17,7 @@
 //     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports (b = 0..3),
 //     0x2E slots, 0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops),
 //     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM),
-//     0x35 RANK (the rank-update unit is built)
+//     0x35 RANK (the rank-update unit is built), 0x36 VEC (words of a vector load), 0x37 VEC_BANKS
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
 //   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks
@@ -71,6 +71,11 @@ module tt_accel #(
   // AccelParams lanes and buf_depth: the compiler uses lanes only where a contraction's b operand fits).
   parameter integer LANES        = 1,
   parameter integer BUF_DEPTH    = 1,
+  // Vector loads (tt_contract VEC): the banks whose bit is set in VEC_BANKS (bit b: bank b) are built in rows of VEC
+  // words, from which the contraction engine loads its lane buffers VEC words a cycle (golden/program.py AccelParams
+  // vec and bank_vec: the banks the programs' vector loads read).
+  parameter integer VEC          = 1,
+  parameter integer VEC_BANKS    = 0,
   // 1: the element-wise unit has Adam's ops (tt_ewise ADAM) and the data memory the moment bank (bank 4); the data
   // paths between the banks and the element-wise unit follow the widest bank (the moments' 32 bits).
   parameter integer ADAM         = 0,
@@ -130,6 +135,8 @@ module tt_accel #(
                                    ACT_WIDTH[31:0]};
   localparam [159:0] BANK_PORTS = {MOMENT_PORTS[31:0], STATE_PORTS[31:0], MASTER_PORTS[31:0], CORE_PORTS[31:0],
                                    ACT_PORTS[31:0]};
+  localparam [31:0] VB = VEC_BANKS;
+  localparam [159:0] BANK_VEC = {31'd0, VB[4], 31'd0, VB[3], 31'd0, VB[2], 31'd0, VB[1], 31'd0, VB[0]};
 
   generate
     if (BANK_SHIFT < 1 || BANK_SHIFT > 18) begin : g_bad_shift
@@ -140,6 +147,9 @@ module tt_accel #(
     end
     if (PROG_AW < 8 || PROG_AW > 18) begin : g_bad_prog_aw
       error_tt_accel_PROG_AW_must_be_8_to_18 u_error ();
+    end
+    if (VEC_BANKS < 0 || VEC_BANKS >= (1 << NBANK)) begin : g_bad_vec_banks
+      error_tt_accel_VEC_BANKS_must_name_built_banks u_error ();
     end
     if (MEM_PIPE < 0 || MEM_PIPE > 1) begin : g_bad_mem_pipe
       error_tt_accel_MEM_PIPE_must_be_0_or_1 u_error ();
@@ -295,12 +305,23 @@ module tt_accel #(
   wire [DATA_W-1:0]     rd0 = rd_data[0 +: DATA_W];
   wire [DATA_W-1:0]     rd1 = rd_data[DATA_W +: DATA_W];
   wire [DATA_W-1:0]     rd2 = rd_data[2*DATA_W +: DATA_W];
+  wire [VEC*DATA_W-1:0] rd_vec1;      // logical port 1's row (vector loads)
+  wire [VEC*UNIT_W-1:0] rd_vec1_unit;  // its words as the contraction engine's
+  genvar vw;
+  generate
+    for (vw = 0; vw < VEC; vw = vw + 1) begin : g_vec_word
+      assign rd_vec1_unit[UNIT_W*vw +: UNIT_W] = rd_vec1[DATA_W*vw +: UNIT_W];
+    end
+    if (DATA_W > UNIT_W) begin : g_vec_wide
+      wire unused_vec_high = ^rd_vec1;  // only the low UNIT_W bits of each word: the contraction engine's
+    end
+  endgenerate
 
   wire                  ct_busy, ct_done, ct_error;
   wire [3:0]            ct_error_code;
   wire [31:0]           ct_sat, ct_lfsr;
   wire [UNIT_W-1:0]     ct_maxabs;
-  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en;
+  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_b_vec;
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
   wire [UNIT_W-1:0]     ct_wr_data;
 
@@ -308,7 +329,7 @@ module tt_accel #(
   localparam integer CT_NRED = 4;
   tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
                 .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
-                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED))) u_contract (
+                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
     .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
@@ -317,14 +338,16 @@ module tt_accel #(
     .stride_o (desc[CT_STRIDE_O_LSB +: CT_STRIDE_O_W]), .shift (desc[CT_SHIFT_LSB +: CT_SHIFT_W]),
     .mode (desc[CT_MODE_LSB]), .accumulate (desc[CT_ACCUMULATE_LSB]), .out_w (desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
     .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
-    .preloaded (desc[CT_PRELOADED_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
+    .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]),
+    .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
     .pre_b_base (desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]), .pre_counts (desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
     .pre_stride_b (desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
     .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
     .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]),
-    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]),
+    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_vec (ct_b_vec),
+    .b_rd_vec_data (rd_vec1_unit),
     .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]),
     .o_wr_en (ct_wr_en), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
   );
@@ -549,8 +572,10 @@ module tt_accel #(
   tt_banks #(.NBANK(NBANK), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT),
              .BANK_DEPTH(BANK_DEPTH[NBANK*32-1:0]), .BANK_WIDTH(BANK_WIDTH[NBANK*32-1:0]),
              .BANK_PORTS(BANK_PORTS[NBANK*32-1:0]), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
-             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS)) u_banks (
+             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
+             .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
+    .rd_vec1 (seq_busy && unit == 2'd0 && ct_b_vec), .rd_vec1_data (rd_vec1),
     .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
   );
@@ -608,6 +633,8 @@ module tt_accel #(
       8'h33: reg_rdata = (ADAM != 0) ? BANK_WIDTH[128 +: 32] : 32'd0;
       8'h34: reg_rdata = (ADAM != 0) ? BANK_PORTS[128 +: 32] : 32'd0;
       8'h35: reg_rdata = RANK;
+      8'h36: reg_rdata = VEC;
+      8'h37: reg_rdata = VEC_BANKS;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end

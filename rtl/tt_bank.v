@@ -13,21 +13,28 @@
 // between a far block RAM and the logic. Moved into the DP16KD's own output register instead (clock-to-out 0.96
 // instead of 5.83 ns) it made the ECP5 paper build slower (78.27 and 74.66 MHz against 82.92 and 81.05 at nextpnr
 // seeds 1 and 2, session 20): the route from the RAM then runs into the block multiplexer in the same cycle.
+// VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), every column read on every read:
+// besides the word, a read port returns the whole row of its address (rd_vec, column c in [WIDTH*c +: WIDTH]), the
+// vector load of tt_contract (VEC words a cycle). rd_row says a read uses the whole row (the simulation check then
+// covers every word of it).
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,
   parameter integer AW         = 10,  // local address width: DEPTH <= 2^AW
   parameter integer READ_PORTS = 1,   // 1..3
   parameter integer OUT_REG    = 0,   // 1: an output register (read latency 2)
-  parameter integer BLOCK_BITS = 0    // bits per block RAM of the part (0: one memory per copy)
+  parameter integer BLOCK_BITS = 0,   // bits per block RAM of the part (0: one memory per column)
+  parameter integer VEC        = 1    // words per row (columns): 1, 2, 4, 8 or 16
 ) (
-  input  wire                       clk,
-  input  wire                       wr_en,
-  input  wire [AW-1:0]              wr_addr,
-  input  wire [WIDTH-1:0]           wr_data,
-  input  wire [READ_PORTS-1:0]      rd_en,
-  input  wire [READ_PORTS*AW-1:0]   rd_addr,
-  output wire [READ_PORTS*WIDTH-1:0] rd_data
+  input  wire                            clk,
+  input  wire                            wr_en,
+  input  wire [AW-1:0]                   wr_addr,
+  input  wire [WIDTH-1:0]                wr_data,
+  input  wire [READ_PORTS-1:0]           rd_en,
+  input  wire [READ_PORTS-1:0]           rd_row,   // the read uses the whole row (simulation check only)
+  input  wire [READ_PORTS*AW-1:0]        rd_addr,
+  output wire [READ_PORTS*WIDTH-1:0]     rd_data,
+  output wire [READ_PORTS*VEC*WIDTH-1:0] rd_vec    // the row of each port's last read
 );
 
   generate
@@ -46,14 +53,20 @@ module tt_bank #(
     if (BLOCK_BITS < 0) begin : g_bad_block_bits
       error_tt_bank_BLOCK_BITS_must_be_0_or_positive u_error ();
     end
+    if (VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) begin : g_bad_vec
+      error_tt_bank_VEC_must_be_1_2_4_8_or_16 u_error ();
+    end
   endgenerate
 
-  // Words past DEPTH do not exist: the router (tt_banks) never sends their addresses, so a copy is
-  // indexed by the low IW address bits and is exactly DEPTH words.
+  // Words past DEPTH do not exist: the router (tt_banks) never sends their addresses, so a copy is indexed by the
+  // low IW address bits: the column by the low CW of them, the row by the rest. Every column has ROWS rows (the
+  // last columns may hold a word past DEPTH that is never written, and read only as part of a row).
   localparam integer IW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+  localparam integer CW = (VEC > 1) ? $clog2(VEC) : 0;  // column bits
+  localparam integer ROWS = (DEPTH + VEC - 1) / VEC;
   wire unused_addr = ^{wr_addr, rd_addr};
 
-  // Each copy is NBLK memories of BLK words (a power of two; the last block holds the rest), BLK the most words
+  // Each column is NBLK memories of BLK rows (a power of two; the last block holds the rest), BLK the most words
   // of WIDTH bits that fit BLOCK_BITS: one block RAM each, so every block RAM gets its own read and output
   // registers, and the mux over the blocks reads registers, not the block RAMs' slow outputs.
   /* verilator coverage_off */  // evaluated at elaboration only
@@ -67,77 +80,107 @@ module tt_bank #(
   endfunction
   /* verilator coverage_on */
   localparam integer BLK_FIT = (BLOCK_BITS > 0) ? pow2_floor((BLOCK_BITS >= WIDTH) ? BLOCK_BITS / WIDTH : 1) : 0;
-  localparam integer BLK = (BLOCK_BITS == 0 || DEPTH <= BLK_FIT) ? DEPTH : BLK_FIT;
-  localparam integer NBLK = (DEPTH + BLK - 1) / BLK;
-  localparam integer BW = (BLK > 1) ? $clog2(BLK) : 1;  // address bits inside a block
+  localparam integer BLK = (BLOCK_BITS == 0 || ROWS <= BLK_FIT) ? ROWS : BLK_FIT;
+  localparam integer NBLK = (ROWS + BLK - 1) / BLK;
+  localparam integer BW = (BLK > 1) ? $clog2(BLK) : 1;  // row bits inside a block
   localparam integer SW = (NBLK > 1) ? $clog2(NBLK) : 1;  // block select bits
+  localparam integer RW = (IW > CW) ? IW - CW : 1;  // row bits
 
   genvar p;
+  genvar c;
   genvar b;
   generate
     for (p = 0; p < READ_PORTS; p = p + 1) begin : g_copy
-      wire [IW-1:0]         ra = rd_addr[p*AW +: IW];
-      wire [IW-1:0]         wa = wr_addr[IW-1:0];
-      wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
-      wire [BW-1:0]         ra_word = ra[BW-1:0];  // word inside its block, of the read and of the write
-      wire [BW-1:0]         wa_word = wa[BW-1:0];
-      wire [SW-1:0]         ra_blk;                // block of the read and of the write
-      wire [SW-1:0]         wa_blk;
+      wire [IW-1:0] ra = rd_addr[p*AW +: IW];
+      wire [IW-1:0] wa = wr_addr[IW-1:0];
+      wire [RW-1:0] ra_row;  // row and column of the read and of the write
+      wire [RW-1:0] wa_row;
+      wire [CW:0]   ra_col;  // one bit wider than the column field, which is empty with VEC = 1
+      wire [CW:0]   wa_col;
+      if (VEC == 1) begin : g_one_col
+        assign ra_row = ra[RW-1:0];
+        assign wa_row = wa[RW-1:0];
+        assign ra_col = 1'b0;
+        assign wa_col = 1'b0;
+      end else begin : g_cols
+        assign ra_row = ra[IW-1:CW];
+        assign wa_row = wa[IW-1:CW];
+        assign ra_col = {1'b0, ra[CW-1:0]};
+        assign wa_col = {1'b0, wa[CW-1:0]};
+      end
+      wire [BW-1:0] ra_word = ra_row[BW-1:0];  // row inside its block, of the read and of the write
+      wire [BW-1:0] wa_word = wa_row[BW-1:0];
+      wire [SW-1:0] ra_blk;                    // block of the read and of the write
+      wire [SW-1:0] wa_blk;
       if (NBLK == 1) begin : g_one
         assign ra_blk = {SW{1'b0}};
         assign wa_blk = {SW{1'b0}};
       end else begin : g_split
-        assign ra_blk = ra[IW-1:BW];
-        assign wa_blk = wa[IW-1:BW];
+        assign ra_blk = ra_row[RW-1:BW];
+        assign wa_blk = wa_row[RW-1:BW];
       end
-      for (b = 0; b < NBLK; b = b + 1) begin : g_blk
-        localparam integer N = (b == NBLK - 1) ? DEPTH - b * BLK : BLK;
-        localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
-        (* no_rw_check *)
-        reg [WIDTH-1:0] mem [0:N-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
-        reg [WIDTH-1:0] rd_q;
-        always @(posedge clk) begin
-          if (wr_en && wa_blk == b[SW-1:0]) begin
-            mem[wa_word[NW-1:0]] <= wr_data;
-          end
-          if (rd_en[p] && ra_blk == b[SW-1:0]) begin
-            rd_q <= mem[ra_word[NW-1:0]];
-          end
-        end
-        if (OUT_REG != 0) begin : g_out_reg
-          reg [WIDTH-1:0] out_q;
-          always @(posedge clk) begin
-            out_q <= rd_q;
-          end
-          assign blk_data[b*WIDTH +: WIDTH] = out_q;
-        end else begin : g_direct
-          assign blk_data[b*WIDTH +: WIDTH] = rd_q;
-        end
-      end
-      // The block of the last read, delayed like its data.
-      reg [SW-1:0] sel_q;
+      // The block and column of the last read, delayed like its data.
+      reg [SW-1:0] blk_q;
+      reg [CW:0]   col_q;
       always @(posedge clk) begin
         if (rd_en[p]) begin
-          sel_q <= ra_blk;
+          blk_q <= ra_blk;
+          col_q <= ra_col;
         end
       end
-      wire [SW-1:0] sel;
+      wire [SW-1:0] sel_blk;
+      wire [CW:0]   sel_col;
       if (OUT_REG != 0) begin : g_sel_out
-        reg [SW-1:0] sel_out_q;
+        reg [SW-1:0] blk_out_q;
+        reg [CW:0]   col_out_q;
         always @(posedge clk) begin
-          sel_out_q <= sel_q;
+          blk_out_q <= blk_q;
+          col_out_q <= col_q;
         end
-        assign sel = sel_out_q;
+        assign sel_blk = blk_out_q;
+        assign sel_col = col_out_q;
       end else begin : g_sel_direct
-        assign sel = sel_q;
+        assign sel_blk = blk_q;
+        assign sel_col = col_q;
       end
-      assign rd_data[p*WIDTH +: WIDTH] = blk_data[sel*WIDTH +: WIDTH];
+      wire [VEC*WIDTH-1:0] row_data;  // every column's word of the row read
+      for (c = 0; c < VEC; c = c + 1) begin : g_col
+        wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
+        wire                  col_wr = wr_en && wa_col == c[CW:0];
+        for (b = 0; b < NBLK; b = b + 1) begin : g_blk
+          localparam integer N = (b == NBLK - 1) ? ROWS - b * BLK : BLK;
+          localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
+          (* no_rw_check *)
+          reg [WIDTH-1:0] mem [0:N-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
+          reg [WIDTH-1:0] rd_q;
+          always @(posedge clk) begin
+            if (col_wr && wa_blk == b[SW-1:0]) begin
+              mem[wa_word[NW-1:0]] <= wr_data;
+            end
+            if (rd_en[p] && ra_blk == b[SW-1:0]) begin
+              rd_q <= mem[ra_word[NW-1:0]];
+            end
+          end
+          if (OUT_REG != 0) begin : g_out_reg
+            reg [WIDTH-1:0] out_q;
+            always @(posedge clk) begin
+              out_q <= rd_q;
+            end
+            assign blk_data[b*WIDTH +: WIDTH] = out_q;
+          end else begin : g_direct
+            assign blk_data[b*WIDTH +: WIDTH] = rd_q;
+          end
+        end
+        assign row_data[c*WIDTH +: WIDTH] = blk_data[sel_blk*WIDTH +: WIDTH];
+      end
+      assign rd_data[p*WIDTH +: WIDTH] = row_data[sel_col*WIDTH +: WIDTH];
+      assign rd_vec[p*VEC*WIDTH +: VEC*WIDTH] = row_data;
 `ifndef SYNTHESIS
       // no_rw_check's premise, checked in every simulation that uses the banks (a checker: not coverage).
       /* verilator coverage_off */
       always @(posedge clk) begin
-        if (wr_en && rd_en[p] && ra == wa) begin
-          $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, ra);
+        if (wr_en && rd_en[p] && (rd_row[p] ? ra_row == wa_row : ra == wa)) begin
+          $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, wa);
           $finish;
         end
       end

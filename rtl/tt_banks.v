@@ -17,6 +17,11 @@
 // compiler never makes a bank serve more reads than it has ports; if a program does, port_err pulses (the
 // sequencer stops with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
 // set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0.
+//
+// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). With rd_vec1, logical port 1
+// reads the whole row of its address: rd_vec1_data holds its VEC words (column c in [DATA_W*c +: DATA_W],
+// sign-extended) beside the word itself in rd_data, with the same latency. A vector read of a bank without rows
+// pulses port_err and returns 0.
 module tt_banks #(
   parameter integer          NBANK      = 4,
   parameter integer          ADDR_W     = 20,  // global element address
@@ -25,6 +30,8 @@ module tt_banks #(
   parameter [NBANK*32-1:0]   BANK_DEPTH = {32'd4096, 32'd4096, 32'd4096, 32'd4096},  // bank 0 in the LSBs
   parameter [NBANK*32-1:0]   BANK_WIDTH = {32'd16, 32'd8, 32'd4, 32'd16},
   parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
+  parameter [NBANK*32-1:0]   BANK_VEC   = {NBANK{32'd0}},  // 1: the bank is built in rows of VEC words
+  parameter integer          VEC        = 1,   // words per row of the banks with BANK_VEC (1..16, a power of two)
   parameter integer          REG_IN     = 0,   // 1: a register on the incoming requests
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
   parameter integer          REG_OUT    = 0,   // 1: the RAMs' output registers
@@ -36,6 +43,8 @@ module tt_banks #(
   input  wire [2:0]           rd_en,
   input  wire [3*ADDR_W-1:0]  rd_addr,
   output wire [3*DATA_W-1:0]  rd_data,
+  input  wire                 rd_vec1,       // logical port 1 reads the whole row
+  output wire [VEC*DATA_W-1:0] rd_vec1_data,
   input  wire                 wr_en,
   input  wire [ADDR_W-1:0]    wr_addr,
   input  wire [DATA_W-1:0]    wr_data,
@@ -61,10 +70,14 @@ module tt_banks #(
         REG_DATA > 1) begin : g_bad_reg
       error_tt_banks_REG_IN_REG_REQ_REG_OUT_and_REG_DATA_must_be_0_or_1 u_error ();
     end
+    if (VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) begin : g_bad_vec
+      error_tt_banks_VEC_must_be_1_2_4_8_or_16 u_error ();
+    end
   endgenerate
 
   // ---- the requests, registered when REG_IN ----
   reg [2:0]          in_rd_en;
+  reg                in_rd_vec1;
   reg [3*ADDR_W-1:0] in_rd_addr;
   reg                in_wr_en;
   reg [ADDR_W-1:0]   in_wr_addr;
@@ -79,6 +92,7 @@ module tt_banks #(
           in_rd_en <= rd_en;
           in_wr_en <= wr_en;
         end
+        in_rd_vec1 <= rd_vec1;
         in_rd_addr <= rd_addr;
         in_wr_addr <= wr_addr;
         in_wr_data <= wr_data;
@@ -86,6 +100,7 @@ module tt_banks #(
     end else begin : g_direct_in
       always @* begin
         in_rd_en = rd_en;
+        in_rd_vec1 = rd_vec1;
         in_rd_addr = rd_addr;
         in_wr_en = wr_en;
         in_wr_addr = wr_addr;
@@ -116,6 +131,7 @@ module tt_banks #(
   // Physical port j of bank k is entry 4k + j of the arrays below ({bank, port}: no multiply in the read mux).
   reg [NBANK*NRD-1:0]  hit;
   reg [NBANK*4-1:0]    ph_en;
+  reg [NBANK*4-1:0]    ph_row;  // the physical port serves logical port 1's vector read
   reg [NBANK*4*AW-1:0] ph_addr;
   reg [NRD*BB-1:0]     sel_bank;
   reg [NRD*2-1:0]      sel_port;  // logical port p's rank among its bank's hits: the physical port it reads
@@ -130,6 +146,7 @@ module tt_banks #(
 
   always @* begin
     ph_en = {(NBANK*4){1'b0}};
+    ph_row = {(NBANK*4){1'b0}};
     ph_addr = {(NBANK*4*AW){1'b0}};
     sel_bank = {(NRD*BB){1'b0}};
     sel_port = {(NRD*2){1'b0}};
@@ -150,6 +167,9 @@ module tt_banks #(
         ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
         ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
       end
+      // Logical port 1 takes the bank's physical port 1 when port 0 reads the bank too, else port 0.
+      ph_row[4*k + (hk[0] ? 1 : 0)] = hk[1] && in_rd_vec1;
+      port_err_c = port_err_c || (hk[1] && in_rd_vec1 && BANK_VEC[32*k +: 32] == 0);
       if (BANK_PORTS[32*k +: 32] > 2) begin  // the third: every logical port hits the bank
         ph_en[4*k + 2] = &hk;
         ph_addr[(4*k + 2)*AW +: AW] = in_rd_addr[2*ADDR_W +: AW];
@@ -182,6 +202,7 @@ module tt_banks #(
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
   wire wr_ok = in_wr_en && legal(in_wr_addr);
   reg  [NBANK*4-1:0]    ram_rd_en;
+  reg  [NBANK*4-1:0]    ram_rd_row;
   reg  [NBANK*4*AW-1:0] ram_rd_addr;
   reg                   ram_wr_en;
   reg  [AW+BB-1:0]      ram_wr_addr;  // bank field and local address
@@ -196,6 +217,7 @@ module tt_banks #(
           ram_rd_en <= ph_en;
           ram_wr_en <= wr_ok;
         end
+        ram_rd_row <= ph_row;
         ram_rd_addr <= ph_addr;
         ram_wr_addr <= in_wr_addr[AW+BB-1:0];
         ram_wr_data <= in_wr_data;
@@ -203,6 +225,7 @@ module tt_banks #(
     end else begin : g_direct_req
       always @* begin
         ram_rd_en = ph_en;
+        ram_rd_row = ph_row;
         ram_rd_addr = ph_addr;
         ram_wr_en = wr_ok;
         ram_wr_addr = in_wr_addr[AW+BB-1:0];
@@ -212,43 +235,61 @@ module tt_banks #(
   endgenerate
 
   // ---- the banks ----
-  wire [NBANK*4*DATA_W-1:0] ph_data;  // sign-extended read data of every physical port
+  wire [NBANK*4*DATA_W-1:0]     ph_data;  // sign-extended read data of every physical port
+  wire [NBANK*4*VEC*DATA_W-1:0] ph_vec;   // and its row (0 for a bank without rows)
 
   genvar g;
   generate
     for (g = 0; g < NBANK; g = g + 1) begin : g_bank
       localparam integer W = BANK_WIDTH[32*g +: 32];
       localparam integer NP = BANK_PORTS[32*g +: 32];
+      localparam integer BV = (BANK_VEC[32*g +: 32] != 0) ? VEC : 1;
       if (W < 1 || W > DATA_W) begin : g_bad_width
         error_tt_banks_BANK_WIDTH_must_be_1_to_DATA_W u_error ();
       end
       if (NP < 1 || NP > 3) begin : g_bad_ports
         error_tt_banks_BANK_PORTS_must_be_1_to_3 u_error ();
       end
-      wire [NP*W-1:0] data;
+      wire [NP*W-1:0]    data;
+      wire [NP*BV*W-1:0] row;
       tt_bank #(
         .WIDTH      (W),
         .DEPTH      (BANK_DEPTH[32*g +: 32]),
         .AW         (AW),
         .READ_PORTS (NP),
         .OUT_REG    (REG_OUT),
-        .BLOCK_BITS (BLOCK_BITS)
+        .BLOCK_BITS (BLOCK_BITS),
+        .VEC        (BV)
       ) u_bank (
         .clk     (clk),
         .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
         .wr_addr (ram_wr_addr[AW-1:0]),
         .wr_data (ram_wr_data[W-1:0]),
         .rd_en   (ram_rd_en[4*g +: NP]),
+        .rd_row  (ram_rd_row[4*g +: NP]),
         .rd_addr (ram_rd_addr[4*g*AW +: NP*AW]),
-        .rd_data (data)
+        .rd_data (data),
+        .rd_vec  (row)
       );
       genvar j;
+      genvar c;
       for (j = 0; j < 4; j = j + 1) begin : g_port
         if (j < NP) begin : g_used
           assign ph_data[(4*g + j)*DATA_W +: DATA_W] = {{(DATA_W-W){data[j*W + W - 1]}}, data[j*W +: W]};
         end else begin : g_absent
           assign ph_data[(4*g + j)*DATA_W +: DATA_W] = {DATA_W{1'b0}};
         end
+        for (c = 0; c < VEC; c = c + 1) begin : g_word
+          if (j < NP && BV == VEC) begin : g_row
+            localparam integer I = (j*BV + c)*W;
+            assign ph_vec[((4*g + j)*VEC + c)*DATA_W +: DATA_W] = {{(DATA_W-W){row[I + W - 1]}}, row[I +: W]};
+          end else begin : g_none
+            assign ph_vec[((4*g + j)*VEC + c)*DATA_W +: DATA_W] = {DATA_W{1'b0}};
+          end
+        end
+      end
+      if (BV == 1) begin : g_no_rows
+        wire unused_row = ^row;
       end
     end
   endgenerate
@@ -286,19 +327,26 @@ module tt_banks #(
       wire [BB+1:0] ph = {sel_bank_q[BB*q +: BB], sel_port_q[2*q +: 2]};
       assign rd_data_c[DATA_W*q +: DATA_W] = sel_ok_q[q] ? ph_data[DATA_W*ph +: DATA_W] : {DATA_W{1'b0}};
     end
+    // logical port 1's row
+    wire [BB+1:0] ph1 = {sel_bank_q[BB +: BB], sel_port_q[2 +: 2]};
+    wire [VEC*DATA_W-1:0] rd_vec1_c = sel_ok_q[1] ? ph_vec[VEC*DATA_W*ph1 +: VEC*DATA_W] : {(VEC*DATA_W){1'b0}};
     if (REG_DATA != 0) begin : g_reg_data
-      reg [3*DATA_W-1:0] rd_data_q;
+      reg [3*DATA_W-1:0]   rd_data_q;
+      reg [VEC*DATA_W-1:0] rd_vec1_q;
       always @(posedge clk) begin
         rd_data_q <= rd_data_c;
+        rd_vec1_q <= rd_vec1_c;
       end
       assign rd_data = rd_data_q;
+      assign rd_vec1_data = rd_vec1_q;
     end else begin : g_direct_data
       assign rd_data = rd_data_c;
+      assign rd_vec1_data = rd_vec1_c;
     end
   endgenerate
 
   // The physical ports a bank does not have are never driven into a tt_bank.
-  wire unused_ph = ^{ram_rd_en, ram_rd_addr};
+  wire unused_ph = ^{ram_rd_en, ram_rd_row, ram_rd_addr};
 
   assign addr_err = rd_bad_c || (in_wr_en && !wr_ok);
   assign port_err = port_err_c;

@@ -26,6 +26,11 @@
 //   not write that b and the banks have a port for it (golden/program.py link_preloads); the sequencer keeps the
 //   contraction unit's ports routed between two contraction records.
 //   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
+//   Vector load (vec_load, with VEC > 1; pre_vec_load for the preload's walk): the load nest walks the lane loop VEC
+//   lanes a beat, reading the whole bank row of VEC words at the beat's address through the b port (b_rd_vec) into
+//   VEC buffers at once: lanes / VEC beats per buffer word instead of lanes. It needs lanes a multiple of VEC, b's
+//   lane loop at stride 1 and b's base and other strides multiples of VEC (golden/isa.py vec_ok), so that every
+//   row read is aligned and all b's.
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -49,7 +54,8 @@
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
 // range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W), 3 (a loop
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
-// 0, or pre_lanes above LANES). A start while busy is ignored; seed_load belongs between ops.
+// 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do). A
+// start while busy is ignored; seed_load belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -63,7 +69,8 @@ module tt_contract #(
   parameter integer MAC_REG   = 2,   // registers in the MAC's multiply: 0, 1 (product), 2 (operands and product)
   parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/isa.py LANE_W)
   parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
-  parameter integer BUF_W     = 12   // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
+  parameter integer BUF_W     = 12,  // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
+  parameter integer VEC       = 1    // words a vector load reads into the buffers: 1 (none), 2, 4, 8 or 16 (<= LANES)
 ) (
   input  wire                           clk,
   input  wire                           rst,
@@ -86,6 +93,8 @@ module tt_contract #(
   input  wire [5:0]                     out_w,       // output width, 2..OUT_W
   input  wire [7:0]                     lanes,       // 1: direct form; 2..LANES: lane form
   input  wire [(NOUT+NRED)*BUF_W-1:0]   stride_buf,  // lane form: buffer word strides (0: not a buffer loop)
+  input  wire                           vec_load,    // lane form: load b VEC words a beat
+  input  wire                           pre_vec_load,  // the same for the preload's walk
   // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
   input  wire                           preloaded,
   input  wire [7:0]                     pre_lanes,
@@ -107,6 +116,8 @@ module tt_contract #(
   output wire                           b_rd_en,
   output wire [ADDR_W-1:0]              b_rd_addr,
   input  wire [B_W-1:0]                 b_rd_data,
+  output wire                           b_rd_vec,    // the read takes the whole row of VEC words
+  input  wire [VEC*B_W-1:0]             b_rd_vec_data,
   output wire                           o_rd_en,
   output wire [ADDR_W-1:0]              o_rd_addr,
   input  wire [OUT_W-1:0]               o_rd_data,
@@ -154,7 +165,29 @@ module tt_contract #(
     if (LANES > 1 && (BUF_DEPTH < 1 || BUF_DEPTH > (1 << BUF_W))) begin : g_bad_buf_depth
       error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W u_error ();
     end
+    if ((VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) || (VEC > 1 && VEC > LANES)) begin : g_bad_vec
+      error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES u_error ();
+    end
   endgenerate
+  localparam integer VEC_SH = (VEC > 1) ? $clog2(VEC) : 0;
+  localparam [31:0] VEC_M1 = VEC - 1;
+  localparam [ADDR_W-1:0] VEC_MASK = VEC_M1[ADDR_W-1:0];
+  localparam [ADDR_W-1:0] VEC_STEP = VEC_MASK + 1'b1;  // a vector load's lane loop b stride
+
+  // A vector load's rules (golden/isa.py vec_ok) for a walk with lanes `ln`, b base and b strides: lanes a multiple
+  // of VEC, the lane loop's b stride 1, the base and every other b stride multiples of VEC.
+  function automatic bad_vec(input [7:0] ln, input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] sb);
+    integer v;
+    begin
+      bad_vec = VEC == 1 || ({{(ADDR_W-8){1'b0}}, ln} & VEC_MASK) != {ADDR_W{1'b0}} ||
+                sb[ADDR_W*LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} || (base & VEC_MASK) != {ADDR_W{1'b0}};
+      for (v = 0; v < NLOOPS; v = v + 1) begin
+        if (v != LANE && (sb[ADDR_W*v +: ADDR_W] & VEC_MASK) != {ADDR_W{1'b0}}) begin
+          bad_vec = 1'b1;
+        end
+      end
+    end
+  endfunction
 
   // A load walk's count of loop l: the loop's own where it steps b or is the lane loop, else 1 (held at index 0).
   function automatic [CNT_W-1:0] walk_count(input integer l, input [NLOOPS*CNT_W-1:0] cnt,
@@ -179,7 +212,9 @@ module tt_contract #(
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
                                  (lane_form && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
                                                 stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
-                                                {24'd0, pre_lanes} > LANES_U));
+                                                {24'd0, pre_lanes} > LANES_U)) ||
+                                 (vec_load && bad_vec(lanes, b_base, stride_b)) ||
+                                 (pre_vec_load && bad_vec(pre_lanes, pre_b_base, pre_stride_b));
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
@@ -350,7 +385,8 @@ module tt_contract #(
       reg [NLOOPS*ADDR_W-1:0] ld_sb_q;
       reg [NLOOPS*BUF_W-1:0]  ld_sbuf_q;
       reg [ADDR_W-1:0]        ld_base_q;
-      reg [7:0]               ld_lanes_q;
+      reg [7:0]               ld_beats_q;     // beats per buffer word: the lanes, or lanes / VEC (vector load)
+      reg                     ld_vec_q;       // the walk is a vector load
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
       reg                     pre_start_q;    // the load nest restarts with the preload's configuration
@@ -367,16 +403,20 @@ module tt_contract #(
       // flip-flop, not `take`, which comes from the sequencer's state through the busy logic.
       wire [NLOOPS*CNT_W-1:0]  walk_counts = pre_pending_q ? pre_counts : counts;
       wire [NLOOPS*ADDR_W-1:0] walk_sb     = pre_pending_q ? pre_stride_b : stride_b;
+      wire [7:0]               walk_lanes  = pre_pending_q ? pre_lanes : lanes;
+      wire                     walk_vec    = VEC > 1 && (pre_pending_q ? pre_vec_load : vec_load);
       integer ll;
       always @(posedge clk) begin
         if ((take && lane_form && !preloaded) || pre_go) begin
           for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
-            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, walk_counts, walk_sb);
+            // a vector load steps the lane loop VEC lanes (VEC words of b) a beat
+            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, walk_counts, walk_sb) >> ((ll == LANE && walk_vec) ? VEC_SH : 0);
+            ld_sb_q[ADDR_W*ll +: ADDR_W] <= (ll == LANE && walk_vec) ? VEC_STEP : walk_sb[ADDR_W*ll +: ADDR_W];
           end
-          ld_sb_q    <= walk_sb;
           ld_sbuf_q  <= pre_pending_q ? pre_stride_buf : stride_buf;
           ld_base_q  <= pre_pending_q ? pre_b_base : b_base;
-          ld_lanes_q <= pre_pending_q ? pre_lanes : lanes;
+          ld_beats_q <= walk_vec ? walk_lanes >> VEC_SH : walk_lanes;
+          ld_vec_q   <= walk_vec;
         end
       end
       always @(posedge clk) begin
@@ -440,28 +480,31 @@ module tt_contract #(
       );
       assign b_rd_en   = lane_form_q ? ld_valid : issue;
       assign b_rd_addr = lane_form_q ? ld_addr_b : la_addr_b;
+      assign b_rd_vec  = lane_form_q && ld_valid && ld_vec_q;
 
-      // A load beat's set, lane and buffer word wait MEM_LAT cycles for b's word. The beat that ends a slice (the
-      // last lane's last word of one index of the outer buffer loops: the buffer's words below it are then in
-      // every lane) sets its set's loaded count. A walk's start clears its set's count and flips the set's
+      // A load beat's set, lane (VEC lanes' group in a vector load) and buffer word wait MEM_LAT cycles for b's word.
+      // The beat that ends a slice (the last lane's last word of one index of the outer buffer loops: the buffer's
+      // words below it are then in every lane) sets its set's loaded count. A walk's start clears its set's count and flips the set's
       // generation, so the tags of an earlier walk into that set still in the delay line count no more.
       reg [1:0]         gen_q;
-      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_lanes_q[LANE_IW-1:0] - 1'b1;
+      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_beats_q[LANE_IW-1:0] - 1'b1;
       wire              w_valid;
       wire              w_slice_end;
       wire              w_set;
       wire              w_gen;
+      wire              w_vec;
       wire [LANE_IW-1:0] w_lane;
       wire [BUF_W-1:0]  w_word;
       tt_delay #(
-        .WIDTH (LANE_IW + BUF_W + 4),
+        .WIDTH (LANE_IW + BUF_W + 5),
         .DEPTH (MEM_LAT),
         .RESET (1)
       ) u_load_tag (
         .clk (clk),
         .rst (rst),
-        .d   ({lset_q, gen_q[lset_q], ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end, ld_valid}),
-        .q   ({w_set, w_gen, w_lane, w_word, w_slice_end, w_valid})
+        .d   ({lset_q, gen_q[lset_q], ld_vec_q, ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end,
+               ld_valid}),
+        .q   ({w_set, w_gen, w_vec, w_lane, w_word, w_slice_end, w_valid})
       );
       localparam integer LD_W = BUF_W + 1;
       reg [2*LD_W-1:0] loaded_q;   // buffer words loaded into every lane, per set (set s in [LD_W*s +: LD_W])
@@ -520,7 +563,9 @@ module tt_contract #(
       end
       genvar g;
       for (g = 0; g < LANES; g = g + 1) begin : g_buf
+        localparam [LANE_IW-1:0] LANE_G = g;
         wire [B_W-1:0] buf_data;
+        wire [B_W-1:0] unused_buf_row;  // a buffer has rows of one word
         tt_bank #(
           .WIDTH      (B_W),
           .DEPTH      ((1 << BUF_AW) + BUF_DEPTH),  // two sets: {set, word}
@@ -529,12 +574,14 @@ module tt_contract #(
           .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
           .clk     (clk),
-          .wr_en   (w_valid && w_lane == g[LANE_IW-1:0]),
+          .wr_en   (w_valid && w_lane == (w_vec ? LANE_G >> VEC_SH : LANE_G)),
           .wr_addr ({w_set, w_word[BUF_AW-1:0]}),
-          .wr_data (b_rd_data),
+          .wr_data (w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
           .rd_en   (buf_rd_en),
+          .rd_row  (1'b0),
           .rd_addr (buf_rd_addr),
-          .rd_data (buf_data)
+          .rd_data (buf_data),
+          .rd_vec  (unused_buf_row)
         );
         if (g == 0) begin : g_lane0  // the direct form's single lane takes b from the port
           assign mac_b[B_W-1:0] = lane_form_q ? buf_data : b_rd_data;
@@ -542,13 +589,15 @@ module tt_contract #(
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
       end
-      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, ld_lanes_q};
+      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, ld_beats_q};
     end else begin : g_one_lane
       assign mac_b     = b_rd_data;
       assign b_rd_en   = issue;
       assign b_rd_addr = la_addr_b;
+      assign b_rd_vec  = 1'b0;
       assign buf_ready = 1'b1;
-      wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf};
+      wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf,
+                          b_rd_vec_data};
     end
   endgenerate
 

@@ -24,7 +24,7 @@ module tt_seq #(
   parameter integer PROG_AW    = 11,    // program memory address width
   parameter integer PROG_DEPTH = 2048,  // program words, <= 2^PROG_AW
   parameter integer MAX_W      = 16,    // width of the units' max |x| outputs
-  parameter integer DESC_BITS  = 1472,  // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
+  parameter integer DESC_BITS  = 1504,  // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
   parameter integer RANK       = 0      // 1: the rank unit (unit 3) is built, RANK records are legal
 ) (
   input  wire                    clk,

@@ -25,6 +25,7 @@ P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x2
 P_LANES, P_BUF_DEPTH, P_ADAM = 0x2F, 0x30, 0x31
 P_MOMENT = 0x32  # the moment bank's (bank 4's) depth, then its width and read ports
 P_RANK = 0x35
+P_VEC, P_VEC_BANKS = 0x36, 0x37
 RANK_CYCLES = 0x18  # the rank unit's cycle counter (the other units' follow UNIT_CYCLES)
 STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
 ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
@@ -157,9 +158,11 @@ class AccelHost:
             raise HostError("no accelerator at this address (ID register)")
         adam = bool(await self.rd(P_ADAM))
         depth, width, _ = await self._bank_registers(adam)
+        vec, vec_banks = await self.rd(P_VEC), await self.rd(P_VEC_BANKS)
         return AccelParams(bank_shift=await self.rd(P_BANK_SHIFT), bank_depth=depth, bank_width=width,
                            prog_depth=await self.rd(P_PROG_DEPTH), lanes=await self.rd(P_LANES),
-                           buf_depth=await self.rd(P_BUF_DEPTH), adam=adam, rank=bool(await self.rd(P_RANK)))
+                           buf_depth=await self.rd(P_BUF_DEPTH), adam=adam, rank=bool(await self.rd(P_RANK)),
+                           vec=vec, bank_vec=tuple(bool(vec_banks >> b & 1) for b in range(len(depth))) if vec > 1 else ())
 
     async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:
         """(depths, widths, read ports) of the banks built (banks 0..3, and the moment bank with Adam)."""
@@ -272,15 +275,17 @@ class AccelHost:
 
 
 class BankCopy:
-    """The words of one copy of a tt_bank through the simulator's hierarchy: its block memories
-    (rtl/tt_bank.v g_copy[c].g_blk[b].mem, BLK words each but the last), read as raw unsigned integers."""
+    """The words of one copy of a tt_bank through the simulator's hierarchy: its columns' block memories
+    (rtl/tt_bank.v g_copy[c].g_col[k].g_blk[b].mem: word i in column i % VEC, row i / VEC; BLK rows a block but the
+    last), read as raw unsigned integers."""
 
     def __init__(self, bank, copy: int = 0):
-        self.blocks = [blk.mem for blk in bank.g_copy[copy].g_blk]
-        self.blk = len(self.blocks[0])
+        self.columns = [[blk.mem for blk in col.g_blk] for col in bank.g_copy[copy].g_col]
+        self.blk = len(self.columns[0][0])
 
     def __getitem__(self, i: int) -> int:
-        return int(self.blocks[i // self.blk][i % self.blk].value)
+        row = i // len(self.columns)
+        return int(self.columns[i % len(self.columns)][row // self.blk][row % self.blk].value)
 
 
 class Backdoor:

@@ -239,7 +239,8 @@ class RtlDevice:
                 "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
                 "params": {"bank_shift": self.params.bank_shift, "bank_depth": list(self.params.bank_depth),
                            "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth,
-                           "lanes": self.params.lanes, "buf_depth": self.params.buf_depth, "adam": self.params.adam,
+                           "lanes": self.params.lanes, "buf_depth": self.params.buf_depth, "vec": self.params.vec,
+                           "adam": self.params.adam,
                            "read_ports": list(self.params.read_ports)}}
 
     async def rank_update(self) -> None:

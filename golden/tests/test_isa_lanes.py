@@ -3,7 +3,8 @@ gives for the compiled ops of the tiny, digits and paper models and for random s
 check_desc and computes exactly what the direct form computes (output memory, saturations, max |y|), both as a
 plain loop nest (execute_desc) and through the engine's two phases (lane buffers loaded from b, then every lane's
 MAC per step); check_desc rejects each broken lane-form invariant; with_lanes keeps the direct form where the
-lane form is impossible or does not pay."""
+lane form is impossible or does not pay; vector loads (`vec_ok`) only where b's rows allow them, with their load
+beats and group starts worked by hand."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -15,7 +16,8 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
-                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, execute_desc, lane_beats, with_lanes)
+                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, execute_desc, lane_beats, load_beats,
+                        pack_ports, vec_ok, with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -163,6 +165,41 @@ def test_split_lane_loop_and_buffer_strides():
     assert contract_cycles(d) == 1 + SLICE_LAT + 32 * 16 + 1 + tail
     case = matmul_case(d, np.random.default_rng(1))
     check_lane_form(case, lane, direct(case))
+
+
+def test_vector_load_beats_and_group_starts():
+    """The matmul of test_split_lane_loop_and_buffer_strides with b loaded 4 words a beat: a slice (4 lanes x 16
+    words of k) takes 16 beats instead of 64, so every group finds its slice loaded when the one before ends."""
+    d = matmul(4, 8, 16)  # b at 100: j (the lanes) at stride 1, j_outer at 4, k at 8
+    lane = with_lanes(d, 4, 4096, vec=4)
+    assert lane == replace(with_lanes(d, 4, 4096), vec=4) and vec_ok(lane, 2) and not vec_ok(lane, 8)
+    assert load_beats(lane) == 32 * 4 // 4 and load_beats(replace(lane, vec=1)) == 128
+    tail = 2 * MEM_LAT + MAC_REG + 8
+    assert list(group_starts(lane)[:3]) == [16 + MEM_LAT, 2 * 16 + MEM_LAT, 3 * 16 + MEM_LAT]
+    assert contract_cycles(lane) == 1 + (16 + MEM_LAT) + 7 * 16 + 16 + 4 + tail
+    assert pack_ports(lane)["vec_load"] == 1 and pack_ports(replace(lane, vec=1))["vec_load"] == 0
+    pre = replace(lane, preload=replace(lane, preloaded=False))
+    assert pack_ports(pre)["pre_vec_load"] == 1
+    case = matmul_case(d, np.random.default_rng(5))
+    check_lane_form(case, lane, direct(case))  # the values do not change
+
+
+@pytest.mark.parametrize("why,change", [
+    ("b off a row", lambda d: replace(d, b_base=d.b_base + 2)),
+    ("lane loop not at stride 1", lambda d: replace(d, out_loops=d.out_loops[:-1] + (replace(d.out_loops[-1], sb=4),))),
+    ("another b stride off a row", lambda d: replace(d, red_loops=d.red_loops[:-1] + (replace(d.red_loops[-1], sb=6),))),
+])
+def test_vector_load_needs_aligned_rows(why, change):
+    """vec_ok refuses each broken rule, check_desc refuses a descriptor that asks for it anyway, and with_lanes then
+    keeps the one-word load; a vector load also needs lanes a multiple of it, and the bank of b among vec_banks."""
+    lane = with_lanes(matmul(4, 8, 16), 4, 4096)
+    bad = change(lane)
+    assert not vec_ok(bad, 4), why
+    with pytest.raises(ValueError, match="vector load of 4 words"):
+        check_desc(replace(bad, vec=4))
+    assert not vec_ok(lane, 8) and not vec_ok(lane, 3) and vec_ok(lane, 1)
+    assert with_lanes(matmul(4, 8, 16), 4, 4096, vec=4, vec_banks=frozenset({"A"})).vec == 1  # b is in bank B
+    assert with_lanes(matmul(4, 8, 16), 4, 4096, vec=4, vec_banks=frozenset({"B"})).vec == 4
 
 
 def test_operands_swap_when_a_owns_the_innermost_loop():

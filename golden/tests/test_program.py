@@ -176,8 +176,8 @@ def test_contract_fields_round_trip_the_lane_form():
     assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"]) == (nxt.lanes, nxt.b_base, 1)
     assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == \
            (nxt_ports["counts"], nxt_ports["stride_b"], nxt_ports["stride_buf"])
-    assert P.CONTRACT_SHORT_FIELDS[-3:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
-                                            ("preloaded", 1))
+    assert P.CONTRACT_SHORT_FIELDS[-5:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
+                                            ("preloaded", 1), ("vec_load", 1), ("pre_vec_load", 1))
     assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS):][0] == ("pre_lanes", isa.LANE_W)
 
 
@@ -257,6 +257,37 @@ def test_accel_params_check_the_lanes():
                                       (2, 4097, "buf_depth 4097 outside 1..4096 with 2 lanes")):
         with pytest.raises(P.ProgramError, match=message):
             replace(p, lanes=lanes, buf_depth=buf_depth).check()
+
+
+def test_accel_params_check_the_vector_loads():
+    p = P.params_for(compile_network(load_config("tiny")), lanes=16, buf_depth=64)
+    rows = (True,) * len(p.banks)
+    for vec in (1, 2, 16):
+        replace(p, vec=vec, bank_vec=rows if vec > 1 else ()).check()
+    for vec, lanes in ((3, 16), (0, 16), (8, 4), (32, 64)):
+        with pytest.raises(P.ProgramError, match=f"vec {vec}: must be a power of two, at most the lanes"):
+            replace(p, vec=vec, lanes=lanes, bank_vec=rows).check()
+    with pytest.raises(P.ProgramError, match="need a bank_vec flag for each of the banks"):
+        replace(p, vec=4, bank_vec=(True,)).check()
+
+
+@pytest.mark.parametrize("model,lanes", [("tiny", 4), ("digits", 8), ("paper", 16)])
+def test_vector_banks_are_those_the_vector_loads_read(model, lanes):
+    """params_for builds in rows exactly the banks that some vector load of the programs reads b from; every record
+    with a vector load keeps vec_ok's rules, and no program takes more modelled cycles than on the same build
+    loading one word a cycle."""
+    comp = compile_network(load_config(model))
+    m = Machine(comp, 1)
+    p = P.params_for(comp, lanes=lanes, buf_depth=512, vec=lanes)
+    img = P.assemble(comp, p, m.frac, host_step=m.sgd_step())
+    vec_reads = {r.desc.banks[1] for r in img.records if r.kind == P.KIND_CONTRACT and r.desc.vec > 1}
+    assert vec_reads and set(p.vec_banks) == vec_reads
+    assert [b in vec_reads for b in p.banks] == list(p.bank_vec)
+    plain = P.assemble(comp, replace(p, vec=1), m.frac, host_step=m.sgd_step())
+    for r in img.records:
+        assert r.kind != P.KIND_CONTRACT or r.desc.vec == 1 or isa.vec_ok(r.desc, lanes), r
+    for prog in P.PROGRAMS:
+        assert P.program_cycles(img, prog)["cycles"] <= P.program_cycles(plain, prog)["cycles"], prog
 
 
 @pytest.mark.parametrize("rank", [False, True])

@@ -28,6 +28,8 @@ def hdl_parameters(p: P.AccelParams) -> dict:
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
     out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth, "LANES": p.lanes,
            "BUF_DEPTH": max(p.buf_depth, 1)} | ({"ADAM": 1} if p.adam else {}) | ({"RANK": 1} if p.rank else {})
+    if p.vec > 1:
+        out |= {"VEC": p.vec, "VEC_BANKS": sum(1 << b for b, v in enumerate(p.bank_vec) if v)}
     for b, d, w, n in zip(p.banks, p.bank_depth, p.bank_width, p.read_ports):
         out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
     return out

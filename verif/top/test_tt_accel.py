@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from golden import isa, program as P
+from golden import program as P
 from golden.compiler import compile_network
 from verif.runner import BUILD, RTL, SIMS, run_block
 from verif.top.accel_env import hdl_parameters, model_config
@@ -20,20 +20,21 @@ CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2
          "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
          "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct")}
 OPTIMIZER = {"tiny-adam": "adam"}
-# MAC lanes and lane buffer words of the cases built with several lanes (the others have one).
-LANES = {"tiny-lanes": (4, 64), "digits-lanes": (8, 512)}
+# MAC lanes, lane buffer words and vector load words of the cases built with several lanes (the others have one):
+# tiny loads its buffers 4 words a cycle (banks in rows), digits one word a cycle.
+LANES = {"tiny-lanes": (4, 64, 4), "digits-lanes": (8, 512, 1)}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
-    """The case's accelerator parameters; with lanes, the compiled train_sample must use them (a lane case
-    whose every contraction stays in the direct form would test nothing new)."""
-    lanes, depth = LANES.get(case, (1, 0))
-    params = P.params_for(comp, lanes=lanes, buf_depth=depth)
+    """The case's accelerator parameters; with lanes (and vector loads), the compiled train_sample must use them
+    (a lane case whose every contraction stays in the direct form would test nothing new)."""
+    lanes, depth, vec = LANES.get(case, (1, 0, 1))
+    params = P.params_for(comp, lanes=lanes, buf_depth=depth, vec=vec)
     if lanes > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-        forms = [isa.with_lanes(isa.lower_contract(comp, op, frac), lanes, depth).lanes
-                 for op in comp.train_sample if op.kind == "contract"]
-        assert max(forms) > 1, f"{case}: no contraction of train_sample takes the lane form"
+        descs = [P.contract_desc(comp, params, op, frac) for op in comp.train_sample if op.kind == "contract"]
+        assert max(d.lanes for d in descs) > 1, f"{case}: no contraction of train_sample takes the lane form"
+        assert vec == 1 or max(d.vec for d in descs) > 1, f"{case}: no contraction of train_sample loads vectors"
     return params
 
 

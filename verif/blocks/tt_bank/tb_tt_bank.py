@@ -1,6 +1,7 @@
 """cocotb tests of tt_bank: every copy takes every write, each read port returns the word of its own copy
-1 + OUT_REG cycles after rd_en, across the block RAMs a copy is split into (BLOCK_BITS); and the simulation check
-behind no_rw_check stops a run that reads a word in the cycle it is written.
+1 + OUT_REG cycles after rd_en, across the block RAMs a copy is split into (BLOCK_BITS), and with VEC > 1 the
+whole row of VEC words the word sits in (rd_vec); and the simulation check behind no_rw_check stops a run that
+reads a word (or, with rd_row, a row) in the cycle it is written.
 
 The reference is a Python list of the words (parameters read from the HDL). Every word is written first (the
 words are not reset), then random writes and reads on every port; a read never hits the word written in the
@@ -16,46 +17,66 @@ class Bank:
     def __init__(self, dut):
         self.dut = dut
         self.width, self.depth, self.aw = (int(getattr(dut, p).value) for p in ("WIDTH", "DEPTH", "AW"))
-        self.ports, self.out_reg = int(dut.READ_PORTS.value), int(dut.OUT_REG.value)
+        self.ports, self.out_reg, self.vec = (int(getattr(dut, p).value) for p in ("READ_PORTS", "OUT_REG", "VEC"))
         assert len(dut.rd_data) == self.width * self.ports and len(dut.rd_addr) == self.aw * self.ports
+        assert len(dut.rd_vec) == self.width * self.vec * self.ports
         self.words = [0] * self.depth
         self.rng = np.random.default_rng(cocotb.RANDOM_SEED)
-        self.pending = []  # (cycle the data is due, port, expected word, address)
+        self.pending = []  # (cycle the data is due, port, expected word, address, expected row or None)
         self.cycle = 0
         self.checked = 0
+        self.rows_checked = 0
 
-    def drive(self, wr, reads):
-        """wr: (addr, data) or None; reads: per port an address or None. Drives for the next rising edge."""
+    def row(self, a: int) -> list:
+        """The words of a's row (None past DEPTH: never written)."""
+        first = a - a % self.vec
+        return [self.words[i] if i < self.depth else None for i in range(first, first + self.vec)]
+
+    def drive(self, wr, reads, rows=()):
+        """wr: (addr, data) or None; reads: per port an address or None; rows: the ports whose read uses the whole
+        row (rd_row; their rd_vec is checked). Drives for the next rising edge."""
         d = self.dut
         d.wr_en.value = int(wr is not None)
         d.wr_addr.value = wr[0] if wr else 0
         d.wr_data.value = wr[1] if wr else 0
-        en, addr = 0, 0
+        en, row, addr = 0, 0, 0
         for p, a in enumerate(reads):
             if a is not None:
                 en |= 1 << p
+                row |= int(p in rows) << p
                 addr |= a << (self.aw * p)
-                self.pending.append((self.cycle + 1 + self.out_reg, p, self.words[a], a))
+                self.pending.append((self.cycle + 1 + self.out_reg, p, self.words[a], a,
+                                     self.row(a) if p in rows else None))
         d.rd_en.value = en
+        d.rd_row.value = row
         d.rd_addr.value = addr
         if wr:
             self.words[wr[0]] = wr[1]  # after the reads: they see the word before this cycle's write
 
-    async def step(self, wr=None, reads=()):
+    async def step(self, wr=None, reads=(), rows=()):
         reads = list(reads) + [None] * (self.ports - len(reads))
-        self.drive(wr, reads)
+        self.drive(wr, reads, rows)
         await RisingEdge(self.dut.clk)
         await FallingEdge(self.dut.clk)
         self.cycle += 1
         due = [x for x in self.pending if x[0] == self.cycle]
         self.pending = [x for x in self.pending if x[0] != self.cycle]
         bits = str(self.dut.rd_data.value)[::-1]  # LSB first; a port with nothing due may still be X
-        for _, p, want, a in due:
-            field = bits[self.width * p:self.width * (p + 1)][::-1]
-            assert set(field) <= {"0", "1"}, f"cycle {self.cycle}: port {p} word {a}: {field}"
-            got = int(field, 2)
-            assert got == want, f"cycle {self.cycle}: port {p} word {a}: {got:#x} != {want:#x}"
+        vbits = str(self.dut.rd_vec.value)[::-1]
+        for _, p, want, a, row in due:
+            assert self.field(bits, p, f"port {p} word {a}") == want, f"cycle {self.cycle}: port {p} word {a}"
             self.checked += 1
+            for c, w in enumerate(row or []):
+                if w is not None:
+                    got = self.field(vbits, p * self.vec + c, f"port {p} row of word {a}, column {c}")
+                    assert got == w, f"cycle {self.cycle}: port {p} row of word {a}, column {c}: {got:#x} != {w:#x}"
+            self.rows_checked += row is not None
+
+    def field(self, bits: str, i: int, what: str) -> int:
+        """Word i of an LSB-first bit string."""
+        f = bits[self.width * i:self.width * (i + 1)][::-1]
+        assert set(f) <= {"0", "1"}, f"cycle {self.cycle}: {what}: {f}"
+        return int(f, 2)
 
     def word(self):
         return int(self.rng.integers(0, 1 << self.width))
@@ -72,30 +93,34 @@ async def start(dut) -> Bank:
 @cocotb.test()
 async def reads_return_the_words_written(dut):
     """Every word written once (all copies), then random writes and reads: back-to-back reads on every port, the
-    same word on two ports, a word read in the cycle after its write, words at the block boundaries."""
+    same word on two ports, a word read in the cycle after its write, words at the block boundaries; with VEC > 1
+    a third of the reads use their whole row (never the row written that cycle)."""
     b = await start(dut)
     for a in range(b.depth):
         await b.step((a, b.word()))
     bits = int(dut.BLOCK_BITS.value)
     blk = b.depth if bits == 0 else 1 << (max(bits // b.width, 1).bit_length() - 1)  # words per block RAM
-    edges = sorted({0, b.depth - 1} | {a for a in range(b.depth) if a % blk in (0, blk - 1)})
+    edges = sorted({0, b.depth - 1} | {a for a in range(b.depth) if a // b.vec % blk in (0, blk - 1)})
     for i in range(3000):
         wr = (int(b.rng.integers(0, b.depth)), b.word()) if b.rng.random() < 0.5 else None
-        reads = []
+        reads, rows = [], set()
         for p in range(b.ports):
             if b.rng.random() < 0.8:
                 a = int(b.rng.choice(edges)) if b.rng.random() < 0.2 else int(b.rng.integers(0, b.depth))
                 if p and b.rng.random() < 0.2:
                     a = reads[0] if reads[0] is not None else a  # both ports on one word
+                if b.vec > 1 and b.rng.random() < 0.33 and not (wr and a // b.vec == wr[0] // b.vec):
+                    rows.add(p)  # never the row written this cycle
                 reads.append(None if wr and a == wr[0] else a)  # never the word written this cycle
             else:
                 reads.append(None)
-        await b.step(wr, reads)
+        await b.step(wr, reads, rows)
         if wr and b.rng.random() < 0.3:  # the word just written, read in the next cycle
             await b.step(None, [wr[0]] * b.ports)
     for _ in range(2 + b.out_reg):
         await b.step()
     assert not b.pending and b.checked > 2000, f"{b.checked} reads checked, {len(b.pending)} pending"
+    assert b.vec == 1 or b.rows_checked > 500, f"{b.rows_checked} rows checked"
 
 
 @cocotb.test(skip=True)  # run only by test_tt_bank.py's collision case (cocotb TESTCASE): it ends the simulation
@@ -106,7 +131,8 @@ async def read_during_write_stops_the_simulation(dut):
     b.dut.wr_en.value = 1
     b.dut.wr_addr.value = 3
     b.dut.rd_en.value = 1
-    b.dut.rd_addr.value = 3
+    b.dut.rd_addr.value = 3 ^ (b.vec > 1)  # with rows: another word of the row written, read as a whole row
+    b.dut.rd_row.value = int(b.vec > 1)
     await RisingEdge(dut.clk)
     await FallingEdge(dut.clk)
     for _ in range(4):

@@ -14,6 +14,12 @@ SHAPES = {
     "w32_three_ports": {"WIDTH": 32, "DEPTH": 200, "AW": 8, "READ_PORTS": 3, "OUT_REG": 1, "BLOCK_BITS": 4096},
     # 3 blocks of 128 words, the last one 44
     "w8_uneven_blocks": {"WIDTH": 8, "DEPTH": 300, "AW": 9, "READ_PORTS": 1, "OUT_REG": 1, "BLOCK_BITS": 1024},
+    # rows of 4 words (vector loads): two copies, 250 rows per column in 2 blocks of 128 rows (the last one 122)
+    "w16_rows4_blocks": {"WIDTH": 16, "DEPTH": 1000, "AW": 10, "READ_PORTS": 2, "OUT_REG": 1, "BLOCK_BITS": 2048,
+                         "VEC": 4},
+    # rows of 16 words, DEPTH not a multiple of them (the last row short), one memory per column
+    "w4_rows16_short_row": {"WIDTH": 4, "DEPTH": 200, "AW": 8, "READ_PORTS": 1, "OUT_REG": 0, "BLOCK_BITS": 0,
+                            "VEC": 16},
 }
 
 
@@ -37,6 +43,18 @@ def test_tt_bank_read_during_write_is_caught(sim, capfd):
     assert "port 0 reads word 3 in the cycle it is written" in out and "went on" not in out
 
 
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_bank_row_read_during_write_is_caught(sim, capfd):
+    """The same for a read of the whole row (rd_row) in the cycle another word of it is written."""
+    params = SHAPES["w16_rows4_blocks"]
+    build = BUILD / "tt_bank" / "row_collision" / sim
+    with pytest.raises(AssertionError, match="cocotb tests failed"):
+        run_block(toplevel="tt_bank", sources=SOURCES, parameters=params, sim=sim, build_dir=build,
+                  test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="read_during_write_stops_the_simulation")
+    out = capfd.readouterr().out
+    assert "port 0 reads word 3 in the cycle it is written" in out and "went on" not in out
+
+
 BAD_PARAMS = [
     ({"WIDTH": 33}, "error_tt_bank_WIDTH_must_be_1_to_32"),
     ({"DEPTH": 2000, "AW": 10}, "error_tt_bank_DEPTH_must_be_1_to_2_pow_AW"),
@@ -44,6 +62,8 @@ BAD_PARAMS = [
     ({"READ_PORTS": 0}, "error_tt_bank_READ_PORTS_must_be_1_to_3"),
     ({"OUT_REG": 2}, "error_tt_bank_OUT_REG_must_be_0_or_1"),
     ({"BLOCK_BITS": -1}, "error_tt_bank_BLOCK_BITS_must_be_0_or_positive"),
+    ({"VEC": 3}, "error_tt_bank_VEC_must_be_1_2_4_8_or_16"),
+    ({"VEC": 32}, "error_tt_bank_VEC_must_be_1_2_4_8_or_16"),
 ]
 
 

@@ -1,5 +1,5 @@
 """cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py
-(in the lane form wherever golden.isa.with_lanes chooses it for the DUT's LANES and BUF_DEPTH), executed on
+(in the lane form wherever golden.isa.with_lanes chooses it for the DUT's LANES, BUF_DEPTH and VEC), executed on
 synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
 LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
 (golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise
@@ -38,14 +38,17 @@ class Memories:
     cycle c is committed after the reads of cycle c (read-first). The strobes are ignored while rst is high:
     the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
     `walks`: for ops that preload, the b port's memories in walk order, each with its number of reads (a lane-form
-    op reads b only in its load walks); while it is not empty, b reads are served from it.
+    op reads b only in its load walks); while it is not empty, b reads are served from it. A b read with b_rd_vec
+    (VEC > 1) also answers the aligned row of VEC words around its address on b_rd_vec_data (junk past the memory).
     """
 
     def __init__(self, dut, lat: int):
         self.dut, self.lat = dut, lat
         self.widths = {"a": int(dut.A_W.value), "b": int(dut.B_W.value), "o": int(dut.OUT_W.value)}
+        self.vec = int(dut.VEC.value)
         self.mem = {"a": None, "b": None, "o": None}
-        self.pipe = {p: [None] * lat for p in "abo"}
+        self.pipe = {p: [None] * lat for p in "abov"}  # v: b's row
+        self.rows = 0  # vector reads
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.accesses = 0
         self.reads = {p: 0 for p in "abo"}
@@ -72,6 +75,11 @@ class Memories:
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
+            wb = self.widths["b"]
+            row = self.pipe["v"].pop(0)
+            d.b_rd_vec_data.value = sum(((v if v is not None else self.junk(wb)) & ((1 << wb) - 1)) << (wb * c)
+                                        for c, v in enumerate(row or [None] * self.vec))
+            self.pipe["v"].append(None)
             for p, (en, addr, data) in ports.items():
                 w = self.widths[p]
                 v = self.pipe[p].pop(0)
@@ -79,7 +87,13 @@ class Memories:
                 if int(en.value) and not in_reset:
                     self.accesses += 1
                     self.reads[p] += 1
-                    self.pipe[p].append(int(self.memory(p)[int(addr.value)]))
+                    mem, a = self.memory(p), int(addr.value)
+                    self.pipe[p].append(int(mem[a]))
+                    if p == "b" and int(d.b_rd_vec.value):
+                        self.rows += 1
+                        first = a - a % self.vec
+                        self.pipe["v"][-1] = [int(mem[i]) if i < len(mem) else None
+                                              for i in range(first, first + self.vec)]
                 else:
                     self.pipe[p].append(None)
             if int(d.o_wr_en.value) and not in_reset:
@@ -93,7 +107,7 @@ class Tb:
         self.dut = dut
         self.lat = int(dut.MEM_LAT.value)
         self.mac_reg = int(dut.MAC_REG.value)
-        self.lanes, self.buf_depth = int(dut.LANES.value), int(dut.BUF_DEPTH.value)
+        self.lanes, self.buf_depth, self.vec = int(dut.LANES.value), int(dut.BUF_DEPTH.value), int(dut.VEC.value)
         self.out_w_max = int(dut.OUT_W.value)
         assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
         assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
@@ -158,7 +172,7 @@ class Tb:
 
     def lane_case(self, case):
         """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
-        return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth))
+        return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth, self.vec))
 
     async def check_case(self, case, machine=True, restarts: frozenset = frozenset(), gap: int = 0, head: int = 0):
         """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine; the
@@ -173,12 +187,12 @@ class Tb:
             m_out, m_sat, m_max = machine_contract(case)
             assert np.array_equal(m_out, want_out) and (m_sat, m_max) == (want_sat, want_max)
         banks = case.banks
-        reads, writes = dict(self.mems.reads), self.mems.writes
+        reads, writes, rows = dict(self.mems.reads), self.mems.writes, self.mems.rows
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
                                     self.cycles(desc) + 50, restarts, gap)
         d = self.dut
         what = (f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
-                f"lanes {desc.lanes})")
+                f"lanes {desc.lanes}, vec {desc.vec})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         if desc.preloaded:
@@ -195,12 +209,14 @@ class Tb:
         assert cycles == want_cycles, f"{what}: {cycles} cycles for {desc.macs} MACs, want {want_cycles}"
         if desc.lanes == 1:
             want_reads = {"a": desc.macs, "b": desc.macs}
-        else:  # b once into the buffers, a once per group
-            want_reads = {"a": desc.macs // desc.lanes, "b": desc.lanes * isa.buffer_words(desc)}
+        else:  # b once into the buffers (vec words a read in a vector load), a once per group
+            want_reads = {"a": desc.macs // desc.lanes, "b": isa.load_beats(desc)}
         want_reads["o"] = desc.out_count if desc.accumulate else 0
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
         assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, \
             f"{what}: reads"
+        if "b" in ports:
+            assert self.mems.rows - rows == (want_reads["b"] if desc.vec > 1 else 0), f"{what}: vector reads"
         assert self.mems.writes - writes == desc.out_count, f"{what}: writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
                            desc.out_count, cycles, want_sat, want_max)
@@ -211,9 +227,12 @@ class Tb:
         n_out, n_red = int(self.gen.integers(1, 4)), int(self.gen.integers(0, 3))
         widths = (int(self.gen.integers(2, 17)), int(self.gen.integers(2, 17)),
                   int(self.gen.integers(2, self.out_w_max + 1)))
-        comp, op = synthetic(self.gen, n_out, n_red, sizes=(2, 9), widths=widths, accumulate=trial % 2 == 1,
+        # half of the trials with operands at multiples of VEC (and sizes of multiples of it): vector loads
+        align = self.vec if trial % 2 else 1
+        sizes = (2, 9) if align == 1 else (align, 2 * align)
+        comp, op = synthetic(self.gen, n_out, n_red, sizes=sizes, widths=widths, accumulate=trial % 2 == 1,
                              mode=int(self.gen.integers(0, 2)),
-                             base=tuple(int(x) for x in self.gen.integers(0, 40, 3)))
+                             base=tuple(align * int(x) for x in self.gen.integers(0, 40, 3)))
         case = self.lane_case(contract_case(comp, op, self.gen, shift=int(self.gen.integers(-4, 12)),
                                             extremes=trial % 3 == 0))
         return (comp, op, case) if case.desc.lanes > 1 and case.desc.macs <= max_macs else None
@@ -269,8 +288,9 @@ async def test_lane_contractions(dut):
     for their slice of the load, accumulate, both modes."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short, waits = 0, 0, 0, 0
+    lane_forms, split, short, waits, vec_loads = 0, 0, 0, 0, 0
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
+    want_vec = 4 if tb.vec > 1 else 0
     for trial in range(3000):
         picked = tb.random_lane_case(trial)
         if picked is None:
@@ -281,15 +301,16 @@ async def test_lane_contractions(dut):
         short += case.desc.red_count < case.desc.lanes
         starts = isa.group_starts(case.desc, tb.lat)
         waits += bool((np.diff(starts) > max(case.desc.red_count, case.desc.lanes)).any())
+        vec_loads += case.desc.vec > 1
         await tb.check_case(case, machine=lane_forms % 4 == 0)
-        if lane_forms >= 16 and split and short >= want_short and waits >= 3:
+        if lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec:
             break
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert lane_forms >= 16 and split and short >= want_short and waits >= 3, \
+        assert lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}, " \
-            f"ops with a group waiting for its slice {waits}"
+            f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}"
 
 
 @cocotb.test()
@@ -373,9 +394,9 @@ async def test_preload_abandoned(dut):
 
 @cocotb.test()
 async def test_illegal_ops(dut):
-    """Illegal shift, output width, count and lanes (also a preload's): error and done two cycles after start
-    (tt_op_ctrl), no memory access (a preload the op carries does not start), no draw; the engine then runs a legal
-    op normally."""
+    """Illegal shift, output width, count and lanes (also a preload's), vector loads that break vec_ok's rules or that
+    the build cannot do (VEC = 1; also a preload's): error and done two cycles after start (tt_op_ctrl), no memory
+    access (a preload the op carries does not start), no draw; the engine then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
     comp = compile_network(load_config("tiny"))
@@ -404,6 +425,15 @@ async def test_illegal_ops(dut):
         bad += [(replace(lane, shift=48, preload=pre), ERR_SHIFT),
                 (replace(lane, out_loops=(lane_zero,) + lane.out_loops[1:], preload=pre), ERR_COUNT),
                 (replace(lane, preload=replace(pre, lanes=min(tb.lanes + 1, 255))), ERR_LANES)]
+        # a vector load: with VEC = 1 at all; else b's base off a row, the lane loop's b stride not 1, lanes not a
+        # multiple of VEC (an odd lane count), and a preload's base off a row
+        v = max(tb.vec, 2)
+        lane_loop = lane.out_loops[-1]
+        bad += [(replace(lane, vec=v, b_base=lane.b_base | 1), ERR_LANES),
+                (replace(lane, vec=v, out_loops=lane.out_loops[:-1] + (replace(lane_loop, sb=v + 1),)), ERR_LANES),
+                (replace(lane, preload=replace(pre, vec=v, b_base=pre.b_base | 1)), ERR_LANES)]
+        if lane.lanes % 2:
+            bad.append((replace(lane, vec=v), ERR_LANES))
         await tb.check_case(tb.lane_case(case))  # a walk has ended: the load nest is idle with done high
     for desc, code in bad:
         before = {k: v.copy() for k, v in case.banks.items()}
