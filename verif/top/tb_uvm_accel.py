@@ -39,7 +39,7 @@ KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "mask
 MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
-FORMS = ["direct", "lanes"]
+FORMS = ["direct", "lanes", "vector"]  # one MAC a cycle; lanes loaded one word a beat; loaded VEC words a beat
 PRELOADS = ["none", "carries", "preloaded", "both"]  # a contraction carries the next one's b walk, is preloaded, both
 
 
@@ -104,7 +104,7 @@ class OpMonitor(uvm_component):
                 d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
                 counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
                 out = int(np.prod(counts[isa.MAX_RED:]))
-                form = "direct" if d["lanes"] == 1 else "lanes"
+                form = "direct" if d["lanes"] == 1 else "vector" if d["vec_load"] else "lanes"
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
                                       rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload)
@@ -160,8 +160,8 @@ class OpCoverage(Coverage):
         # the DUT's lane forms: with one lane every contraction is direct (verif/top/test_tt_accel.py builds it
         # with lanes). Lane groups shorter than the lanes (drain-bound) are tb_tt_contract's test_lane_contractions':
         # the compiled digits programs have none at 8 lanes.
-        lanes = int(cocotb.top.LANES.value)
-        self.point("contract_form", lambda t: t.form, FORMS if lanes > 1 else ["direct"])
+        lanes, vec = int(cocotb.top.LANES.value), int(cocotb.top.VEC.value)
+        self.point("contract_form", lambda t: t.form, FORMS[:2 + (vec > 1)] if lanes > 1 else ["direct"])
         # preloads (rtl/tt_contract.v): digits at 8 lanes has ops that carry one, are preloaded, or both
         self.point("contract_preload", lambda t: t.preload, PRELOADS if lanes > 1 else ["none"])
 

@@ -99,9 +99,10 @@ def _run_uvm(monkeypatch, skip_corners: bool):
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    # 8 lanes: the coverage of contraction forms needs direct, lane and drain-bound lane ops (digits has all three)
+    # 8 lanes, vector loads of 8 words (make train's build): the coverage of contraction forms needs direct ops and
+    # lane ops loaded both ways (digits has all three)
     run_block(toplevel="tt_accel", sources=SOURCES,
-              parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512)), sim="verilator",
+              parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512, vec=8)), sim="verilator",
               build_dir=UVM_BUILD / ("weak" if skip_corners else "full"),
               test_module="verif.top.tb_uvm_accel")
 
