@@ -30,26 +30,18 @@ def test_tt_bank(sim, shape):
               test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
 
 
-@pytest.mark.parametrize("sim", SIMS)
-def test_tt_bank_read_during_write_is_caught(sim, capfd):
-    """no_rw_check's premise: a read of the word written in the same cycle stops the simulation with an error
-    (the test fails because the simulator stopped, with tt_bank's message, not because it went on)."""
-    params = SHAPES["w4_one_port"]
-    build = BUILD / "tt_bank" / "collision" / sim
-    with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_block(toplevel="tt_bank", sources=SOURCES, parameters=params, sim=sim, build_dir=build,
-                  test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="read_during_write_stops_the_simulation")
-    out = capfd.readouterr().out
-    assert "port 0 reads word 3 in the cycle it is written" in out and "went on" not in out
+# no_rw_check's premise: a read of the word written in the same cycle (with rows: a read of the whole row while another
+# word of it is written) stops the simulation with an error (the test fails because the simulator stopped, with
+# tt_bank's message, not because it went on).
+COLLISIONS = {"word": "w4_one_port", "row": "w16_rows4_blocks"}
 
 
+@pytest.mark.parametrize("read", COLLISIONS)
 @pytest.mark.parametrize("sim", SIMS)
-def test_tt_bank_row_read_during_write_is_caught(sim, capfd):
-    """The same for a read of the whole row (rd_row) in the cycle another word of it is written."""
-    params = SHAPES["w16_rows4_blocks"]
-    build = BUILD / "tt_bank" / "row_collision" / sim
+def test_tt_bank_read_during_write_is_caught(sim, read, capfd):
+    build = BUILD / "tt_bank" / f"{read}_collision" / sim
     with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_block(toplevel="tt_bank", sources=SOURCES, parameters=params, sim=sim, build_dir=build,
+        run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[COLLISIONS[read]], sim=sim, build_dir=build,
                   test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="read_during_write_stops_the_simulation")
     out = capfd.readouterr().out
     assert "port 0 reads word 3 in the cycle it is written" in out and "went on" not in out

@@ -222,6 +222,25 @@ class Tb:
                            desc.out_count, cycles, want_sat, want_max)
         return cycles
 
+    async def expect_refused(self, case, desc: isa.ContractDesc, code: int):
+        """Run the illegal `desc` on the case's banks: error `code` and done two cycles after start (tt_op_ctrl), then
+        nothing moves; no memory access, no draw, every bank unchanged."""
+        d = self.dut
+        before = {k: v.copy() for k, v in case.banks.items()}
+        state = int(d.lfsr_state.value)
+        n = self.mems.accesses
+        banks = case.banks
+        cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]], 4)
+        assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
+        assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
+            f"shift {desc.shift} out_w {desc.out_w}: error {int(d.error.value)} code {int(d.error_code.value)}"
+        for _ in range(3):  # nothing moves afterwards
+            await FallingEdge(d.clk)
+            assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code
+        assert self.mems.accesses == n, "an illegal op touched a memory"
+        assert int(d.lfsr_state.value) == state, "an illegal op consumed draws"
+        assert all(np.array_equal(before[k], case.banks[k]) for k in before)
+
     def random_lane_case(self, trial: int, max_macs: int = 4000):
         """A synthetic contraction in the lane form for this DUT (None where with_lanes keeps the direct form)."""
         n_out, n_red = int(self.gen.integers(1, 4)), int(self.gen.integers(0, 3))
@@ -425,32 +444,35 @@ async def test_illegal_ops(dut):
         bad += [(replace(lane, shift=48, preload=pre), ERR_SHIFT),
                 (replace(lane, out_loops=(lane_zero,) + lane.out_loops[1:], preload=pre), ERR_COUNT),
                 (replace(lane, preload=replace(pre, lanes=min(tb.lanes + 1, 255))), ERR_LANES)]
-        # a vector load: with VEC = 1 at all; else b's base off a row, the lane loop's b stride not 1, lanes not a
-        # multiple of VEC (an odd lane count), and a preload's base off a row
-        v = max(tb.vec, 2)
-        lane_loop = lane.out_loops[-1]
-        bad += [(replace(lane, vec=v, b_base=lane.b_base | 1), ERR_LANES),
-                (replace(lane, vec=v, out_loops=lane.out_loops[:-1] + (replace(lane_loop, sb=v + 1),)), ERR_LANES),
-                (replace(lane, preload=replace(pre, vec=v, b_base=pre.b_base | 1)), ERR_LANES)]
-        if lane.lanes % 2:
-            bad.append((replace(lane, vec=v), ERR_LANES))
         await tb.check_case(tb.lane_case(case))  # a walk has ended: the load nest is idle with done high
     for desc, code in bad:
-        before = {k: v.copy() for k, v in case.banks.items()}
-        state = int(dut.lfsr_state.value)
-        n = tb.mems.accesses
-        banks = case.banks
-        cycles = await tb.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]], 4)
-        assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
-        assert int(dut.error.value) == 1 and int(dut.error_code.value) == code, \
-            f"shift {desc.shift} out_w {desc.out_w}: error {int(dut.error.value)} code {int(dut.error_code.value)}"
-        for _ in range(3):  # nothing moves afterwards
-            await FallingEdge(dut.clk)
-            assert int(dut.done.value) == 1 and int(dut.busy.value) == 0 and int(dut.error_code.value) == code
-        assert tb.mems.accesses == n, "an illegal op touched a memory"
-        assert int(dut.lfsr_state.value) == state, "an illegal op consumed draws"
-        assert all(np.array_equal(before[k], case.banks[k]) for k in before)
+        await tb.expect_refused(case, desc, code)
     await tb.check_case(case)  # and a legal op clears the error
+    if tb.lanes == 1:
+        return
+    # Vector loads: none at all with VEC = 1; else, from a vector-load op that keeps every rule, each rule broken
+    # alone: b's base off a row, the lane loop's b stride not 1, another b stride off a row, and a preload's base
+    # off a row.
+    while True:
+        picked = tb.random_lane_case(1)  # odd trials: operands at multiples of VEC
+        if picked and (tb.vec == 1 or picked[2].desc.vec > 1):
+            vcase = picked[2]
+            break
+    lane, v = vcase.desc, max(tb.vec, 2)
+    lane_loop = lane.out_loops[-1]
+    if tb.vec == 1:
+        bad = [(replace(lane, vec=v, b_base=lane.b_base & -v), ERR_LANES)]
+    else:
+        k = next(i for i, lp in enumerate(lane.loops) if i != isa.LANE_LOOP and lp.sb)
+        loops = list(lane.loops)
+        loops[k] = replace(loops[k], sb=loops[k].sb + 1)
+        bad = [(replace(lane, b_base=lane.b_base + 1), ERR_LANES),
+               (replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane_loop, sb=v),)), ERR_LANES),
+               (replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:])), ERR_LANES),
+               (replace(lane, preload=replace(lane, b_base=lane.b_base + 1, preloaded=False)), ERR_LANES)]
+    for desc, code in bad:
+        await tb.expect_refused(vcase, desc, code)
+    await tb.check_case(vcase)
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per
