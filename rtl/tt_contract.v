@@ -380,12 +380,14 @@ module tt_contract #(
       // (pre_go). pre_go comes before the op's done (the op's compute waits for that walk's last slice), and the
       // descriptor is stable from start until done, so the preload's fields need no registers of their own.
       reg [NLOOPS*CNT_W-1:0]  ld_counts_q;
+      reg [NLOOPS*CNT_W-1:0]  load_counts;
       reg [NLOOPS*ADDR_W-1:0] load_sa;
+      reg [NLOOPS*ADDR_W-1:0] load_sb;
       reg [NLOOPS*ADDR_W-1:0] load_so;
       reg [NLOOPS*ADDR_W-1:0] ld_sb_q;
       reg [NLOOPS*BUF_W-1:0]  ld_sbuf_q;
       reg [ADDR_W-1:0]        ld_base_q;
-      reg [7:0]               ld_beats_q;     // beats per buffer word: the lanes, or lanes / VEC (vector load)
+      reg [7:0]               ld_lanes_q;
       reg                     ld_vec_q;       // the walk is a vector load
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
@@ -409,13 +411,12 @@ module tt_contract #(
       always @(posedge clk) begin
         if ((take && lane_form && !preloaded) || pre_go) begin
           for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
-            // a vector load steps the lane loop VEC lanes (VEC words of b) a beat
-            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, walk_counts, walk_sb) >> ((ll == LANE && walk_vec) ? VEC_SH : 0);
-            ld_sb_q[ADDR_W*ll +: ADDR_W] <= (ll == LANE && walk_vec) ? VEC_STEP : walk_sb[ADDR_W*ll +: ADDR_W];
+            ld_counts_q[CNT_W*ll +: CNT_W] <= walk_count(ll, walk_counts, walk_sb);
           end
+          ld_sb_q    <= walk_sb;
           ld_sbuf_q  <= pre_pending_q ? pre_stride_buf : stride_buf;
           ld_base_q  <= pre_pending_q ? pre_b_base : b_base;
-          ld_beats_q <= walk_vec ? walk_lanes >> VEC_SH : walk_lanes;
+          ld_lanes_q <= walk_lanes;
           ld_vec_q   <= walk_vec;
         end
       end
@@ -441,6 +442,10 @@ module tt_contract #(
       always @* begin
         for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
           load_sa[ADDR_W*ll +: ADDR_W] = (ll == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
+          // a vector load steps the lane loop VEC lanes (VEC words of b) a beat; applied behind the walk's
+          // registers, off the paths from the descriptor
+          load_counts[CNT_W*ll +: CNT_W] = ld_counts_q[CNT_W*ll +: CNT_W] >> ((ll == LANE && ld_vec_q) ? VEC_SH : 0);
+          load_sb[ADDR_W*ll +: ADDR_W] = (ll == LANE && ld_vec_q) ? VEC_STEP : ld_sb_q[ADDR_W*ll +: ADDR_W];
           load_so[ADDR_W*ll +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, ld_sbuf_q[BUF_W*ll +: BUF_W]};
         end
       end
@@ -461,9 +466,9 @@ module tt_contract #(
         .clk       (clk),
         .rst       (rst),
         .start     (own_start || pre_start_q),
-        .counts    (ld_counts_q),
+        .counts    (load_counts),
         .stride_a  (load_sa),
-        .stride_b  (ld_sb_q),
+        .stride_b  (load_sb),
         .stride_o  (load_so),
         .base_a    ({ADDR_W{1'b0}}),
         .base_b    (ld_base_q),
@@ -487,7 +492,8 @@ module tt_contract #(
       // words below it are then in every lane) sets its set's loaded count. A walk's start clears its set's count and flips the set's
       // generation, so the tags of an earlier walk into that set still in the delay line count no more.
       reg [1:0]         gen_q;
-      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_beats_q[LANE_IW-1:0] - 1'b1;
+      wire [7:0]        ld_beats = ld_vec_q ? ld_lanes_q >> VEC_SH : ld_lanes_q;  // beats per buffer word
+      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_beats[LANE_IW-1:0] - 1'b1;
       wire              w_valid;
       wire              w_slice_end;
       wire              w_set;
@@ -589,7 +595,7 @@ module tt_contract #(
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
       end
-      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, ld_beats_q};
+      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, ld_beats};
     end else begin : g_one_lane
       assign mac_b     = b_rd_data;
       assign b_rd_en   = issue;

@@ -453,9 +453,12 @@ async def test_illegal_ops(dut):
     # Vector loads: none at all with VEC = 1; else, from a vector-load op that keeps every rule, each rule broken
     # alone: b's base off a row, the lane loop's b stride not 1, another b stride off a row, and a preload's base
     # off a row.
+    def other_b_loop(d):  # a b loop besides the lane loop, or None
+        return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and lp.sb), None)
+
     while True:
         picked = tb.random_lane_case(1)  # odd trials: operands at multiples of VEC
-        if picked and (tb.vec == 1 or picked[2].desc.vec > 1):
+        if picked and (tb.vec == 1 or (picked[2].desc.vec > 1 and other_b_loop(picked[2].desc) is not None)):
             vcase = picked[2]
             break
     lane, v = vcase.desc, max(tb.vec, 2)
@@ -463,7 +466,7 @@ async def test_illegal_ops(dut):
     if tb.vec == 1:
         bad = [(replace(lane, vec=v, b_base=lane.b_base & -v), ERR_LANES)]
     else:
-        k = next(i for i, lp in enumerate(lane.loops) if i != isa.LANE_LOOP and lp.sb)
+        k = other_b_loop(lane)
         loops = list(lane.loops)
         loops[k] = replace(loops[k], sb=loops[k].sb + 1)
         bad = [(replace(lane, b_base=lane.b_base + 1), ERR_LANES),
