@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
     co.add_argument("--vec", type=int, default=1,
                     help="words a vector load reads into the lane buffers (1: none; cut to the lanes)")
+    co.add_argument("--drain", type=int, default=1,
+                    help="elements the contraction engine's drain writes a cycle (1: one; at most --vec)")
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     co.add_argument("--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"),
                     default="all")
@@ -59,7 +61,8 @@ def main(argv=None) -> int:
                     cfg = with_ranks(cfg, json.loads(args.ranks))
                 except json.JSONDecodeError as e:
                     raise ConfigError(f"--ranks {args.ranks!r}: not JSON ({e})") from None
-            report = cost_report(cfg, args.lanes, args.buf_depth, vec=min(args.vec, args.lanes))
+            report = cost_report(cfg, args.lanes, args.buf_depth, vec=min(args.vec, args.lanes),
+                                 drain=min(args.drain, args.vec, args.lanes))
             progs = PROGRAMS if args.program == "all" else (args.program,)
             print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
             return 0

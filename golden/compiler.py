@@ -200,6 +200,7 @@ def respec(op: Op, name: str, layout: str) -> str:
 
 BUF_HINT = 512  # lane buffer words refine_layouts plans for (the ECP5 target's BUF_DEPTH)
 VEC_HINT = 16  # words a vector load reads that refine_orders plans for (the ECP5 target's VEC)
+DRAIN_HINT = 16  # elements a cycle of the contraction engine's drain that refine_orders plans for
 
 
 def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
@@ -241,13 +242,14 @@ def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dic
 def refine_orders(comp: Compiled) -> None:
     """Re-choose each contraction's element order (its loop nest and the order its elements draw; the layouts
     stay) among its output's layout_candidates, by the contraction unit's cycles at LANE_HINT lanes, BUF_HINT
-    buffer words and vector loads of VEC_HINT words over the op and its neighbouring contractions with preloading
+    buffer words, vector loads of VEC_HINT words and a drain of DRAIN_HINT elements a cycle over the op and its neighbouring contractions with preloading
     (golden/program.py linked_cycles).
     An op can be preloaded only when its lane operand (the one the lane index belongs to) is not the output of the
     op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
     program order over train_sample and infer; the current order stays unless another is faster."""
     from golden import program as P  # imported here: program imports this module
-    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=VEC_HINT)
+    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=VEC_HINT, drain=DRAIN_HINT)
+    p = replace(p, bank_vec=(True,) * len(p.banks))  # any bank may be built in rows: the orders decide which
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
         for i, op in enumerate(prog):

@@ -7,7 +7,7 @@ checked cycle for cycle by its block test) and the sequencer's cycles per record
 verif/top). `python -m verif.top.bench_rtl` measures the
 same counters on the simulated RTL; host cycles (writing a sample, polling) are not modelled.
 
-    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--vec 16] [--ranks '[[11, 9, 15], [15]]']
+    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--vec 16] [--drain 16] [--ranks '[[11, 9, 15], [15]]']
                           [--program train_sample] [--json]
 """
 from __future__ import annotations
@@ -21,18 +21,21 @@ from golden.machine import Machine
 LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # isa.contract_losses beside the ideal
 
 
-def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048, vec: int = 1) -> dict:
+def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048, vec: int = 1,
+                drain: int = 1) -> dict:
     """Modelled cycles of every program of `cfg` compiled for an accelerator with `lanes` MAC lanes, `buf_depth`
-    words per lane buffer and vector loads of `vec` words (golden/program.py params_for): per program the busy
+    words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle (golden/program.py
+    params_for): per program the busy
     cycles, each unit's,
     the sequencer's, the MACs and their ideal (MACs / lanes), the contractions' cycles over the ideal by cause,
     and one row per op. Raises golden.program.ProgramError when the programs do not fit."""
     comp = compile_network(cfg)
-    params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec)
+    params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec,
+                          drain=drain)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     image = P.assemble(comp, params, frac, host_step=Machine(comp, seed=0).host_step())  # the first update's
     report = {"model": cfg.name, "ranks": [list(layer.ranks) for layer in cfg.layers], "lanes": lanes,
-              "buf_depth": buf_depth, "vec": vec, "mem_lat": isa.MEM_LAT, "programs": {}}
+              "buf_depth": buf_depth, "vec": vec, "drain": drain, "mem_lat": isa.MEM_LAT, "programs": {}}
     for prog in P.PROGRAMS:
         counted = P.program_cycles(image, prog)
         rows, losses = [], dict.fromkeys(LOSSES, 0.0)
@@ -63,7 +66,8 @@ def _op_text(op) -> str:
 
 def format_report(report: dict, programs=P.PROGRAMS) -> str:
     lines = [f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} "
-             f"words per lane buffer, vector loads of {report['vec']} words (modelled: golden/cost.py)"]
+             f"words per lane buffer, vector loads of {report['vec']} words, a drain of {report['drain']} "
+             f"elements a cycle (modelled: golden/cost.py)"]
     for prog in programs:
         r = report["programs"][prog]
         if not r["ops"]:  # rank_update and rank_prune of a network without rank adaptation

@@ -35,6 +35,14 @@ word a beat. It needs b's lane loop at stride 1, L a multiple of V, and b's base
 multiples of V (`vec_ok`), so that every beat's words are one row of the bank and all of them b's; the load then
 takes L / V beats per buffer word (`load_beats`). Only the time changes, not the values.
 
+Wide drain (`drain` D > 1; `with_lanes` chooses it where the build's drain takes D elements a cycle and the output's
+bank has rows): a group's L sums leave the drain D a cycle, lane 0's first, through D requantisers with D draws a
+cycle (still one draw per element in the nest's order), and each beat writes one aligned run of D consecutive words
+of a bank row (reading the old run first when accumulating). It needs the output's lane loop at stride 1, L a
+multiple of D, and the output's base and every other output stride multiples of D (`drain_ok`), so that every
+beat's words are one aligned run and all of them the op's. A group then takes max(K, L / D) cycles instead of
+max(K, L). Only the time changes, not the values.
+
 Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
 carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
 walk ends, its load nest walks the next op's b into the other set, on through the op's end and the sequencer's
@@ -96,6 +104,7 @@ class ContractDesc:
     preloaded: bool = False
     preload: ContractDesc | None = field(default=None, repr=False)
     vec: int = 1  # words per load beat: 1, or the bank's row of V words (vector load; module docstring)
+    drain: int = 1  # elements the drain writes a cycle: 1, or an aligned run of D words (wide drain; module docstring)
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -156,6 +165,9 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
     if desc.vec != 1 and not vec_ok(desc, desc.vec):
         _fail(what, f"vector load of {desc.vec} words: needs the lane form with lanes a multiple of it, b's lane "
                     f"loop at stride 1 and b's base and other strides multiples of it")
+    if desc.drain != 1 and not drain_ok(desc, desc.drain):
+        _fail(what, f"wide drain of {desc.drain} words: needs the lane form with lanes a multiple of it, the output's "
+                    f"lane loop at stride 1 and the output's base and other strides multiples of it")
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
         if lane.count != desc.lanes:
@@ -194,6 +206,23 @@ def vec_ok(desc: ContractDesc, vec: int) -> bool:
             and all(lp.sb % vec == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
 
 
+def drain_ok(desc: ContractDesc, drain: int) -> bool:
+    """Can the lane-form `desc` write its outputs `drain` a cycle (module docstring: wide drain): every drain beat
+    one aligned run of `drain` consecutive words, all of them the op's. drain must be a power of two; 1 always can."""
+    if drain < 1 or drain & (drain - 1):
+        return False
+    if drain == 1:
+        return True
+    lane = desc.out_loops[-1]
+    return (desc.lanes > 1 and desc.lanes % drain == 0 and lane.so == 1 and desc.o_base % drain == 0
+            and all(lp.so % drain == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
+
+
+def drain_beats(desc: ContractDesc) -> int:
+    """Cycles a group's sums take to leave the drain: the lanes, `drain` a cycle."""
+    return desc.lanes // desc.drain
+
+
 def buffer_words(desc: ContractDesc) -> int:
     """Words each lane's buffer holds: the product of the buffer loops' counts; 0 for the direct form (no buffer)."""
     return _buffer_layout(desc.loops)[1] if desc.lanes > 1 else 0
@@ -207,9 +236,9 @@ SLICE_LAT = 1  # tt_contract's register slice between the compute nest and the i
 def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG, head: int = 0) -> int:
     """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle,
     then the compute beats, the first SLICE_LAT cycles after the compute nest's first cycle (the beats pass a
-    register slice on their way to the issue). A group of L outputs takes max(K, L) cycles (K reduction steps; the
-    drain takes L), the last one K; the last group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last
-    beat, leave it over L cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
+    register slice on their way to the issue). A group of L outputs takes max(K, L / D) cycles (K reduction steps;
+    the drain takes L / D, D = desc.drain), the last one K; the last group's sums reach the drain mem_lat + 1 +
+    mac_reg cycles after its last beat, leave it over L / D cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
     In the lane form the load runs beside the compute, a beat a cycle (one b word, or with a vector load one word
     for each of vec lanes) from the compute nest's first cycle,
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
@@ -234,17 +263,17 @@ def preload_start(desc: ContractDesc, head: int = 0) -> int:
 
 def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
     """contract_cycles after the last group's first beat: its beats, the drain, the old word, requant and write."""
-    return desc.red_count + desc.lanes + 2 * mem_lat + mac_reg + 8
+    return desc.red_count + drain_beats(desc) + 2 * mem_lat + mac_reg + 8
 
 
 def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG,
                     head: int = 0) -> dict:
     """Where contract_cycles(desc) goes on an engine of `lanes` MAC lanes, as cycles that sum to it: the ideal
     (MACs / lanes); fewer lanes than the engine's (the direct form, or a lane loop shorter than `lanes`); the wait
-    for the lane buffers' load (group_starts); groups shorter than their lanes (the drain's one element a cycle);
+    for the lane buffers' load (group_starts); groups shorter than their drain (L / D cycles: D elements a cycle);
     and the pipeline's fill and drain with the check cycle."""
     k, n = desc.red_count, desc.lanes
-    groups, step = desc.out_count // n, max(k, n)
+    groups, step = desc.out_count // n, max(k, drain_beats(desc))
     unhindered = 1 + SLICE_LAT + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
     drain = groups * (step - k)
     return {"ideal": desc.macs / lanes, "lanes_short": desc.macs / n - desc.macs / lanes,
@@ -258,7 +287,7 @@ def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> n
     previous group's, and in the lane form not before its slice is loaded. The load walk's beat j issues in cycle
     j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its predecessor's preload walk
     issued its first beat `head` cycles before this op's compute nest's first cycle)."""
-    step = max(desc.red_count, desc.lanes)
+    step = max(desc.red_count, drain_beats(desc))
     g = np.arange(desc.out_count // desc.lanes) * step + SLICE_LAT
     if desc.lanes == 1:
         return g
@@ -285,11 +314,12 @@ def _swap_operands(desc: ContractDesc) -> ContractDesc:
 
 
 def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
-               vec_banks: frozenset[str] | None = None) -> ContractDesc:
+               vec_banks: frozenset[str] | None = None, drain: int = 1) -> ContractDesc:
     """The lane form of `desc` for an engine of max_lanes lanes with buf_depth words per lane buffer, or `desc`
     itself where there is none or it does not pay (contract_cycles, at the top's latencies, no lower). With a
     vector load where the engine has one (`vec` words a beat from the banks `vec_banks`, None: every bank) and b
-    allows it (vec_ok).
+    allows it (vec_ok); with a wide drain where the engine has one (`drain` words a cycle into the same banks, which
+    are built in rows) and the output allows it (drain_ok).
 
     The operand that alone steps through the innermost output loop becomes b (a and b swap if it is a; both or
     neither: no lane form); the lanes L are the largest divisor of that loop's count up to max_lanes (1: no lane
@@ -323,6 +353,8 @@ def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
     lane_desc = replace(lane_desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:], lanes=lanes)
     if vec > 1 and (vec_banks is None or lane_desc.banks[1] in vec_banks) and vec_ok(lane_desc, vec):
         lane_desc = replace(lane_desc, vec=vec)
+    if drain > 1 and (vec_banks is None or lane_desc.banks[2] in vec_banks) and drain_ok(lane_desc, drain):
+        lane_desc = replace(lane_desc, drain=drain)
     if contract_cycles(lane_desc) >= contract_cycles(desc):
         return desc
     return check_desc(lane_desc)
@@ -523,14 +555,14 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
     return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, **_pack_loops(desc),
             "shift": desc.shift & ((1 << SHIFT_W) - 1), "mode": desc.mode, "accumulate": int(desc.accumulate),
             "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
-            "vec_load": int(desc.vec > 1), "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
+            "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
             "pre_lanes": desc.preload.lanes if desc.preload else 0,
             "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
             "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "vec_ok", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "pack_ports", "with_lanes", "vec_ok", "drain_ok", "drain_beats", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
            "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 

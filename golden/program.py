@@ -54,7 +54,8 @@ CONTRACT_FIELDS = (
     ("a_base", isa.ADDR_W), ("b_base", isa.ADDR_W), ("o_base", isa.ADDR_W), ("counts", L * isa.CNT_W),
     ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
     ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W), ("lanes", isa.LANE_W),
-    ("stride_buf", L * isa.BUF_W), ("preloaded", 1), ("vec_load", 1), ("pre_vec_load", 1),
+    ("stride_buf", L * isa.BUF_W), ("preloaded", 1), ("vec_load", 1), ("vec_store", 1),
+    ("pre_vec_load", 1),
     # the next op's load walk (golden/isa.py preload): a record without a preload stops before these
     ("pre_lanes", isa.LANE_W), ("pre_b_base", isa.ADDR_W), ("pre_counts", L * isa.CNT_W),
     ("pre_stride_b", L * isa.ADDR_W), ("pre_stride_buf", L * isa.BUF_W),
@@ -133,8 +134,9 @@ def header_nwords(word: int) -> int:
 @dataclass(frozen=True)
 class AccelParams:
     """The RTL parameters that bound a program (rtl/tt_accel.v): bank sizes and widths, program memory, and the
-    contraction engine's MAC lanes (LANES), words per lane buffer (BUF_DEPTH) and vector loads (VEC words a beat
-    from the banks with rows of VEC words, bank_vec), which decide the lane forms."""
+    contraction engine's MAC lanes (LANES), words per lane buffer (BUF_DEPTH), vector loads (VEC words a beat
+    from the banks with rows of VEC words, bank_vec) and its drain (DRAIN elements a cycle into those banks), which
+    decide the lane forms."""
 
     bank_shift: int  # bank b's words sit at global addresses (b << bank_shift) + i
     bank_depth: tuple[int, ...]  # words per bank, in the order of `banks`
@@ -145,7 +147,8 @@ class AccelParams:
     adam: bool = False  # the element-wise unit has the Adam ops (tt_ewise ADAM)
     rank: bool = False  # the rank-update unit is built (tt_accel RANK)
     vec: int = 1  # words a vector load reads (1: none)
-    bank_vec: tuple[bool, ...] = ()  # with vec > 1, per bank: built in rows of vec words (serves vector loads)
+    bank_vec: tuple[bool, ...] = ()  # with vec > 1, per bank: built in rows of vec words (vector loads, wide drains)
+    drain: int = 1  # elements the contraction engine's drain writes a cycle (1: one; a power of two up to vec)
 
     @property
     def banks(self) -> tuple[str, ...]:
@@ -153,7 +156,7 @@ class AccelParams:
 
     @property
     def vec_banks(self) -> frozenset[str]:
-        """The banks a vector load may read."""
+        """The banks built in rows: a vector load may read them, a wide drain write them."""
         return frozenset(b for b, v in zip(self.banks, self.bank_vec) if v) if self.vec > 1 else frozenset()
 
     @property
@@ -182,27 +185,33 @@ class AccelParams:
         if self.vec < 1 or self.vec & (self.vec - 1) or self.vec > max(self.lanes, 1) or self.vec > MAX_VEC:
             raise ProgramError(f"vec {self.vec}: must be a power of two, at most the lanes ({self.lanes}) and "
                                f"{MAX_VEC}")
+        if self.drain < 1 or self.drain & (self.drain - 1) or (self.drain > 1 and self.drain > self.vec):
+            raise ProgramError(f"drain {self.drain}: must be a power of two and at most vec ({self.vec}): a wide "
+                               f"drain writes part of a bank row")
         if self.vec > 1 and len(self.bank_vec) != len(self.banks):
             raise ProgramError(f"need a bank_vec flag for each of the banks {self.banks}")
 
 
 def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0,
-               vec: int = 1) -> AccelParams:
+               vec: int = 1, drain: int = 1) -> AccelParams:
     """The smallest bank parameters that hold `comp` (power-of-two bank windows), the given program memory and
     contraction lanes, the Adam ops where the network trains with Adam, the rank unit where it adapts ranks. With
-    vec > 1 the banks in rows of vec words are those a vector load of the programs reads (every bank may; the
-    others stay plain: rows cost block RAMs where a bank's depth per row is not a block RAM's)."""
+    vec > 1 the banks in rows of vec words are those a vector load of the programs reads or a wide drain (`drain`
+    elements a cycle) writes (every bank may; the others stay plain: rows cost block RAMs where a bank's depth per
+    row is not a block RAM's)."""
     adam = comp.cfg.train.optimizer == "adam"
     banks = banks_built(adam)
     depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in banks)
     width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in banks)
     p = AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
                     prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, adam=adam,
-                    rank=comp.cfg.train.rank.enabled, vec=vec, bank_vec=(True,) * len(banks) if vec > 1 else ())
+                    rank=comp.cfg.train.rank.enabled, vec=vec, bank_vec=(True,) * len(banks) if vec > 1 else (),
+                    drain=drain)
     if vec > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # the forms do not depend on the formats
-        used = {d.banks[1] for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == "contract"
-                for d in [contract_desc(comp, p, op, frac)] if d.vec > 1}
+        descs = [contract_desc(comp, p, op, frac) for prog in PROGRAMS for op in getattr(comp, prog)
+                 if op.kind == "contract"]
+        used = {d.banks[1] for d in descs if d.vec > 1} | {d.banks[2] for d in descs if d.drain > 1}
         p = replace(p, bank_vec=tuple(b in used for b in banks))
     return p
 
@@ -298,7 +307,7 @@ def contract_desc(comp: Compiled, p: AccelParams, op, frac: dict[str, int]) -> i
     d = isa.lower_contract(comp, op, frac)
     a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
     return isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth, p.vec,
-                                         p.vec_banks))
+                                         p.vec_banks, p.drain))
 
 
 def contract_payload(d: isa.ContractDesc) -> list[int]:

@@ -4,7 +4,8 @@ check_desc and computes exactly what the direct form computes (output memory, sa
 plain loop nest (execute_desc) and through the engine's two phases (lane buffers loaded from b, then every lane's
 MAC per step); check_desc rejects each broken lane-form invariant; with_lanes keeps the direct form where the
 lane form is impossible or does not pay; vector loads (`vec_ok`) only where b's rows allow them, with their load
-beats and group starts worked by hand."""
+beats and group starts worked by hand; wide drains (`drain_ok`) only where the output's runs allow them, with their
+group steps worked by hand."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,8 +17,8 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
-                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, execute_desc, lane_beats, load_beats,
-                        pack_ports, vec_ok, with_lanes)
+                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, drain_beats, drain_ok, execute_desc,
+                        lane_beats, load_beats, pack_ports, vec_ok, with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -200,6 +201,47 @@ def test_vector_load_needs_aligned_rows(why, change):
     assert not vec_ok(lane, 8) and not vec_ok(lane, 3) and vec_ok(lane, 1)
     assert with_lanes(matmul(4, 8, 16), 4, 4096, vec=4, vec_banks=frozenset({"A"})).vec == 1  # b is in bank B
     assert with_lanes(matmul(4, 8, 16), 4, 4096, vec=4, vec_banks=frozenset({"B"})).vec == 4
+
+
+def test_wide_drain_group_steps():
+    """A matmul with a short reduction (K = 2) at 8 lanes: one element a cycle, a group takes max(K, L) = 8 cycles
+    (drain-bound); 2 a cycle, 4; 4 a cycle, max(2, 8 / 4) = 2; 8 a cycle, still 2 (the reduction). Group 0 waits for
+    slice 0 (8 lanes x 2 words, one a beat), group 1 for slice 1 (32 beats); the later ones find theirs loaded. Only
+    the time changes."""
+    d = matmul(4, 16, 2)  # b at 100: j at stride 1 (the lanes), k at 16; out j at stride 1, i at 16
+    lane = with_lanes(d, 8, 4096)
+    assert lane.drain == 1 and drain_beats(lane) == 8
+    tail = 2 * MEM_LAT + MAC_REG + 8
+    for drain, step in ((1, 8), (2, 4), (4, 2), (8, 2)):
+        wide = with_lanes(d, 8, 4096, drain=drain)
+        assert wide == replace(lane, drain=drain) and drain_ok(wide, drain)
+        starts = group_starts(wide)
+        assert list(starts[:2]) == [16 + MEM_LAT, 32 + MEM_LAT], drain
+        assert list(np.diff(starts[1:])) == [step] * 6, drain
+        assert contract_cycles(wide) == 1 + int(starts[-1]) + 2 + 8 // drain + tail, drain
+        assert pack_ports(wide)["vec_store"] == int(drain > 1)
+        case = matmul_case(d, np.random.default_rng(drain))
+        check_lane_form(case, wide, direct(case))  # the values do not change
+    assert not drain_ok(lane, 16) and not drain_ok(lane, 3)  # more than the lanes; not a power of two
+
+
+@pytest.mark.parametrize("why,change", [
+    ("out off a run", lambda d: replace(d, o_base=d.o_base + 2)),
+    ("lane loop not at out stride 1", lambda d: with_loop(d, LANE_LOOP, so=2)),
+    ("another out stride off a run", lambda d: with_loop(d, LANE_LOOP - 1, so=6)),
+])
+def test_wide_drain_needs_aligned_runs(why, change):
+    """drain_ok refuses each broken rule, check_desc refuses a descriptor that asks for it anyway, and with_lanes then
+    keeps the one-element drain; a wide drain also needs the output's bank among the banks with rows."""
+    d = matmul(4, 16, 2)
+    lane = with_lanes(d, 8, 4096)
+    bad = change(lane)
+    assert not drain_ok(bad, 4), why
+    with pytest.raises(ValueError, match="wide drain of 4 words"):
+        check_desc(replace(bad, drain=4))
+    assert drain_ok(lane, 1) and drain_ok(bad, 1)
+    assert with_lanes(d, 8, 4096, vec=8, vec_banks=frozenset({"B"}), drain=4).drain == 1  # out is in bank O
+    assert with_lanes(d, 8, 4096, vec=8, vec_banks=frozenset({"B", "O"}), drain=4).drain == 4
 
 
 def test_operands_swap_when_a_owns_the_innermost_loop():

@@ -176,8 +176,8 @@ def test_contract_fields_round_trip_the_lane_form():
     assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"]) == (nxt.lanes, nxt.b_base, 1)
     assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == \
            (nxt_ports["counts"], nxt_ports["stride_b"], nxt_ports["stride_buf"])
-    assert P.CONTRACT_SHORT_FIELDS[-5:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
-                                            ("preloaded", 1), ("vec_load", 1), ("pre_vec_load", 1))
+    assert P.CONTRACT_SHORT_FIELDS[-6:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
+                                            ("preloaded", 1), ("vec_load", 1), ("vec_store", 1), ("pre_vec_load", 1))
     assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS):][0] == ("pre_lanes", isa.LANE_W)
 
 
@@ -269,6 +269,33 @@ def test_accel_params_check_the_vector_loads():
             replace(p, vec=vec, lanes=lanes, bank_vec=rows).check()
     with pytest.raises(P.ProgramError, match="need a bank_vec flag for each of the banks"):
         replace(p, vec=4, bank_vec=(True,)).check()
+
+
+def test_accel_params_check_the_drain():
+    p = P.params_for(compile_network(load_config("tiny")), lanes=16, buf_depth=64, vec=8)
+    for drain in (1, 2, 8):
+        replace(p, drain=drain).check()
+    for drain, vec in ((3, 8), (0, 8), (16, 8), (2, 1)):
+        with pytest.raises(P.ProgramError, match=f"drain {drain}: must be a power of two and at most vec"):
+            replace(p, drain=drain, vec=vec, bank_vec=p.bank_vec if vec > 1 else ()).check()
+
+
+@pytest.mark.parametrize("model,lanes", [("tiny", 4), ("digits", 8), ("paper", 16)])
+def test_row_banks_are_those_the_vector_loads_and_wide_drains_use(model, lanes):
+    """With a wide drain as well, params_for builds in rows exactly the banks that a vector load reads or a wide
+    drain writes; every record with a wide drain keeps drain_ok's rules, and no program takes more modelled cycles
+    than on the same build draining one element a cycle."""
+    comp = compile_network(load_config(model))
+    m = Machine(comp, 1)
+    p = P.params_for(comp, lanes=lanes, buf_depth=512, vec=lanes, drain=lanes)
+    img = P.assemble(comp, p, m.frac, host_step=m.sgd_step())
+    ct = [r.desc for r in img.records if r.kind == P.KIND_CONTRACT]
+    drains = {d.banks[2] for d in ct if d.drain > 1}
+    assert drains and set(p.vec_banks) == {d.banks[1] for d in ct if d.vec > 1} | drains
+    assert all(d.drain == 1 or isa.drain_ok(d, lanes) for d in ct)
+    narrow = P.assemble(comp, replace(p, drain=1), m.frac, host_step=m.sgd_step())
+    for prog in P.PROGRAMS:
+        assert P.program_cycles(img, prog)["cycles"] <= P.program_cycles(narrow, prog)["cycles"], prog
 
 
 @pytest.mark.parametrize("model,lanes", [("tiny", 4), ("digits", 8), ("paper", 16)])
