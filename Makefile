@@ -30,6 +30,7 @@ CHECK    ?= sample
 LANES    ?= 8
 BUF_DEPTH ?= 512
 VEC      ?= 8
+DRAIN    ?= 8
 TRAIN_SIM = $(or $(SIM),verilator)
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)$(if $(OPTIMIZER),-$(OPTIMIZER))$(if $(RANK_ADAPTATION),-rank)
 export SIM SEED WAVES
@@ -42,7 +43,7 @@ help: ## list the targets and variables
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
-	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512 VEC=8"
+	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512 VEC=8 DRAIN=8"
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
 	@echo "           make train, cost, synth: RANK_ADAPTATION=1 (rank adaptation on: the rank programs and the rank unit)"
 
@@ -54,10 +55,10 @@ train: setup ## train MODEL on DATASET (default: digits) on the co-simulated acc
 	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
 	    $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) \
 	    --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
-	    --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC)
+	    --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN)
 
-cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH, VEC-word loads (no simulation)
-	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation)
+cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH, VEC-word loads, DRAIN-element drain (no simulation)
+	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@echo "regress: SEED=$(SEED) J=$(J)"

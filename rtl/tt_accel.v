@@ -17,7 +17,8 @@
 //     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports (b = 0..3),
 //     0x2E slots, 0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops),
 //     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM),
-//     0x35 RANK (the rank-update unit is built), 0x36 VEC (words of a vector load), 0x37 VEC_BANKS
+//     0x35 RANK (the rank-update unit is built), 0x36 VEC (words of a vector load), 0x37 VEC_BANKS,
+//     0x38 DRAIN (elements the contraction engine's drain writes a cycle)
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
 //   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks
@@ -76,6 +77,9 @@ module tt_accel #(
   // vec and bank_vec: the banks the programs' vector loads read).
   parameter integer VEC          = 1,
   parameter integer VEC_BANKS    = 0,
+  // The contraction engine's wide drain (tt_contract DRAIN): DRAIN elements requantised and written a cycle, as a run
+  // of a row of a bank in VEC_BANKS (golden/program.py AccelParams drain; bank_vec also names the banks written so).
+  parameter integer DRAIN        = 1,
   // 1: the element-wise unit has Adam's ops (tt_ewise ADAM) and the data memory the moment bank (bank 4); the data
   // paths between the banks and the element-wise unit follow the widest bank (the moments' 32 bits).
   parameter integer ADAM         = 0,
@@ -301,35 +305,37 @@ module tt_accel #(
   wire [3*DATA_W-1:0]   rd_data;
   wire                  wr_en_c;
   wire [ADDR_W-1:0]     wr_addr_c;
-  wire [DATA_W-1:0]     wr_data_c;
+  wire                  wr_run_c;
+  wire [DRAIN*DATA_W-1:0] wr_data_c;
   wire [DATA_W-1:0]     rd0 = rd_data[0 +: DATA_W];
   wire [DATA_W-1:0]     rd1 = rd_data[DATA_W +: DATA_W];
   wire [DATA_W-1:0]     rd2 = rd_data[2*DATA_W +: DATA_W];
-  wire [VEC*DATA_W-1:0] rd_vec1;      // logical port 1's row (vector loads)
-  wire [VEC*UNIT_W-1:0] rd_vec1_unit;  // its words as the contraction engine's
+  wire [3*VEC*DATA_W-1:0] rd_vec;      // each logical port's row (vector loads, a wide drain's old runs)
+  wire [VEC*UNIT_W-1:0] rd_vec1_unit;  // port 1's and port 2's words as the contraction engine's
+  wire [VEC*UNIT_W-1:0] rd_vec2_unit;
   genvar vw;
   generate
     for (vw = 0; vw < VEC; vw = vw + 1) begin : g_vec_word
-      assign rd_vec1_unit[UNIT_W*vw +: UNIT_W] = rd_vec1[DATA_W*vw +: UNIT_W];
+      assign rd_vec1_unit[UNIT_W*vw +: UNIT_W] = rd_vec[DATA_W*(VEC + vw) +: UNIT_W];
+      assign rd_vec2_unit[UNIT_W*vw +: UNIT_W] = rd_vec[DATA_W*(2*VEC + vw) +: UNIT_W];
     end
-    if (DATA_W > UNIT_W) begin : g_vec_wide
-      wire unused_vec_high = ^rd_vec1;  // only the low UNIT_W bits of each word: the contraction engine's
-    end
+    // port 0's row is not used; of the others only the low UNIT_W bits of each word, the contraction engine's
+    wire unused_vec = ^rd_vec;
   endgenerate
 
   wire                  ct_busy, ct_done, ct_error;
   wire [3:0]            ct_error_code;
   wire [31:0]           ct_sat, ct_lfsr;
   wire [UNIT_W-1:0]     ct_maxabs;
-  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_b_vec;
+  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_b_vec, ct_o_vec, ct_wr_run;
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
-  wire [UNIT_W-1:0]     ct_wr_data;
+  wire [DRAIN*UNIT_W-1:0] ct_wr_data;
 
   localparam integer CT_NOUT = 6;  // golden/isa.py MAX_OUT, MAX_RED
   localparam integer CT_NRED = 4;
   tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
                 .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
-                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC)) u_contract (
+                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC), .DRAIN(DRAIN)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
     .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
@@ -338,7 +344,7 @@ module tt_accel #(
     .stride_o (desc[CT_STRIDE_O_LSB +: CT_STRIDE_O_W]), .shift (desc[CT_SHIFT_LSB +: CT_SHIFT_W]),
     .mode (desc[CT_MODE_LSB]), .accumulate (desc[CT_ACCUMULATE_LSB]), .out_w (desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
     .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
-    .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]),
+    .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]), .vec_store (desc[CT_VEC_STORE_LSB]),
     .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
     .pre_b_base (desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]), .pre_counts (desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
     .pre_stride_b (desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
@@ -348,8 +354,9 @@ module tt_accel #(
     .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]),
     .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_vec (ct_b_vec),
     .b_rd_vec_data (rd_vec1_unit),
-    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]),
-    .o_wr_en (ct_wr_en), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
+    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]), .o_rd_vec (ct_o_vec),
+    .o_rd_vec_data (rd_vec2_unit),
+    .o_wr_en (ct_wr_en), .o_wr_run (ct_wr_run), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
   );
 
   wire                  ew_busy, ew_done, ew_error;
@@ -522,7 +529,14 @@ module tt_accel #(
   reg [ADDR_W-1:0]   wr_addr_m;
   reg [DATA_W-1:0]   wr_data_m;
   // 16-bit words (the contraction engine's, the softmax unit's, the stream's) sign-extended to the banks' width
-  wire [DATA_W-1:0]  ct_wr_ext   = {{(DATA_W-UNIT_W+1){ct_wr_data[UNIT_W-1]}}, ct_wr_data[UNIT_W-2:0]};
+  wire [DRAIN*DATA_W-1:0] ct_wr_ext;  // every word of a wide drain's run
+  genvar rw;
+  generate
+    for (rw = 0; rw < DRAIN; rw = rw + 1) begin : g_run_word
+      wire [UNIT_W-1:0] w = ct_wr_data[UNIT_W*rw +: UNIT_W];
+      assign ct_wr_ext[DATA_W*rw +: DATA_W] = {{(DATA_W-UNIT_W+1){w[UNIT_W-1]}}, w[UNIT_W-2:0]};
+    end
+  endgenerate
   wire [DATA_W-1:0]  sce_wr_ext  = {{(DATA_W-UNIT_W+1){sce_wr_data[UNIT_W-1]}}, sce_wr_data[UNIT_W-2:0]};
   wire [DATA_W-1:0]  axis_wr_ext = {{(DATA_W-UNIT_W+1){s_axis_tdata[UNIT_W-1]}}, s_axis_tdata[UNIT_W-2:0]};
   wire [DATA_W-1:0]  rk_wr_ext   = {{(DATA_W-UNIT_W+1){rk_wr_data[UNIT_W-1]}}, rk_wr_data[UNIT_W-2:0]};
@@ -543,7 +557,7 @@ module tt_accel #(
         2'd0: begin
           rd_en_m = {ct_o_en, ct_b_en, ct_a_en};
           rd_addr_m = {ct_o_addr, ct_b_addr, ct_a_addr};
-          wr_en_m = ct_wr_en; wr_addr_m = ct_wr_addr; wr_data_m = ct_wr_ext;
+          wr_en_m = ct_wr_en; wr_addr_m = ct_wr_addr; wr_data_m = ct_wr_ext[DATA_W-1:0];
         end
         2'd1: begin
           rd_en_m = {ew_o_en, ew_z_en, ew_x_en};
@@ -567,16 +581,24 @@ module tt_accel #(
   assign rd_addr_c = rd_addr_m;
   assign wr_en_c = wr_en_m;
   assign wr_addr_c = wr_addr_m;
-  assign wr_data_c = wr_data_m;
+  // A run's words past the first come from the contraction engine alone (the only unit that writes runs).
+  assign wr_run_c = seq_busy && unit == 2'd0 && ct_wr_run;
+  generate
+    if (DRAIN > 1) begin : g_run_data
+      assign wr_data_c = {ct_wr_ext[DRAIN*DATA_W-1:DATA_W], wr_data_m};
+    end else begin : g_word_data
+      assign wr_data_c = wr_data_m;
+    end
+  endgenerate
 
   tt_banks #(.NBANK(NBANK), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT),
              .BANK_DEPTH(BANK_DEPTH[NBANK*32-1:0]), .BANK_WIDTH(BANK_WIDTH[NBANK*32-1:0]),
              .BANK_PORTS(BANK_PORTS[NBANK*32-1:0]), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
              .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
-             .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC)) u_banks (
+             .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
-    .rd_vec1 (seq_busy && unit == 2'd0 && ct_b_vec), .rd_vec1_data (rd_vec1),
-    .wr_en (wr_en_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
+    .rd_vec ({ct_o_vec, ct_b_vec, 1'b0} & {3{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
+    .wr_en (wr_en_c), .wr_run (wr_run_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
   );
 
@@ -635,6 +657,7 @@ module tt_accel #(
       8'h35: reg_rdata = RANK;
       8'h36: reg_rdata = VEC;
       8'h37: reg_rdata = VEC_BANKS;
+      8'h38: reg_rdata = DRAIN;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end

@@ -52,6 +52,7 @@ module tt_accel_pins #(
   parameter integer BUF_DEPTH    = 1,
   parameter integer VEC          = 1,
   parameter integer VEC_BANKS    = 0,
+  parameter integer DRAIN        = 1,
   parameter integer ADAM         = 0,
   parameter integer RANK         = 0
 ) (
@@ -200,7 +201,7 @@ module tt_accel_pins #(
     .STATE_DEPTH (STATE_DEPTH), .STATE_WIDTH (STATE_WIDTH), .STATE_PORTS (STATE_PORTS),
     .MOMENT_DEPTH (MOMENT_DEPTH), .MOMENT_WIDTH (MOMENT_WIDTH), .MOMENT_PORTS (MOMENT_PORTS),
     .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS),
-    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .ADAM (ADAM), .RANK (RANK)
+    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ADAM (ADAM), .RANK (RANK)
   ) u_accel (
     .clk (clk), .rst (rst_q),
     .s_axil_awaddr (axi_addr_q), .s_axil_awprot (3'b000), .s_axil_awvalid (awvalid_q), .s_axil_awready (awready),

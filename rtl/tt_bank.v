@@ -16,7 +16,8 @@
 // VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), every column read on every read:
 // besides the word, a read port returns the whole row of its address (rd_vec, column c in [WIDTH*c +: WIDTH]), the
 // vector load of tt_contract (VEC words a cycle). rd_row says a read uses the whole row (the simulation check then
-// covers every word of it).
+// covers every word of it). A write names a row (wr_addr, its column bits ignored) and the columns it writes
+// (wr_mask), column c taking wr_data's word c: one word (one column), or a run of the contraction engine's wide drain.
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,
@@ -28,8 +29,9 @@ module tt_bank #(
 ) (
   input  wire                            clk,
   input  wire                            wr_en,
-  input  wire [AW-1:0]                   wr_addr,
-  input  wire [WIDTH-1:0]                wr_data,
+  input  wire [AW-1:0]                   wr_addr,   // the row of wr_addr (with VEC = 1 the word)
+  input  wire [VEC-1:0]                  wr_mask,   // the columns written
+  input  wire [VEC*WIDTH-1:0]            wr_data,   // column c's word in [WIDTH*c +: WIDTH]
   input  wire [READ_PORTS-1:0]           rd_en,
   input  wire [READ_PORTS-1:0]           rd_row,   // the read uses the whole row (simulation check only)
   input  wire [READ_PORTS*AW-1:0]        rd_addr,
@@ -96,17 +98,14 @@ module tt_bank #(
       wire [RW-1:0] ra_row;  // row and column of the read and of the write
       wire [RW-1:0] wa_row;
       wire [CW:0]   ra_col;  // one bit wider than the column field, which is empty with VEC = 1
-      wire [CW:0]   wa_col;
       if (VEC == 1) begin : g_one_col
         assign ra_row = ra[RW-1:0];
         assign wa_row = wa[RW-1:0];
         assign ra_col = 1'b0;
-        assign wa_col = 1'b0;
       end else begin : g_cols
         assign ra_row = ra[IW-1:CW];
         assign wa_row = wa[IW-1:CW];
         assign ra_col = {1'b0, ra[CW-1:0]};
-        assign wa_col = {1'b0, wa[CW-1:0]};
       end
       wire [BW-1:0] ra_word = ra_row[BW-1:0];  // row inside its block, of the read and of the write
       wire [BW-1:0] wa_word = wa_row[BW-1:0];
@@ -146,7 +145,7 @@ module tt_bank #(
       wire [VEC*WIDTH-1:0] row_data;  // every column's word of the row read
       for (c = 0; c < VEC; c = c + 1) begin : g_col
         wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
-        wire                  col_wr = wr_en && wa_col == c[CW:0];
+        wire                  col_wr = wr_en && wr_mask[c];
         for (b = 0; b < NBLK; b = b + 1) begin : g_blk
           localparam integer N = (b == NBLK - 1) ? ROWS - b * BLK : BLK;
           localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
@@ -155,7 +154,7 @@ module tt_bank #(
           reg [WIDTH-1:0] rd_q;
           always @(posedge clk) begin
             if (col_wr && wa_blk == b[SW-1:0]) begin
-              mem[wa_word[NW-1:0]] <= wr_data;
+              mem[wa_word[NW-1:0]] <= wr_data[WIDTH*c +: WIDTH];
             end
             if (rd_en[p] && ra_blk == b[SW-1:0]) begin
               rd_q <= mem[ra_word[NW-1:0]];
@@ -178,8 +177,9 @@ module tt_bank #(
 `ifndef SYNTHESIS
       // no_rw_check's premise, checked in every simulation that uses the banks (a checker: not coverage).
       /* verilator coverage_off */
+      wire [VEC:0] wr_mask_ext = {1'b0, wr_mask};  // indexed by ra_col's CW + 1 bits
       always @(posedge clk) begin
-        if (wr_en && rd_en[p] && (rd_row[p] ? ra_row == wa_row : ra == wa)) begin
+        if (wr_en && rd_en[p] && ra_row == wa_row && (rd_row[p] ? |wr_mask : wr_mask_ext[ra_col])) begin
           $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, wa);
           $finish;
         end

@@ -18,10 +18,12 @@
 // sequencer stops with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
 // set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0.
 //
-// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). With rd_vec1, logical port 1
-// reads the whole row of its address: rd_vec1_data holds its VEC words (column c in [DATA_W*c +: DATA_W],
-// sign-extended) beside the word itself in rd_data, with the same latency. A vector read of a bank without rows
-// pulses port_err and returns 0.
+// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). With rd_vec[p], logical port p
+// reads the whole row of its address: rd_vec_data's VEC words of port p (column c in [DATA_W*(VEC*p + c) +: DATA_W],
+// sign-extended) come beside the word itself in rd_data, with the same latency. Run writes: with wr_run, a write
+// writes RUN consecutive words from wr_addr (a multiple of RUN), word i from [DATA_W*i +: DATA_W] of wr_data, in one
+// cycle (the contraction engine's wide drain); a one-word write takes word 0. A vector read or a run write of a bank
+// without rows pulses port_err (the read returns 0, the write is dropped).
 module tt_banks #(
   parameter integer          NBANK      = 4,
   parameter integer          ADDR_W     = 20,  // global element address
@@ -32,6 +34,7 @@ module tt_banks #(
   parameter [NBANK*32-1:0]   BANK_PORTS = {32'd2, 32'd1, 32'd1, 32'd2},
   parameter [NBANK*32-1:0]   BANK_VEC   = {NBANK{32'd0}},  // 1: the bank is built in rows of VEC words
   parameter integer          VEC        = 1,   // words per row of the banks with BANK_VEC (1..16, a power of two)
+  parameter integer          RUN        = 1,   // words of a run write (1: none; a power of two up to VEC)
   parameter integer          REG_IN     = 0,   // 1: a register on the incoming requests
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
   parameter integer          REG_OUT    = 0,   // 1: the RAMs' output registers
@@ -43,11 +46,12 @@ module tt_banks #(
   input  wire [2:0]           rd_en,
   input  wire [3*ADDR_W-1:0]  rd_addr,
   output wire [3*DATA_W-1:0]  rd_data,
-  input  wire                 rd_vec1,       // logical port 1 reads the whole row
-  output wire [VEC*DATA_W-1:0] rd_vec1_data,
+  input  wire [2:0]           rd_vec,        // logical port p reads the whole row
+  output wire [3*VEC*DATA_W-1:0] rd_vec_data,
   input  wire                 wr_en,
+  input  wire                 wr_run,        // the write is a run of RUN words
   input  wire [ADDR_W-1:0]    wr_addr,
-  input  wire [DATA_W-1:0]    wr_data,
+  input  wire [RUN*DATA_W-1:0] wr_data,
   output wire                 addr_err,
   output wire                 port_err
 );
@@ -73,15 +77,19 @@ module tt_banks #(
     if (VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) begin : g_bad_vec
       error_tt_banks_VEC_must_be_1_2_4_8_or_16 u_error ();
     end
+    if (RUN != 1 && RUN != 2 && RUN != 4 && RUN != 8 && RUN != 16 || RUN > VEC) begin : g_bad_run
+      error_tt_banks_RUN_must_be_1_2_4_8_or_16_and_at_most_VEC u_error ();
+    end
   endgenerate
 
   // ---- the requests, registered when REG_IN ----
   reg [2:0]          in_rd_en;
-  reg                in_rd_vec1;
+  reg [2:0]          in_rd_vec;
   reg [3*ADDR_W-1:0] in_rd_addr;
   reg                in_wr_en;
+  reg                in_wr_run;
   reg [ADDR_W-1:0]   in_wr_addr;
-  reg [DATA_W-1:0]   in_wr_data;
+  reg [RUN*DATA_W-1:0] in_wr_data;
   generate
     if (REG_IN != 0) begin : g_reg_in
       always @(posedge clk) begin
@@ -92,17 +100,19 @@ module tt_banks #(
           in_rd_en <= rd_en;
           in_wr_en <= wr_en;
         end
-        in_rd_vec1 <= rd_vec1;
+        in_rd_vec <= rd_vec;
         in_rd_addr <= rd_addr;
+        in_wr_run <= wr_run;
         in_wr_addr <= wr_addr;
         in_wr_data <= wr_data;
       end
     end else begin : g_direct_in
       always @* begin
         in_rd_en = rd_en;
-        in_rd_vec1 = rd_vec1;
+        in_rd_vec = rd_vec;
         in_rd_addr = rd_addr;
         in_wr_en = wr_en;
+        in_wr_run = wr_run;
         in_wr_addr = wr_addr;
         in_wr_data = wr_data;
       end
@@ -131,7 +141,7 @@ module tt_banks #(
   // Physical port j of bank k is entry 4k + j of the arrays below ({bank, port}: no multiply in the read mux).
   reg [NBANK*NRD-1:0]  hit;
   reg [NBANK*4-1:0]    ph_en;
-  reg [NBANK*4-1:0]    ph_row;  // the physical port serves logical port 1's vector read
+  reg [NBANK*4-1:0]    ph_row;  // the physical port serves a vector read
   reg [NBANK*4*AW-1:0] ph_addr;
   reg [NRD*BB-1:0]     sel_bank;
   reg [NRD*2-1:0]      sel_port;  // logical port p's rank among its bank's hits: the physical port it reads
@@ -167,9 +177,17 @@ module tt_banks #(
         ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
         ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
       end
-      // Logical port 1 takes the bank's physical port 1 when port 0 reads the bank too, else port 0.
-      ph_row[4*k + (hk[0] ? 1 : 0)] = hk[1] && in_rd_vec1;
-      port_err_c = port_err_c || (hk[1] && in_rd_vec1 && BANK_VEC[32*k +: 32] == 0);
+      // Logical port p takes the bank's physical port numbered by the earlier logical ports that read the bank.
+      for (p = 0; p < NRD; p = p + 1) begin
+        rank = 2'd0;
+        for (e = 0; e < p; e = e + 1) begin
+          rank = rank + {1'b0, hk[e]};
+        end
+        if (hk[p] && in_rd_vec[p]) begin
+          ph_row[4*k + {30'd0, rank}] = 1'b1;
+          port_err_c = port_err_c || BANK_VEC[32*k +: 32] == 0;
+        end
+      end
       if (BANK_PORTS[32*k +: 32] > 2) begin  // the third: every logical port hits the bank
         ph_en[4*k + 2] = &hk;
         ph_addr[(4*k + 2)*AW +: AW] = in_rd_addr[2*ADDR_W +: AW];
@@ -199,14 +217,27 @@ module tt_banks #(
     end
   end
 
+  // A run write needs a bank with rows.
+  reg run_err_c;
+  integer kw;
+  always @* begin
+    run_err_c = 1'b0;
+    for (kw = 0; kw < NBANK; kw = kw + 1) begin
+      if (in_wr_en && in_wr_run && in_wr_addr[BANK_SHIFT +: BB] == kw[BB-1:0] && BANK_VEC[32*kw +: 32] == 0) begin
+        run_err_c = 1'b1;
+      end
+    end
+  end
+
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
-  wire wr_ok = in_wr_en && legal(in_wr_addr);
+  wire wr_ok = in_wr_en && legal(in_wr_addr) && !run_err_c;
   reg  [NBANK*4-1:0]    ram_rd_en;
   reg  [NBANK*4-1:0]    ram_rd_row;
   reg  [NBANK*4*AW-1:0] ram_rd_addr;
   reg                   ram_wr_en;
+  reg                   ram_wr_run;
   reg  [AW+BB-1:0]      ram_wr_addr;  // bank field and local address
-  reg  [DATA_W-1:0]     ram_wr_data;
+  reg  [RUN*DATA_W-1:0] ram_wr_data;
   generate
     if (REG_REQ != 0) begin : g_reg_req
       always @(posedge clk) begin
@@ -219,6 +250,7 @@ module tt_banks #(
         end
         ram_rd_row <= ph_row;
         ram_rd_addr <= ph_addr;
+        ram_wr_run <= in_wr_run;
         ram_wr_addr <= in_wr_addr[AW+BB-1:0];
         ram_wr_data <= in_wr_data;
       end
@@ -228,6 +260,7 @@ module tt_banks #(
         ram_rd_row = ph_row;
         ram_rd_addr = ph_addr;
         ram_wr_en = wr_ok;
+        ram_wr_run = in_wr_run;
         ram_wr_addr = in_wr_addr[AW+BB-1:0];
         ram_wr_data = in_wr_data;
       end
@@ -252,6 +285,24 @@ module tt_banks #(
       end
       wire [NP*W-1:0]    data;
       wire [NP*BV*W-1:0] row;
+      // The write's columns and their words: one word in the column of its address, or a run of RUN columns.
+      wire [BV-1:0]      wr_mask;
+      wire [BV*W-1:0]    wr_words;
+      genvar c;
+      if (BV > 1) begin : g_row_write
+        localparam integer CW = $clog2(BV);
+        wire [CW-1:0] col = ram_wr_addr[CW-1:0];
+        for (c = 0; c < BV; c = c + 1) begin : g_col
+          localparam [CW-1:0] C = c;
+          localparam [31:0]   RUN_M1 = RUN - 1;
+          localparam [CW-1:0] RUN_MASK = ~RUN_M1[CW-1:0];  // a column's run: its column bits above the run's
+          assign wr_mask[c] = ram_wr_run ? (C & RUN_MASK) == (col & RUN_MASK) : C == col;
+          assign wr_words[c*W +: W] = ram_wr_run ? ram_wr_data[(c % RUN)*DATA_W +: W] : ram_wr_data[W-1:0];
+        end
+      end else begin : g_word_write
+        assign wr_mask  = 1'b1;
+        assign wr_words = ram_wr_data[W-1:0];
+      end
       tt_bank #(
         .WIDTH      (W),
         .DEPTH      (BANK_DEPTH[32*g +: 32]),
@@ -264,7 +315,8 @@ module tt_banks #(
         .clk     (clk),
         .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
         .wr_addr (ram_wr_addr[AW-1:0]),
-        .wr_data (ram_wr_data[W-1:0]),
+        .wr_mask (wr_mask),
+        .wr_data (wr_words),
         .rd_en   (ram_rd_en[4*g +: NP]),
         .rd_row  (ram_rd_row[4*g +: NP]),
         .rd_addr (ram_rd_addr[4*g*AW +: NP*AW]),
@@ -272,7 +324,6 @@ module tt_banks #(
         .rd_vec  (row)
       );
       genvar j;
-      genvar c;
       for (j = 0; j < 4; j = j + 1) begin : g_port
         if (j < NP) begin : g_used
           assign ph_data[(4*g + j)*DATA_W +: DATA_W] = {{(DATA_W-W){data[j*W + W - 1]}}, data[j*W +: W]};
@@ -320,36 +371,36 @@ module tt_banks #(
   wire [NRD*BB-1:0] sel_bank_q = sel_q[2*NRD +: NRD*BB];
   wire [2*NRD-1:0]  sel_port_q = sel_q[0 +: 2*NRD];
 
-  wire [3*DATA_W-1:0] rd_data_c;
+  wire [3*DATA_W-1:0]     rd_data_c;
+  wire [3*VEC*DATA_W-1:0] rd_vec_c;  // each logical port's row
   genvar q;
   generate
     for (q = 0; q < NRD; q = q + 1) begin : g_rd
       wire [BB+1:0] ph = {sel_bank_q[BB*q +: BB], sel_port_q[2*q +: 2]};
       assign rd_data_c[DATA_W*q +: DATA_W] = sel_ok_q[q] ? ph_data[DATA_W*ph +: DATA_W] : {DATA_W{1'b0}};
+      assign rd_vec_c[VEC*DATA_W*q +: VEC*DATA_W] = sel_ok_q[q] ? ph_vec[VEC*DATA_W*ph +: VEC*DATA_W] :
+                                                                  {(VEC*DATA_W){1'b0}};
     end
-    // logical port 1's row
-    wire [BB+1:0] ph1 = {sel_bank_q[BB +: BB], sel_port_q[2 +: 2]};
-    wire [VEC*DATA_W-1:0] rd_vec1_c = sel_ok_q[1] ? ph_vec[VEC*DATA_W*ph1 +: VEC*DATA_W] : {(VEC*DATA_W){1'b0}};
     if (REG_DATA != 0) begin : g_reg_data
-      reg [3*DATA_W-1:0]   rd_data_q;
-      reg [VEC*DATA_W-1:0] rd_vec1_q;
+      reg [3*DATA_W-1:0]     rd_data_q;
+      reg [3*VEC*DATA_W-1:0] rd_vec_q;
       always @(posedge clk) begin
         rd_data_q <= rd_data_c;
-        rd_vec1_q <= rd_vec1_c;
+        rd_vec_q  <= rd_vec_c;
       end
       assign rd_data = rd_data_q;
-      assign rd_vec1_data = rd_vec1_q;
+      assign rd_vec_data = rd_vec_q;
     end else begin : g_direct_data
       assign rd_data = rd_data_c;
-      assign rd_vec1_data = rd_vec1_c;
+      assign rd_vec_data = rd_vec_c;
     end
   endgenerate
 
   // The physical ports a bank does not have are never driven into a tt_bank.
-  wire unused_ph = ^{ram_rd_en, ram_rd_row, ram_rd_addr};
+  wire unused_ph = ^{ram_rd_en, ram_rd_row, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
 
   assign addr_err = rd_bad_c || (in_wr_en && !wr_ok);
-  assign port_err = port_err_c;
+  assign port_err = port_err_c || run_err_c;
 
 endmodule
 `default_nettype wire

@@ -31,6 +31,12 @@
 //   VEC buffers at once: lanes / VEC beats per buffer word instead of lanes. It needs lanes a multiple of VEC, b's
 //   lane loop at stride 1 and b's base and other strides multiples of VEC (golden/isa.py vec_ok), so that every
 //   row read is aligned and all b's.
+//   Wide drain (vec_store, with DRAIN > 1): a group's sums leave the drain DRAIN a cycle (lane 0's first) through
+//   DRAIN requantisers with DRAIN draws a cycle (tt_lfsr's leap: still one draw per element in the nest's order), and
+//   each beat writes a run of DRAIN consecutive words at once (o_wr_run; accumulating, it reads the old run from the
+//   row of o_rd_vec_data first): a group takes max(K, lanes / DRAIN) cycles. It needs lanes a multiple of DRAIN, the
+//   output's lane loop at stride 1 and the output's base and other strides multiples of DRAIN (golden/isa.py
+//   drain_ok), so that every run is aligned, inside one row, and all the op's.
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -54,8 +60,9 @@
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
 // range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W), 3 (a loop
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
-// 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do). A
-// start while busy is ignored; seed_load belongs between ops.
+// 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
+// wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do). A start while busy is ignored; seed_load
+// belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -70,7 +77,8 @@ module tt_contract #(
   parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/isa.py LANE_W)
   parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
   parameter integer BUF_W     = 12,  // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
-  parameter integer VEC       = 1    // words a vector load reads into the buffers: 1 (none), 2, 4, 8 or 16 (<= LANES)
+  parameter integer VEC       = 1,   // words a vector load reads into the buffers: 1 (none), 2, 4, 8 or 16 (<= LANES)
+  parameter integer DRAIN     = 1    // elements the drain writes a cycle: 1, 2, 4, 8 or 16 (<= VEC: a run is in a row)
 ) (
   input  wire                           clk,
   input  wire                           rst,
@@ -94,6 +102,7 @@ module tt_contract #(
   input  wire [7:0]                     lanes,       // 1: direct form; 2..LANES: lane form
   input  wire [(NOUT+NRED)*BUF_W-1:0]   stride_buf,  // lane form: buffer word strides (0: not a buffer loop)
   input  wire                           vec_load,    // lane form: load b VEC words a beat
+  input  wire                           vec_store,   // lane form: drain DRAIN elements a beat (wide drain)
   input  wire                           pre_vec_load,  // the same for the preload's walk
   // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
   input  wire                           preloaded,
@@ -121,9 +130,12 @@ module tt_contract #(
   output wire                           o_rd_en,
   output wire [ADDR_W-1:0]              o_rd_addr,
   input  wire [OUT_W-1:0]               o_rd_data,
+  output wire                           o_rd_vec,    // the read takes the whole row (the old run of a wide drain)
+  input  wire [VEC*OUT_W-1:0]           o_rd_vec_data,
   output wire                           o_wr_en,
+  output wire                           o_wr_run,    // the write is a run of DRAIN words from o_wr_addr
   output wire [ADDR_W-1:0]              o_wr_addr,
-  output wire [OUT_W-1:0]               o_wr_data
+  output wire [DRAIN*OUT_W-1:0]         o_wr_data    // word i in [OUT_W*i +: OUT_W]; one word: word 0
 );
 
   localparam integer NLOOPS = NOUT + NRED;
@@ -168,6 +180,9 @@ module tt_contract #(
     if ((VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) || (VEC > 1 && VEC > LANES)) begin : g_bad_vec
       error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES u_error ();
     end
+    if ((DRAIN != 1 && DRAIN != 2 && DRAIN != 4 && DRAIN != 8 && DRAIN != 16) || DRAIN > VEC) begin : g_bad_drain
+      error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC u_error ();
+    end
   endgenerate
   localparam integer VEC_SH = (VEC > 1) ? $clog2(VEC) : 0;
   localparam [31:0] VEC_M1 = VEC - 1;
@@ -184,6 +199,25 @@ module tt_contract #(
       for (v = 0; v < NLOOPS; v = v + 1) begin
         if (v != LANE && (sb[ADDR_W*v +: ADDR_W] & VEC_MASK) != {ADDR_W{1'b0}}) begin
           bad_vec = 1'b1;
+        end
+      end
+    end
+  endfunction
+
+  // A wide drain's rules (golden/isa.py drain_ok): lanes a multiple of DRAIN, the output's lane loop at stride 1, its
+  // base and every other output stride multiples of DRAIN.
+  localparam integer DRAIN_SH = (DRAIN > 1) ? $clog2(DRAIN) : 0;
+  localparam [31:0] DRAIN_M1 = DRAIN - 1;
+  localparam [ADDR_W-1:0] DRAIN_MASK = DRAIN_M1[ADDR_W-1:0];
+  function automatic bad_store(input [7:0] ln, input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] so);
+    integer v;
+    begin
+      bad_store = DRAIN == 1 || ({{(ADDR_W-8){1'b0}}, ln} & DRAIN_MASK) != {ADDR_W{1'b0}} ||
+                  so[ADDR_W*LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} ||
+                  (base & DRAIN_MASK) != {ADDR_W{1'b0}};
+      for (v = 0; v < NLOOPS; v = v + 1) begin
+        if (v != LANE && (so[ADDR_W*v +: ADDR_W] & DRAIN_MASK) != {ADDR_W{1'b0}}) begin
+          bad_store = 1'b1;
         end
       end
     end
@@ -214,6 +248,7 @@ module tt_contract #(
                                                 stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
                                                 {24'd0, pre_lanes} > LANES_U)) ||
                                  (vec_load && bad_vec(lanes, b_base, stride_b)) ||
+                                 (vec_store && bad_store(lanes, o_base, stride_o)) ||
                                  (pre_vec_load && bad_vec(pre_lanes, pre_b_base, pre_stride_b));
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
@@ -223,19 +258,29 @@ module tt_contract #(
 
   // The form of the op, registered when the op is taken (a start while busy is not): the compute nest's
   // configuration, the load nest's start, the b port's select and lane 0's operand select read a flip-flop, not the
-  // descriptor's compare.
-  wire lane_form_q;
+  // descriptor's compare; so do the drain's width and its beats per group.
+  wire       lane_form_q;
+  wire       store_q;        // a wide drain
+  wire [7:0] drain_beats_q;  // cycles a group takes to leave the drain
   generate
     if (LANES > 1) begin : g_form_q
-      reg form_q;
+      reg       form_q;
+      reg       wide_q;
+      reg [7:0] beats_q;
       always @(posedge clk) begin
         if (start && !busy) begin
-          form_q <= lane_form;
+          form_q  <= lane_form;
+          wide_q  <= DRAIN > 1 && vec_store;
+          beats_q <= (DRAIN > 1 && vec_store) ? lanes >> DRAIN_SH : lanes;
         end
       end
-      assign lane_form_q = form_q;
+      assign lane_form_q   = form_q;
+      assign store_q       = wide_q;
+      assign drain_beats_q = beats_q;
     end else begin : g_form_direct
-      assign lane_form_q = 1'b0;
+      assign lane_form_q   = 1'b0;
+      assign store_q       = 1'b0;
+      assign drain_beats_q = 8'd1;
     end
   endgenerate
 
@@ -329,7 +374,7 @@ module tt_contract #(
     .out_data  ({la_addr_a, la_addr_b, la_addr_o, la_first, la_last_red, la_last})
   );
 
-  // A group (the first beat of a reduction) starts at least `lanes` cycles after the previous one, so its sums
+  // A group (the first beat of a reduction) starts at least drain_beats_q cycles after the previous one, so its sums
   // reach the drain after the previous group's have left it; in the lane form also not before the buffer words it
   // reads are loaded (buf_ready, below).
   reg [7:0] gap_q;
@@ -340,7 +385,7 @@ module tt_contract #(
     if (rst || run) begin
       gap_q <= 8'd0;
     end else if (issue && la_first) begin
-      gap_q <= lanes - 8'd1;
+      gap_q <= drain_beats_q - 8'd1;
     end else if (gap_q != 8'd0) begin
       gap_q <= gap_q - 8'd1;
     end
@@ -582,6 +627,7 @@ module tt_contract #(
           .clk     (clk),
           .wr_en   (w_valid && w_lane == (w_vec ? LANE_G >> VEC_SH : LANE_G)),
           .wr_addr ({w_set, w_word[BUF_AW-1:0]}),
+          .wr_mask (1'b1),
           .wr_data (w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
           .rd_en   (buf_rd_en),
           .rd_row  (1'b0),
@@ -642,19 +688,22 @@ module tt_contract #(
   wire              grp_last = tag_grp[1];
   wire [ADDR_W-1:0] grp_addr = tag_grp[ADDR_W+1:2];
 
-  // ---- drain: a group's `lanes` sums leave one per cycle, lane 0 first (the nest's order) ----
+  // ---- drain: a group's `lanes` sums leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the
+  // nest's order) ----
+  localparam integer RUN_ACC = DRAIN * ACC_W;  // the sums of one drain beat
   reg [ACC_W*LANES-1:0] drain_q;
-  reg [7:0]             drain_n_q;    // elements left
+  reg [7:0]             drain_n_q;    // beats left
   reg [ADDR_W-1:0]      drain_addr_q;
   reg                   drain_last_q;  // the group is the op's last
   wire                  emit      = drain_n_q != 8'd0;
   wire                  emit_fin  = emit && drain_last_q && drain_n_q == 8'd1;
   wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*LANE +: ADDR_W];
+  wire [ADDR_W-1:0]     run_step  = DRAIN_MASK + 1'b1;  // a wide drain's beat: DRAIN words (the lane loop's stride 1)
   always @(posedge clk) begin
     if (rst) begin
       drain_n_q <= 8'd0;
     end else if (grp_done) begin
-      drain_n_q <= lanes;
+      drain_n_q <= drain_beats_q;
     end else if (emit) begin
       drain_n_q <= drain_n_q - 8'd1;
     end
@@ -665,60 +714,81 @@ module tt_contract #(
       drain_addr_q <= grp_addr;
       drain_last_q <= grp_last;
     end else if (emit) begin
-      drain_q      <= drain_q >> ACC_W;
-      drain_addr_q <= drain_addr_q + lane_step;
+      drain_q      <= store_q ? drain_q >> RUN_ACC : drain_q >> ACC_W;
+      drain_addr_q <= drain_addr_q + (store_q ? run_step : lane_step);
     end
   end
 
-  // The old word (accumulate) is read as its element leaves the drain; the element waits for it.
+  // The old word (accumulate; a wide drain's old run, from the row) is read as its element leaves the drain; the
+  // element waits for it.
   assign o_rd_en   = emit && accumulate;
   assign o_rd_addr = drain_addr_q;
+  assign o_rd_vec  = emit && accumulate && store_q;
 
-  wire [ACC_W+ADDR_W+1:0] rq_tag;
+  wire [RUN_ACC+ADDR_W+1:0] rq_tag;
   tt_delay #(
-    .WIDTH (ACC_W + ADDR_W + 2),
+    .WIDTH (RUN_ACC + ADDR_W + 2),
     .DEPTH (MEM_LAT),
     .RESET (1)
   ) u_old_wait (
     .clk (clk),
     .rst (rst),
-    .d   ({drain_q[ACC_W-1:0], drain_addr_q, emit_fin, emit}),
+    .d   ({drain_q[RUN_ACC-1:0], drain_addr_q, emit_fin, emit}),
     .q   (rq_tag)
   );
-  wire              rq_in_q   = rq_tag[0];
-  wire              rq_fin_q  = rq_tag[1];
-  wire [ADDR_W-1:0] rq_addr_q = rq_tag[ADDR_W+1:2];
-  wire [ACC_W-1:0]  rq_acc    = rq_tag[ACC_W+ADDR_W+1:ADDR_W+2];
+  wire               rq_in_q   = rq_tag[0];
+  wire               rq_fin_q  = rq_tag[1];
+  wire [ADDR_W-1:0]  rq_addr_q = rq_tag[ADDR_W+1:2];
+  wire [RUN_ACC-1:0] rq_acc    = rq_tag[RUN_ACC+ADDR_W+1:ADDR_W+2];
 
-  // ---- random stream: one draw per requantised element, STOCHASTIC only (SPEC 2.2) ----
-  wire [7:0] rnd;
+  // The old words of the element(s) entering the requantiser: one word, or the run of the row it sits in.
+  wire [DRAIN*OUT_W-1:0] old_run;
+  generate
+    if (DRAIN > 1) begin : g_old_run
+      localparam integer RUNS_SH = $clog2(VEC) - DRAIN_SH;  // runs per row: 2^RUNS_SH
+      if (RUNS_SH > 0) begin : g_runs
+        wire [RUNS_SH-1:0] run_idx = rq_addr_q[DRAIN_SH +: RUNS_SH];
+        assign old_run = store_q ? o_rd_vec_data[DRAIN*OUT_W*run_idx +: DRAIN*OUT_W] :
+                                   {{((DRAIN-1)*OUT_W){1'b0}}, o_rd_data};
+      end else begin : g_one_run
+        assign old_run = store_q ? o_rd_vec_data : {{((DRAIN-1)*OUT_W){1'b0}}, o_rd_data};
+      end
+    end else begin : g_old_word
+      assign old_run = o_rd_data;
+      wire unused_old_row = ^o_rd_vec_data;
+    end
+  endgenerate
+
+  // ---- random stream: one draw per requantised element, STOCHASTIC only (SPEC 2.2): DRAIN a beat in a wide drain ----
+  wire [8*DRAIN-1:0] rnd;
   tt_lfsr #(
-    .DRAWS (1)
+    .DRAWS (DRAIN)
   ) u_lfsr (
     .clk       (clk),
     .rst       (rst),
     .seed_load (seed_load),
     .seed      (seed),
     .advance   (rq_in_q && mode),
+    .leap      (store_q),
     .rnd       (rnd),
     .state     (lfsr_state)
   );
 
-  wire             rq_valid;
-  wire [OUT_W-1:0] rq_y;
-  wire             rq_sat;
-  wire             unused_rq_shift_err;  // cannot fire: shifts are checked at start
+  wire                   rq_valid;
+  wire [DRAIN*OUT_W-1:0] rq_y;
+  wire [DRAIN-1:0]       rq_sat;
+  wire [DRAIN-1:0]       unused_rq_shift_err;  // cannot fire: shifts are checked at start
   tt_requant #(
     .ACC_W (ACC_W),
     .OUT_W (OUT_W),
-    .LANES (1)
+    .LANES (DRAIN)
   ) u_rq (
     .clk       (clk),
     .rst       (rst),
     .in_valid  (rq_in_q),
     .acc       (rq_acc),
-    .shift     (shift),
-    .mode      (mode),
+    .shift     ({DRAIN{shift}}),
+    .mode      ({DRAIN{mode}}),
     .rnd       (rnd),
     .out_valid (rq_valid),
     .y         (rq_y),
@@ -733,7 +803,8 @@ module tt_contract #(
     .ADDR_W    (ADDR_W),
     .OUT_W     (OUT_W),
     .TAG_DELAY (RQ_LAT),
-    .OLD_DELAY (RQ_LAT)  // the old word arrives with its element at the requantiser
+    .OLD_DELAY (RQ_LAT),  // the old word arrives with its element at the requantiser
+    .LANES     (DRAIN)
   ) u_writeback (
     .clk        (clk),
     .rst        (rst),
@@ -741,15 +812,17 @@ module tt_contract #(
     .tag_fin    (rq_fin_q),
     .tag_addr   (rq_addr_q),
     .in_valid   (rq_valid),
+    .wide       (store_q),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
-    .old_data   (o_rd_data),
+    .old_data   (old_run),
     .accumulate (accumulate),
     .rq_w       (out_w),
     .rq_count   (1'b1),
     .negate     (1'b0),
     .out_w      (out_w),
     .wr_en      (o_wr_en),
+    .wr_wide    (o_wr_run),
     .wr_addr    (o_wr_addr),
     .wr_data    (o_wr_data),
     .fin        (fin_q),

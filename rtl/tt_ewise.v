@@ -790,6 +790,7 @@ module tt_ewise #(
     .seed_load (seed_load),
     .seed      (seed),
     .advance   (a_valid_q && mode),
+    .leap      (1'b0),  // one draw per element
     .rnd       (rnd),
     .state     (lfsr_state)
   );
@@ -819,6 +820,7 @@ module tt_ewise #(
   // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
   wire [31:0]      wb_sat_count;
   wire [OUT_W-1:0] wb_maxabs;
+  wire             unused_wr_wide;  // one element a write
   tt_writeback #(
     .ADDR_W    (ADDR_W),
     .OUT_W     (OUT_W),
@@ -832,6 +834,7 @@ module tt_ewise #(
     .tag_fin    (a_valid_q && a_last_q),
     .tag_addr   (a_addr_q),
     .in_valid   (rq_valid),
+    .wide       (1'b0),
     .rq_y       (rq_y),
     .rq_sat     (rq_sat),
     .old_data   (old_data),
@@ -841,6 +844,7 @@ module tt_ewise #(
     .negate     (is_step),
     .out_w      (y_w),
     .wr_en      (o_wr_en),
+    .wr_wide    (unused_wr_wide),
     .wr_addr    (o_wr_addr),
     .wr_data    (o_wr_data),
     .fin        (fin_q),

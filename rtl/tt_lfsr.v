@@ -3,8 +3,8 @@
 //
 // A 32-bit right-shifting Galois LFSR, mask 0x80200003 (x^32 + x^22 + x^2 + x + 1). One draw = 8 steps;
 // the draw is the low byte of the new state. DRAWS draws are offered per cycle (leap-ahead): rnd byte i
-// is draw i counted from the current state, and is consumed (the state jumps DRAWS draws ahead) on a cycle
-// with advance high. The leap-ahead is a chain of step
+// is draw i counted from the current state. A cycle with advance high consumes them: all DRAWS (the state jumps
+// DRAWS draws ahead) with leap high, else only draw 0 (one draw ahead). The leap-ahead is a chain of step
 // functions that synthesis flattens into XOR trees (the constant GF(2) matrices J^1..J^DRAWS).
 //
 // Latency: rnd and state are registers (rnd is computed from the next state before the edge); seed_load and
@@ -17,7 +17,8 @@ module tt_lfsr #(
   input  wire                 rst,
   input  wire                 seed_load,  // state <= map(seed)
   input  wire [31:0]          seed,
-  input  wire                 advance,    // consume the DRAWS draws on rnd
+  input  wire                 advance,    // consume draws: the DRAWS draws on rnd with leap, else draw 0
+  input  wire                 leap,
   output wire [8*DRAWS-1:0]   rnd,        // draw i in bits [8i+7:8i]
   output wire [31:0]          state       // current state, for checkpoints
 );
@@ -83,8 +84,10 @@ module tt_lfsr #(
     end else if (seed_load) begin
       // The all-zero state is the LFSR's fixed point: the SPEC maps it to 1.
       state_d = (seed_state == 32'd0) ? 32'd1 : seed_state;
-    end else if (advance) begin
+    end else if (advance && leap) begin
       state_d = leap_state(state_q);
+    end else if (advance) begin
+      state_d = lfsr_draw(state_q);
     end else begin
       state_d = state_q;
     end

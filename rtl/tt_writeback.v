@@ -15,35 +15,42 @@
 // compare sits on the write path). fin pulses the cycle after the last write; the statistics are complete at
 // the end of that cycle, and the units raise done in the next. out_w must be stable from the op's start, at
 // least two cycles before its first element.
+// LANES > 1 (the contraction engine's wide drain): with `wide` high an arrival is a run of LANES elements (lane l's
+// in [OUT_W*l +: OUT_W] of rq_y, old_data and wr_data) for the LANES consecutive words from tag_addr, written at
+// once (wr_wide), their saturations summed and their max |y| taken; with wide low only lane 0 carries an element.
 module tt_writeback #(
   parameter integer ADDR_W    = 20,  // element address width
   parameter integer OUT_W     = 16,  // widest output word, 2..32
   parameter integer TAG_DELAY = 3,   // cycles from the element's tags (tag_addr, tag_fin) to its rq_y, >= 1
-  parameter integer OLD_DELAY = 4    // cycles from the old word on old_data to the element's rq_y, >= 1
+  parameter integer OLD_DELAY = 4,   // cycles from the old word on old_data to the element's rq_y, >= 1
+  parameter integer LANES     = 1    // elements an arrival may carry (a wide write), 1..16
 ) (
   input  wire              clk,
   input  wire              rst,
   input  wire              clear,       // a new op starts: zero sat_count and maxabs
   input  wire              tag_fin,     // the element whose rq_y comes TAG_DELAY cycles later is the op's last
   input  wire [ADDR_W-1:0] tag_addr,    // ... and its destination address
-  input  wire              in_valid,    // a requantised element arrives
-  input  wire [OUT_W-1:0]  rq_y,        // from tt_requant (saturated to OUT_W)
-  input  wire              rq_sat,
-  input  wire [OUT_W-1:0]  old_data,    // the destination's old word, OLD_DELAY cycles early (used when accumulate)
+  input  wire              in_valid,    // a requantised element (a run of LANES with wide) arrives
+  input  wire              wide,        // ... as a run of LANES elements (stable like out_w)
+  input  wire [LANES*OUT_W-1:0] rq_y,   // from tt_requant (saturated to OUT_W)
+  input  wire [LANES-1:0]  rq_sat,
+  input  wire [LANES*OUT_W-1:0] old_data,  // the destinations' old words, OLD_DELAY cycles early (with accumulate)
   input  wire              accumulate,
   input  wire [5:0]        rq_w,        // the first clamp's width, 2..OUT_W (stable like out_w); not out_w only with accumulate
   input  wire              rq_count,    // the first clamp (and rq_sat) count as saturations
   input  wire              negate,      // the accumulate subtracts the clamped value (only with accumulate)
   input  wire [5:0]        out_w,       // this op's output width, 2..OUT_W (checked by the unit at start)
   output wire              wr_en,
+  output wire              wr_wide,     // the write is a run of LANES words from wr_addr
   output wire [ADDR_W-1:0] wr_addr,
-  output wire [OUT_W-1:0]  wr_data,
+  output wire [LANES*OUT_W-1:0] wr_data,
   output wire              fin,         // the cycle after the last element's write: the statistics complete now
   output wire [31:0]       sat_count,
   output wire [OUT_W-1:0]  maxabs
 );
 
   localparam integer WB_W = OUT_W + 2;  // holds old + y of two OUT_W-bit words, and the limits
+  localparam integer SAT_IW = $clog2(2 * LANES + 1);  // one write's saturations: 0..2 LANES
 
   generate
     if (OUT_W < 2 || OUT_W > 32) begin : g_bad_out_w
@@ -52,12 +59,15 @@ module tt_writeback #(
     if (TAG_DELAY < 1 || OLD_DELAY < 1) begin : g_bad_delay
       error_tt_writeback_TAG_DELAY_and_OLD_DELAY_must_be_at_least_1 u_error ();
     end
+    if (LANES < 1 || LANES > 16) begin : g_bad_lanes
+      error_tt_writeback_LANES_must_be_1_to_16 u_error ();
+    end
   endgenerate
 
   // The element's address, final flag and old word, delayed to meet its requantised value.
   wire [ADDR_W-1:0] in_addr;
   wire              in_fin;
-  wire [OUT_W-1:0]  old;
+  wire [LANES*OUT_W-1:0] old;
   tt_delay #(
     .WIDTH (ADDR_W),
     .DEPTH (TAG_DELAY)
@@ -78,7 +88,7 @@ module tt_writeback #(
     .q   (in_fin)
   );
   tt_delay #(
-    .WIDTH (OUT_W),
+    .WIDTH (LANES * OUT_W),
     .DEPTH (OLD_DELAY)
   ) u_old (
     .clk (clk),
@@ -100,21 +110,11 @@ module tt_writeback #(
     rq_lo_q  <= -(one <<< (rq_w - 6'd1));
   end
 
-  // ---- stage 1: clamp the requantised word to rq_w ----
-  wire signed [WB_W-1:0] y_rq = {{2{rq_y[OUT_W-1]}}, rq_y};
-  wire                   hi1  = y_rq > rq_hi_q;
-  wire                   lo1  = y_rq < rq_lo_q;
-  wire signed [WB_W-1:0] y_c  = hi1 ? rq_hi_q : (lo1 ? rq_lo_q : y_rq);
+  // ---- the element's tags through the stages (lane 0's address; a run's lane l writes the word after it) ----
   reg                    c_valid_q;
   reg                    c_fin_q;
+  reg                    c_wide_q;
   reg [ADDR_W-1:0]       c_addr_q;
-  reg signed [WB_W-1:0]  c_y_q;
-  reg                    c_sat_q;   // one RQ saturation, whichever range clamped
-  reg signed [WB_W-1:0]  c_old_q;
-  reg signed [WB_W-1:0]  c_room_hi_q;  // lim_hi - old: the sum saturates high iff y exceeds it (negate: old - lim_hi,
-                                       // old - y saturates high iff y is below it)
-  reg signed [WB_W-1:0]  c_room_lo_q;  // lim_lo - old: ... low iff y is below it (negate: old - lim_lo, iff above)
-  wire signed [WB_W-1:0] old_ext = {{2{old[OUT_W-1]}}, old};
   always @(posedge clk) begin
     if (rst) begin
       c_valid_q <= 1'b0;
@@ -124,30 +124,13 @@ module tt_writeback #(
       c_fin_q   <= in_valid && in_fin;
     end
     c_addr_q <= in_addr;
-    c_y_q    <= y_c;
-    c_sat_q  <= rq_count && (rq_sat || hi1 || lo1);
-    c_old_q  <= old_ext;
-    c_room_hi_q <= negate ? old_ext - lim_hi_q : lim_hi_q - old_ext;
-    c_room_lo_q <= negate ? old_ext - lim_lo_q : lim_lo_q - old_ext;
+    c_wide_q <= wide;
   end
-
-  // ---- stage 2: saturating accumulate, the registered write ----
-  // old + y > lim_hi is y > lim_hi - old (old - y > lim_hi: y < old - lim_hi; no overflow in WB_W bits), so the
-  // compares run beside the adder instead of after it.
-  wire signed [WB_W-1:0] sum  = negate ? c_old_q - c_y_q : c_old_q + c_y_q;
-  wire                   hi2  = negate ? c_y_q < c_room_hi_q : c_y_q > c_room_hi_q;
-  wire                   lo2  = negate ? c_y_q > c_room_lo_q : c_y_q < c_room_lo_q;
-  wire signed [WB_W-1:0] y2   = hi2 ? lim_hi_q : (lo2 ? lim_lo_q : sum);
-  wire                   sat2 = accumulate && (hi2 || lo2);
-  wire signed [WB_W-1:0] word = accumulate ? y2 : c_y_q;
-  wire [1:0]             sat_inc = {1'b0, c_sat_q} + {1'b0, sat2};
-  wire [1:0]             unused_word_top = word[WB_W-1:OUT_W];  // y2 and c_y_q lie within out_w <= OUT_W bits
 
   reg              wr_en_q;
   reg              wr_fin_q;
+  reg              wr_wide_q;
   reg [ADDR_W-1:0] wr_addr_q;
-  reg [OUT_W-1:0]  wr_data_q;
-  reg [1:0]        wr_sat_q;
   always @(posedge clk) begin
     if (rst) begin
       wr_en_q  <= 1'b0;
@@ -157,17 +140,69 @@ module tt_writeback #(
       wr_fin_q <= c_fin_q;
     end
     wr_addr_q <= c_addr_q;
-    wr_data_q <= word[OUT_W-1:0];
-    wr_sat_q  <= sat_inc;
+    wr_wide_q <= c_wide_q;
   end
 
-  // ---- stage 3: |y| of the word on the write port and its saturation increment (off the write path) ----
-  // |y| <= 2^(OUT_W-1) fits OUT_W bits unsigned, the most negative word included.
-  wire [OUT_W-1:0] abs_wr = wr_data_q[OUT_W-1] ? (~wr_data_q + {{(OUT_W-1){1'b0}}, 1'b1}) : wr_data_q;
-  reg              st_valid_q;
-  reg              st_fin_q;
-  reg [OUT_W-1:0]  st_abs_q;
-  reg [1:0]        st_sat_q;
+  wire [LANES*OUT_W-1:0] wr_data_c;  // the registered write words
+  wire [LANES*2-1:0]     wr_sat_c;   // and their saturation increments (0..2; lanes past 0 only in a run)
+  wire [LANES*OUT_W-1:0] abs_c;      // |y| of each write word
+
+  genvar l;
+  generate
+    for (l = 0; l < LANES; l = l + 1) begin : g_lane
+      // ---- stage 1: clamp the requantised word to rq_w ----
+      wire [OUT_W-1:0]       y_l   = rq_y[OUT_W*l +: OUT_W];
+      wire [OUT_W-1:0]       old_l = old[OUT_W*l +: OUT_W];
+      wire signed [WB_W-1:0] y_rq  = {{2{y_l[OUT_W-1]}}, y_l};
+      wire                   hi1   = y_rq > rq_hi_q;
+      wire                   lo1   = y_rq < rq_lo_q;
+      wire signed [WB_W-1:0] y_c   = hi1 ? rq_hi_q : (lo1 ? rq_lo_q : y_rq);
+      reg signed [WB_W-1:0]  c_y_q;
+      reg                    c_sat_q;   // one RQ saturation, whichever range clamped
+      reg signed [WB_W-1:0]  c_old_q;
+      reg signed [WB_W-1:0]  c_room_hi_q;  // lim_hi - old: the sum saturates high iff y exceeds it (negate: old -
+                                           // lim_hi, old - y saturates high iff y is below it)
+      reg signed [WB_W-1:0]  c_room_lo_q;  // lim_lo - old: ... low iff y is below it (negate: old - lim_lo, iff above)
+      wire signed [WB_W-1:0] old_ext = {{2{old_l[OUT_W-1]}}, old_l};
+      always @(posedge clk) begin
+        c_y_q       <= y_c;
+        c_sat_q     <= rq_count && (rq_sat[l] || hi1 || lo1);
+        c_old_q     <= old_ext;
+        c_room_hi_q <= negate ? old_ext - lim_hi_q : lim_hi_q - old_ext;
+        c_room_lo_q <= negate ? old_ext - lim_lo_q : lim_lo_q - old_ext;
+      end
+
+      // ---- stage 2: saturating accumulate, the registered write ----
+      // old + y > lim_hi is y > lim_hi - old (old - y > lim_hi: y < old - lim_hi; no overflow in WB_W bits), so the
+      // compares run beside the adder instead of after it.
+      wire signed [WB_W-1:0] sum  = negate ? c_old_q - c_y_q : c_old_q + c_y_q;
+      wire                   hi2  = negate ? c_y_q < c_room_hi_q : c_y_q > c_room_hi_q;
+      wire                   lo2  = negate ? c_y_q > c_room_lo_q : c_y_q < c_room_lo_q;
+      wire signed [WB_W-1:0] y2   = hi2 ? lim_hi_q : (lo2 ? lim_lo_q : sum);
+      wire                   sat2 = accumulate && (hi2 || lo2);
+      wire signed [WB_W-1:0] word = accumulate ? y2 : c_y_q;
+      wire                   counts = l == 0 || c_wide_q;  // lanes past 0 carry an element only in a run
+      wire [1:0]             unused_word_top = word[WB_W-1:OUT_W];  // y2 and c_y_q lie within out_w <= OUT_W bits
+
+      reg [OUT_W-1:0] wr_data_q;
+      reg [1:0]       wr_sat_q;
+      always @(posedge clk) begin
+        wr_data_q <= word[OUT_W-1:0];
+        wr_sat_q  <= counts ? {1'b0, c_sat_q} + {1'b0, sat2} : 2'd0;
+      end
+      assign wr_data_c[OUT_W*l +: OUT_W] = wr_data_q;
+      assign wr_sat_c[2*l +: 2]          = wr_sat_q;
+      // |y| <= 2^(OUT_W-1) fits OUT_W bits unsigned, the most negative word included; 0 for a lane without an element
+      assign abs_c[OUT_W*l +: OUT_W] = !(l == 0 || wr_wide_q) ? {OUT_W{1'b0}} :
+                                       wr_data_q[OUT_W-1] ? (~wr_data_q + {{(OUT_W-1){1'b0}}, 1'b1}) : wr_data_q;
+    end
+  endgenerate
+
+  // ---- stage 3: |y| of the words on the write port and their saturation increments (off the write path) ----
+  reg                   st_valid_q;
+  reg                   st_fin_q;
+  reg [LANES*OUT_W-1:0] st_abs_q;
+  reg [LANES*2-1:0]     st_sat_q;
   always @(posedge clk) begin
     if (rst || clear) begin
       st_valid_q <= 1'b0;
@@ -176,29 +211,43 @@ module tt_writeback #(
       st_valid_q <= wr_en_q;
       st_fin_q   <= wr_fin_q;
     end
-    st_abs_q <= abs_wr;
-    st_sat_q <= wr_sat_q;
+    st_abs_q <= abs_c;
+    st_sat_q <= wr_sat_c;
   end
 
   // ---- stage 4: the op's statistics ----
+  reg [OUT_W-1:0] st_max;  // the largest |y| of the write
+  reg [SAT_IW-1:0] st_inc;  // its saturations
+  integer i;
+  always @* begin
+    st_max = {OUT_W{1'b0}};
+    st_inc = {SAT_IW{1'b0}};
+    for (i = 0; i < LANES; i = i + 1) begin
+      if (st_abs_q[OUT_W*i +: OUT_W] > st_max) begin
+        st_max = st_abs_q[OUT_W*i +: OUT_W];
+      end
+      st_inc = st_inc + {{(SAT_IW-2){1'b0}}, st_sat_q[2*i +: 2]};
+    end
+  end
   reg [31:0]       sat_cnt_q;
   reg [OUT_W-1:0]  maxabs_q;
-  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {31'd0, st_sat_q};
+  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {{(33-SAT_IW){1'b0}}, st_inc};
   always @(posedge clk) begin
     if (rst || clear) begin
       sat_cnt_q <= 32'd0;
       maxabs_q  <= {OUT_W{1'b0}};
     end else if (st_valid_q) begin
       sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
-      if (st_abs_q > maxabs_q) begin
-        maxabs_q <= st_abs_q;
+      if (st_max > maxabs_q) begin
+        maxabs_q <= st_max;
       end
     end
   end
 
   assign wr_en     = wr_en_q;
+  assign wr_wide   = wr_wide_q;
   assign wr_addr   = wr_addr_q;
-  assign wr_data   = wr_data_q;
+  assign wr_data   = wr_data_c;
   assign fin       = st_fin_q;
   assign sat_count = sat_cnt_q;
   assign maxabs    = maxabs_q;

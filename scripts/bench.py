@@ -49,14 +49,15 @@ def section_memory() -> dict:
     return {m: memory_report(compile_network(load_config(m))) for m in MODELS}
 
 
-def engine_of(model: str) -> tuple[int, int, int]:
-    """(MAC lanes, words per lane buffer, vector load words) the model is measured with: those of the synthesis
+def engine_of(model: str) -> tuple[int, int, int, int]:
+    """(MAC lanes, words per lane buffer, vector load words, drain elements a cycle) the model is measured with: those of the synthesis
     target that builds it (scripts/synth_targets.json), one lane for a model no target builds."""
     targets_cfg = json.loads((ROOT / "scripts" / "synth_targets.json").read_text())
     for t in TARGETS:
         if targets_cfg[t]["model"] == model:
-            return targets_cfg[t].get("lanes", 1), targets_cfg[t].get("buf_depth", 0), targets_cfg[t].get("vec", 1)
-    return 1, 0, 1
+            cfg = targets_cfg[t]
+            return cfg.get("lanes", 1), cfg.get("buf_depth", 0), cfg.get("vec", 1), cfg.get("drain", 1)
+    return 1, 0, 1, 1
 
 
 def section_work(rtl: dict) -> dict:

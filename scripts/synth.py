@@ -6,9 +6,9 @@
 
 Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
 file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
-model: hdl_parameters(params_for(compile_network(load_config(model)), lanes=, buf_depth=, vec=)), with the target's
-"lanes", "buf_depth" and "vec" (the contraction engine; default 1 lane, no vector loads), computed on every run
-(model_params);
+model: hdl_parameters(params_for(compile_network(load_config(model)), lanes=, buf_depth=, vec=, drain=)), with the
+target's "lanes", "buf_depth", "vec" and "drain" (the contraction engine; default 1 lane, no vector loads, one
+element drained a cycle), computed on every run (model_params);
 "params" in the target and --param override them. Each run writes build/synth/<target>/:
 report.json (the figures), synth.ys and yosys.log, stat.json/stat.txt (cell counts), pre_map.json
 (multipliers and memories before technology mapping), and for place-and-route targets pnr.log and
@@ -671,9 +671,9 @@ def git_commit() -> str | None:
 
 
 def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str | None = None,
-                 adapt_ranks: bool = False, vec: int = 1) -> dict:
+                 adapt_ranks: bool = False, vec: int = 1, drain: int = 1) -> dict:
     """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
-    with `buf_depth` words per lane buffer and vector loads of `vec` words, trained with `optimizer` (None: the
+    with `buf_depth` words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle, trained with `optimizer` (None: the
     config's), with rank adaptation
     when `adapt_ranks` (else the config's): the banks, units and program memory its compiled network needs, as the
     co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
@@ -685,7 +685,8 @@ def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str 
         from golden.config import load_config
         from verif.top.accel_env import hdl_parameters, model_config
         comp = compile_network(model_config(model, optimizer=optimizer, adapt_ranks=adapt_ranks))
-        return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec)))
+        return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec,
+                                                         drain=drain)))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
@@ -694,7 +695,7 @@ def target_params(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = F
     """The configured top's parameters: the model's (when the target names one; trained with `optimizer`, None:
     the config's; with rank adaptation when `adapt_ranks`), then the target's "params"."""
     params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), optimizer, adapt_ranks,
-                          cfg.get("vec", 1)) if cfg.get("model") else {}
+                          cfg.get("vec", 1), cfg.get("drain", 1)) if cfg.get("model") else {}
     params.update(cfg.get("params", {}))
     return params
 

@@ -47,6 +47,8 @@ def main(argv=None) -> int:
     ap.add_argument("--buf-depth", type=int, default=512, help="words per lane buffer (default 512)")
     ap.add_argument("--vec", type=int, default=8, help="words a vector load reads into the lane buffers (default 8, "
                                                        "cut to the lanes; 1: one word a cycle)")
+    ap.add_argument("--drain", type=int, default=8, help="elements the contraction engine's drain writes a cycle "
+                                                         "(default 8, cut to --vec; 1: one a cycle)")
     ap.add_argument("--interrupt-after", type=int, default=0, help=argparse.SUPPRESS)  # tests: a Ctrl-C after n batches
     a = ap.parse_args(argv)
     try:
@@ -75,7 +77,8 @@ def main(argv=None) -> int:
         return 0
     comp = compile_network(cfg)
     try:
-        params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth, vec=min(a.vec, a.lanes))
+        vec = min(a.vec, a.lanes)
+        params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth, vec=vec, drain=min(a.drain, vec))
         P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
     except P.ProgramError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -94,7 +97,7 @@ def main(argv=None) -> int:
     try:
         run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=a.sim,
                   test_module="verif.top.tb_train", testcase="train", build_args=long_run_build_args(a.sim),
-                  build_dir=BUILD / "train" / f"{cfg.name}-lanes{a.lanes}x{a.buf_depth}-vec{params.vec}{suffix}" / a.sim,
+                  build_dir=BUILD / "train" / f"{cfg.name}-lanes{a.lanes}x{a.buf_depth}-vec{params.vec}-drain{params.drain}{suffix}" / a.sim,
                   test_dir=out / "sim")
     except AssertionError as e:
         print(f"error: the co-simulated run failed (see {out / 'sim'}): {e}", file=sys.stderr)

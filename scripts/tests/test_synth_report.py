@@ -381,20 +381,21 @@ def test_committed_baseline_matches_target(name):
 
 # ---------------------------------------------------------------- parameters from the model
 
-def _model_params_directly(model, lanes=1, buf_depth=0, vec=1):
+def _model_params_directly(model, lanes=1, buf_depth=0, vec=1, drain=1):
     from golden import program as P
     from golden.compiler import compile_network
     from golden.config import load_config
     from verif.top.accel_env import hdl_parameters
     comp = compile_network(load_config(model))
-    return hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec))
+    return hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain))
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_target_parameters_come_from_the_model(name):
     cfg = TARGETS[name]
     assert cfg.get("model"), f"{name}: no model"
-    want = _model_params_directly(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), cfg.get("vec", 1))
+    want = _model_params_directly(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), cfg.get("vec", 1),
+                                  cfg.get("drain", 1))
     # the model's parameters plus the target's own overrides (e.g. RAM_BLOCK_BITS, a property of the part)
     assert synth.target_params(cfg) == {**want, **cfg.get("params", {})}
     # nothing the model decides is copied into the JSON

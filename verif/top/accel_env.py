@@ -30,6 +30,8 @@ def hdl_parameters(p: P.AccelParams) -> dict:
            "BUF_DEPTH": max(p.buf_depth, 1)} | ({"ADAM": 1} if p.adam else {}) | ({"RANK": 1} if p.rank else {})
     if p.vec > 1:
         out |= {"VEC": p.vec, "VEC_BANKS": sum(1 << b for b, v in enumerate(p.bank_vec) if v)}
+    if p.drain > 1:
+        out |= {"DRAIN": p.drain}
     for b, d, w, n in zip(p.banks, p.bank_depth, p.bank_width, p.read_ports):
         out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
     return out

@@ -15,8 +15,8 @@ from golden.config import config_from_dict
 # with the rank unit: half of the networks with a bond adapt their ranks (tb_tt_accel.random_networks)
 PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048,
                        rank=True)
-# the same build with MAC lanes: lane forms, vector loads (every bank in rows of 4 words) and preloads
-LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64, vec=4, bank_vec=(True,) * len(PARAMS.bank_depth))
+# the same build with MAC lanes: lane forms, vector loads and wide drains (every bank in rows of 4 words), preloads
+LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64, vec=4, bank_vec=(True,) * len(PARAMS.bank_depth), drain=4)
 
 
 def _factors(n: int, d: int, rng: np.random.Generator) -> list[int]:

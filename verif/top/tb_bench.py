@@ -65,6 +65,7 @@ async def bench(dut):
     label = int(data.train_y[0])
     out = {"model": cfg.name, "ranks": [list(lay.ranks) for lay in cfg.layers], "sim": cocotb.SIM_NAME,
            "lanes": dev.params.lanes, "buf_depth": dev.params.buf_depth, "vec": dev.params.vec,
+           "drain": dev.params.drain,
            "macs": {p: dev.comp.macs(p) for p in ("train_sample", "infer")},
            "ops": {p: len(getattr(dev.comp, p)) for p in ("train_sample", "update", "infer")}}
     out["train_sample"] = await measure(dev, "train_sample", lambda: dev.train_sample(x[0], label))

@@ -5,9 +5,10 @@
     every update's weights and statistics are predicted by the golden machine and compared bit for bit.
     OpMonitor: wakes when the sequencer retires an op (its statistics cycle: one wake-up per op, none per cycle)
     and publishes what the RTL executed: unit and opcode, output size, shift, rounding, saturation, for a
-    contraction its form (direct or lanes) and preload (carries the next op's, is preloaded, both), and for the
+    contraction its form (direct or lanes), drain (one element a cycle or wide) and preload (carries the next op's,
+    is preloaded, both), and for the
     rank ops the state of the bonds in the tables the element-wise unit read (the masks' live slices, the taus).
-    OpCoverage: opcode x size class x shift class x rounding x saturation, contraction forms and preloads
+    OpCoverage: opcode x size class x shift class x rounding x saturation, contraction forms, drains and preloads
     (cocotb-coverage); a hole fails the test.
     RankCoverage: MASK ops at full rank, with pruned slices and at rank 1; PENALTY ops with zero and non-zero taus.
 The workload trains with rank adaptation on (the host's rank update after every mini-batch, then every bond
@@ -40,6 +41,7 @@ MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
 FORMS = ["direct", "lanes", "vector"]  # one MAC a cycle; lanes loaded one word a beat; loaded VEC words a beat
+DRAINS = ["one", "wide"]  # one element a cycle; a run of DRAIN elements a cycle
 PRELOADS = ["none", "carries", "preloaded", "both"]  # a contraction carries the next one's b walk, is preloaded, both
 
 
@@ -107,7 +109,8 @@ class OpMonitor(uvm_component):
                 form = "direct" if d["lanes"] == 1 else "vector" if d["vec_load"] else "lanes"
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
-                                      rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload)
+                                      rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload,
+                                      drain=DRAINS[d["vec_store"]])
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 tables = unit_tables()
@@ -126,6 +129,7 @@ class OpMonitor(uvm_component):
             txn.saturated = "yes" if sat else "no"
             txn.form = getattr(txn, "form", None)
             txn.preload = getattr(txn, "preload", None)
+            txn.drain = getattr(txn, "drain", None)
             self.ap.write(txn)
 
 
@@ -162,6 +166,8 @@ class OpCoverage(Coverage):
         # the compiled digits programs have none at 8 lanes.
         lanes, vec = int(cocotb.top.LANES.value), int(cocotb.top.VEC.value)
         self.point("contract_form", lambda t: t.form, FORMS[:2 + (vec > 1)] if lanes > 1 else ["direct"])
+        # wide drains: digits at 8 lanes drains its outer-product gradient j,i->ji 8 a cycle (accumulating)
+        self.point("contract_drain", lambda t: t.drain, DRAINS if int(cocotb.top.DRAIN.value) > 1 else ["one"])
         # preloads (rtl/tt_contract.v): digits at 8 lanes has ops that carry one, are preloaded, or both
         self.point("contract_preload", lambda t: t.preload, PRELOADS if lanes > 1 else ["none"])
 

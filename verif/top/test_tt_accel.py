@@ -20,21 +20,22 @@ CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2
          "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
          "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct")}
 OPTIMIZER = {"tiny-adam": "adam"}
-# MAC lanes, lane buffer words and vector load words of the cases built with several lanes (the others have one):
-# tiny loads its buffers 4 words a cycle (banks in rows), digits one word a cycle.
-LANES = {"tiny-lanes": (4, 64, 4), "digits-lanes": (8, 512, 1)}
+# MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
+# have one): tiny loads its buffers 4 words a cycle and drains 4 a cycle (banks in rows), digits one word a cycle.
+LANES = {"tiny-lanes": (4, 64, 4, 4), "digits-lanes": (8, 512, 1, 1)}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
-    """The case's accelerator parameters; with lanes (and vector loads), the compiled train_sample must use them
-    (a lane case whose every contraction stays in the direct form would test nothing new)."""
-    lanes, depth, vec = LANES.get(case, (1, 0, 1))
-    params = P.params_for(comp, lanes=lanes, buf_depth=depth, vec=vec)
+    """The case's accelerator parameters; with lanes (and vector loads, wide drains), the compiled train_sample must
+    use them (a lane case whose every contraction stays in the direct form would test nothing new)."""
+    lanes, depth, vec, drain = LANES.get(case, (1, 0, 1, 1))
+    params = P.params_for(comp, lanes=lanes, buf_depth=depth, vec=vec, drain=drain)
     if lanes > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
         descs = [P.contract_desc(comp, params, op, frac) for op in comp.train_sample if op.kind == "contract"]
         assert max(d.lanes for d in descs) > 1, f"{case}: no contraction of train_sample takes the lane form"
         assert vec == 1 or max(d.vec for d in descs) > 1, f"{case}: no contraction of train_sample loads vectors"
+        assert drain == 1 or max(d.drain for d in descs) > 1, f"{case}: no contraction of train_sample drains wide"
     return params
 
 
@@ -99,10 +100,10 @@ def _run_uvm(monkeypatch, skip_corners: bool):
     env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    # 8 lanes, vector loads of 8 words (make train's build): the coverage of contraction forms needs direct ops and
-    # lane ops loaded both ways (digits has all three)
+    # 8 lanes, vector loads of 8 words, a drain of 8 (make train's build): the coverage of contraction forms needs
+    # direct ops and lane ops loaded both ways (digits has all three), and of drains both widths
     run_block(toplevel="tt_accel", sources=SOURCES,
-              parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512, vec=8)), sim="verilator",
+              parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512, vec=8, drain=8)), sim="verilator",
               build_dir=UVM_BUILD / ("weak" if skip_corners else "full"),
               test_module="verif.top.tb_uvm_accel")
 

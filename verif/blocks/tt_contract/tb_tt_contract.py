@@ -1,5 +1,5 @@
 """cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py
-(in the lane form wherever golden.isa.with_lanes chooses it for the DUT's LANES, BUF_DEPTH and VEC), executed on
+(in the lane form wherever golden.isa.with_lanes chooses it for the DUT's LANES, BUF_DEPTH, VEC and DRAIN), executed on
 synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
 LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
 (golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise
@@ -39,16 +39,18 @@ class Memories:
     the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
     `walks`: for ops that preload, the b port's memories in walk order, each with its number of reads (a lane-form
     op reads b only in its load walks); while it is not empty, b reads are served from it. A b read with b_rd_vec
-    (VEC > 1) also answers the aligned row of VEC words around its address on b_rd_vec_data (junk past the memory).
+    (VEC > 1) also answers the aligned row of VEC words around its address on b_rd_vec_data (junk past the memory), and
+    so does an old-word read with o_rd_vec on o_rd_vec_data; a write with o_wr_run writes DRAIN words from its address.
     """
 
     def __init__(self, dut, lat: int):
         self.dut, self.lat = dut, lat
         self.widths = {"a": int(dut.A_W.value), "b": int(dut.B_W.value), "o": int(dut.OUT_W.value)}
-        self.vec = int(dut.VEC.value)
+        self.vec, self.drain = int(dut.VEC.value), int(dut.DRAIN.value)
         self.mem = {"a": None, "b": None, "o": None}
-        self.pipe = {p: [None] * lat for p in "abov"}  # v: b's row
-        self.rows = 0  # vector reads
+        self.pipe = {p: [None] * lat for p in "abovw"}  # v: b's row, w: the old words' row
+        self.rows = {"b": 0, "o": 0}  # vector reads
+        self.runs = 0  # run writes
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.accesses = 0
         self.reads = {p: 0 for p in "abo"}
@@ -75,11 +77,11 @@ class Memories:
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
-            wb = self.widths["b"]
-            row = self.pipe["v"].pop(0)
-            d.b_rd_vec_data.value = sum(((v if v is not None else self.junk(wb)) & ((1 << wb) - 1)) << (wb * c)
-                                        for c, v in enumerate(row or [None] * self.vec))
-            self.pipe["v"].append(None)
+            for pipe, port, w in (("v", d.b_rd_vec_data, self.widths["b"]), ("w", d.o_rd_vec_data, self.widths["o"])):
+                row = self.pipe[pipe].pop(0)
+                port.value = sum(((v if v is not None else self.junk(w)) & ((1 << w) - 1)) << (w * c)
+                                 for c, v in enumerate(row or [None] * self.vec))
+                self.pipe[pipe].append(None)
             for p, (en, addr, data) in ports.items():
                 w = self.widths[p]
                 v = self.pipe[p].pop(0)
@@ -89,17 +91,22 @@ class Memories:
                     self.reads[p] += 1
                     mem, a = self.memory(p), int(addr.value)
                     self.pipe[p].append(int(mem[a]))
-                    if p == "b" and int(d.b_rd_vec.value):
-                        self.rows += 1
+                    if p != "a" and int((d.b_rd_vec if p == "b" else d.o_rd_vec).value):
+                        self.rows[p] += 1
                         first = a - a % self.vec
-                        self.pipe["v"][-1] = [int(mem[i]) if i < len(mem) else None
-                                              for i in range(first, first + self.vec)]
+                        self.pipe["v" if p == "b" else "w"][-1] = [int(mem[i]) if i < len(mem) else None
+                                                                   for i in range(first, first + self.vec)]
                 else:
                     self.pipe[p].append(None)
             if int(d.o_wr_en.value) and not in_reset:
                 self.accesses += 1
                 self.writes += 1
-                self.mem["o"][int(d.o_wr_addr.value)] = signed(int(d.o_wr_data.value), self.widths["o"])
+                w, a = self.widths["o"], int(d.o_wr_addr.value)
+                run = self.drain if int(d.o_wr_run.value) else 1
+                data = int(str(d.o_wr_data.value)[-w * run:], 2)  # a one-word write's other words may be X
+                self.runs += run > 1
+                for i in range(run):
+                    self.mem["o"][a + i] = signed(data >> (w * i) & ((1 << w) - 1), w)
 
 
 class Tb:
@@ -108,6 +115,7 @@ class Tb:
         self.lat = int(dut.MEM_LAT.value)
         self.mac_reg = int(dut.MAC_REG.value)
         self.lanes, self.buf_depth, self.vec = int(dut.LANES.value), int(dut.BUF_DEPTH.value), int(dut.VEC.value)
+        self.drain = int(dut.DRAIN.value)
         self.out_w_max = int(dut.OUT_W.value)
         assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
         assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
@@ -172,7 +180,7 @@ class Tb:
 
     def lane_case(self, case):
         """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
-        return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth, self.vec))
+        return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth, self.vec, drain=self.drain))
 
     async def check_case(self, case, machine=True, restarts: frozenset = frozenset(), gap: int = 0, head: int = 0):
         """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine; the
@@ -187,12 +195,12 @@ class Tb:
             m_out, m_sat, m_max = machine_contract(case)
             assert np.array_equal(m_out, want_out) and (m_sat, m_max) == (want_sat, want_max)
         banks = case.banks
-        reads, writes, rows = dict(self.mems.reads), self.mems.writes, self.mems.rows
+        reads, writes, rows, runs = dict(self.mems.reads), self.mems.writes, dict(self.mems.rows), self.mems.runs
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
                                     self.cycles(desc) + 50, restarts, gap)
         d = self.dut
         what = (f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
-                f"lanes {desc.lanes}, vec {desc.vec})")
+                f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         if desc.preloaded:
@@ -211,13 +219,16 @@ class Tb:
             want_reads = {"a": desc.macs, "b": desc.macs}
         else:  # b once into the buffers (vec words a read in a vector load), a once per group
             want_reads = {"a": desc.macs // desc.lanes, "b": isa.load_beats(desc)}
-        want_reads["o"] = desc.out_count if desc.accumulate else 0
+        beats = desc.out_count // desc.drain  # drain beats: a write each, and an old-word read each when accumulating
+        want_reads["o"] = beats if desc.accumulate else 0
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
         assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, \
             f"{what}: reads"
         if "b" in ports:
-            assert self.mems.rows - rows == (want_reads["b"] if desc.vec > 1 else 0), f"{what}: vector reads"
-        assert self.mems.writes - writes == desc.out_count, f"{what}: writes"
+            assert self.mems.rows["b"] - rows["b"] == (want_reads["b"] if desc.vec > 1 else 0), f"{what}: vector reads"
+        assert self.mems.rows["o"] - rows["o"] == (want_reads["o"] if desc.drain > 1 else 0), f"{what}: old runs"
+        assert self.mems.writes - writes == beats, f"{what}: writes"
+        assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
                            desc.out_count, cycles, want_sat, want_max)
         return cycles
@@ -246,8 +257,9 @@ class Tb:
         n_out, n_red = int(self.gen.integers(1, 4)), int(self.gen.integers(0, 3))
         widths = (int(self.gen.integers(2, 17)), int(self.gen.integers(2, 17)),
                   int(self.gen.integers(2, self.out_w_max + 1)))
-        # half of the trials with operands at multiples of VEC (and sizes of multiples of it): vector loads
-        align = self.vec if trial % 2 else 1
+        # half of the trials with operands at multiples of VEC (and sizes of multiples of it): vector loads and wide
+        # drains
+        align = max(self.vec, self.drain) if trial % 2 else 1
         sizes = (2, 9) if align == 1 else (align, 2 * align)
         comp, op = synthetic(self.gen, n_out, n_red, sizes=sizes, widths=widths, accumulate=trial % 2 == 1,
                              mode=int(self.gen.integers(0, 2)),
@@ -307,9 +319,10 @@ async def test_lane_contractions(dut):
     for their slice of the load, accumulate, both modes."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short, waits, vec_loads = 0, 0, 0, 0, 0
+    lane_forms, split, short, waits, vec_loads, wide, wide_acc = 0, 0, 0, 0, 0, 0, 0
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     want_vec = 4 if tb.vec > 1 else 0
+    want_wide = 4 if tb.drain > 1 else 0
     for trial in range(3000):
         picked = tb.random_lane_case(trial)
         if picked is None:
@@ -319,17 +332,22 @@ async def test_lane_contractions(dut):
         split += case.desc.lanes < comp.letter_sizes[op.spec.split("->")[1][-1]]
         short += case.desc.red_count < case.desc.lanes
         starts = isa.group_starts(case.desc, tb.lat)
-        waits += bool((np.diff(starts) > max(case.desc.red_count, case.desc.lanes)).any())
+        waits += bool((np.diff(starts) > max(case.desc.red_count, isa.drain_beats(case.desc))).any())
         vec_loads += case.desc.vec > 1
+        wide += case.desc.drain > 1
+        wide_acc += case.desc.drain > 1 and case.desc.accumulate
         await tb.check_case(case, machine=lane_forms % 4 == 0)
-        if lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec:
+        if (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
+                and wide >= want_wide and wide_acc >= want_wide // 2):
             break
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec, \
-            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the drain {short}, " \
-            f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}"
+        assert (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
+                and wide >= want_wide and wide_acc >= want_wide // 2), \
+            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, " \
+            f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} " \
+            f"({wide_acc} accumulating)"
 
 
 @cocotb.test()
@@ -414,8 +432,9 @@ async def test_preload_abandoned(dut):
 @cocotb.test()
 async def test_illegal_ops(dut):
     """Illegal shift, output width, count and lanes (also a preload's), vector loads that break vec_ok's rules or that
-    the build cannot do (VEC = 1; also a preload's): error and done two cycles after start (tt_op_ctrl), no memory
-    access (a preload the op carries does not start), no draw; the engine then runs a legal op normally."""
+    the build cannot do (VEC = 1; also a preload's), wide drains that break drain_ok's or that the build cannot do
+    (DRAIN = 1): error and done two cycles after start (tt_op_ctrl), no memory access (a preload the op carries does
+    not start), no draw; the engine then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
     comp = compile_network(load_config("tiny"))
@@ -476,6 +495,30 @@ async def test_illegal_ops(dut):
     for desc, code in bad:
         await tb.expect_refused(vcase, desc, code)
     await tb.check_case(vcase)
+    # Wide drains: none at all with DRAIN = 1; else, from a wide-drain op that keeps every rule, each rule broken
+    # alone: the output's base off a run, the lane loop's output stride not 1, another output stride off a run.
+    def other_o_loop(d):  # an output loop besides the lane loop that steps the output, or None
+        return next((i for i, lp in enumerate(d.out_loops[:-1]) if lp.so), None)
+
+    while True:
+        picked = tb.random_lane_case(1)
+        if picked and (tb.drain == 1 or (picked[2].desc.drain > 1 and other_o_loop(picked[2].desc) is not None)):
+            wcase = picked[2]
+            break
+    lane, w = wcase.desc, max(tb.drain, 2)
+    lane_loop = lane.out_loops[-1]
+    if tb.drain == 1:
+        bad = [(replace(lane, drain=w), ERR_LANES)]
+    else:
+        k = other_o_loop(lane)
+        outs = list(lane.out_loops)
+        outs[k] = replace(outs[k], so=outs[k].so + 1)
+        bad = [(replace(lane, o_base=lane.o_base + 1), ERR_LANES),
+               (replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane_loop, so=w),)), ERR_LANES),
+               (replace(lane, out_loops=tuple(outs)), ERR_LANES)]
+    for desc, code in bad:
+        await tb.expect_refused(wcase, desc, code)
+    await tb.check_case(wcase)
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per

@@ -10,11 +10,13 @@ SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v"
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
     "lat3": {"MEM_LAT": 3, "MAC_REG": 0},  # registered address and data around the RAM; no product register
-    # buffer reads in the issue cycle, no output register; vector loads of 4 words
-    "lanes4": {"MEM_LAT": 1, "LANES": 4, "BUF_DEPTH": 64, "VEC": 4},
+    # buffer reads in the issue cycle, no output register; vector loads of 4 words, a drain of 4 (one run a row)
+    "lanes4": {"MEM_LAT": 1, "LANES": 4, "BUF_DEPTH": 64, "VEC": 4, "DRAIN": 4},
     "lanes2": {"MEM_LAT": 2, "LANES": 2, "BUF_DEPTH": 16},  # buffer reads in the issue cycle, output register
     "lanes6": {"MEM_LAT": 5, "LANES": 6, "BUF_DEPTH": 100},  # the top's latency; lanes and depth not powers of 2
     "lanes8_vec2": {"MEM_LAT": 5, "LANES": 8, "BUF_DEPTH": 32, "VEC": 2},  # vector loads of 2 words, 4 beats a word
+    # rows of 8 words, a drain of 2 (four runs a row)
+    "lanes8_drain2": {"MEM_LAT": 5, "LANES": 8, "BUF_DEPTH": 32, "VEC": 8, "DRAIN": 2},
 }
 
 
@@ -40,6 +42,8 @@ BAD_PARAMS = [
     ({"BUF_W": 21}, "error_tt_contract_BUF_W_must_be_1_to_ADDR_W"),
     ({"LANES": 4, "BUF_DEPTH": 8, "VEC": 3}, "error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES"),
     ({"LANES": 4, "BUF_DEPTH": 8, "VEC": 8}, "error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES"),
+    ({"LANES": 8, "BUF_DEPTH": 8, "VEC": 4, "DRAIN": 8}, "error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC"),
+    ({"LANES": 8, "BUF_DEPTH": 8, "VEC": 8, "DRAIN": 3}, "error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC"),
     ({"NOUT": 1, "NRED": 0, "MEM_LAT": 8, "OUT_W": 32}, None),  # legal extremes
     ({"LANES": 2, "BUF_DEPTH": 1}, None),
 ]
