@@ -21,8 +21,9 @@ CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2
          "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct")}
 OPTIMIZER = {"tiny-adam": "adam"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
-# have one): tiny loads its buffers 4 words a cycle and drains 4 a cycle (banks in rows), digits one word a cycle.
-LANES = {"tiny-lanes": (4, 64, 4, 4), "digits-lanes": (8, 512, 1, 1)}
+# have one): tiny loads its buffers 4 words a cycle and drains 2 a cycle (banks in rows of 4: runs of half a row),
+# digits one word a cycle.
+LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1)}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
