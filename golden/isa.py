@@ -194,28 +194,28 @@ def _buffer_layout(loops) -> tuple[tuple[int, ...], int]:
     return tuple(sbufs), words
 
 
+def _aligned_runs(desc: ContractDesc, n: int, base: int, stride: str) -> bool:
+    """Whether every n lanes of the lane-form `desc` address one aligned run of n consecutive words of an operand (its
+    `base` and loop strides `stride`): lanes a multiple of n, the lane loop at stride 1, the base and every other
+    stride multiples of n. n must be a power of two; 1 always can."""
+    if n < 1 or n & (n - 1):
+        return False
+    if n == 1:
+        return True
+    return (desc.lanes > 1 and desc.lanes % n == 0 and getattr(desc.out_loops[-1], stride) == 1 and base % n == 0
+            and all(getattr(lp, stride) % n == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
+
+
 def vec_ok(desc: ContractDesc, vec: int) -> bool:
     """Can the lane-form `desc` load b `vec` words a beat (module docstring: vector load): every beat one aligned row
-    of `vec` words, all of them b's. vec must be a power of two; 1 always can."""
-    if vec < 1 or vec & (vec - 1):
-        return False
-    if vec == 1:
-        return True
-    lane = desc.out_loops[-1]
-    return (desc.lanes > 1 and desc.lanes % vec == 0 and lane.sb == 1 and desc.b_base % vec == 0
-            and all(lp.sb % vec == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
+    of `vec` words, all of them b's."""
+    return _aligned_runs(desc, vec, desc.b_base, "sb")
 
 
 def drain_ok(desc: ContractDesc, drain: int) -> bool:
     """Can the lane-form `desc` write its outputs `drain` a cycle (module docstring: wide drain): every drain beat
-    one aligned run of `drain` consecutive words, all of them the op's. drain must be a power of two; 1 always can."""
-    if drain < 1 or drain & (drain - 1):
-        return False
-    if drain == 1:
-        return True
-    lane = desc.out_loops[-1]
-    return (desc.lanes > 1 and desc.lanes % drain == 0 and lane.so == 1 and desc.o_base % drain == 0
-            and all(lp.so % drain == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
+    one aligned run of `drain` consecutive words, all of them the op's."""
+    return _aligned_runs(desc, drain, desc.o_base, "so")
 
 
 def drain_beats(desc: ContractDesc) -> int:

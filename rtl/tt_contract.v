@@ -189,35 +189,21 @@ module tt_contract #(
   localparam [ADDR_W-1:0] VEC_MASK = VEC_M1[ADDR_W-1:0];
   localparam [ADDR_W-1:0] VEC_STEP = VEC_MASK + 1'b1;  // a vector load's lane loop b stride
 
-  // A vector load's rules (golden/isa.py vec_ok) for a walk with lanes `ln`, b base and b strides: lanes a multiple
-  // of VEC, the lane loop's b stride 1, the base and every other b stride multiples of VEC.
-  function automatic bad_vec(input [7:0] ln, input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] sb);
-    integer v;
-    begin
-      bad_vec = VEC == 1 || ({{(ADDR_W-8){1'b0}}, ln} & VEC_MASK) != {ADDR_W{1'b0}} ||
-                sb[ADDR_W*LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} || (base & VEC_MASK) != {ADDR_W{1'b0}};
-      for (v = 0; v < NLOOPS; v = v + 1) begin
-        if (v != LANE && (sb[ADDR_W*v +: ADDR_W] & VEC_MASK) != {ADDR_W{1'b0}}) begin
-          bad_vec = 1'b1;
-        end
-      end
-    end
-  endfunction
-
-  // A wide drain's rules (golden/isa.py drain_ok): lanes a multiple of DRAIN, the output's lane loop at stride 1, its
-  // base and every other output stride multiples of DRAIN.
+  // The rules of a vector load (golden/isa.py vec_ok: n = VEC, b's base and strides) and of a wide drain (drain_ok:
+  // n = DRAIN, the output's) for an op or walk with lanes `ln`: lanes a multiple of n, the lane loop at stride 1, the
+  // base and every other stride multiples of n (`mask` = n - 1); never with n = 1 (the build has neither).
   localparam integer DRAIN_SH = (DRAIN > 1) ? $clog2(DRAIN) : 0;
   localparam [31:0] DRAIN_M1 = DRAIN - 1;
   localparam [ADDR_W-1:0] DRAIN_MASK = DRAIN_M1[ADDR_W-1:0];
-  function automatic bad_store(input [7:0] ln, input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] so);
+  function automatic bad_runs(input [ADDR_W-1:0] mask, input [7:0] ln, input [ADDR_W-1:0] base,
+                              input [NLOOPS*ADDR_W-1:0] st);
     integer v;
     begin
-      bad_store = DRAIN == 1 || ({{(ADDR_W-8){1'b0}}, ln} & DRAIN_MASK) != {ADDR_W{1'b0}} ||
-                  so[ADDR_W*LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} ||
-                  (base & DRAIN_MASK) != {ADDR_W{1'b0}};
+      bad_runs = mask == {ADDR_W{1'b0}} || ({{(ADDR_W-8){1'b0}}, ln} & mask) != {ADDR_W{1'b0}} ||
+                 st[ADDR_W*LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} || (base & mask) != {ADDR_W{1'b0}};
       for (v = 0; v < NLOOPS; v = v + 1) begin
-        if (v != LANE && (so[ADDR_W*v +: ADDR_W] & DRAIN_MASK) != {ADDR_W{1'b0}}) begin
-          bad_store = 1'b1;
+        if (v != LANE && (st[ADDR_W*v +: ADDR_W] & mask) != {ADDR_W{1'b0}}) begin
+          bad_runs = 1'b1;
         end
       end
     end
@@ -247,9 +233,9 @@ module tt_contract #(
                                  (lane_form && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
                                                 stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
                                                 {24'd0, pre_lanes} > LANES_U)) ||
-                                 (vec_load && bad_vec(lanes, b_base, stride_b)) ||
-                                 (vec_store && bad_store(lanes, o_base, stride_o)) ||
-                                 (pre_vec_load && bad_vec(pre_lanes, pre_b_base, pre_stride_b));
+                                 (vec_load && bad_runs(VEC_MASK, lanes, b_base, stride_b)) ||
+                                 (vec_store && bad_runs(DRAIN_MASK, lanes, o_base, stride_o)) ||
+                                 (pre_vec_load && bad_runs(VEC_MASK, pre_lanes, pre_b_base, pre_stride_b));
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :

@@ -252,6 +252,30 @@ class Tb:
         assert int(d.lfsr_state.value) == state, "an illegal op consumed draws"
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
 
+    def broken_runs(self, kind: str, n: int, stride: str, base: str):
+        """A lane-form case whose op loads vectors or drains wide (`kind` "vec" or "drain": n words, the operand's
+        base field `base` and loop strides `stride`) keeping every rule, and descriptors of it that break one rule
+        each: the base off a run, the lane loop's stride not 1, another stride off a run. With n = 1 (the build has
+        neither) an op that asks for it while keeping the rules of 2."""
+        def other_loop(d):  # a loop besides the lane loop that steps the operand, or None
+            return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and getattr(lp, stride)), None)
+
+        while True:
+            picked = self.random_lane_case(1)  # odd trials: operands at multiples of VEC and DRAIN
+            if picked and (n == 1 or (getattr(picked[2].desc, kind) > 1 and other_loop(picked[2].desc) is not None)):
+                case = picked[2]
+                break
+        lane = case.desc
+        if n == 1:
+            return case, [replace(lane, **{kind: 2, base: getattr(lane, base) & -2})]
+        loops = list(lane.loops)
+        k = other_loop(lane)
+        loops[k] = replace(loops[k], **{stride: getattr(loops[k], stride) + 1})
+        lane_loop = replace(lane.out_loops[-1], **{stride: n})
+        return case, [replace(lane, **{base: getattr(lane, base) + 1}),
+                      replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
+                      replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:]))]
+
     def random_lane_case(self, trial: int, max_macs: int = 4000):
         """A synthetic contraction in the lane form for this DUT (None where with_lanes keeps the direct form)."""
         n_out, n_red = int(self.gen.integers(1, 4)), int(self.gen.integers(0, 3))
@@ -469,55 +493,18 @@ async def test_illegal_ops(dut):
     await tb.check_case(case)  # and a legal op clears the error
     if tb.lanes == 1:
         return
-    # Vector loads: none at all with VEC = 1; else, from a vector-load op that keeps every rule, each rule broken
-    # alone: b's base off a row, the lane loop's b stride not 1, another b stride off a row, and a preload's base
-    # off a row.
-    def other_b_loop(d):  # a b loop besides the lane loop, or None
-        return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and lp.sb), None)
-
-    while True:
-        picked = tb.random_lane_case(1)  # odd trials: operands at multiples of VEC
-        if picked and (tb.vec == 1 or (picked[2].desc.vec > 1 and other_b_loop(picked[2].desc) is not None)):
-            vcase = picked[2]
-            break
-    lane, v = vcase.desc, max(tb.vec, 2)
-    lane_loop = lane.out_loops[-1]
-    if tb.vec == 1:
-        bad = [(replace(lane, vec=v, b_base=lane.b_base & -v), ERR_LANES)]
-    else:
-        k = other_b_loop(lane)
-        loops = list(lane.loops)
-        loops[k] = replace(loops[k], sb=loops[k].sb + 1)
-        bad = [(replace(lane, b_base=lane.b_base + 1), ERR_LANES),
-               (replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane_loop, sb=v),)), ERR_LANES),
-               (replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:])), ERR_LANES),
-               (replace(lane, preload=replace(lane, b_base=lane.b_base + 1, preloaded=False)), ERR_LANES)]
-    for desc, code in bad:
-        await tb.expect_refused(vcase, desc, code)
+    # Vector loads and wide drains: none at all with VEC = 1 (DRAIN = 1); else each rule broken alone; for vector
+    # loads also a preload's base off a row.
+    vcase, bad = tb.broken_runs("vec", tb.vec, "sb", "b_base")
+    if tb.vec > 1:
+        lane = vcase.desc
+        bad.append(replace(lane, preload=replace(lane, b_base=lane.b_base + 1, preloaded=False)))
+    for desc in bad:
+        await tb.expect_refused(vcase, desc, ERR_LANES)
     await tb.check_case(vcase)
-    # Wide drains: none at all with DRAIN = 1; else, from a wide-drain op that keeps every rule, each rule broken
-    # alone: the output's base off a run, the lane loop's output stride not 1, another output stride off a run.
-    def other_o_loop(d):  # an output loop besides the lane loop that steps the output, or None
-        return next((i for i, lp in enumerate(d.out_loops[:-1]) if lp.so), None)
-
-    while True:
-        picked = tb.random_lane_case(1)
-        if picked and (tb.drain == 1 or (picked[2].desc.drain > 1 and other_o_loop(picked[2].desc) is not None)):
-            wcase = picked[2]
-            break
-    lane, w = wcase.desc, max(tb.drain, 2)
-    lane_loop = lane.out_loops[-1]
-    if tb.drain == 1:
-        bad = [(replace(lane, drain=w), ERR_LANES)]
-    else:
-        k = other_o_loop(lane)
-        outs = list(lane.out_loops)
-        outs[k] = replace(outs[k], so=outs[k].so + 1)
-        bad = [(replace(lane, o_base=lane.o_base + 1), ERR_LANES),
-               (replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane_loop, so=w),)), ERR_LANES),
-               (replace(lane, out_loops=tuple(outs)), ERR_LANES)]
-    for desc, code in bad:
-        await tb.expect_refused(wcase, desc, code)
+    wcase, bad = tb.broken_runs("drain", tb.drain, "so", "o_base")
+    for desc in bad:
+        await tb.expect_refused(wcase, desc, ERR_LANES)
     await tb.check_case(wcase)
 
 
