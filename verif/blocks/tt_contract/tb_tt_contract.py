@@ -339,8 +339,9 @@ async def test_random_contractions(dut):
 @cocotb.test()
 async def test_lane_contractions(dut):
     """Synthetic contractions that with_lanes puts in the lane form (with LANES > 1; else they must stay direct):
-    split lane loops, swapped operands, groups shorter than the drain (K < lanes), groups after the first that wait
-    for their slice of the load, accumulate, both modes."""
+    split lane loops, swapped operands, groups shorter than the lanes (K < lanes), groups after the first that wait
+    for their slice of the load, vector loads (VEC > 1), wide drains with and without accumulate (DRAIN > 1),
+    both modes."""
     tb = Tb(dut)
     await tb.setup()
     lane_forms, split, short, waits, vec_loads, wide, wide_acc = 0, 0, 0, 0, 0, 0, 0
