@@ -43,6 +43,16 @@ multiple of D, and the output's base and every other output stride multiples of 
 beat's words are one aligned run and all of them the op's. A group then takes max(K, L / D) cycles instead of
 max(K, L). Only the time changes, not the values.
 
+Lane sum (`lane_sum`; `with_lanes` chooses it where the build loads vectors of V words, a's bank has rows and the
+lane form over an output index does not pay, e.g. a matrix-vector product): the lanes split the reduction instead of
+the output. The lane loop is then a reduction index moved to the innermost output slot (count L = V, output stride
+0: not an element), stepping a at stride 1 and b (sb != 0). Each step reads one aligned row of L words of a, lane l
+taking word l, MACs it with its buffer word, and a finished group is one output element: the sum of the L lanes'
+sums, formed by an adder tree (log2 L stages) before the drain. It needs a's base and every other a stride
+multiples of L (`_aligned_runs` on a) and no wide drain. out_count counts elements (the lane loop not among them), a
+group takes max(K, 1) cycles, and the element order, hence the draws, is that of the output loops as before. Only
+the time changes, not the values (the sums are exact).
+
 Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
 carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
 walk ends, its load nest walks the next op's b into the other set, on through the op's end and the sequencer's
@@ -105,6 +115,7 @@ class ContractDesc:
     preload: ContractDesc | None = field(default=None, repr=False)
     vec: int = 1  # words per load beat: 1, or the bank's row of V words (vector load; module docstring)
     drain: int = 1  # elements the drain writes a cycle: 1, or an aligned run of D words (wide drain; module docstring)
+    lane_sum: bool = False  # the lane loop splits the reduction (lane sum; module docstring)
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -116,8 +127,13 @@ class ContractDesc:
         return math.prod(lp.count for lp in self.red_loops)
 
     @property
+    def groups(self) -> int:
+        """Reductions the engine runs: one per output element, or per `lanes` of them in the lane form."""
+        return self.out_count if self.lane_sum or self.lanes == 1 else self.out_count // self.lanes
+
+    @property
     def macs(self) -> int:
-        return self.out_count * self.red_count
+        return self.out_count * self.red_count * (self.lanes if self.lane_sum else 1)
 
 
 def _fail(what: str, problem: str):
@@ -146,8 +162,10 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         last = base + sum((lp.count - 1) * getattr(lp, key) for lp in desc.loops)
         if base < 0 or last >= 1 << ADDR_W:
             _fail(what, f"operand {name} spans addresses {base}..{last}, beyond the {ADDR_W}-bit address field")
-    if desc.out_count != math.prod(lp.count for lp in desc.out_loops):
-        _fail(what, f"out_count {desc.out_count} is not the product of the output loop counts")
+    elements = math.prod(lp.count for lp in desc.out_loops) // (desc.lanes if desc.lane_sum else 1)
+    if desc.out_count != elements:
+        _fail(what, f"out_count {desc.out_count} is not the product of the output loop counts"
+                    + (" without the lane loop" if desc.lane_sum else ""))
     if not -(1 << (SHIFT_W - 1)) <= desc.shift < 1 << (SHIFT_W - 1):
         _fail(what, f"shift {desc.shift} outside the {SHIFT_W}-bit shift field")
     if not 2 <= desc.out_w <= 32:
@@ -168,11 +186,15 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
     if desc.drain != 1 and not drain_ok(desc, desc.drain):
         _fail(what, f"wide drain of {desc.drain} words: needs the lane form with lanes a multiple of it, the output's "
                     f"lane loop at stride 1 and the output's base and other strides multiples of it")
+    if desc.lane_sum and not lane_sum_ok(desc):
+        _fail(what, "lane sum: needs the lane form with the lane loop at output stride 0, without a wide drain, and "
+                    "a's runs of `lanes` words aligned (lanes a power of two, the lane loop at a stride 1, a's base "
+                    "and other strides multiples of lanes)")
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
         if lane.count != desc.lanes:
             _fail(what, f"lane loop ({lane.index or 'pad'}) count {lane.count}, but lanes {desc.lanes}")
-        if lane.sa:
+        if lane.sa and not desc.lane_sum:
             _fail(what, f"lane loop ({lane.index or 'pad'}) has a stride {lane.sa}; must be 0 (only b is laned)")
         if not lane.sb:
             _fail(what, f"lane loop ({lane.index or 'pad'}) has b stride 0; b must step through the lanes")
@@ -218,9 +240,21 @@ def drain_ok(desc: ContractDesc, drain: int) -> bool:
     return _aligned_runs(desc, drain, desc.o_base, "so")
 
 
+def lane_sum_ok(desc: ContractDesc) -> bool:
+    """Is `desc` a legal lane sum (module docstring): the lane loop at output stride 0, no wide drain, and every step
+    one aligned run of `lanes` words of a."""
+    return (desc.lanes > 1 and desc.out_loops[-1].so == 0 and desc.drain == 1
+            and _aligned_runs(desc, desc.lanes, desc.a_base, "sa"))
+
+
+def sum_stages(desc: ContractDesc) -> int:
+    """The adder tree's stages (registered) between a lane sum's lanes and its drain: log2 of the lanes; 0 else."""
+    return (desc.lanes - 1).bit_length() if desc.lane_sum else 0
+
+
 def drain_beats(desc: ContractDesc) -> int:
-    """Cycles a group's sums take to leave the drain: the lanes, `drain` a cycle."""
-    return desc.lanes // desc.drain
+    """Cycles a group's sums take to leave the drain: the lanes, `drain` a cycle; a lane sum's one element."""
+    return 1 if desc.lane_sum else desc.lanes // desc.drain
 
 
 def buffer_words(desc: ContractDesc) -> int:
@@ -262,8 +296,9 @@ def preload_start(desc: ContractDesc, head: int = 0) -> int:
 
 
 def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
-    """contract_cycles after the last group's first beat: its beats, the drain, the old word, requant and write."""
-    return desc.red_count + drain_beats(desc) + 2 * mem_lat + mac_reg + 8
+    """contract_cycles after the last group's first beat: its beats, a lane sum's adder tree, the drain, the old
+    word, requant and write."""
+    return desc.red_count + sum_stages(desc) + drain_beats(desc) + 2 * mem_lat + mac_reg + 8
 
 
 def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG,
@@ -273,7 +308,7 @@ def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_
     for the lane buffers' load (group_starts); groups shorter than their drain (L / D cycles: D elements a cycle);
     and the pipeline's fill and drain with the check cycle."""
     k, n = desc.red_count, desc.lanes
-    groups, step = desc.out_count // n, max(k, drain_beats(desc))
+    groups, step = desc.groups, max(k, drain_beats(desc))
     unhindered = 1 + SLICE_LAT + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
     drain = groups * (step - k)
     return {"ideal": desc.macs / lanes, "lanes_short": desc.macs / n - desc.macs / lanes,
@@ -288,7 +323,7 @@ def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> n
     j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its predecessor's preload walk
     issued its first beat `head` cycles before this op's compute nest's first cycle)."""
     step = max(desc.red_count, drain_beats(desc))
-    g = np.arange(desc.out_count // desc.lanes) * step + SLICE_LAT
+    g = np.arange(desc.groups) * step + SLICE_LAT
     if desc.lanes == 1:
         return g
     n = desc.lanes
@@ -314,12 +349,43 @@ def _swap_operands(desc: ContractDesc) -> ContractDesc:
 
 
 def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
-               vec_banks: frozenset[str] | None = None, drain: int = 1) -> ContractDesc:
-    """The lane form of `desc` for an engine of max_lanes lanes with buf_depth words per lane buffer, or `desc`
-    itself where there is none or it does not pay (contract_cycles, at the top's latencies, no lower). With a
-    vector load where the engine has one (`vec` words a beat from the banks `vec_banks`, None: every bank) and b
-    allows it (vec_ok); with a wide drain where the engine has one (`drain` words a cycle into the same banks, which
-    are built in rows) and the output allows it (drain_ok).
+               vec_banks: frozenset[str] | None = None, drain: int = 1, lane_sum: bool = True) -> ContractDesc:
+    """The fastest lane form of `desc` (contract_cycles at the top's latencies) for an engine of max_lanes lanes with
+    buf_depth words per lane buffer, or `desc` itself where none is faster: lanes over an output index
+    (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` allows, a lane sum
+    (`_sum_lanes`); the first among equals. `vec_banks`: the banks built in rows (None: every bank), which vector
+    loads and lane sums read and wide drains (`drain` words a cycle) write."""
+    forms = [f for f in (_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain),
+                         _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks) if lane_sum else None)
+             if f is not None]
+    best = min(forms, key=contract_cycles, default=desc)
+    return check_desc(best) if contract_cycles(best) < contract_cycles(desc) else desc
+
+
+def _in_rows(bank: str, vec_banks: frozenset[str] | None) -> bool:
+    return vec_banks is None or bank in vec_banks
+
+
+def _buffered(desc: ContractDesc, out_loops, red_loops, lanes: int, buf_depth: int, vec: int,
+              vec_banks: frozenset[str] | None, **form) -> ContractDesc | None:
+    """`desc` with these loops in a lane form of `lanes` (the lane loop the innermost output loop) and its buffer
+    strides, with a vector load where b allows it; None where the buffer words exceed buf_depth."""
+    loops = tuple(out_loops) + tuple(red_loops)
+    sbufs, words = _buffer_layout(loops)
+    # max(sbufs): an outermost buffer loop of count 1 has stride `words`, which may be 2^BUF_W itself
+    if words > buf_depth or max(sbufs) >= 1 << BUF_W:
+        return None
+    loops = tuple(replace(lp, sbuf=s) for lp, s in zip(loops, sbufs))
+    lane_desc = replace(desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:], lanes=lanes, **form)
+    if vec > 1 and _in_rows(lane_desc.banks[1], vec_banks) and vec_ok(lane_desc, vec):
+        lane_desc = replace(lane_desc, vec=vec)
+    return lane_desc
+
+
+def _output_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
+                  vec_banks: frozenset[str] | None, drain: int) -> ContractDesc | None:
+    """The lane form over the innermost output index (module docstring), with a vector load and a wide drain where
+    the build and the operands allow them; None where there is none.
 
     The operand that alone steps through the innermost output loop becomes b (a and b swap if it is a; both or
     neither: no lane form); the lanes L are the largest divisor of that loop's count up to max_lanes (1: no lane
@@ -331,33 +397,52 @@ def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
     elif inner.sb and not inner.sa:
         lane_desc = desc
     else:
-        return desc
+        return None
     n = inner.count
     lanes = max((d for d in range(1, min(max_lanes, n) + 1) if n % d == 0), default=1)
     if lanes == 1:
-        return desc
+        return None
     out_loops = lane_desc.out_loops
     if lanes < n:
         pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
         if not pads:
-            return desc
+            return None
         lane = out_loops[-1]
         outer = replace(lane, count=n // lanes, sa=lane.sa * lanes, sb=lane.sb * lanes, so=lane.so * lanes)
         out_loops = out_loops[:pads[0]] + out_loops[pads[0] + 1:-1] + (outer, replace(lane, count=lanes))
-    loops = out_loops + lane_desc.red_loops
-    sbufs, words = _buffer_layout(loops)
-    # max(sbufs): an outermost buffer loop of count 1 has stride `words`, which may be 2^BUF_W itself
-    if words > buf_depth or max(sbufs) >= 1 << BUF_W:
-        return desc
-    loops = tuple(replace(lp, sbuf=s) for lp, s in zip(loops, sbufs))
-    lane_desc = replace(lane_desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:], lanes=lanes)
-    if vec > 1 and (vec_banks is None or lane_desc.banks[1] in vec_banks) and vec_ok(lane_desc, vec):
-        lane_desc = replace(lane_desc, vec=vec)
-    if drain > 1 and (vec_banks is None or lane_desc.banks[2] in vec_banks) and drain_ok(lane_desc, drain):
+    lane_desc = _buffered(lane_desc, out_loops, lane_desc.red_loops, lanes, buf_depth, vec, vec_banks)
+    if lane_desc is not None and drain > 1 and _in_rows(lane_desc.banks[2], vec_banks) and drain_ok(lane_desc, drain):
         lane_desc = replace(lane_desc, drain=drain)
-    if contract_cycles(lane_desc) >= contract_cycles(desc):
-        return desc
-    return check_desc(lane_desc)
+    return lane_desc
+
+
+def _sum_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
+               vec_banks: frozenset[str] | None) -> ContractDesc | None:
+    """The fastest lane sum of `desc` (module docstring) with vec lanes, for an engine that loads vectors of `vec`
+    words; None where there is none. A reduction loop that steps a at stride 1 and b (a and b swap to find one in
+    a bank built in rows) gives the lane loop: its inner vec indices move to the innermost output slot (output stride
+    0), taking an output padding slot (none: no lane sum), and the rest (count / vec, strides * vec) stays a reduction
+    loop; its count must be a multiple of vec."""
+    if vec < 2 or vec > max_lanes:
+        return None
+    forms = []
+    for cand in (desc, _swap_operands(desc)):
+        pads = [i for i, lp in enumerate(cand.out_loops) if _is_pad(lp)]
+        red = [i for i, lp in enumerate(cand.red_loops) if lp.sa == 1 and lp.sb and lp.count % vec == 0]
+        if not pads or not red or not _in_rows(cand.banks[0], vec_banks):
+            continue
+        r, lp = red[-1], cand.red_loops[red[-1]]
+        lane = replace(lp, count=vec)
+        if lp.count > vec:
+            red_loops = cand.red_loops[:r] + (replace(lp, count=lp.count // vec, sa=vec, sb=lp.sb * vec),) \
+                + cand.red_loops[r + 1:]
+        else:
+            red_loops = (PAD,) + cand.red_loops[:r] + cand.red_loops[r + 1:]
+        out_loops = cand.out_loops[:pads[0]] + cand.out_loops[pads[0] + 1:] + (lane,)
+        form = _buffered(cand, out_loops, red_loops, vec, buf_depth, vec, vec_banks, lane_sum=True)
+        if form is not None and lane_sum_ok(form):
+            forms.append(form)
+    return min(forms, key=contract_cycles, default=None)
 
 
 def _strides(indices: str, sizes: dict[str, int]) -> dict[str, int]:
@@ -463,8 +548,9 @@ def lane_beats(desc: ContractDesc):
 
     load: (addr b, lane, buffer address) of every lane buffer word: the nest with only the loops that step b (the
     buffer loops and the lane loop) walked. compute: (addr a, buffer address, addr out of lane 0, first of a
-    reduction, last of a reduction): the nest with the lane loop held at 0; every lane MACs a's word with its
-    buffer's word, and lane l's output goes to addr out + l * (the lane loop's out stride)."""
+    reduction, last of a reduction): the nest with the lane loop held at 0; every lane l MACs a's word at addr a + l *
+    (the lane loop's a stride: 0, one word for every lane, but for a lane sum) with its buffer's word, and lane l's
+    output goes to addr out + l * (the lane loop's out stride)."""
     if desc.lanes == 1:
         raise ValueError("lane_beats of a direct-form descriptor (lanes 1)")
     loops = desc.loops
@@ -489,14 +575,13 @@ def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int],
     """The same as _direct_sums the lane form's way (lane_beats): each lane's buffer loaded from b, then per compute
     step every lane's MAC of one a word."""
     load, compute = lane_beats(desc)
-    so = desc.out_loops[-1].so
+    sa, so = desc.out_loops[-1].sa, desc.out_loops[-1].so
     bufs = [[None] * buffer_words(desc) for _ in range(desc.lanes)]  # None: a word the load missed fails the MAC
     for rb, lane, rbuf in load:
         bufs[lane][rbuf] = mem_b[rb]
     addrs, accs, acc = [], [], [0] * desc.lanes
     for ra, rbuf, ro, first, last in compute:
-        x = mem_a[ra]
-        acc = [(0 if first else s) + x * buf[rbuf] for s, buf in zip(acc, bufs)]
+        acc = [(0 if first else s) + mem_a[ra + lane * sa] * buf[rbuf] for lane, (s, buf) in enumerate(zip(acc, bufs))]
         if last:
             addrs += [ro + lane * so for lane in range(desc.lanes)]
             accs += acc
@@ -520,6 +605,8 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
             raise ValueError(f"need {desc.out_count} draws, got shape {rand.shape}")
     sums = _lane_sums if via_lanes else _direct_sums
     addrs, accs = sums(desc, np.asarray(mem_a).tolist(), np.asarray(mem_b).tolist())
+    if desc.lane_sum:  # each element's lanes are consecutive sums at one address (output stride 0): add them up
+        addrs, accs = addrs[::desc.lanes], [sum(accs[i:i + desc.lanes]) for i in range(0, len(accs), desc.lanes)]
     acc_v = np.array(accs, dtype=np.int64)
     fxp.check_acc(acc_v, f"contract -> {desc.names[2]}")
     y = fxp.round_shift(acc_v, desc.shift, desc.mode, rand if desc.mode == STOCHASTIC else None)
@@ -555,14 +642,15 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
     return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, **_pack_loops(desc),
             "shift": desc.shift & ((1 << SHIFT_W) - 1), "mode": desc.mode, "accumulate": int(desc.accumulate),
             "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
-            "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
+            "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "lane_sum": int(desc.lane_sum),
+            "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
             "pre_lanes": desc.preload.lanes if desc.preload else 0,
             "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
             "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "vec_ok", "drain_ok", "drain_beats", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "pack_ports", "with_lanes", "vec_ok", "drain_ok", "lane_sum_ok", "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
            "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 

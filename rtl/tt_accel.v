@@ -311,15 +311,17 @@ module tt_accel #(
   wire [DATA_W-1:0]     rd1 = rd_data[DATA_W +: DATA_W];
   wire [DATA_W-1:0]     rd2 = rd_data[2*DATA_W +: DATA_W];
   wire [3*VEC*DATA_W-1:0] rd_vec;      // each logical port's row (vector loads, a wide drain's old runs)
-  wire [VEC*UNIT_W-1:0] rd_vec1_unit;  // port 1's and port 2's words as the contraction engine's
+  wire [VEC*UNIT_W-1:0] rd_vec0_unit;  // each port's words as the contraction engine's
+  wire [VEC*UNIT_W-1:0] rd_vec1_unit;
   wire [VEC*UNIT_W-1:0] rd_vec2_unit;
   genvar vw;
   generate
     for (vw = 0; vw < VEC; vw = vw + 1) begin : g_vec_word
+      assign rd_vec0_unit[UNIT_W*vw +: UNIT_W] = rd_vec[DATA_W*vw +: UNIT_W];
       assign rd_vec1_unit[UNIT_W*vw +: UNIT_W] = rd_vec[DATA_W*(VEC + vw) +: UNIT_W];
       assign rd_vec2_unit[UNIT_W*vw +: UNIT_W] = rd_vec[DATA_W*(2*VEC + vw) +: UNIT_W];
     end
-    // port 0's row is not used; of the others only the low UNIT_W bits of each word, the contraction engine's
+    // only the low UNIT_W bits of each word, the contraction engine's
     wire unused_vec = ^rd_vec;
   endgenerate
 
@@ -327,7 +329,7 @@ module tt_accel #(
   wire [3:0]            ct_error_code;
   wire [31:0]           ct_sat, ct_lfsr;
   wire [UNIT_W-1:0]     ct_maxabs;
-  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_b_vec, ct_o_vec, ct_wr_run;
+  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_a_vec, ct_b_vec, ct_o_vec, ct_wr_run;
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
   wire [DRAIN*UNIT_W-1:0] ct_wr_data;
 
@@ -345,13 +347,14 @@ module tt_accel #(
     .mode (desc[CT_MODE_LSB]), .accumulate (desc[CT_ACCUMULATE_LSB]), .out_w (desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
     .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
     .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]), .vec_store (desc[CT_VEC_STORE_LSB]),
-    .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
+    .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .lane_sum (desc[CT_LANE_SUM_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
     .pre_b_base (desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]), .pre_counts (desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
     .pre_stride_b (desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
     .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
-    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]),
+    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]), .a_rd_vec (ct_a_vec),
+    .a_rd_vec_data (rd_vec0_unit),
     .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_vec (ct_b_vec),
     .b_rd_vec_data (rd_vec1_unit),
     .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]), .o_rd_vec (ct_o_vec),
@@ -597,7 +600,7 @@ module tt_accel #(
              .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
              .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
-    .rd_vec ({ct_o_vec, ct_b_vec, 1'b0} & {3{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
+    .rd_vec ({ct_o_vec, ct_b_vec, ct_a_vec} & {3{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
     .wr_en (wr_en_c), .wr_run (wr_run_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
   );

@@ -37,6 +37,11 @@
 //   row of o_rd_vec_data first): a group takes max(K, lanes / DRAIN) cycles. It needs lanes a multiple of DRAIN, the
 //   output's lane loop at stride 1 and the output's base and other strides multiples of DRAIN (golden/isa.py
 //   drain_ok), so that every run is aligned, inside one row, and all the op's.
+//   Lane sum (lane_sum, with VEC > 1): the lanes split the reduction. The lane loop (lanes = VEC, output stride 0)
+//   is a reduction index stepping a at stride 1: each beat reads the row of VEC words of a at its address (a_rd_vec;
+//   lane l MACs word l with its buffer word), and a group's VEC sums enter an adder tree (tt_lane_sum, log2 VEC
+//   stages) whose sum drains as the group's one element: a group takes max(K, 1) cycles. It needs a's base and other
+//   strides multiples of VEC and no wide drain (golden/isa.py lane_sum_ok).
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -61,7 +66,8 @@
 // range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W), 3 (a loop
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
 // 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
-// wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do). A start while busy is ignored; seed_load
+// wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do, or a lane sum that breaks lane_sum_ok's, has
+// lanes other than VEC or is not in the lane form). A start while busy is ignored; seed_load
 // belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
@@ -104,6 +110,7 @@ module tt_contract #(
   input  wire                           vec_load,    // lane form: load b VEC words a beat
   input  wire                           vec_store,   // lane form: drain DRAIN elements a beat (wide drain)
   input  wire                           pre_vec_load,  // the same for the preload's walk
+  input  wire                           lane_sum,    // lane form: the lanes split the reduction (VEC > 1)
   // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
   input  wire                           preloaded,
   input  wire [7:0]                     pre_lanes,
@@ -122,6 +129,8 @@ module tt_contract #(
   output wire                           a_rd_en,
   output wire [ADDR_W-1:0]              a_rd_addr,
   input  wire [A_W-1:0]                 a_rd_data,
+  output wire                           a_rd_vec,    // the read takes the whole row of VEC words (a lane sum)
+  input  wire [VEC*A_W-1:0]             a_rd_vec_data,
   output wire                           b_rd_en,
   output wire [ADDR_W-1:0]              b_rd_addr,
   input  wire [B_W-1:0]                 b_rd_data,
@@ -229,10 +238,15 @@ module tt_contract #(
   wire              lane_form  = LANES > 1 && lanes != 8'd1;  // constant 0 with one lane: no phase logic is built
   wire [CNT_W-1:0]  lane_count = counts[CNT_W*LANE +: CNT_W];
   wire [31:0]       lanes_u    = {24'd0, lanes};
+  // A lane sum's rules (golden/isa.py lane_sum_ok, with lanes the build's VEC: a's runs are whole rows).
+  wire              bad_sum    = !lane_form || VEC == 1 || lanes_u != VEC || vec_store ||
+                                 stride_o[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
+                                 bad_runs(VEC_MASK, lanes, a_base, stride_a);
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
                                  (lane_form && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
-                                                stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
+                                                (!lane_sum && stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}}) ||
                                                 {24'd0, pre_lanes} > LANES_U)) ||
+                                 (lane_sum && bad_sum) ||
                                  (vec_load && bad_runs(VEC_MASK, lanes, b_base, stride_b)) ||
                                  (vec_store && bad_runs(DRAIN_MASK, lanes, o_base, stride_o)) ||
                                  (pre_vec_load && bad_runs(VEC_MASK, pre_lanes, pre_b_base, pre_stride_b));
@@ -247,25 +261,30 @@ module tt_contract #(
   // descriptor's compare; so do the drain's width and its beats per group.
   wire       lane_form_q;
   wire       store_q;        // a wide drain
+  wire       sum_q;          // a lane sum
   wire [7:0] drain_beats_q;  // cycles a group takes to leave the drain
   generate
     if (LANES > 1) begin : g_form_q
       reg       form_q;
       reg       wide_q;
+      reg       lsum_q;
       reg [7:0] beats_q;
       always @(posedge clk) begin
         if (start && !busy) begin
           form_q  <= lane_form;
           wide_q  <= DRAIN > 1 && vec_store;
-          beats_q <= (DRAIN > 1 && vec_store) ? lanes >> DRAIN_SH : lanes;
+          lsum_q  <= VEC > 1 && lane_sum;
+          beats_q <= (VEC > 1 && lane_sum) ? 8'd1 : (DRAIN > 1 && vec_store) ? lanes >> DRAIN_SH : lanes;
         end
       end
       assign lane_form_q   = form_q;
       assign store_q       = wide_q;
+      assign sum_q         = lsum_q;
       assign drain_beats_q = beats_q;
     end else begin : g_form_direct
       assign lane_form_q   = 1'b0;
       assign store_q       = 1'b0;
+      assign sum_q         = 1'b0;
       assign drain_beats_q = 8'd1;
     end
   endgenerate
@@ -398,6 +417,7 @@ module tt_contract #(
 
   assign a_rd_en   = issue;
   assign a_rd_addr = la_addr_a;
+  assign a_rd_vec  = issue && sum_q;
 
   // ---- lane buffers (lane form): loaded through the b port while the compute nest runs ----
   wire [B_W*LANES-1:0] mac_b;
@@ -639,7 +659,15 @@ module tt_contract #(
     end
   endgenerate
 
-  // ---- MAC lanes: the operands arrive MEM_LAT cycles after their addresses ----
+  // ---- MAC lanes: the operands arrive MEM_LAT cycles after their addresses; a lane sum's first VEC lanes take
+  // their words of a's row, every other lane (and every lane otherwise) a's one word ----
+  reg [A_W*LANES-1:0] mac_a;
+  integer al;
+  always @* begin
+    for (al = 0; al < LANES; al = al + 1) begin
+      mac_a[A_W*al +: A_W] = (al < VEC && sum_q) ? a_rd_vec_data[A_W*(al % VEC) +: A_W] : a_rd_data;
+    end
+  end
   wire [ACC_W*LANES-1:0] acc;
   tt_mac_array #(
     .LANES    (LANES),
@@ -653,7 +681,7 @@ module tt_contract #(
     .rst   (rst),
     .en    (m_valid),
     .clear (m_first),
-    .a     (a_rd_data),
+    .a     (mac_a),
     .b     (mac_b),
     .acc   (acc)
   );
@@ -674,6 +702,43 @@ module tt_contract #(
   wire              grp_last = tag_grp[1];
   wire [ADDR_W-1:0] grp_addr = tag_grp[ADDR_W+1:2];
 
+  // A lane sum's group passes the adder tree first: its sum enters the drain as the group's one element.
+  wire              sum_valid;
+  wire              sum_last;
+  wire [ADDR_W-1:0] sum_addr;
+  wire [ACC_W-1:0]  sum_acc;
+  generate
+    if (VEC > 1) begin : g_lane_sum
+      tt_lane_sum #(
+        .N     (VEC),
+        .WIDTH (ACC_W),
+        .TAG_W (ADDR_W + 1)
+      ) u_lane_sum (
+        .clk       (clk),
+        .rst       (rst),
+        .in_valid  (grp_done && sum_q),
+        .in_tag    ({grp_addr, grp_last}),
+        .in_data   (acc[ACC_W*VEC-1:0]),
+        .out_valid (sum_valid),
+        .out_tag   ({sum_addr, sum_last}),
+        .out_sum   (sum_acc)
+      );
+    end else begin : g_no_lane_sum
+      assign sum_valid = 1'b0;
+      assign sum_last  = 1'b0;
+      assign sum_addr  = {ADDR_W{1'b0}};
+      assign sum_acc   = {ACC_W{1'b0}};
+    end
+  endgenerate
+  wire              drain_take = sum_q ? sum_valid : grp_done;
+  reg [ACC_W*LANES-1:0] drain_in;  // the sums a group brings: a lane sum's one element in lane 0's place
+  always @* begin
+    drain_in = acc;
+    if (sum_q) begin
+      drain_in[ACC_W-1:0] = sum_acc;
+    end
+  end
+
   // ---- drain: a group's `lanes` sums leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the
   // nest's order) ----
   localparam integer RUN_ACC = DRAIN * ACC_W;  // the sums of one drain beat
@@ -688,17 +753,17 @@ module tt_contract #(
   always @(posedge clk) begin
     if (rst) begin
       drain_n_q <= 8'd0;
-    end else if (grp_done) begin
+    end else if (drain_take) begin
       drain_n_q <= drain_beats_q;
     end else if (emit) begin
       drain_n_q <= drain_n_q - 8'd1;
     end
   end
   always @(posedge clk) begin
-    if (grp_done) begin
-      drain_q      <= acc;
-      drain_addr_q <= grp_addr;
-      drain_last_q <= grp_last;
+    if (drain_take) begin
+      drain_q      <= drain_in;
+      drain_addr_q <= sum_q ? sum_addr : grp_addr;
+      drain_last_q <= sum_q ? sum_last : grp_last;
     end else if (emit) begin
       drain_q      <= store_q ? drain_q >> RUN_ACC : drain_q >> ACC_W;
       drain_addr_q <= drain_addr_q + (store_q ? run_step : lane_step);

@@ -2,7 +2,8 @@
 // tt_mac_array: LANES multiply-accumulate lanes, the datapath of the contraction engine.
 //
 // On a cycle with en high, every lane l does
-//   acc[l] <= (clear ? 0 : acc[l]) + a * b[l]      (signed, exact; a is broadcast, b is per lane)
+//   acc[l] <= (clear ? 0 : acc[l]) + a[l] * b[l]   (signed, exact; the engine gives every lane one a word but in a
+//                                                   lane sum, where each lane has its own)
 // clear starts a new dot product (its first product is loaded, not added). A product reaches the
 // accumulators 1 + IN_REG + PROD_REG cycles after its en edge (the latency); they hold while no product arrives.
 // rst zeroes the accumulators and drops a product in flight.
@@ -16,7 +17,7 @@
 // The accumulator never wraps in a legal program (SPEC 1.2: the compiler bounds every reduction).
 module tt_mac_array #(
   parameter integer LANES = 1,   // MAC lanes, >= 1
-  parameter integer A_W   = 16,  // broadcast operand width, 2..32
+  parameter integer A_W   = 16,  // a operand width, 2..32
   parameter integer B_W   = 16,  // per-lane operand width, 2..32
   parameter integer ACC_W = 48,  // accumulator width, A_W + B_W < ACC_W <= 64
   parameter integer PROD_REG = 1, // product register between the multiply and the accumulate, 0 or 1
@@ -26,7 +27,7 @@ module tt_mac_array #(
   input  wire                   rst,
   input  wire                   en,     // accumulate this cycle
   input  wire                   clear,  // with en: start a new dot product
-  input  wire [A_W-1:0]         a,      // signed, broadcast to every lane
+  input  wire [A_W*LANES-1:0]   a,      // lane l in [A_W*l +: A_W], signed
   input  wire [B_W*LANES-1:0]   b,      // lane l in [B_W*l +: B_W], signed
   output wire [ACC_W*LANES-1:0] acc     // lane l in [ACC_W*l +: ACC_W], signed
 );
@@ -89,11 +90,11 @@ module tt_mac_array #(
 
   // The multiplier's operands: the ports, or registers of them (no reset: acc_en is low after rst until a product
   // of new operands arrives).
-  wire [A_W-1:0]       mul_a;
+  wire [A_W*LANES-1:0] mul_a;
   wire [B_W*LANES-1:0] mul_b;
   generate
     if (IN_REG == 1) begin : g_in_reg
-      reg [A_W-1:0]       a_q;
+      reg [A_W*LANES-1:0] a_q;
       reg [B_W*LANES-1:0] b_q;
       always @(posedge clk) begin
         a_q <= a;
@@ -110,7 +111,7 @@ module tt_mac_array #(
   genvar l;
   generate
     for (l = 0; l < LANES; l = l + 1) begin : g_lane
-      wire signed [PROD_W-1:0] prod_d = $signed(mul_a) * $signed(mul_b[B_W*l +: B_W]);
+      wire signed [PROD_W-1:0] prod_d = $signed(mul_a[A_W*l +: A_W]) * $signed(mul_b[B_W*l +: B_W]);
       wire signed [PROD_W-1:0] prod;
       if (PROD_REG == 1) begin : g_prod_reg
         reg signed [PROD_W-1:0] prod_q;

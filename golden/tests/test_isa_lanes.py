@@ -5,7 +5,8 @@ plain loop nest (execute_desc) and through the engine's two phases (lane buffers
 MAC per step); check_desc rejects each broken lane-form invariant; with_lanes keeps the direct form where the
 lane form is impossible or does not pay; vector loads (`vec_ok`) only where b's rows allow them, with their load
 beats and group starts worked by hand; wide drains (`drain_ok`) only where the output's runs allow them, with their
-group steps worked by hand."""
+group steps worked by hand; lane sums (`lane_sum_ok`) only where a's runs allow them, with their cycles worked by
+hand and the values of the direct form."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -18,7 +19,7 @@ from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
                         MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, drain_beats, drain_ok, execute_desc,
-                        lane_beats, load_beats, pack_ports, vec_ok, with_lanes)
+                        lane_beats, lane_sum_ok, load_beats, pack_ports, sum_stages, vec_ok, with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -38,7 +39,8 @@ def direct(case: Case) -> tuple[tuple[np.ndarray, int, int], list[int]]:
 
 def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
     """`desc`, a lane form of case.desc, computes the same as the direct form (`want`: direct(case)) both ways,
-    its load phase fills every lane's buffer once, and its compute phase writes the outputs in the direct order."""
+    its load phase fills every lane's buffer once, and its compute phase writes the outputs in the direct order (a
+    lane sum: every group's lanes at its element's address)."""
     (mem_want, *stats), order = want
     what = f"{desc.names[2]} <- {desc.names[0]} x {desc.names[1]}, lanes {desc.lanes}"
     assert check_desc(desc) is desc
@@ -49,7 +51,8 @@ def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
     slots = sorted((lane, rbuf) for _, lane, rbuf in load)
     assert slots == [(lane, i) for lane in range(desc.lanes) for i in range(buffer_words(desc))], what
     so = desc.out_loops[-1].so
-    assert [ro + lane * so for _, _, ro, _, last in compute if last for lane in range(desc.lanes)] == order, what
+    per_group = 1 if desc.lane_sum else desc.lanes
+    assert [ro + lane * so for _, _, ro, _, last in compute if last for lane in range(per_group)] == order, what
 
 
 def swapped(d: ContractDesc, lane: ContractDesc) -> bool:
@@ -290,3 +293,66 @@ def test_check_desc_rejects_a_broken_lane_form(bad, message):
     assert d.lanes == 4 and check_desc(d) is d
     with pytest.raises(ValueError, match=message):
         check_desc(bad(d))
+
+
+def matvec(m: int, k: int) -> ContractDesc:
+    """out[i] = sum_k a[i, k] b[k]: a matrix-vector product, k at stride 1 in both operands."""
+    return check_desc(ContractDesc(
+        a_base=0, b_base=256, o_base=0, out_count=m, out_loops=(PAD,) * (MAX_OUT - 1) + (Loop(m, sa=k, so=1, index="i"),),
+        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=1, index="k"),), shift=2, mode=NEAREST, accumulate=False, out_w=16,
+        banks=("A", "B", "O"), names=("a", "b", "out")))
+
+
+def test_lane_sum_of_a_matrix_vector_product():
+    """out[i] = sum_k a[i, k] b[k], 4 outputs, K = 32, at 8 lanes loading rows of 8: no output index is b's alone, so
+    output lanes would need a and b swapped (the matrix in the buffers, one word a beat: 128 beats, no faster than
+    the direct form's 128 MACs, which therefore stays without vector loads); the lane sum splits
+    k into 4 x 8 instead: lane l takes a[i, 8 k' + l] from a's row and b[8 k' + l] from its buffer (4 words, loaded in
+    4 row beats), a group is one output of 4 steps, and the tree adds the 8 lanes in 3 stages. Group starts: the
+    first after the slice (all 4 beats) and MEM_LAT, i.e. cycle 9, then every 4 cycles: 9, 13, 17, 21. Cycles: the
+    check cycle, 21, then the last group's 4 beats, the tree's 3 stages, its drain beat, 2 MEM_LAT + MAC_REG + 8."""
+    d = matvec(4, 32)
+    lane = with_lanes(d, 8, 4096, vec=8, vec_banks=frozenset({"A", "B"}))
+    assert lane.lane_sum and lane.lanes == 8 and lane.vec == 8 and lane.names == d.names and lane_sum_ok(lane)
+    assert lane.out_loops[-1] == Loop(8, sa=1, sb=1, so=0, index="k")
+    assert lane.red_loops[-1] == Loop(4, sa=8, sb=8, index="k", sbuf=1)
+    assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (4, 4, 128, 4, 4)
+    assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["lane_sum"]) == (1, 3, 1)
+    assert list(group_starts(lane)) == [9, 13, 17, 21]
+    assert contract_cycles(lane) == 1 + 21 + 4 + 3 + 1 + 2 * MEM_LAT + MAC_REG + 8
+    assert with_lanes(d, 8, 4096) is d and contract_cycles(lane) < contract_cycles(d) - 100
+    for v in (False, True):  # the values are those of the direct form, by both walks
+        case = matmul_case(d, np.random.default_rng(7 + v))
+        check_lane_form(case, lane, direct(case))
+    # a's bank must have rows; none: no lane sum, nor where the planner leaves lane sums out
+    assert not with_lanes(d, 8, 4096, vec=8, vec_banks=frozenset()).lane_sum
+    assert not with_lanes(d, 8, 4096, vec=8, lane_sum=False).lane_sum
+
+
+def test_lane_sum_of_compiled_digits_head():
+    """digits' dense head `ji,i->j` (10 outputs, K = 64) at 8 lanes with rows of 8: a lane sum of 8 steps a group,
+    computing what the direct form computes (draws included: one per output, in the output order)."""
+    comp = compile_network(load_config("digits"))
+    op = next(o for o in comp.train_sample if o.spec == "ji,i->j")
+    case = contract_case(comp, op, np.random.default_rng(5))
+    lane = with_lanes(case.desc, 8, 512, vec=8)
+    assert lane.lane_sum and lane.lanes == 8 and lane.red_count == 8 and lane.groups == case.desc.out_count
+    check_lane_form(case, lane, direct(case))
+
+
+@pytest.mark.parametrize("why,change", [
+    ("a off a row", lambda d: replace(d, a_base=d.a_base + 2)),
+    ("lane loop not at a stride 1", lambda d: with_loop(d, LANE_LOOP, sa=2)),
+    ("another a stride off a row", lambda d: with_loop(d, 9, sa=12)),
+    ("an element per lane", lambda d: with_loop(d, LANE_LOOP, so=1)),
+    ("a wide drain", lambda d: replace(d, drain=2)),
+    ("the direct form", lambda d: replace(d, lanes=1)),
+])
+def test_lane_sum_needs_aligned_runs(why, change):
+    """lane_sum_ok refuses each broken rule and check_desc a descriptor that asks for it anyway."""
+    lane = with_lanes(matvec(4, 32), 8, 4096, vec=8)
+    assert lane.lane_sum
+    bad = change(lane)
+    assert not lane_sum_ok(bad), why
+    with pytest.raises(ValueError):
+        check_desc(bad)

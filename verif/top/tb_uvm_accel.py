@@ -42,6 +42,7 @@ SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
 FORMS = ["direct", "lanes", "vector"]  # one MAC a cycle; lanes loaded one word a beat; loaded VEC words a beat
 DRAINS = ["one", "wide"]  # one element a cycle; a run of DRAIN elements a cycle
+SUMS = ["outputs", "reduction"]  # the lanes split the outputs; they split the reduction (a lane sum)
 PRELOADS = ["none", "carries", "preloaded", "both"]  # a contraction carries the next one's b walk, is preloaded, both
 
 
@@ -105,12 +106,12 @@ class OpMonitor(uvm_component):
             if unit == 0:
                 d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
                 counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
-                out = int(np.prod(counts[isa.MAX_RED:]))
+                out = int(np.prod(counts[isa.MAX_RED:])) // (d["lanes"] if d["lane_sum"] else 1)  # elements
                 form = "direct" if d["lanes"] == 1 else "vector" if d["vec_load"] else "lanes"
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
                                       rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload,
-                                      drain=DRAINS[d["vec_store"]])
+                                      drain=DRAINS[d["vec_store"]], lane_sum=SUMS[d["lane_sum"]])
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 tables = unit_tables()
@@ -130,6 +131,7 @@ class OpMonitor(uvm_component):
             txn.form = getattr(txn, "form", None)
             txn.preload = getattr(txn, "preload", None)
             txn.drain = getattr(txn, "drain", None)
+            txn.lane_sum = getattr(txn, "lane_sum", None)
             self.ap.write(txn)
 
 
@@ -163,11 +165,14 @@ class OpCoverage(Coverage):
                    ignore=others + [("contract", "negative"), ("contract", "zero")])
         # the DUT's lane forms: with one lane every contraction is direct (verif/top/test_tt_accel.py builds it
         # with lanes). Lane groups shorter than the lanes (drain-bound) are tb_tt_contract's test_lane_contractions':
-        # the compiled digits programs have none at 8 lanes.
+        # the compiled digits programs have none at 8 lanes. With vector loads no digits contraction stays direct
+        # (the dense head sums its lanes): the direct form is then the one-lane builds' (test_tt_accel_train_steps).
         lanes, vec = int(cocotb.top.LANES.value), int(cocotb.top.VEC.value)
-        self.point("contract_form", lambda t: t.form, FORMS[:2 + (vec > 1)] if lanes > 1 else ["direct"])
+        self.point("contract_form", lambda t: t.form, FORMS[1:] if vec > 1 else FORMS[:2] if lanes > 1 else ["direct"])
         # wide drains: digits at 8 lanes drains its outer-product gradient j,i->ji 8 a cycle (accumulating)
         self.point("contract_drain", lambda t: t.drain, DRAINS if int(cocotb.top.DRAIN.value) > 1 else ["one"])
+        # lane sums (VEC > 1): digits at 8 lanes sums the lanes of its dense head ji,i->j and of two TT steps
+        self.point("contract_lanes_split", lambda t: t.lane_sum, SUMS if lanes > 1 and vec > 1 else ["outputs"])
         # preloads (rtl/tt_contract.v): digits at 8 lanes has ops that carry one, are preloaded, or both
         self.point("contract_preload", lambda t: t.preload, PRELOADS if lanes > 1 else ["none"])
 

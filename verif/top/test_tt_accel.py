@@ -10,7 +10,7 @@ from verif.top.accel_env import hdl_parameters, model_config
 
 SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_banks", "tt_bank", "tt_contract",
                                     "tt_ewise", "tt_sce", "tt_rank", "tt_loop_addr", "tt_mac_array", "tt_requant",
-                                    "tt_lfsr", "tt_writeback", "tt_op_ctrl", "tt_delay", "tt_skid")]
+                                    "tt_lfsr", "tt_writeback", "tt_op_ctrl", "tt_delay", "tt_skid", "tt_lane_sum")]
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
 # another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:
@@ -21,8 +21,8 @@ CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2
          "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct")}
 OPTIMIZER = {"tiny-adam": "adam"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
-# have one): tiny loads its buffers 4 words a cycle and drains 2 a cycle (banks in rows of 4: runs of half a row),
-# digits one word a cycle.
+# have one): tiny loads its buffers 4 words a cycle, drains 2 a cycle (banks in rows of 4: runs of half a row) and sums
+# the lanes of three ops, digits loads one word a cycle.
 LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1)}
 
 
@@ -37,6 +37,7 @@ def accel_params(comp, case: str) -> P.AccelParams:
         assert max(d.lanes for d in descs) > 1, f"{case}: no contraction of train_sample takes the lane form"
         assert vec == 1 or max(d.vec for d in descs) > 1, f"{case}: no contraction of train_sample loads vectors"
         assert drain == 1 or max(d.drain for d in descs) > 1, f"{case}: no contraction of train_sample drains wide"
+        assert vec == 1 or any(d.lane_sum for d in descs), f"{case}: no contraction of train_sample sums its lanes"
     return params
 
 

@@ -38,9 +38,9 @@ class Memories:
     cycle c is committed after the reads of cycle c (read-first). The strobes are ignored while rst is high:
     the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
     `walks`: for ops that preload, the b port's memories in walk order, each with its number of reads (a lane-form
-    op reads b only in its load walks); while it is not empty, b reads are served from it. A b read with b_rd_vec
-    (VEC > 1) also answers the aligned row of VEC words around its address on b_rd_vec_data (junk past the memory), and
-    so does an old-word read with o_rd_vec on o_rd_vec_data; a write with o_wr_run writes DRAIN words from its address.
+    op reads b only in its load walks); while it is not empty, b reads are served from it. A read with its port's
+    vector flag (VEC > 1: a_rd_vec, b_rd_vec, o_rd_vec) also answers the aligned row of VEC words around its address
+    on the port's row bus (junk past the memory); a write with o_wr_run writes DRAIN words from its address.
     """
 
     def __init__(self, dut, lat: int):
@@ -48,8 +48,8 @@ class Memories:
         self.widths = {"a": int(dut.A_W.value), "b": int(dut.B_W.value), "o": int(dut.OUT_W.value)}
         self.vec, self.drain = int(dut.VEC.value), int(dut.DRAIN.value)
         self.mem = {"a": None, "b": None, "o": None}
-        self.pipe = {p: [None] * lat for p in "abovw"}  # v: b's row, w: the old words' row
-        self.rows = {"b": 0, "o": 0}  # vector reads
+        self.pipe = {p: [None] * lat for p in "abouvw"}  # u, v, w: the rows of a, b and the old words
+        self.rows = {"a": 0, "b": 0, "o": 0}  # vector reads
         self.runs = 0  # run writes
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.accesses = 0
@@ -74,10 +74,13 @@ class Memories:
         d = self.dut
         ports = {"a": (d.a_rd_en, d.a_rd_addr, d.a_rd_data), "b": (d.b_rd_en, d.b_rd_addr, d.b_rd_data),
                  "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
+        rows = {"a": ("u", d.a_rd_vec, d.a_rd_vec_data), "b": ("v", d.b_rd_vec, d.b_rd_vec_data),
+                "o": ("w", d.o_rd_vec, d.o_rd_vec_data)}
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
-            for pipe, port, w in (("v", d.b_rd_vec_data, self.widths["b"]), ("w", d.o_rd_vec_data, self.widths["o"])):
+            for p, (pipe, _, port) in rows.items():
+                w = self.widths[p]
                 row = self.pipe[pipe].pop(0)
                 port.value = sum(((v if v is not None else self.junk(w)) & ((1 << w) - 1)) << (w * c)
                                  for c, v in enumerate(row or [None] * self.vec))
@@ -91,11 +94,12 @@ class Memories:
                     self.reads[p] += 1
                     mem, a = self.memory(p), int(addr.value)
                     self.pipe[p].append(int(mem[a]))
-                    if p != "a" and int((d.b_rd_vec if p == "b" else d.o_rd_vec).value):
+                    pipe, flag, _ = rows[p]
+                    if int(flag.value):
                         self.rows[p] += 1
                         first = a - a % self.vec
-                        self.pipe["v" if p == "b" else "w"][-1] = [int(mem[i]) if i < len(mem) else None
-                                                                   for i in range(first, first + self.vec)]
+                        self.pipe[pipe][-1] = [int(mem[i]) if i < len(mem) else None
+                                               for i in range(first, first + self.vec)]
                 else:
                     self.pipe[p].append(None)
             if int(d.o_wr_en.value) and not in_reset:
@@ -200,7 +204,7 @@ class Tb:
                                     self.cycles(desc) + 50, restarts, gap)
         d = self.dut
         what = (f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
-                f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain})")
+                f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, lane sum {desc.lane_sum})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         if desc.preloaded:
@@ -217,7 +221,8 @@ class Tb:
         assert cycles == want_cycles, f"{what}: {cycles} cycles for {desc.macs} MACs, want {want_cycles}"
         if desc.lanes == 1:
             want_reads = {"a": desc.macs, "b": desc.macs}
-        else:  # b once into the buffers (vec words a read in a vector load), a once per group
+        else:  # b once into the buffers (vec words a read in a vector load), a once per compute beat (a row in a lane
+            # sum)
             want_reads = {"a": desc.macs // desc.lanes, "b": isa.load_beats(desc)}
         beats = desc.out_count // desc.drain  # drain beats: a write each, and an old-word read each when accumulating
         want_reads["o"] = beats if desc.accumulate else 0
@@ -227,6 +232,7 @@ class Tb:
         if "b" in ports:
             assert self.mems.rows["b"] - rows["b"] == (want_reads["b"] if desc.vec > 1 else 0), f"{what}: vector reads"
         assert self.mems.rows["o"] - rows["o"] == (want_reads["o"] if desc.drain > 1 else 0), f"{what}: old runs"
+        assert self.mems.rows["a"] - rows["a"] == (want_reads["a"] if desc.lane_sum else 0), f"{what}: rows of a"
         assert self.mems.writes - writes == beats, f"{what}: writes"
         assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
@@ -253,21 +259,26 @@ class Tb:
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
 
     def broken_runs(self, kind: str, n: int, stride: str, base: str):
-        """A lane-form case whose op loads vectors or drains wide (`kind` "vec" or "drain": n words, the operand's
-        base field `base` and loop strides `stride`) keeping every rule, and descriptors of it that break one rule
-        each: the base off a run, the lane loop's stride not 1, another stride off a run. With n = 1 (the build has
-        neither) an op that asks for it while keeping the rules of 2."""
+        """A lane-form case whose op loads vectors, drains wide or sums its lanes (`kind` "vec", "drain" or
+        "lane_sum": runs of n words of the operand with the base field `base` and loop strides `stride`) keeping every
+        rule, and descriptors of it that break one rule each: the base off a run, the lane loop's stride not 1,
+        another stride off a run. With n = 1 (the build has none) an op that asks for it while keeping the rules of
+        2 (a lane sum: any lane-form op marked one)."""
         def other_loop(d):  # a loop besides the lane loop that steps the operand, or None
             return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and getattr(lp, stride)), None)
 
+        def asks(d):
+            return d.lane_sum if kind == "lane_sum" else getattr(d, kind) > 1
+
         while True:
             picked = self.random_lane_case(1)  # odd trials: operands at multiples of VEC and DRAIN
-            if picked and (n == 1 or (getattr(picked[2].desc, kind) > 1 and other_loop(picked[2].desc) is not None)):
+            if picked and (n == 1 or (asks(picked[2].desc) and other_loop(picked[2].desc) is not None)):
                 case = picked[2]
                 break
         lane = case.desc
         if n == 1:
-            return case, [replace(lane, **{kind: 2, base: getattr(lane, base) & -2})]
+            ask = {kind: True} if kind == "lane_sum" else {kind: 2, base: getattr(lane, base) & -2}
+            return case, [replace(lane, **ask)]
         loops = list(lane.loops)
         k = other_loop(lane)
         loops[k] = replace(loops[k], **{stride: getattr(loops[k], stride) + 1})
@@ -340,14 +351,16 @@ async def test_random_contractions(dut):
 async def test_lane_contractions(dut):
     """Synthetic contractions that with_lanes puts in the lane form (with LANES > 1; else they must stay direct):
     split lane loops, swapped operands, groups shorter than the lanes (K < lanes), groups after the first that wait
-    for their slice of the load, vector loads (VEC > 1), wide drains with and without accumulate (DRAIN > 1),
-    both modes."""
+    for their slice of the load, vector loads (VEC > 1), wide drains with and without accumulate (DRAIN > 1), lane
+    sums with and without accumulate (VEC > 1), both modes."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short, waits, vec_loads, wide, wide_acc = 0, 0, 0, 0, 0, 0, 0
+    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc = 0, 0, 0, 0, 0, 0, 0, 0, 0
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     want_vec = 4 if tb.vec > 1 else 0
     want_wide = 4 if tb.drain > 1 else 0
+    want_sums = 4 if tb.vec > 1 else 0
+    enough = False
     for trial in range(3000):
         picked = tb.random_lane_case(trial)
         if picked is None:
@@ -361,18 +374,21 @@ async def test_lane_contractions(dut):
         vec_loads += case.desc.vec > 1
         wide += case.desc.drain > 1
         wide_acc += case.desc.drain > 1 and case.desc.accumulate
+        sums += case.desc.lane_sum
+        sums_acc += case.desc.lane_sum and case.desc.accumulate
         await tb.check_case(case, machine=lane_forms % 4 == 0)
-        if (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
-                and wide >= want_wide and wide_acc >= want_wide // 2):
+        enough = (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
+                  and wide >= want_wide and wide_acc >= want_wide // 2 and sums >= want_sums
+                  and sums_acc >= want_sums // 2)
+        if enough:
             break
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
-                and wide >= want_wide and wide_acc >= want_wide // 2), \
+        assert enough, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, " \
             f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} " \
-            f"({wide_acc} accumulating)"
+            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating)"
 
 
 @cocotb.test()
@@ -458,7 +474,8 @@ async def test_preload_abandoned(dut):
 async def test_illegal_ops(dut):
     """Illegal shift, output width, count and lanes (also a preload's), vector loads that break vec_ok's rules or that
     the build cannot do (VEC = 1; also a preload's), wide drains that break drain_ok's or that the build cannot do
-    (DRAIN = 1): error and done two cycles after start (tt_op_ctrl), no memory access (a preload the op carries does
+    (DRAIN = 1), lane sums that break lane_sum_ok's rules or that the build cannot do (VEC = 1): error and done two
+    cycles after start (tt_op_ctrl), no memory access (a preload the op carries does
     not start), no draw; the engine then runs a legal op normally."""
     tb = Tb(dut)
     await tb.setup()
@@ -507,6 +524,16 @@ async def test_illegal_ops(dut):
     for desc in bad:
         await tb.expect_refused(wcase, desc, ERR_LANES)
     await tb.check_case(wcase)
+    # Lane sums: a's runs of VEC words (none at all with VEC = 1); also an element address that moves with the lane,
+    # a wide drain, and the direct form marked a lane sum.
+    scase, bad = tb.broken_runs("lane_sum", tb.vec, "sa", "a_base")
+    if tb.vec > 1:
+        lane = scase.desc
+        bad += [replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], so=1),)),
+                replace(lane, drain=2), replace(lane, lanes=1)]
+    for desc in bad:
+        await tb.expect_refused(scase, desc, ERR_LANES)
+    await tb.check_case(scase)
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per

@@ -28,7 +28,8 @@ class Mac:
         self.b_w = int(dut.B_W.value)
         self.acc_w = int(dut.ACC_W.value)
         self.latency = 1 + int(dut.IN_REG.value) + int(dut.PROD_REG.value)
-        assert len(dut.b) == self.b_w * self.lanes and len(dut.acc) == self.acc_w * self.lanes
+        assert len(dut.a) == self.a_w * self.lanes and len(dut.b) == self.b_w * self.lanes
+        assert len(dut.acc) == self.acc_w * self.lanes
         self.a_min, self.a_max = -(1 << (self.a_w - 1)), (1 << (self.a_w - 1)) - 1
         self.b_min, self.b_max = -(1 << (self.b_w - 1)), (1 << (self.b_w - 1)) - 1
         self.acc_min, self.acc_max = -(1 << (self.acc_w - 1)), (1 << (self.acc_w - 1)) - 1
@@ -36,18 +37,19 @@ class Mac:
         self.visible = deque([self.model] * self.latency, maxlen=self.latency)
         self.peak = [0, 0]  # most negative, most positive partial sum seen
 
+    def per_lane(self, a):
+        """a as one word per lane: a list as it is, a number for every lane (the engine's usual operand)."""
+        return list(a) if isinstance(a, (list, tuple)) else [a] * self.lanes
+
     def drive(self, en, clear, a, b):
         d = self.dut
         d.en.value = int(en)
         d.clear.value = int(clear)
-        d.a.value = int(a) & ((1 << self.a_w) - 1)
-        word = 0
-        for i, v in enumerate(b):
-            word |= (int(v) & ((1 << self.b_w) - 1)) << (self.b_w * i)
-        d.b.value = word
+        d.a.value = pack(self.per_lane(a), self.a_w)
+        d.b.value = pack(b, self.b_w)
 
     def next_sums(self, clear, a, b):
-        return [(0 if clear else acc) + int(a) * int(bl) for acc, bl in zip(self.model, b)]
+        return [(0 if clear else acc) + int(al) * int(bl) for acc, al, bl in zip(self.model, self.per_lane(a), b)]
 
     def fits(self, sums):
         return all(self.acc_min <= s <= self.acc_max for s in sums)
@@ -73,6 +75,14 @@ class Mac:
             v = (word >> (self.acc_w * i)) & ((1 << self.acc_w) - 1)
             got.append(v - (1 << self.acc_w) if v >> (self.acc_w - 1) else v)
         assert got == self.visible[0], f"{what}: acc {got} != expected {self.visible[0]}"
+
+
+def pack(words, width: int) -> int:
+    """Signed words into one bus, word i in [width*i +: width]."""
+    bus = 0
+    for i, v in enumerate(words):
+        bus |= (int(v) & ((1 << width) - 1)) << (width * i)
+    return bus
 
 
 async def start(dut) -> Mac:
@@ -121,11 +131,13 @@ async def test_random_dot_products(dut):
         clear = gen.random() < 0.08
         rst = gen.random() < 0.005
         if gen.random() < 0.2:  # corner operands
-            a = int(gen.choice([m.a_min, m.a_max, 0, -1, 1]))
+            a = [int(gen.choice([m.a_min, m.a_max, 0, -1, 1])) for _ in range(m.lanes)]
             b = [int(gen.choice([m.b_min, m.b_max, 0, -1, 1])) for _ in range(m.lanes)]
         else:
-            a = int(gen.integers(m.a_min, m.a_max + 1))
+            a = [int(v) for v in gen.integers(m.a_min, m.a_max + 1, size=m.lanes)]
             b = [int(v) for v in gen.integers(m.b_min, m.b_max + 1, size=m.lanes)]
+        if gen.random() < 0.5:  # one a word for every lane, as the engine gives but in a lane sum
+            a = a[0]
         if en and not m.fits(m.next_sums(clear, a, b)):
             clear = 1
         await cycle(m, en, clear, a, b, rst, what=f"cycle {i}")
