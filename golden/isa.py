@@ -271,8 +271,10 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
     """rtl/tt_contract.v's cycles from start to done of a legal op (its block test checks them): the check cycle,
     then the compute beats, the first SLICE_LAT cycles after the compute nest's first cycle (the beats pass a
     register slice on their way to the issue). A group of L outputs takes max(K, L / D) cycles (K reduction steps;
-    the drain takes L / D, D = desc.drain), the last one K; the last group's sums reach the drain mem_lat + 1 +
-    mac_reg cycles after its last beat, leave it over L / D cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to the write and done.
+    the drain takes L / D, D = desc.drain; a lane sum's group of one output max(K, 1)), the last one K; the last
+    group's sums reach the drain mem_lat + 1 + mac_reg cycles after its last beat (a lane sum's log2 L stages of
+    the adder tree later), leave it over L / D cycles, wait mem_lat for the old word, 3 in the requantiser and 4 to
+    the write and done.
     In the lane form the load runs beside the compute, a beat a cycle (one b word, or with a vector load one word
     for each of vec lanes) from the compute nest's first cycle,
     a slice (one index of the output loops b has besides the lane loop: every lane's words of one group) after
@@ -318,8 +320,8 @@ def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_
 
 def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> np.ndarray:
     """The cycle each group's first beat issues, counted from the compute nest's first cycle (contract_cycles): the
-    first SLICE_LAT cycles later (the beat's way through the register slice), each later one max(K, L) after the
-    previous group's, and in the lane form not before its slice is loaded. The load walk's beat j issues in cycle
+    first SLICE_LAT cycles later (the beat's way through the register slice), each later one max(K, drain_beats)
+    after the previous group's, and in the lane form not before its slice is loaded. The load walk's beat j issues in cycle
     j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its predecessor's preload walk
     issued its first beat `head` cycles before this op's compute nest's first cycle)."""
     step = max(desc.red_count, drain_beats(desc))

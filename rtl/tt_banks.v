@@ -177,11 +177,16 @@ module tt_banks #(
         ph_en[4*k + 1] = (hk[0] && hk[1]) || ((hk[0] || hk[1]) && hk[2]);
         ph_addr[(4*k + 1)*AW +: AW] = (hk[0] && hk[1]) ? in_rd_addr[ADDR_W +: AW] : in_rd_addr[2*ADDR_W +: AW];
       end
-      // Logical port p takes the bank's physical port numbered by the earlier logical ports that read the bank.
+      // Logical port p takes the bank's physical port numbered by the earlier logical ports that read the bank (its
+      // rank among the bank's hits), and has data if the bank has that port and the address is legal (else 0).
       for (p = 0; p < NRD; p = p + 1) begin
         rank = 2'd0;
         for (e = 0; e < p; e = e + 1) begin
           rank = rank + {1'b0, hk[e]};
+        end
+        if (hk[p]) begin
+          sel_port[2*p +: 2] = rank;
+          sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
         end
         if (hk[p] && in_rd_vec[p]) begin
           ph_row[4*k + {30'd0, rank}] = 1'b1;
@@ -197,20 +202,9 @@ module tt_banks #(
         port_err_c = port_err_c || (hk[0] && hk[1]) || (hk[0] && hk[2]) || (hk[1] && hk[2]);
       end
     end
-    // Each logical port's data: its bank, which of the bank's ports (its rank among the bank's hits), and whether
-    // it got one and is legal (else its data is 0).
+    // Each logical port's bank (its port and legality are set above).
     for (p = 0; p < NRD; p = p + 1) begin
       sel_bank[BB*p +: BB] = in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB];
-      for (k = 0; k < NBANK; k = k + 1) begin
-        rank = 2'd0;
-        for (e = 0; e < p; e = e + 1) begin
-          rank = rank + {1'b0, hit[NRD*k + e]};
-        end
-        if (hit[NRD*k + p]) begin
-          sel_port[2*p +: 2] = rank;
-          sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
-        end
-      end
       if (in_rd_en[p] && !legal(in_rd_addr[ADDR_W*p +: ADDR_W])) begin
         rd_bad_c = 1'b1;
       end
@@ -399,7 +393,7 @@ module tt_banks #(
   // The physical ports a bank does not have are never driven into a tt_bank.
   wire unused_ph = ^{ram_rd_en, ram_rd_row, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
 
-  assign addr_err = rd_bad_c || (in_wr_en && !wr_ok);
+  assign addr_err = rd_bad_c || (in_wr_en && !legal(in_wr_addr));  // a run without rows is a port error alone
   assign port_err = port_err_c || run_err_c;
 
 endmodule

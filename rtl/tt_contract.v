@@ -797,13 +797,14 @@ module tt_contract #(
   generate
     if (DRAIN > 1) begin : g_old_run
       localparam integer RUNS_SH = $clog2(VEC) - DRAIN_SH;  // runs per row: 2^RUNS_SH
+      wire [DRAIN*OUT_W-1:0] row_run;  // the element's run of the row read
       if (RUNS_SH > 0) begin : g_runs
         wire [RUNS_SH-1:0] run_idx = rq_addr_q[DRAIN_SH +: RUNS_SH];
-        assign old_run = store_q ? o_rd_vec_data[DRAIN*OUT_W*run_idx +: DRAIN*OUT_W] :
-                                   {{((DRAIN-1)*OUT_W){1'b0}}, o_rd_data};
+        assign row_run = o_rd_vec_data[DRAIN*OUT_W*run_idx +: DRAIN*OUT_W];
       end else begin : g_one_run
-        assign old_run = store_q ? o_rd_vec_data : {{((DRAIN-1)*OUT_W){1'b0}}, o_rd_data};
+        assign row_run = o_rd_vec_data;
       end
+      assign old_run = store_q ? row_run : {{((DRAIN-1)*OUT_W){1'b0}}, o_rd_data};
     end else begin : g_old_word
       assign old_run = o_rd_data;
       wire unused_old_row = ^o_rd_vec_data;

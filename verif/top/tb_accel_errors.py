@@ -359,11 +359,11 @@ async def illegal_programs(dut):
     # sequencer checks at done) with the extra read (z, logical port 1) returning 0 (rtl/tt_banks.v).
     axpby = ew_desc(isa.EW_AXPBY, 8, x=g("core", 0), z=g("core", 8), y=g("act", 16), alpha=3, beta=5, x_w=4, z_w=4)
     await check_illegal(env, "AXPBY with x and z in the core bank", B, zero_rec + ew_record(axpby) + END, 4, 0, B + n0,
-                        [zero_f], runs=axpby, port_conflict=True)
+                        [zero_f], runs=axpby, zero_read="b")
     # a contraction with a and b in the core bank
     ct_conf = mv_desc(g("core", 0), g("core", 32), g("act", 16), 4, 8, 0)
     await check_illegal(env, "contraction with a and b in the core bank", B, ct_record(ct_conf) + END, 4, 0, B, [],
-                        runs=ct_conf, port_conflict=True)
+                        runs=ct_conf, zero_read="b")
     # reads outside every bank early in the op, the writes legal: the op writes what it read as 0, then error 3
     relu = ew_desc(isa.EW_RELU, 8, x=g("master", env.params.bank_depth[2] - 4), y=g("act", 16), x_w=8)
     await check_illegal(env, "element-wise read past the master bank's depth, legal writes", B, ew_record(relu) + END,
@@ -377,7 +377,11 @@ async def illegal_programs(dut):
 
 
 async def check_illegal(env: Env, name: str, base: int, words: list, code: int, unit_code: int, pc: int, good: list,
-                        runs=None, port_conflict: bool = False) -> None:
+                        runs=None, zero_read: str = "", writes: bool = True) -> None:
+    """Run the program `words` at `base`: it must stop with (code, unit_code) at pc after the `good` ops, the banks as
+    the golden references say, the program memory, statistics and random stream untouched. `runs`: the bad op when it
+    runs to its end (errors 3 and 4 are found at done), with its operand `zero_read` ("a" or "b") read as 0 and,
+    without `writes`, its writes dropped."""
     host = env.host
     await host.write_program(words[:max(0, PROG_DEPTH - base)], base=base)  # a record may run past the end
     flat = env.flat()
@@ -386,13 +390,13 @@ async def check_illegal(env: Env, name: str, base: int, words: list, code: int, 
     want = flat
     for d in good:  # the good ops before the bad record, by the golden references (NEAREST: no draws)
         want = golden_ew(want, d, lfsr)[0] if isinstance(d, EwiseDesc) else golden_ct(want, d, lfsr)[0]
-    # the bad op itself when it runs to its end (errors 3 and 4 are found at done): reads outside every bank
-    # and the extra read of a port conflict (logical port 1: z, b) return 0 (rtl/tt_banks.v)
-    zeros = np.zeros_like(want) if port_conflict else want
+    # the bad op itself when it runs to its end: reads outside every bank, the extra read of a port conflict (logical
+    # port 1: z, b) and a row read of a bank without rows return 0 (rtl/tt_banks.v)
+    reads = {"a": want, "b": want} | ({zero_read: np.zeros_like(want)} if zero_read else {})
     if isinstance(runs, EwiseDesc):
-        want = golden_ew(want, runs, lfsr, mem_z=zeros)[0]
-    elif isinstance(runs, ContractDesc):
-        want = isa.execute_desc(runs, want, zeros, want)[0]
+        want = golden_ew(want, runs, lfsr, mem_z=reads["b"])[0]
+    elif isinstance(runs, ContractDesc) and writes:
+        want = isa.execute_desc(runs, reads["a"], reads["b"], want)[0]
     before = env.prog_and_stats()
     await host.start(base)
     await env.wait_end(20_000)
@@ -404,6 +408,39 @@ async def check_illegal(env: Env, name: str, base: int, words: list, code: int, 
     assert ops - ops0 == len(good), f"{name}: {ops - ops0} ops completed, expected {len(good)}"
     await env.clear_error(name)
     await env.good_sample()
+
+
+@cocotb.test()
+async def rows_missing(dut):
+    """Contractions that need rows of a bank built without them (the master bank, which no compiled op reads or
+    writes by rows), as a build of 4 lanes with rows of 4 and a drain of 2 runs them: a lane sum reading a from it, a
+    vector load of b from it, a wide drain into it. On such a build (verif/top/test_accel_errors.py) each runs to its
+    end, its row reads returning 0 and its run writes dropped, and stops with the bank port error (code 4) at its pc.
+    A build without rows (VEC = 1, one lane) refuses them first (the contraction unit's code 4: lanes above LANES),
+    touching nothing. A training sample then runs bit-exactly."""
+    env = await Env.create(dut, 2)
+    g, p = env.g, env.params
+    rows = p.vec > 1
+    if rows:
+        assert "master" not in p.vec_banks and (p.lanes, p.vec, p.drain) == (4, 4, 2), (p.vec_banks, p.lanes)
+    await env.good_sample()
+    lane_sum = isa.with_lanes(mv_desc(g("master", 0), g("act", 0), g("act", 16), 4, 8, shift=3), 4, 64, vec=4)
+    # out[i, j] = sum_k a[i, k] b[k, j]: the lanes over j, b's row of 4 a beat
+    mm = ContractDesc(a_base=g("act", 0), b_base=g("master", 0), o_base=g("act", 16), out_count=8,
+                      out_loops=(PAD,) * 4 + (Loop(2, sa=4, so=4), Loop(4, sb=1, so=1)),
+                      red_loops=(PAD,) * 3 + (Loop(4, sa=1, sb=4),), shift=3, mode=NEAREST, accumulate=False, out_w=16)
+    vec_load = isa.with_lanes(mm, 4, 64, vec=4)
+    wide = isa.with_lanes(replace(mm, b_base=g("act", 32), o_base=g("master", 0), out_w=8), 4, 64, vec=4, drain=2)
+    assert lane_sum.lane_sum and vec_load.vec == 4 and not vec_load.lane_sum and wide.drain == 2
+    B = HAND_BASE
+    for name, desc, zero_read in (("a lane sum reading the master bank's rows", lane_sum, "a"),
+                                  ("a vector load from the master bank", vec_load, "b"),
+                                  ("a wide drain into the master bank", wide, "")):
+        if rows:
+            await check_illegal(env, name, B, ct_record(desc) + END, 4, 0, B, [], runs=desc, zero_read=zero_read,
+                                writes=desc is not wide)
+        else:
+            await check_illegal(env, name, B, ct_record(desc) + END, 5, 4, B, [])
 
 
 async def check_sce_label(env: Env) -> None:

@@ -21,3 +21,14 @@ def test_accel_errors(sim):
     run_block(toplevel="tt_accel", sources=SOURCES, parameters=params, sim=sim,
               build_dir=BUILD / "tt_accel_errors" / (sim + ("-waves" if os.environ.get("WAVES") == "1" else "")),
               test_module="verif.top.tb_accel_errors")
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_accel_errors_missing_rows(sim):
+    """tb_accel_errors.rows_missing on a build with rows (4 lanes, rows of 4, a drain of 2, tiny-lanes' build): ops
+    that need rows of a bank built without them stop with the port error."""
+    comp = compile_network(model_config("tiny"))
+    params = hdl_parameters(P.params_for(comp, prog_depth=PROG_DEPTH, lanes=4, buf_depth=64, vec=4, drain=2))
+    run_block(toplevel="tt_accel", sources=SOURCES, parameters=params, sim=sim,
+              build_dir=BUILD / "tt_accel_errors_rows" / (sim + ("-waves" if os.environ.get("WAVES") == "1" else "")),
+              test_module="verif.top.tb_accel_errors", testcase="rows_missing")
