@@ -12,13 +12,24 @@ column tile: max(compute, load, drain). Not modelled: layouts that keep the lane
 compiler owns intermediates' index order, and may keep permuted copies of 4-bit cores), pipeline fill per op.
 
     python scripts/lane_model.py --model paper [--lanes 128] [--width 16] [--requant 16] [--one-dimensional]
+
+--reduction-lanes R models another two-dimensional array, built from today's engine with the layouts the compiler
+gives: its L output lanes (the compiled lane form at --lanes / R lanes, vector loads and a drain of --width) times R
+reduction lanes, as the lane sum splits a reduction (rtl/ARCHITECTURE.md): lane (c, r) MACs word r of a's row with
+its own buffer word, and an adder tree per output lane adds the R partial sums. An op qualifies where a reduction
+loop steps a at stride 1 (a's run of R words aligned) and b: its groups then take max(K / R, drain) cycles and its
+load the same beats (the same b words into R times the buffers); every other op keeps its compiled cycles.
+
+    python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8
 """
 from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from golden import isa
+from golden import program as P
 from golden.compiler import compile_network
 from golden.config import load_config
 
@@ -76,6 +87,54 @@ def plan_program(model: str, lanes: int, width: int, requant: int, max_la: int |
             for op in getattr(comp, program) if op.kind == "contract"]
 
 
+@dataclass(frozen=True)
+class SplitPlan:
+    spec: str
+    macs: int
+    lanes: int  # MAC lanes the op uses: its compiled lanes, times R where it splits its reduction
+    cycles: float
+
+
+def split_reduction(d: isa.ContractDesc, r: int) -> isa.ContractDesc | None:
+    """The compiled lane-form descriptor `d` with its reduction split over r lanes (its reduction steps K / r), or
+    None where no reduction loop steps a at stride 1 and b with a count that r divides, or a's runs are off r."""
+    if d.lanes == 1 or d.lane_sum or r < 2:
+        return None
+    loops = [i for i, lp in enumerate(d.red_loops) if lp.sa == 1 and lp.sb and lp.count % r == 0]
+    aligned = d.a_base % r == 0 and all(lp.sa % r == 0 for lp in d.loops if lp.sa != 1)
+    if not loops or not aligned:
+        return None
+    i = loops[-1]
+    lp = d.red_loops[i]
+    return replace(d, red_loops=d.red_loops[:i] + (replace(lp, count=lp.count // r),) + d.red_loops[i + 1:])
+
+
+def split_cycles(d: isa.ContractDesc, r: int) -> tuple[float, int]:
+    """(model cycles, lanes) of `d` on the array of --reduction-lanes r: the groups' compute at K / r a group (no less
+    than the drain) or the load beats (unchanged), whichever is longer, plus the compiled op's fill and the tree's
+    log2 r stages; else d's own cycles."""
+    s = split_reduction(d, r)
+    if s is None:
+        return isa.contract_cycles(d), d.lanes
+    fill = isa.contract_losses(d, d.lanes)["fill"]  # the compiled op's pipeline fill and drain, check and start
+    compute = d.groups * max(s.red_count, isa.drain_beats(d))
+    return max(compute, isa.load_beats(d)) + fill + (r - 1).bit_length(), d.lanes * r
+
+
+def plan_split(model: str, lanes: int, r: int, width: int, program: str = "train_sample") -> list[SplitPlan]:
+    """SplitPlan of every contraction of `program` on the --reduction-lanes r array of `lanes` MAC lanes."""
+    comp = compile_network(load_config(model))
+    p = P.params_for(comp, lanes=lanes // r, buf_depth=512, vec=min(width, lanes // r), drain=min(width, lanes // r))
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    out = []
+    for op in getattr(comp, program):
+        if op.kind == "contract":
+            d = P.contract_desc(comp, p, op, frac)
+            cycles, used = split_cycles(d, r)
+            out.append(SplitPlan(op.spec, d.macs, used, cycles))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="paper")
@@ -83,9 +142,25 @@ def main() -> int:
     ap.add_argument("--width", type=int, default=16, help="elements a bank read delivers per cycle")
     ap.add_argument("--requant", type=int, default=16, help="requantisers (outputs drained per cycle)")
     ap.add_argument("--one-dimensional", action="store_true", help="LA = 1: lanes over one operand's outputs only")
+    ap.add_argument("--reduction-lanes", type=int, default=0, metavar="R",
+                    help="model the compiled lane forms with R reduction lanes each (module docstring)")
     a = ap.parse_args()
     if a.lanes < 1 or a.width < 1 or a.requant < 1:
         raise SystemExit("error: --lanes, --width and --requant must be >= 1")
+    if a.reduction_lanes:
+        r = a.reduction_lanes
+        if r < 2 or r & (r - 1) or a.lanes % r or r > a.width:
+            raise SystemExit("error: --reduction-lanes must be a power of two >= 2 that divides --lanes, at most --width")
+        plans = plan_split(a.model, a.lanes, r, a.width)
+        print(f"{a.model}: {a.lanes // r} output lanes x {r} reduction lanes, compiled layouts (a model, not a "
+              f"measurement)")
+        print("| contraction | lanes used | model cycles | ideal MACs/lanes |")
+        print("|---|---|---|---|")
+        for p in plans:
+            print(f"| {p.spec} | {p.lanes} | {p.cycles:.0f} | {p.macs / a.lanes:.0f} |")
+        total, ideal = sum(p.cycles for p in plans), sum(p.macs for p in plans) / a.lanes
+        print(f"contractions: {total:.0f} model cycles against {ideal:.0f} ideal ({total / ideal:.3f}x)")
+        return 0
     plans = plan_program(a.model, a.lanes, a.width, a.requant, 1 if a.one_dimensional else None)
     print(f"{a.model}: {a.lanes} lanes, {a.width}-element reads, {a.requant} requantisers (a model, not a measurement)")
     print("| contraction | K | streamed outputs | buffered outputs | lanes | model cycles | ideal MACs/lanes |")

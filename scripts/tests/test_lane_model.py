@@ -34,3 +34,19 @@ def test_a_one_dimensional_array_never_beats_the_two_dimensional_one():
     flat = lane_model.plan_program("paper", lanes=128, width=16, requant=16, max_la=1)
     square = lane_model.plan_program("paper", lanes=128, width=16, requant=16)
     assert all(f.la == 1 and f.cycles >= s.cycles for f, s in zip(flat, square))
+
+
+@pytest.mark.parametrize("model", ["digits", "paper"])
+def test_reduction_lanes_never_beat_their_ideal_and_never_slow_an_op(model):
+    """--reduction-lanes: an op that splits its reduction uses lanes x R lanes and takes no fewer cycles than its MACs
+    over them; one that does not keeps its compiled cycles. On paper the two largest forward steps split."""
+    r, lanes = (8, 128) if model == "paper" else (2, 16)
+    split = lane_model.plan_split(model, lanes, r, width=16)
+    alone = lane_model.plan_split(model, lanes // r, 1, width=16)  # R = 1: the compiled engine's own cycles
+    assert len(split) == len(alone)
+    for s, a in zip(split, alone):
+        assert s.lanes in (a.lanes, a.lanes * r)
+        assert s.cycles >= s.macs / s.lanes
+        assert s.lanes > a.lanes or s.cycles == a.cycles
+    if model == "paper":
+        assert {s.spec for s, a in zip(split, alone) if s.lanes > a.lanes} >= {"ifbj,ebcdi->fecdj", "jgck,fecdj->gefdk"}
