@@ -18,9 +18,12 @@ gives: its L output lanes (the compiled lane form at --lanes / R lanes, vector l
 reduction lanes, as the lane sum splits a reduction (rtl/ARCHITECTURE.md): lane (c, r) MACs word r of a's row with
 its own buffer word, and an adder tree per output lane adds the R partial sums. An op qualifies where a reduction
 loop steps a at stride 1 (a's run of R words aligned) and b: its groups then take max(K / R, drain) cycles and its
-load the same beats (the same b words into R times the buffers); every other op keeps its compiled cycles.
+load the same beats (the same b words into R times the buffers); every other op keeps its compiled cycles. With
+--rows, the outer product's rows too, where the layouts allow them: the output loop just outside the lane loop steps
+a at stride 1 and not b (R rows of a read as one aligned run), R x L outputs a group drained --requant a cycle;
+each op takes the faster kind.
 
-    python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8
+    python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8 [--rows]
 """
 from __future__ import annotations
 
@@ -91,8 +94,9 @@ def plan_program(model: str, lanes: int, width: int, requant: int, max_la: int |
 class SplitPlan:
     spec: str
     macs: int
-    lanes: int  # MAC lanes the op uses: its compiled lanes, times R where it splits its reduction
+    lanes: int  # MAC lanes the op uses: its compiled lanes, times R where it takes a second dimension
     cycles: float
+    kind: str  # "lanes" (the compiled form alone), "reduction" or "rows"
 
 
 def split_reduction(d: isa.ContractDesc, r: int) -> isa.ContractDesc | None:
@@ -121,8 +125,26 @@ def split_cycles(d: isa.ContractDesc, r: int) -> tuple[float, int]:
     return max(compute, isa.load_beats(d)) + fill + (r - 1).bit_length(), d.lanes * r
 
 
-def plan_split(model: str, lanes: int, r: int, width: int, program: str = "train_sample") -> list[SplitPlan]:
-    """SplitPlan of every contraction of `program` on the --reduction-lanes r array of `lanes` MAC lanes."""
+def rows_cycles(d: isa.ContractDesc, r: int, requant: int) -> float | None:
+    """Model cycles of `d` with r rows of the outer product (lanes d.lanes x r), or None where the output loop just
+    outside the lane loop does not step a alone at stride 1 with a count r divides, or a's runs are off r: r x L
+    outputs a group, K cycles or their drain at `requant` a cycle, whichever is longer, or the load beats (unchanged),
+    plus the compiled op's fill."""
+    if d.lanes == 1 or d.lane_sum or r < 2:
+        return None
+    row = d.out_loops[-2]
+    aligned = d.a_base % r == 0 and all(lp.sa % r == 0 for lp in d.loops if lp is not row)
+    if not (row.sa == 1 and row.sb == 0 and row.count % r == 0 and aligned):
+        return None
+    fill = isa.contract_losses(d, d.lanes)["fill"]
+    compute = d.groups // r * max(d.red_count, math.ceil(d.lanes * r / requant))
+    return max(compute, isa.load_beats(d)) + fill
+
+
+def plan_split(model: str, lanes: int, r: int, width: int, rows: bool = False, requant: int = 16,
+               program: str = "train_sample") -> list[SplitPlan]:
+    """SplitPlan of every contraction of `program` on the --reduction-lanes r array of `lanes` MAC lanes (with `rows`,
+    the rows kind where it is faster)."""
     comp = compile_network(load_config(model))
     p = P.params_for(comp, lanes=lanes // r, buf_depth=512, vec=min(width, lanes // r), drain=min(width, lanes // r))
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
@@ -131,7 +153,11 @@ def plan_split(model: str, lanes: int, r: int, width: int, program: str = "train
         if op.kind == "contract":
             d = P.contract_desc(comp, p, op, frac)
             cycles, used = split_cycles(d, r)
-            out.append(SplitPlan(op.spec, d.macs, used, cycles))
+            plan = SplitPlan(op.spec, d.macs, used, cycles, "reduction" if used > d.lanes else "lanes")
+            by_rows = rows_cycles(d, r, requant) if rows else None
+            if by_rows is not None and by_rows < plan.cycles:
+                plan = SplitPlan(op.spec, d.macs, d.lanes * r, by_rows, "rows")
+            out.append(plan)
     return out
 
 
@@ -144,6 +170,7 @@ def main() -> int:
     ap.add_argument("--one-dimensional", action="store_true", help="LA = 1: lanes over one operand's outputs only")
     ap.add_argument("--reduction-lanes", type=int, default=0, metavar="R",
                     help="model the compiled lane forms with R reduction lanes each (module docstring)")
+    ap.add_argument("--rows", action="store_true", help="with --reduction-lanes: the outer product's R rows too")
     a = ap.parse_args()
     if a.lanes < 1 or a.width < 1 or a.requant < 1:
         raise SystemExit("error: --lanes, --width and --requant must be >= 1")
@@ -151,13 +178,13 @@ def main() -> int:
         r = a.reduction_lanes
         if r < 2 or r & (r - 1) or a.lanes % r or r > a.width:
             raise SystemExit("error: --reduction-lanes must be a power of two >= 2 that divides --lanes, at most --width")
-        plans = plan_split(a.model, a.lanes, r, a.width)
-        print(f"{a.model}: {a.lanes // r} output lanes x {r} reduction lanes, compiled layouts (a model, not a "
-              f"measurement)")
-        print("| contraction | lanes used | model cycles | ideal MACs/lanes |")
-        print("|---|---|---|---|")
+        plans = plan_split(a.model, a.lanes, r, a.width, a.rows, a.requant)
+        print(f"{a.model}: {a.lanes // r} output lanes x {r} reduction lanes{' or rows' if a.rows else ''}, compiled "
+              f"layouts (a model, not a measurement)")
+        print("| contraction | second dimension | lanes used | model cycles | ideal MACs/lanes |")
+        print("|---|---|---|---|---|")
         for p in plans:
-            print(f"| {p.spec} | {p.lanes} | {p.cycles:.0f} | {p.macs / a.lanes:.0f} |")
+            print(f"| {p.spec} | {p.kind} | {p.lanes} | {p.cycles:.0f} | {p.macs / a.lanes:.0f} |")
         total, ideal = sum(p.cycles for p in plans), sum(p.macs for p in plans) / a.lanes
         print(f"contractions: {total:.0f} model cycles against {ideal:.0f} ideal ({total / ideal:.3f}x)")
         return 0
