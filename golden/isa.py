@@ -357,11 +357,10 @@ def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
     (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` allows, a lane sum
     (`_sum_lanes`); the first among equals. `vec_banks`: the banks built in rows (None: every bank), which vector
     loads and lane sums read and wide drains (`drain` words a cycle) write."""
-    forms = [f for f in (_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain),
-                         _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks) if lane_sum else None)
-             if f is not None]
-    best = min(forms, key=contract_cycles, default=desc)
-    return check_desc(best) if contract_cycles(best) < contract_cycles(desc) else desc
+    forms = (_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain),
+             _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks) if lane_sum else None)
+    best = min([desc, *(f for f in forms if f is not None)], key=contract_cycles)  # desc among equals
+    return best if best is desc else check_desc(best)
 
 
 def _in_rows(bank: str, vec_banks: frozenset[str] | None) -> bool:

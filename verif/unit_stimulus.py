@@ -1,8 +1,14 @@
-"""Stimulus shared by the testbenches of the op-executing units (tt_contract, tt_ewise, tt_sce, tt_rank)."""
+"""Stimulus shared by the testbenches: of the op-executing units (tt_contract, tt_ewise, tt_sce, tt_rank), and random
+words of any width (tt_delay, tt_lane_sum)."""
 from __future__ import annotations
 
 import numpy as np
 from cocotb.triggers import FallingEdge
+
+
+def random_word(rng: np.random.Generator, width: int) -> int:
+    """A uniformly random unsigned word of `width` bits (any width, wider than 64 too)."""
+    return int.from_bytes(rng.bytes((width + 7) // 8), "little") & ((1 << width) - 1)
 
 
 def busy_restarts(gen: np.random.Generator, total: int) -> frozenset:

@@ -11,6 +11,8 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
+from verif.unit_stimulus import random_word
+
 
 async def setup(dut):
     width, depth, reset = (int(getattr(dut, p).value) for p in ("WIDTH", "DEPTH", "RESET"))
@@ -24,10 +26,6 @@ async def setup(dut):
     await FallingEdge(dut.clk)
     dut.rst.value = 0
     return width, depth, reset, rng
-
-
-def random_word(rng, width):
-    return int.from_bytes(rng.bytes((width + 7) // 8), "little") & ((1 << width) - 1)
 
 
 @cocotb.test()

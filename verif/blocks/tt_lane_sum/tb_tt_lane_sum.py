@@ -12,9 +12,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-
-def random_word(rng, width):
-    return int.from_bytes(rng.bytes((width + 7) // 8), "little") & ((1 << width) - 1)
+from verif.unit_stimulus import random_word
 
 
 class Tree:
