@@ -43,15 +43,21 @@ multiple of D, and the output's base and every other output stride multiples of 
 beat's words are one aligned run and all of them the op's. A group then takes max(K, L / D) cycles instead of
 max(K, L). Only the time changes, not the values.
 
-Lane sum (`lane_sum`; `with_lanes` chooses it where the build loads vectors of V words, a's bank has rows and the
-lane form over an output index does not pay, e.g. a matrix-vector product): the lanes split the reduction instead of
-the output. The lane loop is then a reduction index moved to the innermost output slot (count L = V, output stride
-0: not an element), stepping a at stride 1 and b (sb != 0). Each step reads one aligned row of L words of a, lane l
-taking word l, MACs it with its buffer word, and a finished group is one output element: the sum of the L lanes'
-sums, formed by an adder tree (log2 L stages) before the drain. It needs a's base and every other a stride
-multiples of L (`_aligned_runs` on a) and no wide drain. out_count counts elements (the lane loop not among them), a
-group takes max(K, 1) cycles, and the element order, hence the draws, is that of the output loops as before. Only
-the time changes, not the values (the sums are exact).
+Lane sum (`lane_sum`; `with_lanes` chooses it where the build loads vectors of V words, a's bank has rows and it is
+the faster form, e.g. for a matrix-vector product, or with R a part of the lanes beside output lanes): the lanes split
+the reduction. The lane loop is then the sum loop: a reduction index moved to the innermost output slot (count R, a
+power of two, 2 <= R <= V, output stride 0: not an element), stepping a at stride 1 and b (sb != 0). The op's lanes
+are L x R: L output lanes (`out_lanes`) and R sum lanes (`sum_lanes`); with L > 1 the output loop just outside the
+sum loop (LANE_LOOP - 1, the output lane loop) has count L and steps b only (sa 0, sb != 0), like the lane form's lane
+loop, and the compute nest holds both at 0. Each step reads one aligned run of R words of a, lane (c, r) taking word
+r, MACs it with its buffer word, and a finished group is L output elements (lane 0's address + c * so of the output
+lane loop): element c is the sum of lanes (c, 0..R-1), formed by an adder tree (log2 R stages) before the drain. The
+engine numbers lane (c, r) c + (lanes of the build / R) * r (its trees fold the upper half of the lanes onto the lower
+R-fold), so a vector load runs along the sum loop where the build has R lanes in all (L = 1), along the output lane
+loop where it has V * R or more (`vec_ok` with `engine_lanes`). It needs a's base and every other a stride multiples
+of R (`_aligned_runs` on a), and a wide drain the output lane loop at out stride 1 (`drain_ok`). out_count counts
+elements (the sum loop not among them), a group takes max(K, L / D) cycles, and the element order, hence the draws,
+is that of the output loops as before. Only the time changes, not the values (the sums are exact).
 
 Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
 carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
@@ -127,13 +133,29 @@ class ContractDesc:
         return math.prod(lp.count for lp in self.red_loops)
 
     @property
+    def sum_lanes(self) -> int:
+        """R: the lanes that split each element's reduction (a lane sum's sum loop); 1 otherwise."""
+        return self.out_loops[-1].count if self.lane_sum else 1
+
+    @property
+    def out_lanes(self) -> int:
+        """L: the output elements a group of the engine computes side by side (1 in the direct form)."""
+        return self.lanes // self.sum_lanes
+
+    @property
+    def lane_loops(self) -> tuple[int, ...]:
+        """The loops (indices into `loops`) the lanes walk, outer to inner: the lane loop, and in a lane sum with output
+        lanes the output lane loop outside it; the compute nest holds them at 0 and the load walks them."""
+        return (LANE_LOOP - 1, LANE_LOOP) if self.lane_sum and self.out_lanes > 1 else (LANE_LOOP,)
+
+    @property
     def groups(self) -> int:
-        """Reductions the engine runs: one per output element, or per `lanes` of them in the lane form."""
-        return self.out_count if self.lane_sum or self.lanes == 1 else self.out_count // self.lanes
+        """Reductions the engine runs: one per `out_lanes` output elements."""
+        return self.out_count // self.out_lanes
 
     @property
     def macs(self) -> int:
-        return self.out_count * self.red_count * (self.lanes if self.lane_sum else 1)
+        return self.out_count * self.red_count * self.sum_lanes
 
 
 def _fail(what: str, problem: str):
@@ -162,10 +184,10 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         last = base + sum((lp.count - 1) * getattr(lp, key) for lp in desc.loops)
         if base < 0 or last >= 1 << ADDR_W:
             _fail(what, f"operand {name} spans addresses {base}..{last}, beyond the {ADDR_W}-bit address field")
-    elements = math.prod(lp.count for lp in desc.out_loops) // (desc.lanes if desc.lane_sum else 1)
+    elements = math.prod(lp.count for lp in desc.out_loops) // desc.sum_lanes
     if desc.out_count != elements:
         _fail(what, f"out_count {desc.out_count} is not the product of the output loop counts"
-                    + (" without the lane loop" if desc.lane_sum else ""))
+                    + (" without the sum loop" if desc.lane_sum else ""))
     if not -(1 << (SHIFT_W - 1)) <= desc.shift < 1 << (SHIFT_W - 1):
         _fail(what, f"shift {desc.shift} outside the {SHIFT_W}-bit shift field")
     if not 2 <= desc.out_w <= 32:
@@ -181,85 +203,106 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
             _fail(what, "the preloaded op must be in the lane form, and carry no preload of its own")
         check_desc(desc.preload)
     if desc.vec != 1 and not vec_ok(desc, desc.vec):
-        _fail(what, f"vector load of {desc.vec} words: needs the lane form with lanes a multiple of it, b's lane "
-                    f"loop at stride 1 and b's base and other strides multiples of it")
+        _fail(what, f"vector load of {desc.vec} words: needs the lane form with its lanes along b a multiple of it, "
+                    f"at stride 1 in b, and b's base and other strides multiples of it")
     if desc.drain != 1 and not drain_ok(desc, desc.drain):
-        _fail(what, f"wide drain of {desc.drain} words: needs the lane form with lanes a multiple of it, the output's "
-                    f"lane loop at stride 1 and the output's base and other strides multiples of it")
+        _fail(what, f"wide drain of {desc.drain} words: needs the lane form with output lanes a multiple of it, the "
+                    f"output's lane loop at stride 1 and the output's base and other strides multiples of it")
     if desc.lane_sum and not lane_sum_ok(desc):
-        _fail(what, "lane sum: needs the lane form with the lane loop at output stride 0, without a wide drain, and "
-                    "a's runs of `lanes` words aligned (lanes a power of two, the lane loop at a stride 1, a's base "
-                    "and other strides multiples of lanes)")
+        _fail(what, "lane sum: needs the lane form with the sum loop (count R, a power of two >= 2 that divides the "
+                    "lanes) at output stride 0, the output lane loop outside it of count lanes / R stepping b only, "
+                    "and a's runs of R words aligned (the sum loop at a stride 1, a's base and other strides "
+                    "multiples of R)")
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
-        if lane.count != desc.lanes:
+        if lane.count != desc.lanes and not desc.lane_sum:
             _fail(what, f"lane loop ({lane.index or 'pad'}) count {lane.count}, but lanes {desc.lanes}")
         if lane.sa and not desc.lane_sum:
             _fail(what, f"lane loop ({lane.index or 'pad'}) has a stride {lane.sa}; must be 0 (only b is laned)")
         if not lane.sb:
             _fail(what, f"lane loop ({lane.index or 'pad'}) has b stride 0; b must step through the lanes")
-    want = _buffer_layout(desc.loops)[0] if desc.lanes > 1 else (0,) * NLOOPS
+    want = _buffer_layout(desc.loops, desc.lane_loops)[0] if desc.lanes > 1 else (0,) * NLOOPS
     for i, (lp, s) in enumerate(zip(desc.loops, want)):
         if lp.sbuf != s:
-            why = ("the direct form has no buffer" if desc.lanes == 1 else "the lane loop" if i == LANE_LOOP
+            why = ("the direct form has no buffer" if desc.lanes == 1 else "a lane loop" if i in desc.lane_loops
                    else "not a buffer loop" if s == 0 else "the product of the inner buffer loops' counts")
             _fail(what, f"loop {i} ({lp.index or 'pad'}) buffer stride {lp.sbuf}; must be {s} ({why})")
     return desc
 
 
-def _buffer_layout(loops) -> tuple[tuple[int, ...], int]:
-    """(the buffer stride of every loop, words per lane buffer) of the lane form of `loops` (module docstring)."""
+def _buffer_layout(loops, lane_loops: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """(the buffer stride of every loop, words per lane buffer) of the lane form of `loops` whose lanes walk
+    `lane_loops` (module docstring)."""
     sbufs, words = [0] * len(loops), 1
     for i in reversed(range(len(loops))):
-        if i != LANE_LOOP and loops[i].sb:
+        if i not in lane_loops and loops[i].sb:
             sbufs[i], words = words, words * loops[i].count
     return tuple(sbufs), words
 
 
-def _aligned_runs(desc: ContractDesc, n: int, base: int, stride: str) -> bool:
-    """Whether every n lanes of the lane-form `desc` address one aligned run of n consecutive words of an operand (its
-    `base` and loop strides `stride`): lanes a multiple of n, the lane loop at stride 1, the base and every other
-    stride multiples of n. n must be a power of two; 1 always can."""
+def _aligned_runs(desc: ContractDesc, n: int, base: int, stride: str, loop: int = LANE_LOOP,
+                  count: int | None = None) -> bool:
+    """Whether every n consecutive indices of the lane-form `desc`'s loop `loop` (`count` of them, the lanes by
+    default) address one aligned run of n consecutive words of an operand (its `base` and loop strides `stride`):
+    count a multiple of n, that loop at stride 1, the base and every other stride multiples of n. n must be a power
+    of two; 1 always can."""
     if n < 1 or n & (n - 1):
         return False
     if n == 1:
         return True
-    return (desc.lanes > 1 and desc.lanes % n == 0 and getattr(desc.out_loops[-1], stride) == 1 and base % n == 0
-            and all(getattr(lp, stride) % n == 0 for i, lp in enumerate(desc.loops) if i != LANE_LOOP))
+    count = desc.lanes if count is None else count
+    return (desc.lanes > 1 and count % n == 0 and getattr(desc.loops[loop], stride) == 1 and base % n == 0
+            and all(getattr(lp, stride) % n == 0 for i, lp in enumerate(desc.loops) if i != loop))
 
 
-def vec_ok(desc: ContractDesc, vec: int) -> bool:
+def vec_ok(desc: ContractDesc, vec: int, engine_lanes: int | None = None) -> bool:
     """Can the lane-form `desc` load b `vec` words a beat (module docstring: vector load): every beat one aligned row
-    of `vec` words, all of them b's."""
-    return _aligned_runs(desc, vec, desc.b_base, "sb")
+    of `vec` words, all of them b's, for consecutive lanes of the engine. A lane sum's beat runs along its sum loop
+    (one output lane; on an engine of `engine_lanes` lanes only where they are R) or along its output lane loop
+    (only where the engine has vec * R lanes or more); None: any engine."""
+    if not desc.lane_sum or vec == 1:
+        return _aligned_runs(desc, vec, desc.b_base, "sb")
+    r, lanes = desc.sum_lanes, desc.out_lanes
+    along_sum = lanes == 1 and engine_lanes in (None, r) and _aligned_runs(desc, vec, desc.b_base, "sb")
+    along_out = (lanes > 1 and (engine_lanes is None or engine_lanes // r >= vec)
+                 and _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP - 1, lanes))
+    return along_sum or along_out
 
 
 def drain_ok(desc: ContractDesc, drain: int) -> bool:
     """Can the lane-form `desc` write its outputs `drain` a cycle (module docstring: wide drain): every drain beat
-    one aligned run of `drain` consecutive words, all of them the op's."""
+    one aligned run of `drain` consecutive words, all of them the op's, along its output lanes."""
+    if desc.lane_sum and drain > 1:
+        return desc.out_lanes > 1 and _aligned_runs(desc, drain, desc.o_base, "so", LANE_LOOP - 1, desc.out_lanes)
     return _aligned_runs(desc, drain, desc.o_base, "so")
 
 
 def lane_sum_ok(desc: ContractDesc) -> bool:
-    """Is `desc` a legal lane sum (module docstring): the lane loop at output stride 0, no wide drain, and every step
-    one aligned run of `lanes` words of a."""
-    return (desc.lanes > 1 and desc.out_loops[-1].so == 0 and desc.drain == 1
-            and _aligned_runs(desc, desc.lanes, desc.a_base, "sa"))
+    """Is `desc` a legal lane sum (module docstring): the sum loop's count R a power of two >= 2 dividing the lanes, at
+    output stride 0; with output lanes, the loop outside it of count lanes / R stepping b only; every step one aligned
+    run of R words of a."""
+    r = desc.out_loops[-1].count
+    if desc.lanes < 2 or r < 2 or r & (r - 1) or desc.lanes % r or desc.out_loops[-1].so:
+        return False
+    out = desc.out_loops[-2]
+    if desc.lanes > r and (out.count != desc.lanes // r or out.sa or not out.sb):
+        return False
+    return _aligned_runs(desc, r, desc.a_base, "sa", LANE_LOOP, r)
 
 
 def sum_stages(desc: ContractDesc) -> int:
-    """The adder tree's stages (registered) between a lane sum's lanes and its drain: log2 of the lanes; 0 else."""
-    return (desc.lanes - 1).bit_length() if desc.lane_sum else 0
+    """The adder tree's stages (registered) between a lane sum's lanes and its drain: log2 R; 0 else."""
+    return (desc.sum_lanes - 1).bit_length()
 
 
 def drain_beats(desc: ContractDesc) -> int:
-    """Cycles a group's sums take to leave the drain: the lanes, `drain` a cycle; a lane sum's one element."""
-    return 1 if desc.lane_sum else desc.lanes // desc.drain
+    """Cycles a group's sums take to leave the drain: its output lanes' elements, `drain` a cycle."""
+    return desc.out_lanes // desc.drain
 
 
 def buffer_words(desc: ContractDesc) -> int:
     """Words each lane's buffer holds: the product of the buffer loops' counts; 0 for the direct form (no buffer)."""
-    return _buffer_layout(desc.loops)[1] if desc.lanes > 1 else 0
+    return _buffer_layout(desc.loops, desc.lane_loops)[1] if desc.lanes > 1 else 0
 
 
 MEM_LAT = 5  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 1)
@@ -330,7 +373,7 @@ def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> n
         return g
     n = desc.lanes
     slice_words = math.prod(lp.count for lp in desc.red_loops if lp.sb)
-    counts = [1 if i == LANE_LOOP or i >= MAX_OUT else lp.count for i, lp in enumerate(desc.loops)]
+    counts = [1 if i in desc.lane_loops or i >= MAX_OUT else lp.count for i, lp in enumerate(desc.loops)]
     first_word = _nest(desc, counts)[4]  # every group's first buffer word, in group order
     ready = (first_word // slice_words + 1) * (n // desc.vec) * slice_words + mem_lat - head
     return g + np.maximum.accumulate(np.maximum(ready - g, 0))
@@ -357,8 +400,9 @@ def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
     (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` allows, a lane sum
     (`_sum_lanes`); the first among equals. `vec_banks`: the banks built in rows (None: every bank), which vector
     loads and lane sums read and wide drains (`drain` words a cycle) write."""
-    forms = (_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain),
-             _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks) if lane_sum else None)
+    forms = [_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain)]
+    if lane_sum:
+        forms += _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain)
     best = min([desc, *(f for f in forms if f is not None)], key=contract_cycles)  # desc among equals
     return best if best is desc else check_desc(best)
 
@@ -368,18 +412,21 @@ def _in_rows(bank: str, vec_banks: frozenset[str] | None) -> bool:
 
 
 def _buffered(desc: ContractDesc, out_loops, red_loops, lanes: int, buf_depth: int, vec: int,
-              vec_banks: frozenset[str] | None, **form) -> ContractDesc | None:
-    """`desc` with these loops in a lane form of `lanes` (the lane loop the innermost output loop) and its buffer
-    strides, with a vector load where b allows it; None where the buffer words exceed buf_depth."""
-    loops = tuple(out_loops) + tuple(red_loops)
-    sbufs, words = _buffer_layout(loops)
+              vec_banks: frozenset[str] | None, drain: int, max_lanes: int, **form) -> ContractDesc | None:
+    """`desc` with these loops in a lane form of `lanes` (the lane loop the innermost output loop; `form`: further
+    fields, a lane sum's) and its buffer strides, with a vector load and a wide drain where the build (`max_lanes`
+    lanes) and the operands allow them; None where the buffer words exceed buf_depth."""
+    lane_desc = replace(desc, out_loops=tuple(out_loops), red_loops=tuple(red_loops), lanes=lanes, **form)
+    sbufs, words = _buffer_layout(lane_desc.loops, lane_desc.lane_loops)
     # max(sbufs): an outermost buffer loop of count 1 has stride `words`, which may be 2^BUF_W itself
     if words > buf_depth or max(sbufs) >= 1 << BUF_W:
         return None
-    loops = tuple(replace(lp, sbuf=s) for lp, s in zip(loops, sbufs))
-    lane_desc = replace(desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:], lanes=lanes, **form)
-    if vec > 1 and _in_rows(lane_desc.banks[1], vec_banks) and vec_ok(lane_desc, vec):
+    loops = tuple(replace(lp, sbuf=s) for lp, s in zip(lane_desc.loops, sbufs))
+    lane_desc = replace(lane_desc, out_loops=loops[:MAX_OUT], red_loops=loops[MAX_OUT:])
+    if vec > 1 and _in_rows(lane_desc.banks[1], vec_banks) and vec_ok(lane_desc, vec, max_lanes):
         lane_desc = replace(lane_desc, vec=vec)
+    if drain > 1 and _in_rows(lane_desc.banks[2], vec_banks) and drain_ok(lane_desc, drain):
+        lane_desc = replace(lane_desc, drain=drain)
     return lane_desc
 
 
@@ -401,49 +448,75 @@ def _output_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
         return None
     n = inner.count
     lanes = max((d for d in range(1, min(max_lanes, n) + 1) if n % d == 0), default=1)
-    if lanes == 1:
+    out_loops = _lane_split(lane_desc.out_loops, lane_desc.out_loops[-1], lanes) if lanes > 1 else None
+    if out_loops is None:
         return None
-    out_loops = lane_desc.out_loops
-    if lanes < n:
-        pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
-        if not pads:
-            return None
-        lane = out_loops[-1]
-        outer = replace(lane, count=n // lanes, sa=lane.sa * lanes, sb=lane.sb * lanes, so=lane.so * lanes)
-        out_loops = out_loops[:pads[0]] + out_loops[pads[0] + 1:-1] + (outer, replace(lane, count=lanes))
-    lane_desc = _buffered(lane_desc, out_loops, lane_desc.red_loops, lanes, buf_depth, vec, vec_banks)
-    if lane_desc is not None and drain > 1 and _in_rows(lane_desc.banks[2], vec_banks) and drain_ok(lane_desc, drain):
-        lane_desc = replace(lane_desc, drain=drain)
-    return lane_desc
+    return _buffered(lane_desc, out_loops, lane_desc.red_loops, lanes, buf_depth, vec, vec_banks, drain, max_lanes)
 
 
-def _sum_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
-               vec_banks: frozenset[str] | None) -> ContractDesc | None:
-    """The fastest lane sum of `desc` (module docstring) with vec lanes, for an engine that loads vectors of `vec`
-    words; None where there is none. A reduction loop that steps a at stride 1 and b (a and b swap to find one in
-    a bank built in rows) gives the lane loop: its inner vec indices move to the innermost output slot (output stride
-    0), taking an output padding slot (none: no lane sum), and the rest (count / vec, strides * vec) stays a reduction
-    loop; its count must be a multiple of vec."""
-    if vec < 2 or vec > max_lanes:
+def _lane_split(out_loops, inner: Loop, lanes: int) -> tuple[Loop, ...] | None:
+    """`out_loops` with its innermost loop `inner` (count n) replaced by (n / lanes, strides * lanes) outside a loop
+    of `lanes`; the extra loop takes the outermost padding slot (None where there is none)."""
+    n = inner.count
+    if lanes == n:
+        return tuple(out_loops[:-1]) + (inner,)
+    pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
+    if not pads:
         return None
+    outer = replace(inner, count=n // lanes, sa=inner.sa * lanes, sb=inner.sb * lanes, so=inner.so * lanes)
+    return tuple(out_loops[:pads[0]]) + tuple(out_loops[pads[0] + 1:-1]) + (outer, replace(inner, count=lanes))
+
+
+def _sum_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None,
+               drain: int) -> list[ContractDesc]:
+    """The lane sums of `desc` (module docstring) for an engine of max_lanes lanes that loads vectors of `vec` words:
+    R (a power of two, 2..vec, dividing max_lanes) sum lanes times L output lanes, L the largest divisor of the
+    innermost output loop's count up to max_lanes / R where b alone steps it, else 1. A reduction loop that steps a at
+    stride 1 and b with a count R divides (a and b swap to find one in a bank built in rows) gives the sum loop: its
+    inner R indices move to the innermost output slot (output stride 0), taking an output padding slot (none: no lane
+    sum), and the rest (count / R, strides * R) stays a reduction loop."""
+    if vec < 2:
+        return []
     forms = []
     for cand in (desc, _swap_operands(desc)):
         pads = [i for i, lp in enumerate(cand.out_loops) if _is_pad(lp)]
-        red = [i for i, lp in enumerate(cand.red_loops) if lp.sa == 1 and lp.sb and lp.count % vec == 0]
-        if not pads or not red or not _in_rows(cand.banks[0], vec_banks):
+        if not pads or not _in_rows(cand.banks[0], vec_banks):
             continue
-        r, lp = red[-1], cand.red_loops[red[-1]]
-        lane = replace(lp, count=vec)
-        if lp.count > vec:
-            red_loops = cand.red_loops[:r] + (replace(lp, count=lp.count // vec, sa=vec, sb=lp.sb * vec),) \
-                + cand.red_loops[r + 1:]
-        else:
-            red_loops = (PAD,) + cand.red_loops[:r] + cand.red_loops[r + 1:]
-        out_loops = cand.out_loops[:pads[0]] + cand.out_loops[pads[0] + 1:] + (lane,)
-        form = _buffered(cand, out_loops, red_loops, vec, buf_depth, vec, vec_banks, lane_sum=True)
+        r = 2
+        while r <= min(vec, max_lanes) and max_lanes % r == 0:
+            red = [i for i, lp in enumerate(cand.red_loops) if lp.sa == 1 and lp.sb and lp.count % r == 0]
+            if red:
+                forms += _sum_forms(cand, red[-1], r, pads[0], max_lanes, buf_depth, vec, vec_banks, drain)
+            r *= 2
+    return forms
+
+
+def _sum_forms(cand: ContractDesc, red: int, r: int, pad: int, max_lanes: int, buf_depth: int, vec: int,
+               vec_banks: frozenset[str] | None, drain: int) -> list[ContractDesc]:
+    """The lane sums of `cand` with reduction loop `red` as the sum loop of r lanes (its output slot: padding slot
+    `pad`): with one output lane, and with the most the innermost output loop allows."""
+    lp = cand.red_loops[red]
+    if lp.count > r:
+        red_loops = cand.red_loops[:red] + (replace(lp, count=lp.count // r, sa=r, sb=lp.sb * r),) \
+            + cand.red_loops[red + 1:]
+    else:
+        red_loops = (PAD,) + cand.red_loops[:red] + cand.red_loops[red + 1:]
+    out_loops = cand.out_loops[:pad] + cand.out_loops[pad + 1:]
+    shapes = [(1, out_loops)]
+    inner = out_loops[-1]
+    if inner.sb and not inner.sa:
+        n = inner.count
+        lanes = max(d for d in range(1, min(max_lanes // r, n) + 1) if n % d == 0)
+        split = _lane_split(out_loops, inner, lanes) if lanes > 1 else None
+        if split is not None:
+            shapes.append((lanes, split))
+    forms = []
+    for lanes, loops in shapes:
+        form = _buffered(cand, loops + (replace(lp, count=r),), red_loops, lanes * r, buf_depth, vec, vec_banks,
+                         drain, max_lanes, lane_sum=True)
         if form is not None and lane_sum_ok(form):
             forms.append(form)
-    return min(forms, key=contract_cycles, default=None)
+    return forms
 
 
 def _strides(indices: str, sizes: dict[str, int]) -> dict[str, int]:
@@ -548,17 +621,30 @@ def lane_beats(desc: ContractDesc):
     side, each group once its words are loaded (group_starts); the result is that of the whole load first.
 
     load: (addr b, lane, buffer address) of every lane buffer word: the nest with only the loops that step b (the
-    buffer loops and the lane loop) walked. compute: (addr a, buffer address, addr out of lane 0, first of a
-    reduction, last of a reduction): the nest with the lane loop held at 0; every lane l MACs a's word at addr a + l *
-    (the lane loop's a stride: 0, one word for every lane, but for a lane sum) with its buffer's word, and lane l's
-    output goes to addr out + l * (the lane loop's out stride)."""
+    buffer loops and the lane loops) walked; lane = the mixed-radix index over the lane loops (`lane_offsets`).
+    compute: (addr a, buffer address, addr out of lane 0, first of a reduction, last of a reduction): the nest with the
+    lane loops held at 0; every lane MACs a's word at addr a + its a offset (0, one word for every lane, but for a lane
+    sum) with its buffer's word, and its sum belongs to the element at addr out + its out offset."""
     if desc.lanes == 1:
         raise ValueError("lane_beats of a direct-form descriptor (lanes 1)")
     loops = desc.loops
     idx, _, b, _, buf, _, _ = _nest(desc, [lp.count if lp.sb else 1 for lp in loops])
-    load = zip(b.tolist(), idx[LANE_LOOP].tolist(), buf.tolist())
-    _, a, _, o, buf, first, last = _nest(desc, [1 if i == LANE_LOOP else lp.count for i, lp in enumerate(loops)])
+    lane = np.zeros_like(b)
+    for i in desc.lane_loops:
+        lane = lane * loops[i].count + idx[i]
+    load = zip(b.tolist(), lane.tolist(), buf.tolist())
+    _, a, _, o, buf, first, last = _nest(desc, [1 if i in desc.lane_loops else lp.count for i, lp in enumerate(loops)])
     return load, zip(a.tolist(), buf.tolist(), o.tolist(), first.tolist(), last.tolist())
+
+
+def lane_offsets(desc: ContractDesc) -> list[tuple[int, int]]:
+    """(a offset, out offset) of every lane of the lane-form `desc`, in lane_beats' numbering: the mixed-radix index
+    over its lane loops (outer to inner), so a lane sum's lane (c, r) is c * R + r."""
+    offsets = [(0, 0)]
+    for i in desc.lane_loops:
+        lp = desc.loops[i]
+        offsets = [(a + k * lp.sa, o + k * lp.so) for a, o in offsets for k in range(lp.count)]
+    return offsets
 
 
 def _direct_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int], list[int]]:
@@ -576,15 +662,15 @@ def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int],
     """The same as _direct_sums the lane form's way (lane_beats): each lane's buffer loaded from b, then per compute
     step every lane's MAC of one a word."""
     load, compute = lane_beats(desc)
-    sa, so = desc.out_loops[-1].sa, desc.out_loops[-1].so
+    offsets = lane_offsets(desc)
     bufs = [[None] * buffer_words(desc) for _ in range(desc.lanes)]  # None: a word the load missed fails the MAC
     for rb, lane, rbuf in load:
         bufs[lane][rbuf] = mem_b[rb]
     addrs, accs, acc = [], [], [0] * desc.lanes
     for ra, rbuf, ro, first, last in compute:
-        acc = [(0 if first else s) + mem_a[ra + lane * sa] * buf[rbuf] for lane, (s, buf) in enumerate(zip(acc, bufs))]
+        acc = [(0 if first else s) + mem_a[ra + sa] * buf[rbuf] for (sa, _), s, buf in zip(offsets, acc, bufs)]
         if last:
-            addrs += [ro + lane * so for lane in range(desc.lanes)]
+            addrs += [ro + so for _, so in offsets]
             accs += acc
     return addrs, accs
 
@@ -606,8 +692,9 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
             raise ValueError(f"need {desc.out_count} draws, got shape {rand.shape}")
     sums = _lane_sums if via_lanes else _direct_sums
     addrs, accs = sums(desc, np.asarray(mem_a).tolist(), np.asarray(mem_b).tolist())
-    if desc.lane_sum:  # each element's lanes are consecutive sums at one address (output stride 0): add them up
-        addrs, accs = addrs[::desc.lanes], [sum(accs[i:i + desc.lanes]) for i in range(0, len(accs), desc.lanes)]
+    if desc.lane_sum:  # each element's R sum lanes are consecutive sums at one address (output stride 0): add them up
+        r = desc.sum_lanes
+        addrs, accs = addrs[::r], [sum(accs[i:i + r]) for i in range(0, len(accs), r)]
     acc_v = np.array(accs, dtype=np.int64)
     fxp.check_acc(acc_v, f"contract -> {desc.names[2]}")
     y = fxp.round_shift(acc_v, desc.shift, desc.mode, rand if desc.mode == STOCHASTIC else None)
@@ -645,13 +732,14 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
             "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
             "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "lane_sum": int(desc.lane_sum),
             "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
+            "pre_lane_sum": int(desc.preload.lane_sum) if desc.preload else 0,
             "pre_lanes": desc.preload.lanes if desc.preload else 0,
             "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
             "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "vec_ok", "drain_ok", "lane_sum_ok", "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "pack_ports", "with_lanes", "lane_offsets", "vec_ok", "drain_ok", "lane_sum_ok", "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
            "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 

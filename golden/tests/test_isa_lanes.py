@@ -19,7 +19,8 @@ from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
                         MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, drain_beats, drain_ok, execute_desc,
-                        lane_beats, lane_sum_ok, load_beats, pack_ports, sum_stages, vec_ok, with_lanes)
+                        lane_beats, lane_offsets, lane_sum_ok, load_beats, pack_ports, sum_stages, vec_ok,
+                        with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -50,9 +51,9 @@ def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
     load, compute = lane_beats(desc)
     slots = sorted((lane, rbuf) for _, lane, rbuf in load)
     assert slots == [(lane, i) for lane in range(desc.lanes) for i in range(buffer_words(desc))], what
-    so = desc.out_loops[-1].so
-    per_group = 1 if desc.lane_sum else desc.lanes
-    assert [ro + lane * so for _, _, ro, _, last in compute if last for lane in range(per_group)] == order, what
+    elements = [so for _, so in lane_offsets(desc)][::desc.sum_lanes]  # a lane sum's R lanes share an element
+    assert len(elements) == desc.out_lanes
+    assert [ro + so for _, _, ro, _, last in compute if last for so in elements] == order, what
 
 
 def swapped(d: ContractDesc, lane: ContractDesc) -> bool:
@@ -279,7 +280,7 @@ def test_with_lanes_keeps_the_direct_form():
     (lambda d: replace(d, lanes=2), "lane loop \\(j\\) count 4, but lanes 2"),
     (lambda d: with_loop(d, LANE_LOOP, sa=1), "lane loop \\(j\\) has a stride 1; must be 0"),
     (lambda d: with_loop(d, LANE_LOOP, sb=0), "lane loop \\(j\\) has b stride 0"),
-    (lambda d: with_loop(d, LANE_LOOP, sbuf=1), "loop 5 \\(j\\) buffer stride 1; must be 0 \\(the lane loop\\)"),
+    (lambda d: with_loop(d, LANE_LOOP, sbuf=1), "loop 5 \\(j\\) buffer stride 1; must be 0 \\(a lane loop\\)"),
     (lambda d: with_loop(d, 9, sbuf=2), "loop 9 \\(k\\) buffer stride 2; must be 1 \\(the product of the inner"),
     (lambda d: with_loop(d, 3, sbuf=16), "loop 3 \\(i\\) buffer stride 16; must be 0 \\(not a buffer loop\\)"),
     (lambda d: with_loop(d, 0, sbuf=1), "loop 0 \\(pad\\) buffer stride 1; must be 0 \\(not a buffer loop\\)"),
@@ -345,8 +346,9 @@ def test_lane_sum_of_compiled_digits_head():
     ("lane loop not at a stride 1", lambda d: with_loop(d, LANE_LOOP, sa=2)),
     ("another a stride off a row", lambda d: with_loop(d, 9, sa=12)),
     ("an element per lane", lambda d: with_loop(d, LANE_LOOP, so=1)),
-    ("a wide drain", lambda d: replace(d, drain=2)),
     ("the direct form", lambda d: replace(d, lanes=1)),
+    ("a sum loop of 3", lambda d: replace(with_loop(d, LANE_LOOP, count=3), lanes=3)),
+    ("lanes not a multiple of the sum loop", lambda d: replace(d, lanes=12)),
 ])
 def test_lane_sum_needs_aligned_runs(why, change):
     """lane_sum_ok refuses each broken rule and check_desc a descriptor that asks for it anyway."""
@@ -356,3 +358,89 @@ def test_lane_sum_needs_aligned_runs(why, change):
     assert not lane_sum_ok(bad), why
     with pytest.raises(ValueError):
         check_desc(bad)
+
+
+def test_lane_sum_of_one_output_lane_drains_one_word():
+    """A wide drain runs along the output lanes: a lane sum of one output lane has none (drain_ok), and check_desc
+    refuses one that asks for it."""
+    lane = with_lanes(matvec(4, 32), 8, 4096, vec=8, drain=2)
+    assert lane.lane_sum and lane.out_lanes == 1 and lane.drain == 1 and not drain_ok(lane, 2)
+    with pytest.raises(ValueError, match="wide drain of 2 words"):
+        check_desc(replace(lane, drain=2))
+
+
+def matmul_ikj(m: int, k: int, n: int) -> ContractDesc:
+    """out[i, j] = sum_k a[i, k] b[k, j], all row-major: k at stride 1 in a, j at stride 1 in b and the output."""
+    return check_desc(ContractDesc(
+        a_base=0, b_base=64, o_base=128, out_count=m * n,
+        out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=k, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=n, index="k"),), shift=1, mode=NEAREST, accumulate=False, out_w=16,
+        banks=("A", "B", "O"), names=("a", "b", "out")))
+
+
+def test_lane_sum_with_output_lanes():
+    """out[i, j] = sum_k a[i, k] b[k, j], i 2, k 8, j 4, on 8 lanes loading rows of 4. Output lanes alone use 4 lanes
+    (j): 2 groups of K = 8 after the slice of 8 words (8 row beats) and MEM_LAT, starts 13 and 21, 1 + 21 + 32 = 54
+    cycles. The lane sum of R = 2 by L = 4 uses all 8: lane (c, r) takes a[i, 2 k' + r] and b[2 k' + r, c] (k' 0..3
+    in its buffer, loaded along j, whose 4 lanes are consecutive on the engine: 8 / 2 >= 4, in 8 row beats), 2
+    groups of K = 4 whose 4 elements drain one a cycle; starts 13 (the slice and MEM_LAT) and 17; cycles: the check
+    cycle, 17, the last group's 4 beats, the tree's 1 stage, 4 drain beats, 2 MEM_LAT + MAC_REG + 8. R = 4 leaves
+    L = 2 and no vector load (8 / 4 < 4): slower. A drain of 2 runs along j: 2 drain beats a group."""
+    d = matmul_ikj(2, 8, 4)
+    lane = with_lanes(d, 8, 4096, vec=4)
+    assert lane.lane_sum and (lane.lanes, lane.out_lanes, lane.sum_lanes, lane.vec) == (8, 4, 2, 4)
+    assert lane.out_loops[-2:] == (Loop(4, sb=1, so=1, index="j"), Loop(2, sa=1, sb=4, index="k"))
+    assert lane.red_loops[-1] == Loop(4, sa=2, sb=8, index="k", sbuf=1) and lane.lane_loops == (LANE_LOOP - 1, LANE_LOOP)
+    assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (2, 4, 64, 4, 8)
+    assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["lane_sum"]) == (4, 1, 1)
+    assert list(group_starts(lane)) == [13, 17]
+    assert contract_cycles(lane) == 1 + 17 + 4 + 1 + 4 + 2 * MEM_LAT + MAC_REG + 8
+    outputs = with_lanes(d, 8, 4096, vec=4, lane_sum=False)
+    assert (outputs.lanes, outputs.vec, list(group_starts(outputs))) == (4, 4, [13, 21])
+    assert contract_cycles(outputs) == 1 + 21 + 8 + 4 + 2 * MEM_LAT + MAC_REG + 8
+    assert lane_offsets(lane) == [(r, c) for c in range(4) for r in range(2)]
+    wide = with_lanes(d, 8, 4096, vec=4, drain=2)
+    assert wide == replace(lane, drain=2) and drain_beats(wide) == 2 and drain_ok(wide, 2) and not drain_ok(wide, 8)
+    # on 4 lanes the sum's output lanes are not consecutive rows of 4 (4 / 2 < 4): no vector load along j
+    assert not vec_ok(lane, 4, engine_lanes=4) and vec_ok(lane, 4, engine_lanes=8) and vec_ok(lane, 4)
+    for v in (False, True):
+        case = matmul_case(d, np.random.default_rng(11 + v))
+        want = direct(case)
+        for form in (lane, wide):
+            check_lane_form(case, form, want)
+
+
+@pytest.mark.parametrize("why,change", [
+    ("output lanes of another count", lambda d: with_loop(d, LANE_LOOP - 1, count=2)),
+    ("output lanes stepping a", lambda d: with_loop(d, LANE_LOOP - 1, sa=1)),
+    ("output lanes not stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=0)),
+])
+def test_lane_sum_output_lanes_rules(why, change):
+    """lane_sum_ok refuses a broken output lane loop beside the sum loop, and check_desc with it."""
+    lane = with_lanes(matmul_ikj(2, 8, 4), 8, 4096, vec=4)
+    assert lane.out_lanes == 4
+    bad = change(lane)
+    assert not lane_sum_ok(bad), why
+    with pytest.raises(ValueError):
+        check_desc(bad)
+
+
+@pytest.mark.parametrize("model,lanes,vec", [("tiny", 8, 4), ("digits", 16, 4), ("digits", 64, 8)])
+def test_lane_sums_of_compiled_ops(model, lanes, vec):
+    """Every lane sum with_lanes plans for a compiled op (every program) on engines with more lanes than a sum loop
+    takes computes what the direct form computes, both ways; some have output lanes beside their sum lanes."""
+    comp = compile_network(load_config(model))
+    rng = np.random.default_rng(41)
+    sums = with_out = 0
+    for prog in PROGRAMS:
+        for op in getattr(comp, prog):
+            if op.kind != "contract":
+                continue
+            case = contract_case(comp, op, rng)
+            d = with_lanes(case.desc, lanes, 512, vec=vec, drain=vec)
+            if d.lane_sum:
+                assert d.lanes <= lanes and d.sum_lanes <= vec
+                check_lane_form(case, d, direct(case))
+                sums += 1
+                with_out += d.out_lanes > 1
+    assert sums and with_out, (sums, with_out)

@@ -173,12 +173,13 @@ def test_contract_fields_round_trip_the_lane_form():
     words = P.pack_fields(P.CONTRACT_FIELDS, ports)
     assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
     nxt_ports = isa.pack_ports(nxt)
-    assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"]) == (nxt.lanes, nxt.b_base, 1)
+    assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"], ports["pre_lane_sum"]) == \
+           (nxt.lanes, nxt.b_base, 1, int(nxt.lane_sum))
     assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == \
            (nxt_ports["counts"], nxt_ports["stride_b"], nxt_ports["stride_buf"])
-    assert P.CONTRACT_SHORT_FIELDS[-7:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
+    assert P.CONTRACT_SHORT_FIELDS[-8:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
                                             ("preloaded", 1), ("vec_load", 1), ("vec_store", 1), ("pre_vec_load", 1),
-                                            ("lane_sum", 1))
+                                            ("lane_sum", 1), ("pre_lane_sum", 1))
     assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS):][0] == ("pre_lanes", isa.LANE_W)
 
 

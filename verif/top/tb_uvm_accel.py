@@ -106,7 +106,7 @@ class OpMonitor(uvm_component):
             if unit == 0:
                 d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
                 counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
-                out = int(np.prod(counts[isa.MAX_RED:])) // (d["lanes"] if d["lane_sum"] else 1)  # elements
+                out = int(np.prod(counts[isa.MAX_RED:])) // (counts[isa.MAX_RED] if d["lane_sum"] else 1)  # elements
                 form = "direct" if d["lanes"] == 1 else "vector" if d["vec_load"] else "lanes"
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
