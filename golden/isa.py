@@ -54,7 +54,7 @@ r, MACs it with its buffer word, and a finished group is L output elements (lane
 lane loop): element c is the sum of lanes (c, 0..R-1), formed by an adder tree (log2 R stages) before the drain. The
 engine numbers lane (c, r) c + (lanes of the build / R) * r (its trees fold the upper half of the lanes onto the lower
 R-fold), so a vector load runs along the sum loop where the build has R lanes in all (L = 1), along the output lane
-loop where it has V * R or more (`vec_ok` with `engine_lanes`). It needs a's base and every other a stride multiples
+loop where the build's lanes / R is a multiple of V (`vec_ok` with `engine_lanes`). It needs a's base and every other a stride multiples
 of R (`_aligned_runs` on a), and a wide drain the output lane loop at out stride 1 (`drain_ok`). out_count counts
 elements (the sum loop not among them), a group takes max(K, L / D) cycles, and the element order, hence the draws,
 is that of the output loops as before. Only the time changes, not the values (the sums are exact).
@@ -259,12 +259,13 @@ def vec_ok(desc: ContractDesc, vec: int, engine_lanes: int | None = None) -> boo
     """Can the lane-form `desc` load b `vec` words a beat (module docstring: vector load): every beat one aligned row
     of `vec` words, all of them b's, for consecutive lanes of the engine. A lane sum's beat runs along its sum loop
     (one output lane; on an engine of `engine_lanes` lanes only where they are R) or along its output lane loop
-    (only where the engine has vec * R lanes or more); None: any engine."""
+    (only where the engine's lanes / R is a multiple of vec, so that its rows of lanes are aligned); None: any
+    engine."""
     if not desc.lane_sum or vec == 1:
         return _aligned_runs(desc, vec, desc.b_base, "sb")
     r, lanes = desc.sum_lanes, desc.out_lanes
     along_sum = lanes == 1 and engine_lanes in (None, r) and _aligned_runs(desc, vec, desc.b_base, "sb")
-    along_out = (lanes > 1 and (engine_lanes is None or engine_lanes // r >= vec)
+    along_out = (lanes > 1 and (engine_lanes is None or engine_lanes // r % vec == 0)
                  and _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP - 1, lanes))
     return along_sum or along_out
 

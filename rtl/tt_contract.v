@@ -37,11 +37,16 @@
 //   row of o_rd_vec_data first): a group takes max(K, lanes / DRAIN) cycles. It needs lanes a multiple of DRAIN, the
 //   output's lane loop at stride 1 and the output's base and other strides multiples of DRAIN (golden/isa.py
 //   drain_ok), so that every run is aligned, inside one row, and all the op's.
-//   Lane sum (lane_sum, with VEC > 1): the lanes split the reduction. The lane loop (lanes = VEC, output stride 0)
-//   is a reduction index stepping a at stride 1: each beat reads the row of VEC words of a at its address (a_rd_vec;
-//   lane l MACs word l with its buffer word), and a group's VEC sums enter an adder tree (tt_lane_sum, log2 VEC
-//   stages) whose sum drains as the group's one element: a group takes max(K, 1) cycles. It needs a's base and other
-//   strides multiples of VEC and no wide drain (golden/isa.py lane_sum_ok).
+//   Lane sum (lane_sum, with VEC > 1): the lanes split the reduction. The lane loop is the sum loop (count R, a
+//   power of two up to VEC that divides LANES, output stride 0): a reduction index stepping a at stride 1. With
+//   lanes = L x R, L > 1, loop NRED + 1 is the output lane loop (count L, stepping b only), held at 0 by the compute
+//   nest too. Lane (c, r) is lane c + (LANES / R) r: each beat reads the row of VEC words of a holding its aligned run
+//   of R words (a_rd_vec; lane (c, r) MACs word r of the run with its buffer word), and a group's sums enter the fold
+//   trees (tt_lane_sum, log2 R stages), whose L sums drain as the group's L elements (DRAIN a cycle in a wide drain
+//   along the output lane loop): a group takes max(K, L / DRAIN) cycles. A vector load runs along the sum loop where
+//   R = LANES, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
+//   It needs a's base and other strides multiples of R (golden/isa.py lane_sum_ok, vec_ok and drain_ok with the
+//   build's lanes).
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -67,8 +72,9 @@
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
 // 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
 // wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do, or a lane sum that breaks lane_sum_ok's, has
-// lanes other than VEC or is not in the lane form). A start while busy is ignored; seed_load
-// belongs between ops.
+// a sum loop the build's trees cannot take (R above VEC or not dividing LANES) or is not in the lane form, or a
+// preload walk of a lane sum that the build cannot load). A start while busy is ignored; seed_load belongs between
+// ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -111,6 +117,7 @@ module tt_contract #(
   input  wire                           vec_store,   // lane form: drain DRAIN elements a beat (wide drain)
   input  wire                           pre_vec_load,  // the same for the preload's walk
   input  wire                           lane_sum,    // lane form: the lanes split the reduction (VEC > 1)
+  input  wire                           pre_lane_sum,  // the same for the preload's walk
   // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
   input  wire                           preloaded,
   input  wire [7:0]                     pre_lanes,
@@ -149,6 +156,7 @@ module tt_contract #(
 
   localparam integer NLOOPS = NOUT + NRED;
   localparam integer LANE = NRED;  // the lane loop: the innermost output loop
+  localparam integer OUT_LANE = (NOUT > 1) ? NRED + 1 : NRED;  // a lane sum's output lane loop (NOUT > 1)
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
   localparam integer LANE_IW = (LANES > 1) ? $clog2(LANES) : 1;  // lane index bits
@@ -199,21 +207,58 @@ module tt_contract #(
   localparam [ADDR_W-1:0] VEC_STEP = VEC_MASK + 1'b1;  // a vector load's lane loop b stride
 
   // The rules of a vector load (golden/isa.py vec_ok: n = VEC, b's base and strides) and of a wide drain (drain_ok:
-  // n = DRAIN, the output's) for an op or walk with lanes `ln`: lanes a multiple of n, the lane loop at stride 1, the
-  // base and every other stride multiples of n (`mask` = n - 1); never with n = 1 (the build has neither).
+  // n = DRAIN, the output's) and of a lane sum's runs of a (lane_sum_ok: n = R): `cnt` lanes along loop `lp` a
+  // multiple of n, that loop at stride 1, the base and every other stride multiples of n (`mask` = n - 1); never with
+  // n = 1 (the build has none).
   localparam integer DRAIN_SH = (DRAIN > 1) ? $clog2(DRAIN) : 0;
   localparam [31:0] DRAIN_M1 = DRAIN - 1;
   localparam [ADDR_W-1:0] DRAIN_MASK = DRAIN_M1[ADDR_W-1:0];
-  function automatic bad_runs(input [ADDR_W-1:0] mask, input [7:0] ln, input [ADDR_W-1:0] base,
-                              input [NLOOPS*ADDR_W-1:0] st);
+  function automatic bad_runs(input integer lp, input [ADDR_W-1:0] mask, input [CNT_W-1:0] cnt,
+                              input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] st);
     integer v;
     begin
-      bad_runs = mask == {ADDR_W{1'b0}} || ({{(ADDR_W-8){1'b0}}, ln} & mask) != {ADDR_W{1'b0}} ||
-                 st[ADDR_W*LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} || (base & mask) != {ADDR_W{1'b0}};
+      bad_runs = mask == {ADDR_W{1'b0}} || ({{(ADDR_W-CNT_W){1'b0}}, cnt} & mask) != {ADDR_W{1'b0}} ||
+                 st[ADDR_W*lp +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1} || (base & mask) != {ADDR_W{1'b0}};
       for (v = 0; v < NLOOPS; v = v + 1) begin
-        if (v != LANE && (st[ADDR_W*v +: ADDR_W] & mask) != {ADDR_W{1'b0}}) begin
+        if (v != lp && (st[ADDR_W*v +: ADDR_W] & mask) != {ADDR_W{1'b0}}) begin
           bad_runs = 1'b1;
         end
+      end
+    end
+  endfunction
+
+  // A lane sum's trees: R = 2^s sum lanes for 1 <= s <= SUM_SH_MAX, the most stages whose R divides LANES and is at
+  // most VEC (a's run sits in one row). sum_shift: log2 R of a sum loop count, 0 where the trees cannot take it.
+  localparam integer SUM_SH_MAX = (VEC_SH >= 4 && LANES % 16 == 0) ? 4 : (VEC_SH >= 3 && LANES % 8 == 0) ? 3 :
+                                  (VEC_SH >= 2 && LANES % 4 == 0) ? 2 : (VEC_SH >= 1 && LANES % 2 == 0) ? 1 : 0;
+  function automatic [3:0] sum_shift(input [CNT_W-1:0] r);
+    integer t;
+    begin
+      sum_shift = 4'd0;
+      for (t = 1; t <= SUM_SH_MAX; t = t + 1) begin
+        if (r == (1 << t)) begin
+          sum_shift = t[3:0];
+        end
+      end
+    end
+  endfunction
+
+  // A vector load of a walk with lanes `ln`, loop LANE's count `r`, loop OUT_LANE's `outs`, b base `base` and b
+  // strides `sb` breaks its rules: a lane
+  // sum's runs along its sum loop where its R is all the build's lanes, else along its output lane loop where LANES / R
+  // is a multiple of VEC (rows of lanes aligned); the lane form's along its lane loop.
+  function automatic bad_vec(input sum, input [7:0] ln, input [CNT_W-1:0] r, input [CNT_W-1:0] outs,
+                             input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] sb);
+    reg [3:0] sh;
+    begin
+      sh = sum_shift(r);
+      if (!sum) begin
+        bad_vec = bad_runs(LANE, VEC_MASK, {{(CNT_W-8){1'b0}}, ln}, base, sb);
+      end else if ({{(CNT_W-8){1'b0}}, ln} == r) begin
+        bad_vec = {{(32-CNT_W){1'b0}}, r} != LANES_U || bad_runs(LANE, VEC_MASK, r, base, sb);
+      end else begin
+        bad_vec = sh == 4'd0 || ((LANES_U >> sh) & VEC_M1) != 32'd0 || NOUT < 2 ||
+                  bad_runs(OUT_LANE, VEC_MASK, outs, base, sb);
       end
     end
   endfunction
@@ -237,19 +282,31 @@ module tt_contract #(
 
   wire              lane_form  = LANES > 1 && lanes != 8'd1;  // constant 0 with one lane: no phase logic is built
   wire [CNT_W-1:0]  lane_count = counts[CNT_W*LANE +: CNT_W];
+  wire [CNT_W-1:0]  out_count  = counts[CNT_W*OUT_LANE +: CNT_W];  // a lane sum's output lanes
   wire [31:0]       lanes_u    = {24'd0, lanes};
-  // A lane sum's rules (golden/isa.py lane_sum_ok, with lanes the build's VEC: a's runs are whole rows).
-  wire              bad_sum    = !lane_form || VEC == 1 || lanes_u != VEC || vec_store ||
-                                 stride_o[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
-                                 bad_runs(VEC_MASK, lanes, a_base, stride_a);
+  wire [3:0]        sum_sh     = sum_shift(lane_count);  // a lane sum's log2 R (0: not a sum loop the trees take)
+  wire              sum_outs   = lanes_u != {{(32-CNT_W){1'b0}}, lane_count};  // a lane sum with output lanes (L > 1)
+  // A lane sum's rules (golden/isa.py lane_sum_ok, and drain_ok along its output lanes).
+  wire [ADDR_W-1:0] sum_mask   = {{(ADDR_W-CNT_W){1'b0}}, lane_count - 1'b1};  // R - 1
+  wire              bad_sum    = !lane_form || sum_sh == 4'd0 || stride_o[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
+                                 bad_runs(LANE, sum_mask, lane_count, a_base, stride_a) ||
+                                 (sum_outs && (NOUT < 2 || lanes_u != {{(32-CNT_W){1'b0}}, out_count} << sum_sh ||
+                                               stride_a[ADDR_W*OUT_LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
+                                               stride_b[ADDR_W*OUT_LANE +: ADDR_W] == {ADDR_W{1'b0}})) ||
+                                 (vec_store && (!sum_outs ||
+                                                bad_runs(OUT_LANE, DRAIN_MASK, out_count, o_base, stride_o)));
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
-                                 (lane_form && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
-                                                (!lane_sum && stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}}) ||
-                                                {24'd0, pre_lanes} > LANES_U)) ||
+                                 (lane_form && !lane_sum && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
+                                                             stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}})) ||
+                                 (lane_form && {24'd0, pre_lanes} > LANES_U) ||
                                  (lane_sum && bad_sum) ||
-                                 (vec_load && bad_runs(VEC_MASK, lanes, b_base, stride_b)) ||
-                                 (vec_store && bad_runs(DRAIN_MASK, lanes, o_base, stride_o)) ||
-                                 (pre_vec_load && bad_runs(VEC_MASK, pre_lanes, pre_b_base, pre_stride_b));
+                                 (vec_load && bad_vec(lane_sum, lanes, lane_count, out_count, b_base, stride_b)) ||
+                                 (vec_store && !lane_sum &&
+                                  bad_runs(LANE, DRAIN_MASK, {{(CNT_W-8){1'b0}}, lanes}, o_base, stride_o)) ||
+                                 (pre_vec_load && bad_vec(pre_lane_sum, pre_lanes, pre_counts[CNT_W*LANE +: CNT_W],
+                                                          pre_counts[CNT_W*OUT_LANE +: CNT_W], pre_b_base,
+                                                          pre_stride_b)) ||
+                                 (pre_lane_sum && sum_shift(pre_counts[CNT_W*LANE +: CNT_W]) == 4'd0);
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
@@ -262,29 +319,40 @@ module tt_contract #(
   wire       lane_form_q;
   wire       store_q;        // a wide drain
   wire       sum_q;          // a lane sum
+  wire       sum_out_q;      // a lane sum with output lanes: loop OUT_LANE is a lane loop
+  wire [3:0] sum_sh_q;       // a lane sum's log2 R: the trees' stages
   wire [7:0] drain_beats_q;  // cycles a group takes to leave the drain
   generate
     if (LANES > 1) begin : g_form_q
       reg       form_q;
       reg       wide_q;
       reg       lsum_q;
+      reg       lsum_out_q;
+      reg [3:0] lsum_sh_q;
       reg [7:0] beats_q;
+      wire [7:0] out_lanes = lane_sum ? lanes >> sum_sh : lanes;  // the elements a group drains
       always @(posedge clk) begin
         if (start && !busy) begin
-          form_q  <= lane_form;
-          wide_q  <= DRAIN > 1 && vec_store;
-          lsum_q  <= VEC > 1 && lane_sum;
-          beats_q <= (VEC > 1 && lane_sum) ? 8'd1 : (DRAIN > 1 && vec_store) ? lanes >> DRAIN_SH : lanes;
+          form_q     <= lane_form;
+          wide_q     <= DRAIN > 1 && vec_store;
+          lsum_q     <= SUM_SH_MAX > 0 && lane_sum;
+          lsum_out_q <= SUM_SH_MAX > 0 && lane_sum && sum_outs;
+          lsum_sh_q  <= sum_sh;
+          beats_q    <= (DRAIN > 1 && vec_store) ? out_lanes >> DRAIN_SH : out_lanes;
         end
       end
       assign lane_form_q   = form_q;
       assign store_q       = wide_q;
       assign sum_q         = lsum_q;
+      assign sum_out_q     = lsum_out_q;
+      assign sum_sh_q      = lsum_sh_q;
       assign drain_beats_q = beats_q;
     end else begin : g_form_direct
       assign lane_form_q   = 1'b0;
       assign store_q       = 1'b0;
       assign sum_q         = 1'b0;
+      assign sum_out_q     = 1'b0;
+      assign sum_sh_q      = 4'd0;
       assign drain_beats_q = 8'd1;
     end
   endgenerate
@@ -311,8 +379,8 @@ module tt_contract #(
   integer l;
   always @* begin
     for (l = 0; l < NLOOPS; l = l + 1) begin
-      nest_counts[CNT_W*l +: CNT_W] = (l == LANE && lane_form_q) ? {{(CNT_W-1){1'b0}}, 1'b1} :
-                                      counts[CNT_W*l +: CNT_W];
+      nest_counts[CNT_W*l +: CNT_W] = ((l == LANE && lane_form_q) || (l == OUT_LANE && sum_out_q)) ?
+                                      {{(CNT_W-1){1'b0}}, 1'b1} : counts[CNT_W*l +: CNT_W];
       nest_sb[ADDR_W*l +: ADDR_W] = lane_form_q ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
                                     stride_b[ADDR_W*l +: ADDR_W];
     end
@@ -438,8 +506,11 @@ module tt_contract #(
       reg [NLOOPS*ADDR_W-1:0] ld_sb_q;
       reg [NLOOPS*BUF_W-1:0]  ld_sbuf_q;
       reg [ADDR_W-1:0]        ld_base_q;
-      reg [7:0]               ld_lanes_q;
       reg                     ld_vec_q;       // the walk is a vector load
+      reg                     ld_outs_q;      // a lane sum's walk with output lanes: loop OUT_LANE is a lane loop
+      reg                     ld_vout_q;      // its vector load runs along OUT_LANE
+      reg [LANE_IW:0]         ld_lane_step_q;  // the lane index step of loop LANE (in vectors of VEC in a vector load)
+      reg [LANE_IW-1:0]       ld_last_lane_q;  // the lane (vector) index of a slice's last beat
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
       reg                     pre_start_q;    // the load nest restarts with the preload's configuration
@@ -458,6 +529,16 @@ module tt_contract #(
       wire [NLOOPS*ADDR_W-1:0] walk_sb     = pre_pending_q ? pre_stride_b : stride_b;
       wire [7:0]               walk_lanes  = pre_pending_q ? pre_lanes : lanes;
       wire                     walk_vec    = VEC > 1 && (pre_pending_q ? pre_vec_load : vec_load);
+      // A lane sum's walk: lane (c, r) is lane c + S r, S = LANES / R, r the index of loop LANE (the sum loop), c that
+      // of loop OUT_LANE (with output lanes); along OUT_LANE a vector load's rows of lanes are aligned (S a multiple of VEC).
+      wire                     walk_sum    = SUM_SH_MAX > 0 && (pre_pending_q ? pre_lane_sum : lane_sum);
+      wire [3:0]               walk_sh     = walk_sum ? sum_shift(walk_counts[CNT_W*LANE +: CNT_W]) : 4'd0;
+      wire [LANE_IW:0]         walk_s      = LANES_U[LANE_IW:0] >> walk_sh;  // S; 1 for a lane form's walk
+      wire                     walk_outs   = walk_sum && (walk_lanes >> walk_sh) != 8'd1;
+      wire [8:0]               walk_outl9  = {1'b0, walk_lanes} >> walk_sh;
+      wire [LANE_IW:0]         walk_outl   = walk_outl9[LANE_IW:0];  // the output lanes L
+      wire [LANE_IW:0]         slice_last  = walk_outl - 1'b1 + (walk_sum ? LANES_U[LANE_IW:0] - walk_s :
+                                                                              {(LANE_IW+1){1'b0}});
       integer ll;
       always @(posedge clk) begin
         if ((take && lane_form && !preloaded) || pre_go) begin
@@ -467,8 +548,11 @@ module tt_contract #(
           ld_sb_q    <= walk_sb;
           ld_sbuf_q  <= pre_pending_q ? pre_stride_buf : stride_buf;
           ld_base_q  <= pre_pending_q ? pre_b_base : b_base;
-          ld_lanes_q <= walk_lanes;
           ld_vec_q   <= walk_vec;
+          ld_outs_q  <= walk_outs;
+          ld_vout_q  <= walk_vec && walk_outs;
+          ld_lane_step_q <= walk_sum ? walk_s >> ((walk_vec && walk_outs) ? VEC_SH : 0) : {{LANE_IW{1'b0}}, 1'b1};
+          ld_last_lane_q <= slice_last[LANE_IW-1:0] >> (walk_vec ? VEC_SH : 0);
         end
       end
       always @(posedge clk) begin
@@ -490,13 +574,16 @@ module tt_contract #(
           end
         end
       end
+      wire [31:0] vec_loop = ld_vout_q ? OUT_LANE : LANE;  // the loop a vector load steps VEC lanes a beat
       always @* begin
         for (ll = 0; ll < NLOOPS; ll = ll + 1) begin
-          load_sa[ADDR_W*ll +: ADDR_W] = (ll == LANE) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
-          // a vector load steps the lane loop VEC lanes (VEC words of b) a beat; applied behind the walk's
-          // registers, off the paths from the descriptor
-          load_counts[CNT_W*ll +: CNT_W] = ld_counts_q[CNT_W*ll +: CNT_W] >> ((ll == LANE && ld_vec_q) ? VEC_SH : 0);
-          load_sb[ADDR_W*ll +: ADDR_W] = (ll == LANE && ld_vec_q) ? VEC_STEP : ld_sb_q[ADDR_W*ll +: ADDR_W];
+          load_sa[ADDR_W*ll +: ADDR_W] = (ll == LANE) ? {{(ADDR_W-LANE_IW-1){1'b0}}, ld_lane_step_q} :
+                                         (ll == OUT_LANE && ld_outs_q) ? {{(ADDR_W-1){1'b0}}, 1'b1} : {ADDR_W{1'b0}};
+          // a vector load steps its loop VEC lanes (VEC words of b) a beat; applied behind the walk's registers, off
+          // the paths from the descriptor
+          load_counts[CNT_W*ll +: CNT_W] = ld_counts_q[CNT_W*ll +: CNT_W] >>
+                                           ((ll == vec_loop && ld_vec_q) ? VEC_SH : 0);
+          load_sb[ADDR_W*ll +: ADDR_W] = (ll == vec_loop && ld_vec_q) ? VEC_STEP : ld_sb_q[ADDR_W*ll +: ADDR_W];
           load_so[ADDR_W*ll +: ADDR_W] = {{(ADDR_W-BUF_W){1'b0}}, ld_sbuf_q[BUF_W*ll +: BUF_W]};
         end
       end
@@ -540,11 +627,10 @@ module tt_contract #(
 
       // A load beat's set, lane (VEC lanes' group in a vector load) and buffer word wait MEM_LAT cycles for b's word.
       // The beat that ends a slice (the last lane's last word of one index of the outer buffer loops: the buffer's
-      // words below it are then in every lane) sets its set's loaded count. A walk's start clears its set's count and flips the set's
+      // words below it are then in every lane; the last lane has the highest index) sets its set's loaded count. A walk's start clears its set's count and flips the set's
       // generation, so the tags of an earlier walk into that set still in the delay line count no more.
       reg [1:0]         gen_q;
-      wire [7:0]        ld_beats = ld_vec_q ? ld_lanes_q >> VEC_SH : ld_lanes_q;  // beats per buffer word
-      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_beats[LANE_IW-1:0] - 1'b1;
+      wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_last_lane_q;
       wire              w_valid;
       wire              w_slice_end;
       wire              w_set;
@@ -647,7 +733,7 @@ module tt_contract #(
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
       end
-      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, ld_beats};
+      wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, slice_last[LANE_IW], walk_outl9};
     end else begin : g_one_lane
       assign mac_b     = b_rd_data;
       assign b_rd_en   = issue;
@@ -655,19 +741,48 @@ module tt_contract #(
       assign b_rd_vec  = 1'b0;
       assign buf_ready = 1'b1;
       wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf,
-                          b_rd_vec_data};
+                          b_rd_vec_data, pre_lane_sum};
     end
   endgenerate
 
-  // ---- MAC lanes: the operands arrive MEM_LAT cycles after their addresses; a lane sum's first VEC lanes take
-  // their words of a's row, every other lane (and every lane otherwise) a's one word ----
+  // ---- MAC lanes: the operands arrive MEM_LAT cycles after their addresses; in a lane sum lane c + S r (S = LANES /
+  // R) takes word r of a's run of R words, which starts at the beat's address within its row; otherwise every lane
+  // takes a's one word ----
   reg [A_W*LANES-1:0] mac_a;
-  integer al;
-  always @* begin
-    for (al = 0; al < LANES; al = al + 1) begin
-      mac_a[A_W*al +: A_W] = (al < VEC && sum_q) ? a_rd_vec_data[A_W*(al % VEC) +: A_W] : a_rd_data;
+  generate
+    if (SUM_SH_MAX > 0) begin : g_sum_a
+      wire [VEC_SH-1:0] run_m;  // the run's first word in the row of the beat whose operands arrive
+      tt_delay #(
+        .WIDTH (VEC_SH),
+        .DEPTH (MEM_LAT)
+      ) u_run_off (
+        .clk (clk),
+        .rst (rst),
+        .d   (la_addr_a[VEC_SH-1:0]),
+        .q   (run_m)
+      );
+      genvar gl;
+      genvar gs;
+      for (gl = 0; gl < LANES; gl = gl + 1) begin : g_lane_a
+        wire [VEC_SH*(SUM_SH_MAX+1)-1:0] run_words;  // the word of the run the lane takes with 2^s sum lanes
+        assign run_words[VEC_SH-1:0] = {VEC_SH{1'b0}};
+        for (gs = 1; gs <= SUM_SH_MAX; gs = gs + 1) begin : g_stages
+          localparam [31:0] RUN_WORD = gl / (LANES >> gs);  // r of lane gl = c + (LANES >> gs) r
+          assign run_words[VEC_SH*gs +: VEC_SH] = RUN_WORD[VEC_SH-1:0];
+        end
+        // the run is aligned to R, so its word r is the row's word first + r
+        wire [VEC_SH-1:0] word = run_m | run_words[VEC_SH*sum_sh_q +: VEC_SH];
+        always @* begin
+          mac_a[A_W*gl +: A_W] = sum_q ? a_rd_vec_data[A_W*word +: A_W] : a_rd_data;
+        end
+      end
+    end else begin : g_one_a
+      always @* begin
+        mac_a = {LANES{a_rd_data}};
+      end
+      wire unused_sum_a = ^{a_rd_vec_data, sum_sh_q};
     end
-  end
+  endgenerate
   wire [ACC_W*LANES-1:0] acc;
   tt_mac_array #(
     .LANES    (LANES),
@@ -702,42 +817,40 @@ module tt_contract #(
   wire              grp_last = tag_grp[1];
   wire [ADDR_W-1:0] grp_addr = tag_grp[ADDR_W+1:2];
 
-  // A lane sum's group passes the adder tree first: its sum enters the drain as the group's one element.
-  wire              sum_valid;
-  wire              sum_last;
-  wire [ADDR_W-1:0] sum_addr;
-  wire [ACC_W-1:0]  sum_acc;
+  // A lane sum's group passes the fold trees first: their L sums enter the drain as the group's L elements.
+  wire                       sum_valid;
+  wire                       sum_last;
+  wire [ADDR_W-1:0]          sum_addr;
+  wire [ACC_W*LANES-1:0]     sum_acc;  // element c in lane c's place
   generate
-    if (VEC > 1) begin : g_lane_sum
+    if (SUM_SH_MAX > 0) begin : g_lane_sum
+      wire [ACC_W*(LANES/2)-1:0] sums;
       tt_lane_sum #(
-        .N     (VEC),
-        .WIDTH (ACC_W),
-        .TAG_W (ADDR_W + 1)
+        .N      (LANES),
+        .STAGES (SUM_SH_MAX),
+        .WIDTH  (ACC_W),
+        .TAG_W  (ADDR_W + 1)
       ) u_lane_sum (
         .clk       (clk),
         .rst       (rst),
+        .stages    (sum_sh_q),
         .in_valid  (grp_done && sum_q),
         .in_tag    ({grp_addr, grp_last}),
-        .in_data   (acc[ACC_W*VEC-1:0]),
+        .in_data   (acc),
         .out_valid (sum_valid),
         .out_tag   ({sum_addr, sum_last}),
-        .out_sum   (sum_acc)
+        .out_sums  (sums)
       );
+      assign sum_acc = {{(ACC_W*(LANES-LANES/2)){1'b0}}, sums};
     end else begin : g_no_lane_sum
       assign sum_valid = 1'b0;
       assign sum_last  = 1'b0;
       assign sum_addr  = {ADDR_W{1'b0}};
-      assign sum_acc   = {ACC_W{1'b0}};
+      assign sum_acc   = {(ACC_W*LANES){1'b0}};
     end
   endgenerate
-  wire              drain_take = sum_q ? sum_valid : grp_done;
-  reg [ACC_W*LANES-1:0] drain_in;  // the sums a group brings: a lane sum's one element in lane 0's place
-  always @* begin
-    drain_in = acc;
-    if (sum_q) begin
-      drain_in[ACC_W-1:0] = sum_acc;
-    end
-  end
+  wire                  drain_take = sum_q ? sum_valid : grp_done;
+  wire [ACC_W*LANES-1:0] drain_in  = sum_q ? sum_acc : acc;  // the sums a group brings, element c in lane c's place
 
   // ---- drain: a group's `lanes` sums leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the
   // nest's order) ----
@@ -748,7 +861,7 @@ module tt_contract #(
   reg                   drain_last_q;  // the group is the op's last
   wire                  emit      = drain_n_q != 8'd0;
   wire                  emit_fin  = emit && drain_last_q && drain_n_q == 8'd1;
-  wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*LANE +: ADDR_W];
+  wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*(sum_out_q ? OUT_LANE : LANE) +: ADDR_W];
   wire [ADDR_W-1:0]     run_step  = DRAIN_MASK + 1'b1;  // a wide drain's beat: DRAIN words (the lane loop's stride 1)
   always @(posedge clk) begin
     if (rst) begin

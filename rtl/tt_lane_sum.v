@@ -1,29 +1,36 @@
 `default_nettype none
-// tt_lane_sum: the adder tree of the contraction engine's lane sum (golden/isa.py, lane sum): the sum of N signed
-// WIDTH-bit words, a binary tree with a register at every level, so the sum of the words taken with in_valid leaves
-// STAGES = clog2(N) cycles later with out_valid and the tag taken with them. A new set of words may enter every
-// cycle. The sum is exact in WIDTH bits: the compiler bounds every reduction, and a lane's partial sum and any sum of
-// them stay within the bound of the whole (SPEC 1.2), so no level needs a wider word (two's complement addition gives
-// the same bits signed or unsigned at one width).
+// tt_lane_sum: the adder trees of the contraction engine's lane sum (golden/isa.py, lane sum). N lanes carry a group's
+// sums, lane c + (N / R) r holding output c's part r (R = 2^stages sum lanes, up to N / R outputs). Each stage folds
+// the upper half of the words onto the lower half, with a register: after s stages word c holds the sum of the words
+// c + (N >> s) r, r < 2^s. The sums of the words taken with in_valid leave `stages` cycles later with out_valid and
+// the tag taken with them, words c < N >> stages of out_sums (the rest 0). A new set of words may enter every cycle;
+// `stages` must stay the same while sums are in flight (an op's). The sums are exact in WIDTH bits: the compiler
+// bounds every reduction, and a lane's partial sum and any sum of them stay within the bound of the whole (SPEC 1.2),
+// so no stage needs a wider word (two's complement addition gives the same bits signed or unsigned at one width).
 module tt_lane_sum #(
-  parameter integer N     = 2,   // words, 2..256
-  parameter integer WIDTH = 48,  // bits per word, >= 2
-  parameter integer TAG_W = 1    // tag bits carried with the words, >= 1
+  parameter integer N      = 2,   // words (lanes), 2..256, a multiple of 2^STAGES
+  parameter integer STAGES = 1,   // the most stages an op takes (R up to 2^STAGES), >= 1
+  parameter integer WIDTH  = 48,  // bits per word, >= 2
+  parameter integer TAG_W  = 1    // tag bits carried with the words, >= 1
 ) (
-  input  wire               clk,
-  input  wire               rst,
-  input  wire               in_valid,
-  input  wire [TAG_W-1:0]   in_tag,
-  input  wire [N*WIDTH-1:0] in_data,   // word i in [WIDTH*i +: WIDTH]
-  output wire               out_valid,
-  output wire [TAG_W-1:0]   out_tag,
-  output wire [WIDTH-1:0]   out_sum
+  input  wire                     clk,
+  input  wire                     rst,
+  input  wire [3:0]               stages,    // log2 R, 1..STAGES
+  input  wire                     in_valid,
+  input  wire [TAG_W-1:0]         in_tag,
+  input  wire [N*WIDTH-1:0]       in_data,   // word i in [WIDTH*i +: WIDTH]
+  output reg                      out_valid,
+  output reg  [TAG_W-1:0]         out_tag,
+  output reg  [(N/2)*WIDTH-1:0]   out_sums   // word c in [WIDTH*c +: WIDTH]
 );
 
   // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator).
   generate
     if (N < 2 || N > 256) begin : g_bad_n
       error_tt_lane_sum_N_must_be_2_to_256 u_error ();
+    end
+    if (STAGES < 1 || STAGES > 8 || N % (1 << STAGES) != 0) begin : g_bad_stages
+      error_tt_lane_sum_STAGES_must_be_1_to_8_and_2_pow_STAGES_must_divide_N u_error ();
     end
     if (WIDTH < 2) begin : g_bad_width
       error_tt_lane_sum_WIDTH_must_be_at_least_2 u_error ();
@@ -33,41 +40,52 @@ module tt_lane_sum #(
     end
   endgenerate
 
-  localparam integer STAGES = (N > 1) ? $clog2(N) : 1;
-  localparam integer LEAVES = 1 << STAGES;  // the words, padded with zeros to a power of two
+  // Word j of stage s (stage 0: the inputs) is word level_start(s) + j of `tree`: stage s holds N >> s words.
+  function automatic integer level_start(input integer s);
+    level_start = 2 * N - 2 * (N >> s);
+  endfunction
+  localparam integer NODES = N - (N >> STAGES);  // the registered words of stages 1..STAGES
 
-  // The tree as a heap: node k's children are nodes 2k + 1 and 2k + 2; the LEAVES - 1 inner nodes are registers
-  // (node 0 the root), the leaves the input words. A node at depth d holds the sum of its children of the cycle
-  // before, so the root holds the sum of the leaves of STAGES cycles ago.
-  wire [LEAVES*WIDTH-1:0] leaves;
-  generate
-    if (LEAVES > N) begin : g_pad
-      assign leaves = {{((LEAVES - N) * WIDTH){1'b0}}, in_data};
-    end else begin : g_full
-      assign leaves = in_data;
-    end
-  endgenerate
-
-  reg  [(LEAVES-1)*WIDTH-1:0] node_q;  // no reset: out_valid says when the root holds a sum
-  wire [(2*LEAVES-1)*WIDTH-1:0] tree = {leaves, node_q};  // node k in [WIDTH*k +: WIDTH]
-  integer k;
+  reg  [NODES*WIDTH-1:0]     node_q;  // no reset: out_valid says when a stage holds sums
+  wire [(N+NODES)*WIDTH-1:0] tree = {node_q, in_data};
+  integer s;
+  integer j;
   always @(posedge clk) begin
-    for (k = 0; k < LEAVES - 1; k = k + 1) begin
-      node_q[WIDTH*k +: WIDTH] <= tree[WIDTH*(2*k+1) +: WIDTH] + tree[WIDTH*(2*k+2) +: WIDTH];
+    for (s = 1; s <= STAGES; s = s + 1) begin
+      for (j = 0; j < (N >> s); j = j + 1) begin
+        node_q[WIDTH*(level_start(s) - N + j) +: WIDTH] <= tree[WIDTH*(level_start(s-1) + j) +: WIDTH] +
+                                                          tree[WIDTH*(level_start(s-1) + j + (N >> s)) +: WIDTH];
+      end
     end
   end
-  assign out_sum = node_q[WIDTH-1:0];
 
-  tt_delay #(
-    .WIDTH (TAG_W + 1),
-    .DEPTH (STAGES),
-    .RESET (1)
-  ) u_tag (
-    .clk (clk),
-    .rst (rst),
-    .d   ({in_tag, in_valid}),
-    .q   ({out_tag, out_valid})
-  );
+  // valid and tag beside the stages; the op's stage count selects where its sums leave
+  reg [STAGES*(TAG_W+1)-1:0] pipe_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      pipe_q <= {(STAGES*(TAG_W+1)){1'b0}};
+    end else begin
+      pipe_q[0 +: TAG_W+1] <= {in_tag, in_valid};
+      for (s = 1; s < STAGES; s = s + 1) begin
+        pipe_q[(TAG_W+1)*s +: TAG_W+1] <= pipe_q[(TAG_W+1)*(s-1) +: TAG_W+1];
+      end
+    end
+  end
+
+  integer c;
+  always @* begin
+    out_valid = 1'b0;
+    out_tag   = {TAG_W{1'b0}};
+    out_sums  = {((N/2)*WIDTH){1'b0}};
+    for (s = 1; s <= STAGES; s = s + 1) begin
+      if ({28'd0, stages} == s) begin
+        {out_tag, out_valid} = pipe_q[(TAG_W+1)*(s-1) +: TAG_W+1];
+        for (c = 0; c < (N >> s); c = c + 1) begin
+          out_sums[WIDTH*c +: WIDTH] = tree[WIDTH*(level_start(s) + c) +: WIDTH];
+        end
+      end
+    end
+  end
 
 endmodule
 `default_nettype wire

@@ -352,14 +352,16 @@ async def test_lane_contractions(dut):
     """Synthetic contractions that with_lanes puts in the lane form (with LANES > 1; else they must stay direct):
     split lane loops, swapped operands, groups shorter than the lanes (K < lanes), groups after the first that wait
     for their slice of the load, vector loads (VEC > 1), wide drains with and without accumulate (DRAIN > 1), lane
-    sums with and without accumulate (VEC > 1), both modes."""
+    sums with and without accumulate (VEC > 1), lane sums with output lanes beside their sum lanes (VEC > 1 and at
+    least 4 lanes, R = 2 dividing them), both modes."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc = 0, 0, 0, 0, 0, 0, 0, 0, 0
+    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc, sums_out = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     want_vec = 4 if tb.vec > 1 else 0
     want_wide = 4 if tb.drain > 1 else 0
     want_sums = 4 if tb.vec > 1 else 0
+    want_sums_out = 2 if tb.vec > 1 and tb.lanes >= 4 and tb.lanes % 2 == 0 else 0
     enough = False
     for trial in range(3000):
         picked = tb.random_lane_case(trial)
@@ -376,10 +378,11 @@ async def test_lane_contractions(dut):
         wide_acc += case.desc.drain > 1 and case.desc.accumulate
         sums += case.desc.lane_sum
         sums_acc += case.desc.lane_sum and case.desc.accumulate
+        sums_out += case.desc.out_lanes > 1 and case.desc.lane_sum
         await tb.check_case(case, machine=lane_forms % 4 == 0)
         enough = (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
                   and wide >= want_wide and wide_acc >= want_wide // 2 and sums >= want_sums
-                  and sums_acc >= want_sums // 2)
+                  and sums_acc >= want_sums // 2 and sums_out >= want_sums_out)
         if enough:
             break
     if tb.lanes == 1:
@@ -388,7 +391,7 @@ async def test_lane_contractions(dut):
         assert enough, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, " \
             f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} " \
-            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating)"
+            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating, {sums_out} with output lanes)"
 
 
 @cocotb.test()

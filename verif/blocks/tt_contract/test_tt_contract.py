@@ -17,6 +17,10 @@ SHAPES = {
     "lanes8_vec2": {"MEM_LAT": 5, "LANES": 8, "BUF_DEPTH": 32, "VEC": 2},  # vector loads of 2 words, 4 beats a word
     # rows of 8 words, a drain of 2 (four runs a row)
     "lanes8_drain2": {"MEM_LAT": 5, "LANES": 8, "BUF_DEPTH": 32, "VEC": 8, "DRAIN": 2},
+    # lane sums of R = 2 or 4 beside 8 or 4 output lanes, their vector loads and drains of 4 along the output lanes
+    "lanes16_sums": {"MEM_LAT": 5, "LANES": 16, "BUF_DEPTH": 64, "VEC": 4, "DRAIN": 4},
+    # lanes not a power of two: R = 2 (6 output lanes, vector loads of 4 along them) or 4 (3, one word a beat)
+    "lanes12_sums": {"MEM_LAT": 5, "LANES": 12, "BUF_DEPTH": 64, "VEC": 4, "DRAIN": 2},
 }
 
 

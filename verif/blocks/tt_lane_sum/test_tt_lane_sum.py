@@ -1,16 +1,18 @@
-"""pytest runner for rtl/tt_lane_sum.v: every simulator x a few (N, WIDTH) (cocotb module: tb_tt_lane_sum.py)."""
+"""pytest runner for rtl/tt_lane_sum.v: every simulator x a few (N, STAGES, WIDTH) (cocotb module: tb_tt_lane_sum.py)."""
 import pytest
 
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_lane_sum.v", RTL / "tt_delay.v"]
+SOURCES = [RTL / "tt_lane_sum.v"]
 
 SHAPES = {
-    "n2": {"N": 2},                                # the smallest tree: one stage
-    "n3_w8": {"N": 3, "WIDTH": 8, "TAG_W": 5},     # not a power of two (a zero leaf), a narrow word that wraps
-    "n8": {"N": 8, "TAG_W": 21},                   # digits' lane sum (VEC 8), the engine's tag {address, last}
-    "n16": {"N": 16, "TAG_W": 21},                 # paper's (VEC 16)
-    "n5_w65": {"N": 5, "WIDTH": 65, "TAG_W": 1},   # words wider than a 64-bit simulator word
+    "n2": {"N": 2},                                          # the smallest tree: one stage
+    "n8_s2_w8": {"N": 8, "STAGES": 2, "WIDTH": 8, "TAG_W": 5},  # 8 lanes, rows of 4; a narrow word that wraps
+    "n8_s3": {"N": 8, "STAGES": 3, "TAG_W": 21},             # digits' (8 lanes, VEC 8), the engine's tag {address, last}
+    "n12_s2": {"N": 12, "STAGES": 2, "TAG_W": 21},           # lanes not a power of two (R 2 or 4 divides them)
+    "n16_s4": {"N": 16, "STAGES": 4, "TAG_W": 21},           # paper's 16 lanes (VEC 16)
+    "n128_s4": {"N": 128, "STAGES": 4, "TAG_W": 21},         # paper's 128 lanes (VEC 16): R 2..16 beside 64..8 outputs
+    "n4_s2_w65": {"N": 4, "STAGES": 2, "WIDTH": 65},         # words wider than a 64-bit simulator word
 }
 
 
@@ -26,7 +28,9 @@ BAD_PARAMS = [
     ({"N": 257}, "error_tt_lane_sum_N_must_be_2_to_256"),
     ({"WIDTH": 1}, "error_tt_lane_sum_WIDTH_must_be_at_least_2"),
     ({"TAG_W": 0}, "error_tt_lane_sum_TAG_W_must_be_at_least_1"),
-    ({"N": 256, "WIDTH": 2}, None),  # legal extremes
+    ({"STAGES": 0}, "error_tt_lane_sum_STAGES_must_be_1_to_8_and_2_pow_STAGES_must_divide_N"),
+    ({"N": 12, "STAGES": 3}, "error_tt_lane_sum_STAGES_must_be_1_to_8_and_2_pow_STAGES_must_divide_N"),
+    ({"N": 256, "STAGES": 8, "WIDTH": 2}, None),  # legal extremes
 ]
 
 
