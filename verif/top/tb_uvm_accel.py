@@ -42,7 +42,8 @@ SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
 FORMS = ["direct", "lanes", "vector"]  # one MAC a cycle; lanes loaded one word a beat; loaded VEC words a beat
 DRAINS = ["one", "wide"]  # one element a cycle; a run of DRAIN elements a cycle
-SUMS = ["outputs", "reduction"]  # the lanes split the outputs; they split the reduction (a lane sum)
+# the lanes split the outputs; they split the reduction (a lane sum); both (a lane sum with output lanes)
+SUMS = ["outputs", "reduction", "both"]
 PRELOADS = ["none", "carries", "preloaded", "both"]  # a contraction carries the next one's b walk, is preloaded, both
 
 
@@ -111,7 +112,8 @@ class OpMonitor(uvm_component):
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
                                       rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload,
-                                      drain=DRAINS[d["vec_store"]], lane_sum=SUMS[d["lane_sum"]])
+                                      drain=DRAINS[d["vec_store"]],
+                                      lane_sum=SUMS[d["lane_sum"] * (1 + (d["lanes"] != counts[isa.MAX_RED]))])
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 tables = unit_tables()

@@ -22,7 +22,7 @@ CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2
 OPTIMIZER = {"tiny-adam": "adam"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
 # have one): tiny loads its buffers 4 words a cycle, drains 2 a cycle (banks in rows of 4: runs of half a row) and sums
-# the lanes of three ops, digits loads one word a cycle.
+# the lanes of four ops (one with 2 output lanes beside 2 sum lanes, drained 2 a cycle), digits loads one word a cycle.
 LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1)}
 
 
@@ -38,6 +38,8 @@ def accel_params(comp, case: str) -> P.AccelParams:
         assert vec == 1 or max(d.vec for d in descs) > 1, f"{case}: no contraction of train_sample loads vectors"
         assert drain == 1 or max(d.drain for d in descs) > 1, f"{case}: no contraction of train_sample drains wide"
         assert vec == 1 or any(d.lane_sum for d in descs), f"{case}: no contraction of train_sample sums its lanes"
+        assert vec == 1 or any(d.lane_sum and d.out_lanes > 1 for d in descs), \
+            f"{case}: no lane sum of train_sample has output lanes beside its sum lanes"
     return params
 
 

@@ -267,8 +267,8 @@ class Tb:
         def other_loop(d):  # a loop besides the lane loop that steps the operand, or None
             return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and getattr(lp, stride)), None)
 
-        def asks(d):
-            return d.lane_sum if kind == "lane_sum" else getattr(d, kind) > 1
+        def asks(d):  # (a lane sum's vector loads and drains may run along another loop: not these cases)
+            return d.lane_sum if kind == "lane_sum" else getattr(d, kind) > 1 and not d.lane_sum
 
         while True:
             picked = self.random_lane_case(1)  # odd trials: operands at multiples of VEC and DRAIN
@@ -286,6 +286,14 @@ class Tb:
         return case, [replace(lane, **{base: getattr(lane, base) + 1}),
                       replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
                       replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:]))]
+
+    def random_sum_case(self, keep):
+        """A random lane-form case whose op is a lane sum for which keep(desc) holds."""
+        for trial in range(20000):
+            picked = self.random_lane_case(trial)
+            if picked and picked[2].desc.lane_sum and keep(picked[2].desc):
+                return picked[2]
+        raise AssertionError("no such lane sum among 20000 random contractions")
 
     def random_lane_case(self, trial: int, max_macs: int = 4000):
         """A synthetic contraction in the lane form for this DUT (None where with_lanes keeps the direct form)."""
@@ -527,16 +535,38 @@ async def test_illegal_ops(dut):
     for desc in bad:
         await tb.expect_refused(wcase, desc, ERR_LANES)
     await tb.check_case(wcase)
-    # Lane sums: a's runs of VEC words (none at all with VEC = 1); also an element address that moves with the lane,
-    # a wide drain, and the direct form marked a lane sum.
+    # Lane sums: a's runs (none at all with VEC = 1); also an element address that moves with the lane, the direct
+    # form marked a lane sum, a preload marked a lane sum whose sum loop the trees cannot take (R = 3), and a wide
+    # drain of one output lane.
     scase, bad = tb.broken_runs("lane_sum", tb.vec, "sa", "a_base")
     if tb.vec > 1:
         lane = scase.desc
+        r3 = replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], count=3),), preload=None)
         bad += [replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], so=1),)),
-                replace(lane, drain=2), replace(lane, lanes=1)]
+                replace(lane, lanes=1), replace(lane, preload=r3)]
+        one = tb.random_sum_case(lambda d: d.out_lanes == 1)
+        bad.append(replace(one.desc, drain=2))
     for desc in bad:
         await tb.expect_refused(scase, desc, ERR_LANES)
     await tb.check_case(scase)
+    # Lane sums with output lanes (none with fewer than 4 lanes): the output lane loop stepping a, or not b, or lanes
+    # not its count times R; a vector load along the output lanes where LANES / R is not a multiple of VEC.
+    if tb.vec > 1 and tb.lanes >= 4:
+        # a build with R for which LANES / R >= VEC but not a multiple of it (12 lanes, VEC 4, R 2): such an op
+        misaligned = [r for r in (2, 4, 8, 16) if r <= tb.vec and tb.lanes % r == 0
+                      and tb.lanes // r >= tb.vec and tb.lanes // r % tb.vec]
+        ocase = tb.random_sum_case(lambda d: d.out_lanes > 1 and (
+            not misaligned or (isa.vec_ok(d, tb.vec) and not isa.vec_ok(d, tb.vec, tb.lanes))))
+        lane = ocase.desc
+        out = lane.out_loops[-2]
+        def with_out(**f):
+            return replace(lane, out_loops=lane.out_loops[:-2] + (replace(out, **f), lane.out_loops[-1]))
+        bad = [with_out(sa=1), with_out(sb=0), replace(lane, lanes=lane.lanes - 1)]
+        if misaligned:
+            bad.append(replace(lane, vec=tb.vec))
+        for desc in bad:
+            await tb.expect_refused(ocase, desc, ERR_LANES)
+        await tb.check_case(ocase)
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per
