@@ -24,6 +24,9 @@ a at stride 1 and not b (R rows of a read as one aligned run), R x L outputs a g
 each op takes the faster kind.
 
     python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8 [--rows]
+
+The reduction kind is built (session 24: lane sums with output lanes, R chosen per op; the engine's exact cycles are
+`python -m golden cost --lanes 128 ...`); the rows kind is not.
 """
 from __future__ import annotations
 
