@@ -249,10 +249,10 @@ def refine_orders(comp: Compiled) -> None:
     program order over train_sample and infer; the current order stays unless another is faster."""
     from golden import program as P  # imported here: program imports this module
     p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=VEC_HINT, drain=DRAIN_HINT)
-    # Any bank may be built in rows: the orders decide which. Planned without lane sums: with them two paper orders
-    # (hence their draws) would move for 236 of 145,043 cycles a sample at 16 lanes; re-planning belongs with the
-    # next change of the draws.
-    p = replace(p, bank_vec=(True,) * len(p.banks), lane_sum=False)
+    # Any bank may be built in rows: the orders decide which. Planned without lane sums and rows: with lane sums two
+    # paper orders (hence their draws) would move for 236 of 145,043 cycles a sample at 16 lanes; re-planning belongs
+    # with the next change of the draws.
+    p = replace(p, bank_vec=(True,) * len(p.banks), lane_sum=False, rows=False)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
         for i, op in enumerate(prog):

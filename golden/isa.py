@@ -59,6 +59,16 @@ of R (`_aligned_runs` on a), and a wide drain the output lane loop at out stride
 elements (the sum loop not among them), a group takes max(K, L / D) cycles, and the element order, hence the draws,
 is that of the output loops as before. Only the time changes, not the values (the sums are exact).
 
+Rows (`rows`; `with_lanes` chooses it where the build loads vectors, a's bank has rows and it is the faster form):
+the outer product of a column of b and a run of a. The lanes are L x R, all the build's: the lane loop (count L, the
+whole innermost output loop, stepping b only) and outside it the rows loop (LANE_LOOP - 1, count R, a power of two,
+2 <= R <= V, an output index of a alone at a stride 1: sb 0). The compute nest holds both at 0; each step reads one
+aligned run of R words of a, lane (c, r) taking word r, and MACs it with its buffer word, which is b's for column c
+(the load walks the lane loop alone and writes each word into the R lanes of its column). A group is L x R output
+elements, each lane its own, drained L x R / D cycles in the nest's order (row by row). The engine numbers lane (c,
+r) c + L r, as the golden model. It needs a's base and every other a stride multiples of R, and a wide drain the lane
+loop at out stride 1. Only the time changes, not the values.
+
 Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
 carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
 walk ends, its load nest walks the next op's b into the other set, on through the op's end and the sequencer's
@@ -122,6 +132,7 @@ class ContractDesc:
     vec: int = 1  # words per load beat: 1, or the bank's row of V words (vector load; module docstring)
     drain: int = 1  # elements the drain writes a cycle: 1, or an aligned run of D words (wide drain; module docstring)
     lane_sum: bool = False  # the lane loop splits the reduction (lane sum; module docstring)
+    rows: bool = False  # the loop outside the lane loop gives rows of lanes (rows; module docstring)
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -138,6 +149,16 @@ class ContractDesc:
         return self.out_loops[-1].count if self.lane_sum else 1
 
     @property
+    def row_lanes(self) -> int:
+        """R: the rows of lanes (rows: the rows loop's count); 1 otherwise."""
+        return self.out_loops[-2].count if self.rows else 1
+
+    @property
+    def load_lanes(self) -> int:
+        """The lanes the load walk numbers: one per column where each word goes to a column's R rows; all otherwise."""
+        return self.lanes // self.row_lanes
+
+    @property
     def out_lanes(self) -> int:
         """L: the output elements a group of the engine computes side by side (1 in the direct form)."""
         return self.lanes // self.sum_lanes
@@ -146,7 +167,7 @@ class ContractDesc:
     def lane_loops(self) -> tuple[int, ...]:
         """The loops (indices into `loops`) the lanes walk, outer to inner: the lane loop, and in a lane sum with output
         lanes the output lane loop outside it; the compute nest holds them at 0 and the load walks them."""
-        return (LANE_LOOP - 1, LANE_LOOP) if self.lane_sum and self.out_lanes > 1 else (LANE_LOOP,)
+        return (LANE_LOOP - 1, LANE_LOOP) if self.rows or (self.lane_sum and self.out_lanes > 1) else (LANE_LOOP,)
 
     @property
     def groups(self) -> int:
@@ -208,6 +229,10 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
     if desc.drain != 1 and not drain_ok(desc, desc.drain):
         _fail(what, f"wide drain of {desc.drain} words: needs the lane form with output lanes a multiple of it, the "
                     f"output's lane loop at stride 1 and the output's base and other strides multiples of it")
+    if desc.rows and not rows_ok(desc):
+        _fail(what, "rows: needs the lane form with the rows loop (count R, a power of two >= 2, lanes = R times the "
+                    "lane loop's count) outside the lane loop, stepping a alone at stride 1 on aligned runs of R words "
+                    "(a's base and other strides multiples of R), and not a lane sum")
     if desc.lane_sum and not lane_sum_ok(desc):
         _fail(what, "lane sum: needs the lane form with the sum loop (count R, a power of two >= 2 that divides the "
                     "lanes) at output stride 0, the output lane loop outside it of count lanes / R stepping b only, "
@@ -215,7 +240,7 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
                     "multiples of R)")
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
-        if lane.count != desc.lanes and not desc.lane_sum:
+        if lane.count != desc.load_lanes and not desc.lane_sum:
             _fail(what, f"lane loop ({lane.index or 'pad'}) count {lane.count}, but lanes {desc.lanes}")
         if lane.sa and not desc.lane_sum:
             _fail(what, f"lane loop ({lane.index or 'pad'}) has a stride {lane.sa}; must be 0 (only b is laned)")
@@ -261,6 +286,8 @@ def vec_ok(desc: ContractDesc, vec: int, engine_lanes: int | None = None) -> boo
     (one output lane; on an engine of `engine_lanes` lanes only where they are R) or along its output lane loop
     (only where the engine's lanes / R is a multiple of vec, so that its rows of lanes are aligned); None: any
     engine."""
+    if desc.rows and vec > 1:  # along the lane loop, each beat's words into every row
+        return _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP, desc.load_lanes)
     if not desc.lane_sum or vec == 1:
         return _aligned_runs(desc, vec, desc.b_base, "sb")
     r, lanes = desc.sum_lanes, desc.out_lanes
@@ -275,6 +302,8 @@ def drain_ok(desc: ContractDesc, drain: int) -> bool:
     one aligned run of `drain` consecutive words, all of them the op's, along its output lanes."""
     if desc.lane_sum and drain > 1:
         return desc.out_lanes > 1 and _aligned_runs(desc, drain, desc.o_base, "so", LANE_LOOP - 1, desc.out_lanes)
+    if desc.rows and drain > 1:  # along each row's lanes
+        return _aligned_runs(desc, drain, desc.o_base, "so", LANE_LOOP, desc.load_lanes)
     return _aligned_runs(desc, drain, desc.o_base, "so")
 
 
@@ -289,6 +318,16 @@ def lane_sum_ok(desc: ContractDesc) -> bool:
     if desc.lanes > r and (out.count != desc.lanes // r or out.sa or not out.sb):
         return False
     return _aligned_runs(desc, r, desc.a_base, "sa", LANE_LOOP, r)
+
+
+def rows_ok(desc: ContractDesc) -> bool:
+    """Is `desc` a legal rows form (module docstring): the rows loop's count R a power of two >= 2 with lanes = R times
+    the lane loop's count, stepping a alone at stride 1 on aligned runs of R words; not a lane sum."""
+    row, lane = desc.out_loops[-2], desc.out_loops[-1]
+    r = row.count
+    if desc.lane_sum or desc.lanes < 2 or r < 2 or r & (r - 1) or desc.lanes != r * lane.count:
+        return False
+    return row.sb == 0 and lane.sa == 0 and _aligned_runs(desc, r, desc.a_base, "sa", LANE_LOOP - 1, r)
 
 
 def sum_stages(desc: ContractDesc) -> int:
@@ -329,8 +368,9 @@ def contract_cycles(desc: ContractDesc, mem_lat: int = MEM_LAT, mac_reg: int = M
 
 
 def load_beats(desc: ContractDesc) -> int:
-    """The beats of a lane-form op's load walk: every lane's buffer words, `vec` lanes' at a time."""
-    return desc.lanes // desc.vec * buffer_words(desc)
+    """The beats of a lane-form op's load walk: every lane's buffer words (a column's in rows), `vec` lanes' at a
+    time."""
+    return desc.load_lanes // desc.vec * buffer_words(desc)
 
 
 def preload_start(desc: ContractDesc, head: int = 0) -> int:
@@ -372,11 +412,10 @@ def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> n
     g = np.arange(desc.groups) * step + SLICE_LAT
     if desc.lanes == 1:
         return g
-    n = desc.lanes
     slice_words = math.prod(lp.count for lp in desc.red_loops if lp.sb)
     counts = [1 if i in desc.lane_loops or i >= MAX_OUT else lp.count for i, lp in enumerate(desc.loops)]
     first_word = _nest(desc, counts)[4]  # every group's first buffer word, in group order
-    ready = (first_word // slice_words + 1) * (n // desc.vec) * slice_words + mem_lat - head
+    ready = (first_word // slice_words + 1) * (desc.load_lanes // desc.vec) * slice_words + mem_lat - head
     return g + np.maximum.accumulate(np.maximum(ready - g, 0))
 
 
@@ -395,15 +434,18 @@ def _swap_operands(desc: ContractDesc) -> ContractDesc:
 
 
 def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
-               vec_banks: frozenset[str] | None = None, drain: int = 1, lane_sum: bool = True) -> ContractDesc:
+               vec_banks: frozenset[str] | None = None, drain: int = 1, lane_sum: bool = True,
+               rows: bool = True) -> ContractDesc:
     """The fastest lane form of `desc` (contract_cycles at the top's latencies) for an engine of max_lanes lanes with
     buf_depth words per lane buffer, or `desc` itself where none is faster: lanes over an output index
-    (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` allows, a lane sum
-    (`_sum_lanes`); the first among equals. `vec_banks`: the banks built in rows (None: every bank), which vector
+    (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` (`rows`) allows, a lane sum
+    (`_sum_lanes`) or rows (`_row_lanes`); the first among equals. `vec_banks`: the banks built in rows (None: every bank), which vector
     loads and lane sums read and wide drains (`drain` words a cycle) write."""
     forms = [_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain)]
     if lane_sum:
         forms += _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain)
+    if rows:
+        forms += row_forms(desc, max_lanes, buf_depth, vec, vec_banks, drain)
     best = min([desc, *(f for f in forms if f is not None)], key=contract_cycles)  # desc among equals
     return best if best is desc else check_desc(best)
 
@@ -520,6 +562,36 @@ def _sum_forms(cand: ContractDesc, red: int, r: int, pad: int, max_lanes: int, b
     return forms
 
 
+def row_forms(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None,
+               drain: int) -> list[ContractDesc]:
+    """The rows forms of `desc` (module docstring) that with_lanes considers, for an engine of max_lanes lanes that
+    loads vectors of `vec` words:
+    the innermost output loop, stepped by b alone (a and b swap to find one whose a is in a bank built in rows), is the
+    lane loop whole (L its count); R = max_lanes / L (a power of two, 2..vec) rows of the loop outside it, which steps a
+    alone at stride 1 with a count R divides: its inner R indices are the rows loop, the rest (count / R, strides * R)
+    takes an output padding slot (none: no rows form)."""
+    forms = []
+    for cand in (desc, _swap_operands(desc)):
+        row, lane = cand.out_loops[-2], cand.out_loops[-1]
+        if not (lane.sb and not lane.sa and row.sa == 1 and not row.sb and max_lanes % lane.count == 0):
+            continue
+        r = max_lanes // lane.count
+        if r < 2 or r & (r - 1) or r > vec or row.count % r or not _in_rows(cand.banks[0], vec_banks):
+            continue
+        out_loops = cand.out_loops
+        if row.count > r:
+            pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
+            if not pads:
+                continue
+            outer = replace(row, count=row.count // r, sa=r, so=row.so * r)
+            out_loops = out_loops[:pads[0]] + out_loops[pads[0] + 1:-2] + (outer, replace(row, count=r), lane)
+        form = _buffered(cand, out_loops, cand.red_loops, max_lanes, buf_depth, vec, vec_banks, drain, max_lanes,
+                         rows=True)
+        if form is not None and rows_ok(form):
+            forms.append(form)
+    return forms
+
+
 def _strides(indices: str, sizes: dict[str, int]) -> dict[str, int]:
     """Row-major element stride of every letter of an operand (a repeated letter, a diagonal, sums them)."""
     out: dict[str, int] = {}
@@ -622,7 +694,8 @@ def lane_beats(desc: ContractDesc):
     side, each group once its words are loaded (group_starts); the result is that of the whole load first.
 
     load: (addr b, lane, buffer address) of every lane buffer word: the nest with only the loops that step b (the
-    buffer loops and the lane loops) walked; lane = the mixed-radix index over the lane loops (`lane_offsets`).
+    buffer loops and the lane loops) walked; lane = the mixed-radix index over the lane loops (`lane_offsets`). In
+    rows the rows loop does not step b: lane is the column c, and the word goes to lanes c + L r for every row r.
     compute: (addr a, buffer address, addr out of lane 0, first of a reduction, last of a reduction): the nest with the
     lane loops held at 0; every lane MACs a's word at addr a + its a offset (0, one word for every lane, but for a lane
     sum) with its buffer's word, and its sum belongs to the element at addr out + its out offset."""
@@ -665,8 +738,10 @@ def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int],
     load, compute = lane_beats(desc)
     offsets = lane_offsets(desc)
     bufs = [[None] * buffer_words(desc) for _ in range(desc.lanes)]  # None: a word the load missed fails the MAC
+    cols = desc.load_lanes
     for rb, lane, rbuf in load:
-        bufs[lane][rbuf] = mem_b[rb]
+        for r in range(desc.row_lanes):  # rows: every row's lane of the column
+            bufs[lane + cols * r][rbuf] = mem_b[rb]
     addrs, accs, acc = [], [], [0] * desc.lanes
     for ra, rbuf, ro, first, last in compute:
         acc = [(0 if first else s) + mem_a[ra + sa] * buf[rbuf] for (sa, _), s, buf in zip(offsets, acc, bufs)]
@@ -733,14 +808,15 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
             "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
             "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "lane_sum": int(desc.lane_sum),
             "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
-            "pre_lane_sum": int(desc.preload.lane_sum) if desc.preload else 0,
+            "pre_lane_sum": int(desc.preload.lane_sum) if desc.preload else 0, "rows": int(desc.rows),
+            "pre_rows": int(desc.preload.rows) if desc.preload else 0,
             "pre_lanes": desc.preload.lanes if desc.preload else 0,
             "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
             "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "lane_offsets", "vec_ok", "drain_ok", "lane_sum_ok", "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "pack_ports", "with_lanes", "row_forms", "lane_offsets", "vec_ok", "drain_ok", "lane_sum_ok", "rows_ok", "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
            "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 

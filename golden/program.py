@@ -55,12 +55,12 @@ CONTRACT_FIELDS = (
     ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
     ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W), ("lanes", isa.LANE_W),
     ("stride_buf", L * isa.BUF_W), ("preloaded", 1), ("vec_load", 1), ("vec_store", 1),
-    ("pre_vec_load", 1), ("lane_sum", 1), ("pre_lane_sum", 1),
+    ("pre_vec_load", 1), ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1), ("pre_rows", 1),
     # the next op's load walk (golden/isa.py preload): a record without a preload stops before these
     ("pre_lanes", isa.LANE_W), ("pre_b_base", isa.ADDR_W), ("pre_counts", L * isa.CNT_W),
     ("pre_stride_b", L * isa.ADDR_W), ("pre_stride_buf", L * isa.BUF_W),
 )
-CONTRACT_SHORT_FIELDS = CONTRACT_FIELDS[:CONTRACT_FIELDS.index(("pre_lane_sum", 1)) + 1]
+CONTRACT_SHORT_FIELDS = CONTRACT_FIELDS[:CONTRACT_FIELDS.index(("pre_rows", 1)) + 1]
 EWISE_FIELDS = (
     ("opcode", isa.EW_OP_W), ("count", isa.ADDR_W), ("x_base", isa.ADDR_W), ("z_base", isa.ADDR_W),
     ("y_base", isa.ADDR_W), ("alpha", isa.EW_CONST_W), ("beta", isa.EW_CONST_W), ("align_x", isa.EW_ALIGN_W),
@@ -150,6 +150,7 @@ class AccelParams:
     bank_vec: tuple[bool, ...] = ()  # with vec > 1, per bank: built in rows of vec words (vector loads, wide drains)
     drain: int = 1  # elements the contraction engine's drain writes a cycle (1: one; a power of two up to vec)
     lane_sum: bool = True  # with vec > 1: lane sums may be planned (the engine has them wherever it loads vectors)
+    rows: bool = True  # with vec > 1: rows of lanes may be planned (likewise)
 
     @property
     def banks(self) -> tuple[str, ...]:
@@ -213,7 +214,7 @@ def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth
         descs = [contract_desc(comp, p, op, frac) for prog in PROGRAMS for op in getattr(comp, prog)
                  if op.kind == "contract"]
         used = ({d.banks[1] for d in descs if d.vec > 1} | {d.banks[2] for d in descs if d.drain > 1}
-                | {d.banks[0] for d in descs if d.lane_sum})
+                | {d.banks[0] for d in descs if d.lane_sum or d.rows})
         p = replace(p, bank_vec=tuple(b in used for b in banks))
     return p
 
@@ -309,7 +310,7 @@ def contract_desc(comp: Compiled, p: AccelParams, op, frac: dict[str, int]) -> i
     d = isa.lower_contract(comp, op, frac)
     a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
     return isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth, p.vec,
-                                         p.vec_banks, p.drain, p.lane_sum))
+                                         p.vec_banks, p.drain, p.lane_sum, p.rows))
 
 
 def contract_payload(d: isa.ContractDesc) -> list[int]:

@@ -348,7 +348,7 @@ module tt_accel #(
     .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
     .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]), .vec_store (desc[CT_VEC_STORE_LSB]),
     .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .lane_sum (desc[CT_LANE_SUM_LSB]),
-    .pre_lane_sum (desc[CT_PRE_LANE_SUM_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
+    .pre_lane_sum (desc[CT_PRE_LANE_SUM_LSB]), .rows (desc[CT_ROWS_LSB]), .pre_rows (desc[CT_PRE_ROWS_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
     .pre_b_base (desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]), .pre_counts (desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
     .pre_stride_b (desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
     .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),

@@ -47,6 +47,13 @@
 //   R = LANES, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
 //   It needs a's base and other strides multiples of R (golden/isa.py lane_sum_ok, vec_ok and drain_ok with the
 //   build's lanes).
+//   Rows (rows, with VEC > 1): the outer product of a column of b and a run of a. lanes = LANES = L x R: the lane
+//   loop (count L, stepping b only) and outside it loop NRED + 1, the rows loop (count R, a power of two up to VEC
+//   that divides LANES, stepping a alone at stride 1), both held at 0 by the compute nest. Lane (c, r) is lane
+//   c + L r: it takes word r of a's aligned run of R words (as a lane sum's lanes) and its buffer word of column c;
+//   the load walks the lane loop alone and writes each word into its column's R lanes. A group is L x R elements,
+//   each lane's own, drained lane by lane (DRAIN a cycle in a wide drain along the lane loop), the rows loop's output
+//   stride after each row. It needs a's base and other strides multiples of R (golden/isa.py rows_ok, vec_ok, drain_ok).
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -72,9 +79,9 @@
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
 // 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
 // wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do, or a lane sum that breaks lane_sum_ok's, has
-// a sum loop the build's trees cannot take (R above VEC or not dividing LANES) or is not in the lane form, or a
-// preload walk of a lane sum that the build cannot load). A start while busy is ignored; seed_load belongs between
-// ops.
+// a sum loop the build's trees cannot take (R above VEC or not dividing LANES) or is not in the lane form, or rows
+// that break rows_ok's rules, are not all the lanes or have R the build cannot take, or a preload walk of a lane sum
+// or of rows that the build cannot load). A start while busy is ignored; seed_load belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -118,6 +125,8 @@ module tt_contract #(
   input  wire                           pre_vec_load,  // the same for the preload's walk
   input  wire                           lane_sum,    // lane form: the lanes split the reduction (VEC > 1)
   input  wire                           pre_lane_sum,  // the same for the preload's walk
+  input  wire                           rows,        // lane form: loop NRED + 1 gives rows of lanes (VEC > 1)
+  input  wire                           pre_rows,    // the same for the preload's walk
   // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
   input  wire                           preloaded,
   input  wire [7:0]                     pre_lanes,
@@ -244,15 +253,17 @@ module tt_contract #(
   endfunction
 
   // A vector load of a walk with lanes `ln`, loop LANE's count `r`, loop OUT_LANE's `outs`, b base `base` and b
-  // strides `sb` breaks its rules: a lane
+  // strides `sb` breaks its rules: rows' along their lane loop (count r); a lane
   // sum's runs along its sum loop where its R is all the build's lanes, else along its output lane loop where LANES / R
   // is a multiple of VEC (rows of lanes aligned); the lane form's along its lane loop.
-  function automatic bad_vec(input sum, input [7:0] ln, input [CNT_W-1:0] r, input [CNT_W-1:0] outs,
+  function automatic bad_vec(input sum, input rws, input [7:0] ln, input [CNT_W-1:0] r, input [CNT_W-1:0] outs,
                              input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] sb);
     reg [3:0] sh;
     begin
       sh = sum_shift(r);
-      if (!sum) begin
+      if (rws) begin
+        bad_vec = bad_runs(LANE, VEC_MASK, r, base, sb);
+      end else if (!sum) begin
         bad_vec = bad_runs(LANE, VEC_MASK, {{(CNT_W-8){1'b0}}, ln}, base, sb);
       end else if ({{(CNT_W-8){1'b0}}, ln} == r) begin
         bad_vec = {{(32-CNT_W){1'b0}}, r} != LANES_U || bad_runs(LANE, VEC_MASK, r, base, sb);
@@ -295,18 +306,28 @@ module tt_contract #(
                                                stride_b[ADDR_W*OUT_LANE +: ADDR_W] == {ADDR_W{1'b0}})) ||
                                  (vec_store && (!sum_outs ||
                                                 bad_runs(OUT_LANE, DRAIN_MASK, out_count, o_base, stride_o)));
+  // Rows' rules (golden/isa.py rows_ok; all the lanes, so that lane (c, r) is c + L r).
+  wire [3:0]        row_sh     = sum_shift(out_count);  // log2 R of rows (0: not a rows loop the build takes)
+  wire [ADDR_W-1:0] row_mask   = {{(ADDR_W-CNT_W){1'b0}}, out_count - 1'b1};
+  wire              bad_rows   = !lane_form || lane_sum || row_sh == 4'd0 || NOUT < 2 || lanes_u != LANES_U ||
+                                 {{(32-CNT_W){1'b0}}, lane_count} << row_sh != lanes_u ||
+                                 stride_b[ADDR_W*OUT_LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
+                                 bad_runs(OUT_LANE, row_mask, out_count, a_base, stride_a);
+  wire [CNT_W-1:0]  plain_cols = rows ? lane_count : {{(CNT_W-8){1'b0}}, lanes};  // the lanes along the lane loop
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
-                                 (lane_form && !lane_sum && ({{(32-CNT_W){1'b0}}, lane_count} != lanes_u ||
+                                 (lane_form && !lane_sum && ((!rows && {{(32-CNT_W){1'b0}}, lane_count} != lanes_u) ||
                                                              stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}})) ||
                                  (lane_form && {24'd0, pre_lanes} > LANES_U) ||
-                                 (lane_sum && bad_sum) ||
-                                 (vec_load && bad_vec(lane_sum, lanes, lane_count, out_count, b_base, stride_b)) ||
-                                 (vec_store && !lane_sum &&
-                                  bad_runs(LANE, DRAIN_MASK, {{(CNT_W-8){1'b0}}, lanes}, o_base, stride_o)) ||
-                                 (pre_vec_load && bad_vec(pre_lane_sum, pre_lanes, pre_counts[CNT_W*LANE +: CNT_W],
+                                 (lane_sum && bad_sum) || (rows && bad_rows) ||
+                                 (vec_load && bad_vec(lane_sum, rows, lanes, lane_count, out_count, b_base, stride_b)) ||
+                                 (vec_store && !lane_sum && bad_runs(LANE, DRAIN_MASK, plain_cols, o_base, stride_o)) ||
+                                 (pre_vec_load && bad_vec(pre_lane_sum, pre_rows, pre_lanes,
+                                                          pre_counts[CNT_W*LANE +: CNT_W],
                                                           pre_counts[CNT_W*OUT_LANE +: CNT_W], pre_b_base,
                                                           pre_stride_b)) ||
-                                 (pre_lane_sum && sum_shift(pre_counts[CNT_W*LANE +: CNT_W]) == 4'd0);
+                                 (pre_lane_sum && sum_shift(pre_counts[CNT_W*LANE +: CNT_W]) == 4'd0) ||
+                                 (pre_rows && (sum_shift(pre_counts[CNT_W*OUT_LANE +: CNT_W]) == 4'd0 ||
+                                               {24'd0, pre_lanes} != LANES_U));
   wire signed [6:0] shift_s = shift;
   wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
                      (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
@@ -319,41 +340,53 @@ module tt_contract #(
   wire       lane_form_q;
   wire       store_q;        // a wide drain
   wire       sum_q;          // a lane sum
-  wire       sum_out_q;      // a lane sum with output lanes: loop OUT_LANE is a lane loop
-  wire [3:0] sum_sh_q;       // a lane sum's log2 R: the trees' stages
+  wire       run_q;          // a lane sum or rows: the lanes take words of a's run of R words
+  wire       lane2_q;        // loop OUT_LANE is a lane loop too (a lane sum with output lanes, or rows)
+  wire [3:0] sum_sh_q;       // log2 R of a lane sum (the trees' stages) or of rows
   wire [7:0] drain_beats_q;  // cycles a group takes to leave the drain
+  wire [7:0] row_beats_q;    // of them, the beats of one row (rows), else all
   generate
     if (LANES > 1) begin : g_form_q
       reg       form_q;
       reg       wide_q;
       reg       lsum_q;
-      reg       lsum_out_q;
+      reg       lrun_q;
+      reg       llane2_q;
       reg [3:0] lsum_sh_q;
       reg [7:0] beats_q;
+      reg [7:0] rbeats_q;
       wire [7:0] out_lanes = lane_sum ? lanes >> sum_sh : lanes;  // the elements a group drains
+      wire [7:0] row_lanes = rows ? lane_count[7:0] : out_lanes;  // of them, one row's
+      wire       wide      = DRAIN > 1 && vec_store;
       always @(posedge clk) begin
         if (start && !busy) begin
-          form_q     <= lane_form;
-          wide_q     <= DRAIN > 1 && vec_store;
-          lsum_q     <= SUM_SH_MAX > 0 && lane_sum;
-          lsum_out_q <= SUM_SH_MAX > 0 && lane_sum && sum_outs;
-          lsum_sh_q  <= sum_sh;
-          beats_q    <= (DRAIN > 1 && vec_store) ? out_lanes >> DRAIN_SH : out_lanes;
+          form_q    <= lane_form;
+          wide_q    <= wide;
+          lsum_q    <= SUM_SH_MAX > 0 && lane_sum;
+          lrun_q    <= SUM_SH_MAX > 0 && (lane_sum || rows);
+          llane2_q  <= SUM_SH_MAX > 0 && ((lane_sum && sum_outs) || rows);
+          lsum_sh_q <= rows ? row_sh : sum_sh;
+          beats_q   <= wide ? out_lanes >> DRAIN_SH : out_lanes;
+          rbeats_q  <= wide ? row_lanes >> DRAIN_SH : row_lanes;
         end
       end
       assign lane_form_q   = form_q;
       assign store_q       = wide_q;
       assign sum_q         = lsum_q;
-      assign sum_out_q     = lsum_out_q;
+      assign run_q         = lrun_q;
+      assign lane2_q       = llane2_q;
       assign sum_sh_q      = lsum_sh_q;
       assign drain_beats_q = beats_q;
+      assign row_beats_q   = rbeats_q;
     end else begin : g_form_direct
       assign lane_form_q   = 1'b0;
       assign store_q       = 1'b0;
       assign sum_q         = 1'b0;
-      assign sum_out_q     = 1'b0;
+      assign run_q         = 1'b0;
+      assign lane2_q       = 1'b0;
       assign sum_sh_q      = 4'd0;
       assign drain_beats_q = 8'd1;
+      assign row_beats_q   = 8'd1;
     end
   endgenerate
 
@@ -379,7 +412,7 @@ module tt_contract #(
   integer l;
   always @* begin
     for (l = 0; l < NLOOPS; l = l + 1) begin
-      nest_counts[CNT_W*l +: CNT_W] = ((l == LANE && lane_form_q) || (l == OUT_LANE && sum_out_q)) ?
+      nest_counts[CNT_W*l +: CNT_W] = ((l == LANE && lane_form_q) || (l == OUT_LANE && lane2_q)) ?
                                       {{(CNT_W-1){1'b0}}, 1'b1} : counts[CNT_W*l +: CNT_W];
       nest_sb[ADDR_W*l +: ADDR_W] = lane_form_q ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
                                     stride_b[ADDR_W*l +: ADDR_W];
@@ -485,7 +518,7 @@ module tt_contract #(
 
   assign a_rd_en   = issue;
   assign a_rd_addr = la_addr_a;
-  assign a_rd_vec  = issue && sum_q;
+  assign a_rd_vec  = issue && run_q;
 
   // ---- lane buffers (lane form): loaded through the b port while the compute nest runs ----
   wire [B_W*LANES-1:0] mac_b;
@@ -511,6 +544,7 @@ module tt_contract #(
       reg                     ld_vout_q;      // its vector load runs along OUT_LANE
       reg [LANE_IW:0]         ld_lane_step_q;  // the lane index step of loop LANE (in vectors of VEC in a vector load)
       reg [LANE_IW-1:0]       ld_last_lane_q;  // the lane (vector) index of a slice's last beat
+      reg [3:0]               ld_row_sh_q;    // rows: log2 R (each word into R lanes); 0 otherwise
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
       reg                     pre_start_q;    // the load nest restarts with the preload's configuration
@@ -531,8 +565,11 @@ module tt_contract #(
       wire                     walk_vec    = VEC > 1 && (pre_pending_q ? pre_vec_load : vec_load);
       // A lane sum's walk: lane (c, r) is lane c + S r, S = LANES / R, r the index of loop LANE (the sum loop), c that
       // of loop OUT_LANE (with output lanes); along OUT_LANE a vector load's rows of lanes are aligned (S a multiple of VEC).
+      // Rows: lane (c, r) is lane c + L r; the walk numbers the columns c, and each word goes to every row's lane.
       wire                     walk_sum    = SUM_SH_MAX > 0 && (pre_pending_q ? pre_lane_sum : lane_sum);
-      wire [3:0]               walk_sh     = walk_sum ? sum_shift(walk_counts[CNT_W*LANE +: CNT_W]) : 4'd0;
+      wire                     walk_rows   = SUM_SH_MAX > 0 && (pre_pending_q ? pre_rows : rows);
+      wire [3:0]               walk_sh     = walk_sum  ? sum_shift(walk_counts[CNT_W*LANE +: CNT_W]) :
+                                             walk_rows ? sum_shift(walk_counts[CNT_W*OUT_LANE +: CNT_W]) : 4'd0;
       wire [LANE_IW:0]         walk_s      = LANES_U[LANE_IW:0] >> walk_sh;  // S; 1 for a lane form's walk
       wire                     walk_outs   = walk_sum && (walk_lanes >> walk_sh) != 8'd1;
       wire [8:0]               walk_outl9  = {1'b0, walk_lanes} >> walk_sh;
@@ -550,6 +587,7 @@ module tt_contract #(
           ld_base_q  <= pre_pending_q ? pre_b_base : b_base;
           ld_vec_q   <= walk_vec;
           ld_outs_q  <= walk_outs;
+          ld_row_sh_q <= walk_rows ? walk_sh : 4'd0;
           ld_vout_q  <= walk_vec && walk_outs;
           ld_lane_step_q <= walk_sum ? walk_s >> ((walk_vec && walk_outs) ? VEC_SH : 0) : {{LANE_IW{1'b0}}, 1'b1};
           ld_last_lane_q <= slice_last[LANE_IW-1:0] >> (walk_vec ? VEC_SH : 0);
@@ -638,16 +676,17 @@ module tt_contract #(
       wire              w_vec;
       wire [LANE_IW-1:0] w_lane;
       wire [BUF_W-1:0]  w_word;
+      wire [3:0]        w_row_sh;
       tt_delay #(
-        .WIDTH (LANE_IW + BUF_W + 5),
+        .WIDTH (LANE_IW + BUF_W + 9),
         .DEPTH (MEM_LAT),
         .RESET (1)
       ) u_load_tag (
         .clk (clk),
         .rst (rst),
-        .d   ({lset_q, gen_q[lset_q], ld_vec_q, ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0], ld_valid && slice_end,
-               ld_valid}),
-        .q   ({w_set, w_gen, w_vec, w_lane, w_word, w_slice_end, w_valid})
+        .d   ({ld_row_sh_q, lset_q, gen_q[lset_q], ld_vec_q, ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0],
+               ld_valid && slice_end, ld_valid}),
+        .q   ({w_row_sh, w_set, w_gen, w_vec, w_lane, w_word, w_slice_end, w_valid})
       );
       localparam integer LD_W = BUF_W + 1;
       reg [2*LD_W-1:0] loaded_q;   // buffer words loaded into every lane, per set (set s in [LD_W*s +: LD_W])
@@ -705,8 +744,17 @@ module tt_contract #(
         assign buf_rd_en   = issue && lane_form_q;
       end
       genvar g;
+      genvar gr;
       for (g = 0; g < LANES; g = g + 1) begin : g_buf
-        localparam [LANE_IW-1:0] LANE_G = g;
+        // the lane's column: the lane itself, or in rows of 2^s lanes c of c + (LANES >> s) r
+        wire [LANE_IW*(SUM_SH_MAX+1)-1:0] cols;
+        localparam [31:0] LANE_G = g;
+        assign cols[LANE_IW-1:0] = LANE_G[LANE_IW-1:0];
+        for (gr = 1; gr <= SUM_SH_MAX; gr = gr + 1) begin : g_rows
+          localparam [31:0] COL = g % (LANES >> gr);
+          assign cols[LANE_IW*gr +: LANE_IW] = COL[LANE_IW-1:0];
+        end
+        wire [LANE_IW-1:0] col = cols[LANE_IW*w_row_sh +: LANE_IW];
         wire [B_W-1:0] buf_data;
         wire [B_W-1:0] unused_buf_row;  // a buffer has rows of one word
         tt_bank #(
@@ -717,7 +765,7 @@ module tt_contract #(
           .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
           .clk     (clk),
-          .wr_en   (w_valid && w_lane == (w_vec ? LANE_G >> VEC_SH : LANE_G)),
+          .wr_en   (w_valid && w_lane == (w_vec ? col >> VEC_SH : col)),
           .wr_addr ({w_set, w_word[BUF_AW-1:0]}),
           .wr_mask (1'b1),
           .wr_data (w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
@@ -741,7 +789,7 @@ module tt_contract #(
       assign b_rd_vec  = 1'b0;
       assign buf_ready = 1'b1;
       wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf,
-                          b_rd_vec_data, pre_lane_sum};
+                          b_rd_vec_data, pre_lane_sum, pre_rows};
     end
   endgenerate
 
@@ -773,7 +821,7 @@ module tt_contract #(
         // the run is aligned to R, so its word r is the row's word first + r
         wire [VEC_SH-1:0] word = run_m | run_words[VEC_SH*sum_sh_q +: VEC_SH];
         always @* begin
-          mac_a[A_W*gl +: A_W] = sum_q ? a_rd_vec_data[A_W*word +: A_W] : a_rd_data;
+          mac_a[A_W*gl +: A_W] = run_q ? a_rd_vec_data[A_W*word +: A_W] : a_rd_data;
         end
       end
     end else begin : g_one_a
@@ -852,16 +900,20 @@ module tt_contract #(
   wire                  drain_take = sum_q ? sum_valid : grp_done;
   wire [ACC_W*LANES-1:0] drain_in  = sum_q ? sum_acc : acc;  // the sums a group brings, element c in lane c's place
 
-  // ---- drain: a group's `lanes` sums leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the
-  // nest's order) ----
+  // ---- drain: a group's elements leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the nest's
+  // order), row by row in rows (each row's first element the rows loop's output stride after the previous row's) ----
   localparam integer RUN_ACC = DRAIN * ACC_W;  // the sums of one drain beat
   reg [ACC_W*LANES-1:0] drain_q;
   reg [7:0]             drain_n_q;    // beats left
   reg [ADDR_W-1:0]      drain_addr_q;
+  reg [ADDR_W-1:0]      drain_row_q;   // the address of the row's first element
+  reg [7:0]             drain_col_q;   // beats left in the row
   reg                   drain_last_q;  // the group is the op's last
   wire                  emit      = drain_n_q != 8'd0;
   wire                  emit_fin  = emit && drain_last_q && drain_n_q == 8'd1;
-  wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*(sum_out_q ? OUT_LANE : LANE) +: ADDR_W];
+  wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*((sum_q && lane2_q) ? OUT_LANE : LANE) +: ADDR_W];
+  wire [ADDR_W-1:0]     row_step  = stride_o[ADDR_W*OUT_LANE +: ADDR_W];  // rows: the rows loop's
+  wire [ADDR_W-1:0]     take_addr = sum_q ? sum_addr : grp_addr;
   wire [ADDR_W-1:0]     run_step  = DRAIN_MASK + 1'b1;  // a wide drain's beat: DRAIN words (the lane loop's stride 1)
   always @(posedge clk) begin
     if (rst) begin
@@ -875,11 +927,20 @@ module tt_contract #(
   always @(posedge clk) begin
     if (drain_take) begin
       drain_q      <= drain_in;
-      drain_addr_q <= sum_q ? sum_addr : grp_addr;
+      drain_addr_q <= take_addr;
+      drain_row_q  <= take_addr;
+      drain_col_q  <= row_beats_q;
       drain_last_q <= sum_q ? sum_last : grp_last;
     end else if (emit) begin
       drain_q      <= store_q ? drain_q >> RUN_ACC : drain_q >> ACC_W;
-      drain_addr_q <= drain_addr_q + (store_q ? run_step : lane_step);
+      if (drain_col_q == 8'd1) begin  // the row's last beat: the next row
+        drain_addr_q <= drain_row_q + row_step;
+        drain_row_q  <= drain_row_q + row_step;
+        drain_col_q  <= row_beats_q;
+      end else begin
+        drain_addr_q <= drain_addr_q + (store_q ? run_step : lane_step);
+        drain_col_q  <= drain_col_q - 8'd1;
+      end
     end
   end
 

@@ -5,8 +5,8 @@ plain loop nest (execute_desc) and through the engine's two phases (lane buffers
 MAC per step); check_desc rejects each broken lane-form invariant; with_lanes keeps the direct form where the
 lane form is impossible or does not pay; vector loads (`vec_ok`) only where b's rows allow them, with their load
 beats and group starts worked by hand; wide drains (`drain_ok`) only where the output's runs allow them, with their
-group steps worked by hand; lane sums (`lane_sum_ok`) only where a's runs allow them, with their cycles worked by
-hand and the values of the direct form."""
+group steps worked by hand; lane sums (`lane_sum_ok`) and rows (`rows_ok`) only where a's runs allow them, with their cycles
+worked by hand and the values of the direct form."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -19,7 +19,7 @@ from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
                         MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, drain_beats, drain_ok, execute_desc,
-                        lane_beats, lane_offsets, lane_sum_ok, load_beats, pack_ports, sum_stages, vec_ok,
+                        lane_beats, lane_offsets, lane_sum_ok, load_beats, pack_ports, rows_ok, sum_stages, vec_ok,
                         with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
@@ -50,7 +50,7 @@ def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
         assert np.array_equal(mem_o, mem_want) and got == stats, f"{what}, via_lanes {via_lanes}"
     load, compute = lane_beats(desc)
     slots = sorted((lane, rbuf) for _, lane, rbuf in load)
-    assert slots == [(lane, i) for lane in range(desc.lanes) for i in range(buffer_words(desc))], what
+    assert slots == [(lane, i) for lane in range(desc.load_lanes) for i in range(buffer_words(desc))], what
     elements = [so for _, so in lane_offsets(desc)][::desc.sum_lanes]  # a lane sum's R lanes share an element
     assert len(elements) == desc.out_lanes
     assert [ro + so for _, _, ro, _, last in compute if last for so in elements] == order, what
@@ -444,3 +444,60 @@ def test_lane_sums_of_compiled_ops(model, lanes, vec):
                 sums += 1
                 with_out += d.out_lanes > 1
     assert sums and with_out, (sums, with_out)
+
+
+def matmul_ijk_rows(m: int, k: int, n: int) -> ContractDesc:
+    """out[i, j] = sum_k a[k, i] b[k, j]: i at stride 1 in a (an output index of a alone), j at stride 1 in b."""
+    return check_desc(ContractDesc(
+        a_base=0, b_base=64, o_base=128, out_count=m * n,
+        out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=1, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+        red_loops=(PAD,) * 3 + (Loop(k, sa=m, sb=n, index="k"),), shift=1, mode=NEAREST, accumulate=True, out_w=16,
+        banks=("A", "B", "O"), names=("a", "b", "out")))
+
+
+def test_rows_of_an_outer_product():
+    """out[i, j] = sum_k a[k, i] b[k, j], i 8, k 3, j 4, on 8 lanes loading rows of 4 and draining 2 a cycle. Output
+    lanes alone use 4 lanes (j): 8 groups of K = 3, each draining 4 elements 2 a cycle (max(3, 2) = 3 cycles a group).
+    Rows use all 8: L = 4 columns (j) x R = 2 rows (i split into 4 x 2), lane (c, r) c + 4 r taking a[k, 2 i' + r]
+    from a's run and b[k, c] from its buffer, loaded once per column (3 words, 3 row beats) into both rows' lanes; 4
+    groups of K = 3 draining 8 elements 2 a cycle: 4 cycles a group. Starts: the slice (3 beats) and MEM_LAT, 8, then
+    every 4: 8, 12, 16, 20; cycles: the check cycle, 20, the last group's 3 beats, 4 drain beats, 2 MEM_LAT + MAC_REG
+    + 8 (no tree)."""
+    d = matmul_ijk_rows(8, 3, 4)
+    lane = with_lanes(d, 8, 4096, vec=4, drain=2)
+    assert lane.rows and not lane.lane_sum and (lane.lanes, lane.row_lanes, lane.load_lanes, lane.vec, lane.drain) \
+        == (8, 2, 4, 4, 2) and rows_ok(lane)
+    assert lane.out_loops[-3:] == (Loop(4, sa=2, so=8, index="i"), Loop(2, sa=1, so=4, index="i"),
+                                   Loop(4, sb=1, so=1, index="j"))
+    assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (4, 3, 96, 3, 3)
+    assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["rows"]) == (4, 0, 1)
+    assert list(group_starts(lane)) == [8, 12, 16, 20]
+    assert contract_cycles(lane) == 1 + 20 + 3 + 4 + 2 * MEM_LAT + MAC_REG + 8
+    outputs = with_lanes(d, 8, 4096, vec=4, drain=2, rows=False)
+    assert (outputs.lanes, outputs.rows, outputs.groups) == (4, False, 8)
+    assert contract_cycles(outputs) > contract_cycles(lane)
+    assert lane_offsets(lane) == [(r, 4 * r + c) for r in range(2) for c in range(4)]
+    # rows use all the engine's lanes: on 16 lanes R = 4 (L stays the 4 columns), and none where R would pass vec
+    assert with_lanes(d, 16, 4096, vec=4, drain=2).row_lanes == 4
+    assert not with_lanes(d, 16, 4096, vec=2, drain=2).rows
+    for v in (False, True):
+        case = matmul_case(d, np.random.default_rng(13 + v))
+        check_lane_form(case, lane, direct(case))
+
+
+@pytest.mark.parametrize("why,change", [
+    ("rows stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=4)),
+    ("rows not at a stride 1", lambda d: with_loop(d, LANE_LOOP - 1, sa=2)),
+    ("a off a run", lambda d: replace(d, a_base=d.a_base + 1)),
+    ("rows of 3", lambda d: replace(with_loop(d, LANE_LOOP - 1, count=3), lanes=12)),
+    ("lanes not columns x rows", lambda d: replace(d, lanes=4)),
+    ("both kinds", lambda d: replace(d, lane_sum=True)),
+])
+def test_rows_rules(why, change):
+    """rows_ok refuses each broken rule and check_desc a descriptor that asks for it anyway."""
+    lane = with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2)
+    assert lane.rows
+    bad = change(lane)
+    assert not rows_ok(bad), why
+    with pytest.raises(ValueError):
+        check_desc(bad)

@@ -18,12 +18,14 @@ SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_b
 # tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
 CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),
          "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
-         "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct")}
+         "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct"),
+         "paper-lanes": ("paper", 2, 1, 1, "direct")}
 OPTIMIZER = {"tiny-adam": "adam"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
 # have one): tiny loads its buffers 4 words a cycle, drains 2 a cycle (banks in rows of 4: runs of half a row) and sums
 # the lanes of four ops (one with 2 output lanes beside 2 sum lanes, drained 2 a cycle), digits loads one word a cycle.
-LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1)}
+# paper-lanes: the default 128 lanes (rows of 16, a drain of 16): its lane sums with output lanes and its rows.
+LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1), "paper-lanes": (128, 512, 16, 16)}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
@@ -44,9 +46,10 @@ def accel_params(comp, case: str) -> P.AccelParams:
 
 
 # Icarus runs the whole top at a few thousand cycles per second: the digits case (1.2M cycles) takes 8 min
-# there, so the regression runs it on Verilator only (about 30 s).
+# there, so the regression runs it (and the paper case) on Verilator only (about 30 s).
 WAVES = os.environ.get("WAVES") == "1"
-PAIRS = [(sim, case) for sim in SIMS for case in CASES if not (sim == "icarus" and case.startswith("digits"))]
+PAIRS = [(sim, case) for sim in SIMS for case in CASES
+         if not (sim == "icarus" and case.startswith(("digits", "paper")))]
 
 
 # MEM_PIPE=0 (bank read latency 1 instead of the default 5) on tiny only: the units' latencies are swept at block

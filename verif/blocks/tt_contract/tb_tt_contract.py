@@ -20,6 +20,7 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import STOCHASTIC
 from golden.tests.test_isa import contract_case, contract_ops, desc_contract, machine_contract, synthetic
+from golden.tests.test_isa_lanes import matmul_case
 from verif.unit_stimulus import busy_restarts, start_and_wait
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT, ERR_LANES = 1, 2, 3, 4
@@ -203,8 +204,8 @@ class Tb:
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
                                     self.cycles(desc) + 50, restarts, gap)
         d = self.dut
-        what = (f"{desc.names[2]} ({case.op.spec}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
-                f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, lane sum {desc.lane_sum})")
+        what = (f"{desc.names[2]} ({case.op.spec if case.op else 'hand-built'}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
+                f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, lane sum {desc.lane_sum}, rows {desc.rows})")
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         if desc.preloaded:
@@ -223,7 +224,7 @@ class Tb:
             want_reads = {"a": desc.macs, "b": desc.macs}
         else:  # b once into the buffers (vec words a read in a vector load), a once per compute beat (a row in a lane
             # sum)
-            want_reads = {"a": desc.macs // desc.lanes, "b": isa.load_beats(desc)}
+            want_reads = {"a": desc.macs // desc.lanes, "b": isa.load_beats(desc)}  # (rows: a run a beat)
         beats = desc.out_count // desc.drain  # drain beats: a write each, and an old-word read each when accumulating
         want_reads["o"] = beats if desc.accumulate else 0
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
@@ -232,7 +233,8 @@ class Tb:
         if "b" in ports:
             assert self.mems.rows["b"] - rows["b"] == (want_reads["b"] if desc.vec > 1 else 0), f"{what}: vector reads"
         assert self.mems.rows["o"] - rows["o"] == (want_reads["o"] if desc.drain > 1 else 0), f"{what}: old runs"
-        assert self.mems.rows["a"] - rows["a"] == (want_reads["a"] if desc.lane_sum else 0), f"{what}: rows of a"
+        assert self.mems.rows["a"] - rows["a"] == (want_reads["a"] if desc.lane_sum or desc.rows else 0), \
+            f"{what}: rows of a"
         assert self.mems.writes - writes == beats, f"{what}: writes"
         assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
@@ -287,13 +289,13 @@ class Tb:
                       replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
                       replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:]))]
 
-    def random_sum_case(self, keep):
-        """A random lane-form case whose op is a lane sum for which keep(desc) holds."""
+    def random_form_case(self, keep):
+        """A random lane-form case for whose descriptor keep(desc) holds."""
         for trial in range(20000):
             picked = self.random_lane_case(trial)
-            if picked and picked[2].desc.lane_sum and keep(picked[2].desc):
+            if picked and keep(picked[2].desc):
                 return picked[2]
-        raise AssertionError("no such lane sum among 20000 random contractions")
+        raise AssertionError("no such lane form among 20000 random contractions")
 
     def random_lane_case(self, trial: int, max_macs: int = 4000):
         """A synthetic contraction in the lane form for this DUT (None where with_lanes keeps the direct form)."""
@@ -361,10 +363,10 @@ async def test_lane_contractions(dut):
     split lane loops, swapped operands, groups shorter than the lanes (K < lanes), groups after the first that wait
     for their slice of the load, vector loads (VEC > 1), wide drains with and without accumulate (DRAIN > 1), lane
     sums with and without accumulate (VEC > 1), lane sums with output lanes beside their sum lanes (VEC > 1 and at
-    least 4 lanes, R = 2 dividing them), both modes."""
+    least 4 lanes, R = 2 dividing them), both modes (rows: test_rows)."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc, sums_out = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc, sums_out = (0,) * 10
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     want_vec = 4 if tb.vec > 1 else 0
     want_wide = 4 if tb.drain > 1 else 0
@@ -544,7 +546,7 @@ async def test_illegal_ops(dut):
         r3 = replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], count=3),), preload=None)
         bad += [replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], so=1),)),
                 replace(lane, lanes=1), replace(lane, preload=r3)]
-        one = tb.random_sum_case(lambda d: d.out_lanes == 1)
+        one = tb.random_form_case(lambda d: d.lane_sum and d.out_lanes == 1)
         bad.append(replace(one.desc, drain=2))
     for desc in bad:
         await tb.expect_refused(scase, desc, ERR_LANES)
@@ -555,7 +557,7 @@ async def test_illegal_ops(dut):
         # a build with R for which LANES / R >= VEC but not a multiple of it (12 lanes, VEC 4, R 2): such an op
         misaligned = [r for r in (2, 4, 8, 16) if r <= tb.vec and tb.lanes % r == 0
                       and tb.lanes // r >= tb.vec and tb.lanes // r % tb.vec]
-        ocase = tb.random_sum_case(lambda d: d.out_lanes > 1 and (
+        ocase = tb.random_form_case(lambda d: d.lane_sum and d.out_lanes > 1 and (
             not misaligned or (isa.vec_ok(d, tb.vec) and not isa.vec_ok(d, tb.vec, tb.lanes))))
         lane = ocase.desc
         out = lane.out_loops[-2]
@@ -567,6 +569,50 @@ async def test_illegal_ops(dut):
         for desc in bad:
             await tb.expect_refused(ocase, desc, ERR_LANES)
         await tb.check_case(ocase)
+    # Rows: the rows loop stepping b, or a at a stride other than 1, or a off its runs; rows on half the lanes (the
+    # lane loop halved too: the rule that rows take all the lanes), also as a preload's walk.
+    if tb.vec > 1 and tb.lanes % 2 == 0:
+        rcase = tb.random_form_case(lambda d: d.rows and d.load_lanes % 2 == 0)
+        lane = rcase.desc
+        row, col = lane.out_loops[-2], lane.out_loops[-1]
+        def with_rows(**f):
+            return replace(lane, out_loops=lane.out_loops[:-2] + (replace(row, **f), col))
+        half = replace(lane, lanes=lane.lanes // 2,
+                       out_loops=lane.out_loops[:-1] + (replace(col, count=col.count // 2),))
+        bad = [with_rows(sb=1), with_rows(sa=2), replace(lane, a_base=lane.a_base + 1), half,
+               replace(lane, preload=replace(half, preload=None, preloaded=False))]
+        for desc in bad:
+            await tb.expect_refused(rcase, desc, ERR_LANES)
+        await tb.check_case(rcase)
+
+
+@cocotb.test()
+async def test_rows(dut):
+    """Rows (VEC > 1; rows_ok): out[i, j] (+)= sum_k a[k, i] b[k, j] for every R the build takes (2..VEC, dividing
+    LANES): j of LANES / R columns, i of 1 to 3 runs of R, K of 1 to 4, both modes, with and without accumulate, a
+    wide drain where the build has one, operands at multiples of VEC; each computes what the direct form computes
+    (execute_desc), in contract_cycles."""
+    tb = Tb(dut)
+    await tb.setup()
+    rs = [r for r in (2, 4, 8, 16) if r <= tb.vec and tb.lanes % r == 0] if tb.vec > 1 else []
+    done = 0
+    for trial in range(4 * len(rs)):
+        r = rs[trial % len(rs)]
+        n, m, k = tb.lanes // r, r * int(tb.gen.integers(1, 4)), int(tb.gen.integers(1, 5))
+        acc = trial % 2 == 1
+        desc = isa.check_desc(isa.ContractDesc(
+            a_base=0, b_base=16 * tb.vec, o_base=32 * tb.vec, out_count=m * n,
+            out_loops=(isa.PAD,) * (isa.MAX_OUT - 2) + (isa.Loop(m, sa=1, so=n, index="i"),
+                                                         isa.Loop(n, sb=1, so=1, index="j")),
+            red_loops=(isa.PAD,) * (isa.MAX_RED - 1) + (isa.Loop(k, sa=m, sb=n, index="k"),),
+            shift=int(tb.gen.integers(0, 6)), mode=int(tb.gen.integers(0, 2)), accumulate=acc,
+            out_w=int(tb.gen.integers(8, tb.out_w_max + 1)), banks=("A", "B", "O"), names=("a", "b", "out")))
+        forms = isa.row_forms(desc, tb.lanes, tb.buf_depth, tb.vec, None, tb.drain)
+        assert forms and forms[0].row_lanes == r, f"no rows form of R {r}"
+        case = matmul_case(forms[0], tb.gen)
+        await tb.check_case(case, machine=False)
+        done += 1
+    assert done == 4 * len(rs)
 
 
 # Not tested: sat_count saturating at 2^32-1. The count is cleared at every start and grows by at most 2 per
