@@ -25,8 +25,8 @@ each op takes the faster kind.
 
     python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8 [--rows]
 
-The reduction kind is built (session 24: lane sums with output lanes, R chosen per op; the engine's exact cycles are
-`python -m golden cost --lanes 128 ...`); the rows kind is not.
+Both kinds are built (session 24: lane sums with output lanes and rows, R chosen per op, golden/isa.py with_lanes);
+the engine's exact cycles are `python -m golden cost --lanes 128 ...`.
 """
 from __future__ import annotations
 
