@@ -356,7 +356,7 @@ module tt_contract #(
       reg [7:0] beats_q;
       reg [7:0] rbeats_q;
       wire [7:0] out_lanes = lane_sum ? lanes >> sum_sh : lanes;  // the elements a group drains
-      wire [7:0] row_lanes = rows ? lane_count[7:0] : out_lanes;  // of them, one row's
+      wire [7:0] row_lanes = (SUM_SH_MAX > 0 && rows) ? lane_count[7:0] : out_lanes;  // of them, one row's
       wire       wide      = DRAIN > 1 && vec_store;
       always @(posedge clk) begin
         if (start && !busy) begin
@@ -933,7 +933,7 @@ module tt_contract #(
       drain_last_q <= sum_q ? sum_last : grp_last;
     end else if (emit) begin
       drain_q      <= store_q ? drain_q >> RUN_ACC : drain_q >> ACC_W;
-      if (drain_col_q == 8'd1) begin  // the row's last beat: the next row
+      if (SUM_SH_MAX > 0 && drain_col_q == 8'd1) begin  // the row's last beat: the next row (builds with rows)
         drain_addr_q <= drain_row_q + row_step;
         drain_row_q  <= drain_row_q + row_step;
         drain_col_q  <= row_beats_q;
