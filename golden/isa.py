@@ -52,12 +52,13 @@ sum loop (LANE_LOOP - 1, the output lane loop) has count L and steps b only (sa 
 loop, and the compute nest holds both at 0. Each step reads one aligned run of R words of a, lane (c, r) taking word
 r, MACs it with its buffer word, and a finished group is L output elements (lane 0's address + c * so of the output
 lane loop): element c is the sum of lanes (c, 0..R-1), formed by an adder tree (log2 R stages) before the drain. The
-engine numbers lane (c, r) c + (lanes of the build / R) * r (its trees fold the upper half of the lanes onto the lower
-R-fold), so a vector load runs along the sum loop where the build has R lanes in all (L = 1), along the output lane
-loop where the build's lanes / R is a multiple of V (`vec_ok` with `engine_lanes`). It needs a's base and every other a stride multiples
-of R (`_aligned_runs` on a), and a wide drain the output lane loop at out stride 1 (`drain_ok`). out_count counts
-elements (the sum loop not among them), a group takes max(K, L / D) cycles, and the element order, hence the draws,
-is that of the output loops as before. Only the time changes, not the values (the sums are exact).
+engine numbers lane (c, r) c + (lanes of the build / R) * r (its trees fold the upper half of the lanes onto the
+lower, log2 R times), so a vector load runs along the sum loop where the build has R lanes in all (L = 1), along the
+output lane loop where the build's lanes / R is a multiple of V (`vec_ok` with `engine_lanes`). It needs a's base and
+every other a stride multiples of R (`_aligned_runs` on a), and a wide drain the output lane loop at out stride 1
+(`drain_ok`). out_count counts elements (the sum loop not among them), a group takes max(K, L / D) cycles, and the
+element order, hence the draws, is that of the output loops as before. Only the time changes, not the values (the
+sums are exact).
 
 Rows (`rows`; `with_lanes` chooses it where the build loads vectors, a's bank has rows and it is the faster form):
 the outer product of a column of b and a run of a. The lanes are L x R, all the build's: the lane loop (count L, the
@@ -439,8 +440,8 @@ def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
     """The fastest lane form of `desc` (contract_cycles at the top's latencies) for an engine of max_lanes lanes with
     buf_depth words per lane buffer, or `desc` itself where none is faster: lanes over an output index
     (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` (`rows`) allows, a lane sum
-    (`_sum_lanes`) or rows (`_row_lanes`); the first among equals. `vec_banks`: the banks built in rows (None: every bank), which vector
-    loads and lane sums read and wide drains (`drain` words a cycle) write."""
+    (`_sum_lanes`) or rows (`row_forms`); the first among equals. `vec_banks`: the banks built in rows (None: every
+    bank), which vector loads, lane sums and rows read and wide drains (`drain` words a cycle) write."""
     forms = [_output_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain)]
     if lane_sum:
         forms += _sum_lanes(desc, max_lanes, buf_depth, vec, vec_banks, drain)
@@ -816,7 +817,8 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "row_forms", "lane_offsets", "vec_ok", "drain_ok", "lane_sum_ok", "rows_ok", "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
+           "pack_ports", "with_lanes", "row_forms", "lane_offsets", "vec_ok", "drain_ok", "lane_sum_ok", "rows_ok",
+           "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
            "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
 
