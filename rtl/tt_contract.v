@@ -165,7 +165,7 @@ module tt_contract #(
 
   localparam integer NLOOPS = NOUT + NRED;
   localparam integer LANE = NRED;  // the lane loop: the innermost output loop
-  localparam integer OUT_LANE = (NOUT > 1) ? NRED + 1 : NRED;  // a lane sum's output lane loop (NOUT > 1)
+  localparam integer OUT_LANE = (NOUT > 1) ? NRED + 1 : NRED;  // a lane sum's output lanes; rows' rows (NOUT > 1)
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
   localparam integer LANE_IW = (LANES > 1) ? $clog2(LANES) : 1;  // lane index bits
@@ -293,7 +293,7 @@ module tt_contract #(
 
   wire              lane_form  = LANES > 1 && lanes != 8'd1;  // constant 0 with one lane: no phase logic is built
   wire [CNT_W-1:0]  lane_count = counts[CNT_W*LANE +: CNT_W];
-  wire [CNT_W-1:0]  out_count  = counts[CNT_W*OUT_LANE +: CNT_W];  // a lane sum's output lanes
+  wire [CNT_W-1:0]  out_count  = counts[CNT_W*OUT_LANE +: CNT_W];  // a lane sum's output lanes, or rows' R
   wire [31:0]       lanes_u    = {24'd0, lanes};
   wire [3:0]        sum_sh     = sum_shift(lane_count);  // a lane sum's log2 R (0: not a sum loop the trees take)
   wire              sum_outs   = lanes_u != {{(32-CNT_W){1'b0}}, lane_count};  // a lane sum with output lanes (L > 1)
