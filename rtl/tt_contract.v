@@ -53,7 +53,8 @@
 //   c + L r: it takes word r of a's aligned run of R words (as a lane sum's lanes) and its buffer word of column c;
 //   the load walks the lane loop alone and writes each word into its column's R lanes. A group is L x R elements,
 //   each lane's own, drained lane by lane (DRAIN a cycle in a wide drain along the lane loop), the rows loop's output
-//   stride after each row. It needs a's base and other strides multiples of R (golden/isa.py rows_ok, vec_ok, drain_ok).
+//   stride after each row. It needs a's base and other strides multiples of R (golden/isa.py rows_ok, vec_ok,
+//   drain_ok).
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -319,7 +320,8 @@ module tt_contract #(
                                                              stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}})) ||
                                  (lane_form && {24'd0, pre_lanes} > LANES_U) ||
                                  (lane_sum && bad_sum) || (rows && bad_rows) ||
-                                 (vec_load && bad_vec(lane_sum, rows, lanes, lane_count, out_count, b_base, stride_b)) ||
+                                 (vec_load &&
+                                  bad_vec(lane_sum, rows, lanes, lane_count, out_count, b_base, stride_b)) ||
                                  (vec_store && !lane_sum && bad_runs(LANE, DRAIN_MASK, plain_cols, o_base, stride_o)) ||
                                  (pre_vec_load && bad_vec(pre_lane_sum, pre_rows, pre_lanes,
                                                           pre_counts[CNT_W*LANE +: CNT_W],
@@ -564,7 +566,8 @@ module tt_contract #(
       wire [7:0]               walk_lanes  = pre_pending_q ? pre_lanes : lanes;
       wire                     walk_vec    = VEC > 1 && (pre_pending_q ? pre_vec_load : vec_load);
       // A lane sum's walk: lane (c, r) is lane c + S r, S = LANES / R, r the index of loop LANE (the sum loop), c that
-      // of loop OUT_LANE (with output lanes); along OUT_LANE a vector load's rows of lanes are aligned (S a multiple of VEC).
+      // of loop OUT_LANE (with output lanes); along OUT_LANE a vector load's rows of lanes are aligned (S a multiple
+      // of VEC).
       // Rows: lane (c, r) is lane c + L r; the walk numbers the columns c, and each word goes to every row's lane.
       wire                     walk_sum    = SUM_SH_MAX > 0 && (pre_pending_q ? pre_lane_sum : lane_sum);
       wire                     walk_rows   = SUM_SH_MAX > 0 && (pre_pending_q ? pre_rows : rows);
@@ -665,8 +668,9 @@ module tt_contract #(
 
       // A load beat's set, lane (VEC lanes' group in a vector load) and buffer word wait MEM_LAT cycles for b's word.
       // The beat that ends a slice (the last lane's last word of one index of the outer buffer loops: the buffer's
-      // words below it are then in every lane; the last lane has the highest index) sets its set's loaded count. A walk's start clears its set's count and flips the set's
-      // generation, so the tags of an earlier walk into that set still in the delay line count no more.
+      // words below it are then in every lane; the last lane has the highest index) sets its set's loaded count. A
+      // walk's start clears its set's count and flips the set's generation, so the tags of an earlier walk into that
+      // set still in the delay line count no more.
       reg [1:0]         gen_q;
       wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_last_lane_q;
       wire              w_valid;
