@@ -492,23 +492,26 @@ def _output_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
         return None
     n = inner.count
     lanes = max((d for d in range(1, min(max_lanes, n) + 1) if n % d == 0), default=1)
-    out_loops = _lane_split(lane_desc.out_loops, lane_desc.out_loops[-1], lanes) if lanes > 1 else None
+    out_loops = _lane_split(lane_desc.out_loops, -1, lanes) if lanes > 1 else None
     if out_loops is None:
         return None
     return _buffered(lane_desc, out_loops, lane_desc.red_loops, lanes, buf_depth, vec, vec_banks, drain, max_lanes)
 
 
-def _lane_split(out_loops, inner: Loop, lanes: int) -> tuple[Loop, ...] | None:
-    """`out_loops` with its innermost loop `inner` (count n) replaced by (n / lanes, strides * lanes) outside a loop
-    of `lanes`; the extra loop takes the outermost padding slot (None where there is none)."""
-    n = inner.count
-    if lanes == n:
-        return tuple(out_loops[:-1]) + (inner,)
-    pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
+def _lane_split(out_loops, pos: int, lanes: int) -> tuple[Loop, ...] | None:
+    """`out_loops` with its loop at `pos` (-1: the innermost; -2: the one outside it), of count n, replaced by (n /
+    lanes, strides * lanes) outside a loop of `lanes`; the extra loop takes the outermost padding slot (None where there
+    is none)."""
+    out_loops = tuple(out_loops)
+    lp = out_loops[pos]
+    if lanes == lp.count:
+        return out_loops
+    pads = [i for i, p in enumerate(out_loops) if _is_pad(p)]
     if not pads:
         return None
-    outer = replace(inner, count=n // lanes, sa=inner.sa * lanes, sb=inner.sb * lanes, so=inner.so * lanes)
-    return tuple(out_loops[:pads[0]]) + tuple(out_loops[pads[0] + 1:-1]) + (outer, replace(inner, count=lanes))
+    outer = replace(lp, count=lp.count // lanes, sa=lp.sa * lanes, sb=lp.sb * lanes, so=lp.so * lanes)
+    rest = out_loops[pos + 1:] if pos < -1 else ()
+    return out_loops[:pads[0]] + out_loops[pads[0] + 1:pos] + (outer, replace(lp, count=lanes)) + rest
 
 
 def _sum_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None,
@@ -551,7 +554,7 @@ def _sum_forms(cand: ContractDesc, red: int, r: int, pad: int, max_lanes: int, b
     if inner.sb and not inner.sa:
         n = inner.count
         lanes = max(d for d in range(1, min(max_lanes // r, n) + 1) if n % d == 0)
-        split = _lane_split(out_loops, inner, lanes) if lanes > 1 else None
+        split = _lane_split(out_loops, -1, lanes) if lanes > 1 else None
         if split is not None:
             shapes.append((lanes, split))
     forms = []
@@ -579,13 +582,9 @@ def row_forms(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_
         r = max_lanes // lane.count
         if r < 2 or r & (r - 1) or r > vec or row.count % r or not _in_rows(cand.banks[0], vec_banks):
             continue
-        out_loops = cand.out_loops
-        if row.count > r:
-            pads = [i for i, lp in enumerate(out_loops) if _is_pad(lp)]
-            if not pads:
-                continue
-            outer = replace(row, count=row.count // r, sa=r, so=row.so * r)
-            out_loops = out_loops[:pads[0]] + out_loops[pads[0] + 1:-2] + (outer, replace(row, count=r), lane)
+        out_loops = _lane_split(cand.out_loops, -2, r)
+        if out_loops is None:
+            continue
         form = _buffered(cand, out_loops, cand.red_loops, max_lanes, buf_depth, vec, vec_banks, drain, max_lanes,
                          rows=True)
         if form is not None and rows_ok(form):
