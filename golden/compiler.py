@@ -153,7 +153,8 @@ def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indice
     return steps, cost
 
 
-LANE_HINT = 16  # the MAC lanes lane_order plans for (rtl/tt_contract.v LANES; any other count runs the same program)
+LANE_HINT = 128  # the MAC lanes the layouts and orders are planned for (the paper target's; any other count runs
+# the same program)
 
 
 def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
@@ -198,20 +199,22 @@ def respec(op: Op, name: str, layout: str) -> str:
     return f"{ia},{ib}->{layout if op.out == name else out}"
 
 
-BUF_HINT = 512  # lane buffer words refine_layouts plans for (the ECP5 target's BUF_DEPTH)
-VEC_HINT = 16  # words a vector load reads that refine_orders plans for (the ECP5 target's VEC)
-DRAIN_HINT = 16  # elements a cycle of the contraction engine's drain that refine_orders plans for
+BUF_HINT = 512  # lane buffer words the layouts and orders are planned for (the ECP5 target's BUF_DEPTH)
+VEC_HINT = 16  # words a vector load reads (the ECP5 target's VEC), likewise
+DRAIN_HINT = 16  # elements a cycle of the contraction engine's drain, likewise
 
 
 def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
-    """golden/isa.py spec_cycles (LANE_HINT lanes, BUF_HINT buffer words) summed over the contractions `ops` with
-    the tensor `name` in the index order `layout`; inf where one of them does not fit a descriptor."""
+    """golden/isa.py spec_cycles (LANE_HINT lanes, BUF_HINT buffer words, vector loads of VEC_HINT words, a drain of
+    DRAIN_HINT) summed over the contractions `ops` with the tensor `name` in the index order `layout`; inf where one
+    of them does not fit a descriptor."""
     from golden import isa  # imported here: isa imports the machine, which imports this module
     total = 0
     for op in ops:
         spec = respec(op, name, layout)
         try:
-            total += isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, LANE_HINT, BUF_HINT)
+            total += isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, LANE_HINT, BUF_HINT, VEC_HINT,
+                                     DRAIN_HINT)
         except ValueError:
             return math.inf
     return total
@@ -221,38 +224,48 @@ def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dic
                    intermediates: list[str]) -> None:
     """Re-choose each intermediate's layout among lane_order's candidates (each one-sided index of the step that
     computes it as the lane index, that operand's other one-sided indices outermost) by the exact cycles
-    (golden/isa.py spec_cycles, LANE_HINT lanes, BUF_HINT buffer words) of every contraction in `progs` that
-    writes or reads it. lane_order's cost model is a guess that can pick a short lane index (a pruned rank); its
-    choice stays unless another candidate is faster. One pass, in the order the intermediates were made; the specs
-    of the ops and the tensors' indices and shapes are updated in place."""
+    (golden/isa.py spec_cycles at the hints: layout_cycles) of every contraction in `progs` that writes or reads it.
+    lane_order's cost model is a guess that can pick a short lane index (a pruned rank); its choice stays unless
+    another candidate is faster. Passes in the order the intermediates were made, until one changes nothing (a
+    choice changes the ops an earlier one was judged by; every change makes the sum of the cycles smaller, so the
+    passes end); the specs of the ops and the tensors' indices and shapes are updated in place."""
     contracts = [op for prog in progs for op in prog if op.kind == "contract"]
-    for name in intermediates:
-        touching = [op for op in contracts if op.out == name or name in op.ins]
-        ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
-        current = tensors[name].indices
-        best = min(layout_candidates(current, ia, ib), default=current,
-                   key=lambda layout: (layout_cycles(touching, name, layout, sizes), layout != current))
-        if best != current:
-            for op in touching:
-                op.spec = respec(op, name, best)
-            tensors[name].indices = best
-            tensors[name].shape = tuple(sizes[c] for c in best)
+    changed = True
+    while changed:
+        changed = False
+        for name in intermediates:
+            touching = [op for op in contracts if op.out == name or name in op.ins]
+            ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
+            current = tensors[name].indices
+            best = min(layout_candidates(current, ia, ib), default=current,
+                       key=lambda layout: (layout_cycles(touching, name, layout, sizes), layout != current))
+            if best != current:
+                for op in touching:
+                    op.spec = respec(op, name, best)
+                tensors[name].indices = best
+                tensors[name].shape = tuple(sizes[c] for c in best)
+                changed = True
+
+
+def plan_params(comp: Compiled):
+    """The accelerator parameters (golden/program.py AccelParams) refine_orders plans for: LANE_HINT lanes, BUF_HINT
+    buffer words, vector loads of VEC_HINT words, a drain of DRAIN_HINT, lane sums and rows, every bank in rows (the
+    orders decide which banks a build needs in rows)."""
+    from golden import program as P  # imported here: program imports this module
+    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=VEC_HINT, drain=DRAIN_HINT)
+    return replace(p, bank_vec=(True,) * len(p.banks))
 
 
 def refine_orders(comp: Compiled) -> None:
     """Re-choose each contraction's element order (its loop nest and the order its elements draw; the layouts
     stay) among its output's layout_candidates, by the contraction unit's cycles at LANE_HINT lanes, BUF_HINT
-    buffer words, vector loads of VEC_HINT words and a drain of DRAIN_HINT elements a cycle over the op and its neighbouring contractions with preloading
-    (golden/program.py linked_cycles).
+    buffer words, vector loads of VEC_HINT words and a drain of DRAIN_HINT elements a cycle, with lane sums and rows,
+    over the op and its neighbouring contractions with preloading (golden/program.py linked_cycles).
     An op can be preloaded only when its lane operand (the one the lane index belongs to) is not the output of the
     op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
     program order over train_sample and infer; the current order stays unless another is faster."""
     from golden import program as P  # imported here: program imports this module
-    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=VEC_HINT, drain=DRAIN_HINT)
-    # Any bank may be built in rows: the orders decide which. Planned without lane sums and rows: with lane sums two
-    # paper orders (hence their draws) would move for 236 of 145,043 cycles a sample at 16 lanes; re-planning belongs
-    # with the next change of the draws.
-    p = replace(p, bank_vec=(True,) * len(p.banks), lane_sum=False, rows=False)
+    p = plan_params(comp)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
         for i, op in enumerate(prog):

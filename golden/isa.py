@@ -53,8 +53,9 @@ loop, and the compute nest holds both at 0. Each step reads one aligned run of R
 r, MACs it with its buffer word, and a finished group is L output elements (lane 0's address + c * so of the output
 lane loop): element c is the sum of lanes (c, 0..R-1), formed by an adder tree (log2 R stages) before the drain. The
 engine numbers lane (c, r) c + (lanes of the build / R) * r (its trees fold the upper half of the lanes onto the
-lower, log2 R times), so a vector load runs along the sum loop where the build has R lanes in all (L = 1), along the
-output lane loop where the build's lanes / R is a multiple of V (`vec_ok` with `engine_lanes`). It needs a's base and
+lower, log2 R times). A vector load with R = V runs along the sum loop, a beat the R lanes of one output lane (lanes
+c, c + S, ..., S = lanes of the build / R); with R < V along the output lane loop, V output lanes of one r a beat,
+where S is a multiple of V (`vec_ok` with `engine_lanes`). It needs a's base and
 every other a stride multiples of R (`_aligned_runs` on a), and a wide drain the output lane loop at out stride 1
 (`drain_ok`). out_count counts elements (the sum loop not among them), a group takes max(K, L / D) cycles, and the
 element order, hence the draws, is that of the output loops as before. Only the time changes, not the values (the
@@ -283,19 +284,18 @@ def _aligned_runs(desc: ContractDesc, n: int, base: int, stride: str, loop: int 
 
 def vec_ok(desc: ContractDesc, vec: int, engine_lanes: int | None = None) -> bool:
     """Can the lane-form `desc` load b `vec` words a beat (module docstring: vector load): every beat one aligned row
-    of `vec` words, all of them b's, for consecutive lanes of the engine. A lane sum's beat runs along its sum loop
-    (one output lane; on an engine of `engine_lanes` lanes only where they are R) or along its output lane loop
-    (only where the engine's lanes / R is a multiple of vec, so that its rows of lanes are aligned); None: any
-    engine."""
+    of `vec` words, all of them b's. A lane sum with R = vec loads along its sum loop (a beat is the R lanes of one
+    output lane), one with R < vec along its output lane loop (vec output lanes of one r a beat: only where the
+    engine's `engine_lanes` / R is a multiple of vec, so that its rows of lanes are aligned; None: any engine)."""
     if desc.rows and vec > 1:  # along the lane loop, each beat's words into every row
         return _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP, desc.load_lanes)
     if not desc.lane_sum or vec == 1:
         return _aligned_runs(desc, vec, desc.b_base, "sb")
     r, lanes = desc.sum_lanes, desc.out_lanes
-    along_sum = lanes == 1 and engine_lanes in (None, r) and _aligned_runs(desc, vec, desc.b_base, "sb")
-    along_out = (lanes > 1 and (engine_lanes is None or engine_lanes // r % vec == 0)
-                 and _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP - 1, lanes))
-    return along_sum or along_out
+    if r == vec:
+        return _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP, r)
+    return (lanes > 1 and (engine_lanes is None or engine_lanes // r % vec == 0)
+            and _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP - 1, lanes))
 
 
 def drain_ok(desc: ContractDesc, drain: int) -> bool:
@@ -622,15 +622,17 @@ def _spec_loops(spec: str, order: str, sizes: dict[str, int], what: str) -> tupl
             (PAD,) * (MAX_RED - len(red_idx)) + tuple(loop(c) for c in red_idx))
 
 
-def spec_cycles(spec: str, order: str, sizes: dict[str, int], lanes: int, buf_depth: int) -> int:
+def spec_cycles(spec: str, order: str, sizes: dict[str, int], lanes: int, buf_depth: int, vec: int = 1,
+                drain: int = 1) -> int:
     """contract_cycles of a contraction given by its einsum and element order alone (the compiler's layout choice,
-    golden/compiler.py refine_layouts), on an engine of `lanes` MAC lanes and `buf_depth` buffer words; raises
-    ValueError where the nest does not fit a descriptor."""
+    golden/compiler.py refine_layouts), on an engine of `lanes` MAC lanes, `buf_depth` buffer words, vector loads of
+    `vec` words and a drain of `drain` (every bank in rows, the operands at row boundaries); raises ValueError where
+    the nest does not fit a descriptor."""
     out_loops, red_loops = _spec_loops(spec, order, sizes, spec)
     desc = check_desc(ContractDesc(a_base=0, b_base=0, o_base=0, out_count=math.prod(lp.count for lp in out_loops),
                                    out_loops=out_loops, red_loops=red_loops, shift=0, mode=STOCHASTIC,
                                    accumulate=False, out_w=16))
-    return contract_cycles(with_lanes(desc, lanes, buf_depth))
+    return contract_cycles(with_lanes(desc, lanes, buf_depth, vec=vec, drain=drain))
 
 
 def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:

@@ -10,7 +10,7 @@ import pytest
 
 from golden import compiler, isa
 from golden import program as P
-from golden.compiler import BUF_HINT, LANE_HINT, compile_network, core_name, lane_order, plan_contraction
+from golden.compiler import BUF_HINT, DRAIN_HINT, LANE_HINT, VEC_HINT, compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
 
 # ---------------------------------------------------------------------------------------------------------
@@ -505,7 +505,7 @@ def _compiled(model: str, ranks=None):
 
 
 def _contract_cycles_total(comp) -> int:
-    return sum(isa.spec_cycles(op.spec, op.element_order(), comp.letter_sizes, LANE_HINT, BUF_HINT)
+    return sum(isa.spec_cycles(op.spec, op.element_order(), comp.letter_sizes, LANE_HINT, BUF_HINT, VEC_HINT, DRAIN_HINT)
                for op in comp.train_sample + comp.infer if op.kind == "contract")
 
 
@@ -531,21 +531,22 @@ def test_refined_layouts_are_locally_fastest(monkeypatch, model, ranks):
     assert checked
 
 
-@pytest.mark.parametrize("model,ranks,faster", [("digits", None, False), ("paper", None, False),
+@pytest.mark.parametrize("model,ranks,faster", [("tiny", None, False), ("digits", None, True), ("paper", None, True),
                                                 ("paper", PRUNED_PAPER, True)])
 def test_refine_layouts_against_lane_order_alone(monkeypatch, model, ranks, faster):
-    """refine_layouts never makes the modelled contractions slower than lane_order's layouts; on the pruned paper
-    model (short rank lane indices) it makes them faster; on the full-rank models lane_order's layouts stay."""
+    """refine_layouts never makes the modelled contractions slower than lane_order's layouts; on digits and paper
+    (lane sums and rows: runs at stride 1 that lane_order's guess does not look for; the pruned paper model's short
+    rank lane indices) it makes them faster."""
     monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
     refined = _contract_cycles_total(_compiled(model, ranks))
     monkeypatch.setattr(compiler, "refine_layouts", lambda *args: None)
     plain = _contract_cycles_total(_compiled(model, ranks))
-    assert refined < plain if faster else refined == plain, (refined, plain)
+    assert refined < plain if faster else refined <= plain, (refined, plain)
 
 
 def _program_contract_cycles(comp, program: str) -> int:
     """The contraction unit's cycles of one program at the compiler's hints, with preloading."""
-    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT)
+    p = compiler.plan_params(comp)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     return P.linked_cycles([P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None
                             for op in getattr(comp, program)], p.bank_shift)

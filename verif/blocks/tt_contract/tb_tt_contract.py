@@ -337,7 +337,7 @@ async def test_digits_ops(dut):
     pick = [next(o for o in ops if o.spec == "j,i->ji"), forward]
     pick += [o for o in ops if o.spec == "ji,i->j"]  # STOCHASTIC (train) and NEAREST (infer)
     if tb.lat == 1:
-        pick.append(next(o for o in ops if o.out == "dG0.1"))  # efag,abfh->gebh, 16384 MACs, accumulate
+        pick.append(next(o for o in ops if o.out == "dG0.1"))  # eagf,fabh->gebh, 16384 MACs, accumulate
     for op in pick:  # shifts that keep most results in range: the values, not only the clamps, are checked
         await tb.check_case(tb.lane_case(contract_case(comp, op, tb.gen, shift=int(tb.gen.choice([12, 16, 20])))))
 
