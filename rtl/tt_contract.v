@@ -241,6 +241,7 @@ module tt_contract #(
   // most VEC (a's run sits in one row). sum_shift: log2 R of a sum loop count, 0 where the trees cannot take it.
   localparam integer SUM_SH_MAX = (VEC_SH >= 4 && LANES % 16 == 0) ? 4 : (VEC_SH >= 3 && LANES % 8 == 0) ? 3 :
                                   (VEC_SH >= 2 && LANES % 4 == 0) ? 2 : (VEC_SH >= 1 && LANES % 2 == 0) ? 1 : 0;
+  localparam VSUM = VEC > 1 && SUM_SH_MAX == VEC_SH;  // lane sums of R = VEC, loaded along their sum loop
   function automatic [3:0] sum_shift(input [CNT_W-1:0] r);
     integer t;
     begin
@@ -254,9 +255,9 @@ module tt_contract #(
   endfunction
 
   // A vector load of a walk with lanes `ln`, loop LANE's count `r`, loop OUT_LANE's `outs`, b base `base` and b
-  // strides `sb` breaks its rules: rows' along their lane loop (count r); a lane
-  // sum's runs along its sum loop where its R is all the build's lanes, else along its output lane loop where LANES / R
-  // is a multiple of VEC (rows of lanes aligned); the lane form's along its lane loop.
+  // strides `sb` breaks its rules: rows' along their lane loop (count r); a lane sum's along its sum loop where R is
+  // VEC, else along its output lane loop where LANES / R is a multiple of VEC (rows of lanes aligned); the lane form's
+  // along its lane loop.
   function automatic bad_vec(input sum, input rws, input [7:0] ln, input [CNT_W-1:0] r, input [CNT_W-1:0] outs,
                              input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] sb);
     reg [3:0] sh;
@@ -266,8 +267,8 @@ module tt_contract #(
         bad_vec = bad_runs(LANE, VEC_MASK, r, base, sb);
       end else if (!sum) begin
         bad_vec = bad_runs(LANE, VEC_MASK, {{(CNT_W-8){1'b0}}, ln}, base, sb);
-      end else if ({{(CNT_W-8){1'b0}}, ln} == r) begin
-        bad_vec = {{(32-CNT_W){1'b0}}, r} != LANES_U || bad_runs(LANE, VEC_MASK, r, base, sb);
+      end else if ({{(32-CNT_W){1'b0}}, r} == VEC) begin
+        bad_vec = bad_runs(LANE, VEC_MASK, r, base, sb);
       end else begin
         bad_vec = sh == 4'd0 || ((LANES_U >> sh) & VEC_M1) != 32'd0 || NOUT < 2 ||
                   bad_runs(OUT_LANE, VEC_MASK, outs, base, sb);
@@ -544,6 +545,7 @@ module tt_contract #(
       reg                     ld_vec_q;       // the walk is a vector load
       reg                     ld_outs_q;      // a lane sum's walk with output lanes: loop OUT_LANE is a lane loop
       reg                     ld_vout_q;      // its vector load runs along OUT_LANE
+      reg                     ld_vsum_q;      // a lane sum's vector load along its sum loop: R = VEC lanes a beat
       reg [LANE_IW:0]         ld_lane_step_q;  // the lane index step of loop LANE (in vectors of VEC in a vector load)
       reg [LANE_IW-1:0]       ld_last_lane_q;  // the lane (vector) index of a slice's last beat
       reg [3:0]               ld_row_sh_q;    // rows: log2 R (each word into R lanes); 0 otherwise
@@ -566,8 +568,9 @@ module tt_contract #(
       wire [7:0]               walk_lanes  = pre_pending_q ? pre_lanes : lanes;
       wire                     walk_vec    = VEC > 1 && (pre_pending_q ? pre_vec_load : vec_load);
       // A lane sum's walk: lane (c, r) is lane c + S r, S = LANES / R, r the index of loop LANE (the sum loop), c that
-      // of loop OUT_LANE (with output lanes); along OUT_LANE a vector load's rows of lanes are aligned (S a multiple
-      // of VEC).
+      // of loop OUT_LANE (with output lanes). A vector load with R = VEC runs along the sum loop: a beat is column c's
+      // R lanes (word r into lane c + S r), the walk's lane index c. With R < VEC it runs along OUT_LANE, whose rows of
+      // lanes are aligned (S a multiple of VEC).
       // Rows: lane (c, r) is lane c + L r; the walk numbers the columns c, and each word goes to every row's lane.
       wire                     walk_sum    = SUM_SH_MAX > 0 && (pre_pending_q ? pre_lane_sum : lane_sum);
       wire                     walk_rows   = SUM_SH_MAX > 0 && (pre_pending_q ? pre_rows : rows);
@@ -577,8 +580,9 @@ module tt_contract #(
       wire                     walk_outs   = walk_sum && (walk_lanes >> walk_sh) != 8'd1;
       wire [8:0]               walk_outl9  = {1'b0, walk_lanes} >> walk_sh;
       wire [LANE_IW:0]         walk_outl   = walk_outl9[LANE_IW:0];  // the output lanes L
-      wire [LANE_IW:0]         slice_last  = walk_outl - 1'b1 + (walk_sum ? LANES_U[LANE_IW:0] - walk_s :
-                                                                              {(LANE_IW+1){1'b0}});
+      wire                     walk_vsum   = VSUM && walk_vec && walk_sum && {28'd0, walk_sh} == VEC_SH;
+      wire [LANE_IW:0]         slice_last  = walk_outl - 1'b1 + ((walk_sum && !walk_vsum) ? LANES_U[LANE_IW:0] - walk_s :
+                                                                                            {(LANE_IW+1){1'b0}});
       integer ll;
       always @(posedge clk) begin
         if ((take && lane_form && !preloaded) || pre_go) begin
@@ -591,9 +595,10 @@ module tt_contract #(
           ld_vec_q   <= walk_vec;
           ld_outs_q  <= walk_outs;
           ld_row_sh_q <= walk_rows ? walk_sh : 4'd0;
-          ld_vout_q  <= walk_vec && walk_outs;
+          ld_vout_q  <= walk_vec && walk_outs && !walk_vsum;
+          ld_vsum_q  <= walk_vsum;
           ld_lane_step_q <= walk_sum ? walk_s >> ((walk_vec && walk_outs) ? VEC_SH : 0) : {{LANE_IW{1'b0}}, 1'b1};
-          ld_last_lane_q <= slice_last[LANE_IW-1:0] >> (walk_vec ? VEC_SH : 0);
+          ld_last_lane_q <= slice_last[LANE_IW-1:0] >> ((walk_vec && !walk_vsum) ? VEC_SH : 0);
         end
       end
       always @(posedge clk) begin
@@ -678,19 +683,20 @@ module tt_contract #(
       wire              w_set;
       wire              w_gen;
       wire              w_vec;
+      wire              w_vsum;
       wire [LANE_IW-1:0] w_lane;
       wire [BUF_W-1:0]  w_word;
       wire [3:0]        w_row_sh;
       tt_delay #(
-        .WIDTH (LANE_IW + BUF_W + 9),
+        .WIDTH (LANE_IW + BUF_W + 10),
         .DEPTH (MEM_LAT),
         .RESET (1)
       ) u_load_tag (
         .clk (clk),
         .rst (rst),
-        .d   ({ld_row_sh_q, lset_q, gen_q[lset_q], ld_vec_q, ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0],
+        .d   ({ld_row_sh_q, lset_q, gen_q[lset_q], ld_vec_q, ld_vsum_q, ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0],
                ld_valid && slice_end, ld_valid}),
-        .q   ({w_row_sh, w_set, w_gen, w_vec, w_lane, w_word, w_slice_end, w_valid})
+        .q   ({w_row_sh, w_set, w_gen, w_vec, w_vsum, w_lane, w_word, w_slice_end, w_valid})
       );
       localparam integer LD_W = BUF_W + 1;
       reg [2*LD_W-1:0] loaded_q;   // buffer words loaded into every lane, per set (set s in [LD_W*s +: LD_W])
@@ -759,6 +765,10 @@ module tt_contract #(
           assign cols[LANE_IW*gr +: LANE_IW] = COL[LANE_IW-1:0];
         end
         wire [LANE_IW-1:0] col = cols[LANE_IW*w_row_sh +: LANE_IW];
+        // a vector load along a sum loop of R = VEC: lane c + S r (S = LANES / VEC) takes word r of column c's beat
+        localparam [31:0] VSUM_COL = VSUM ? g % (LANES / VEC) : 0;
+        localparam [31:0] VSUM_WORD = VSUM ? g / (LANES / VEC) : 0;
+        wire take_word = w_vsum ? w_lane == VSUM_COL[LANE_IW-1:0] : w_lane == (w_vec ? col >> VEC_SH : col);
         wire [B_W-1:0] buf_data;
         wire [B_W-1:0] unused_buf_row;  // a buffer has rows of one word
         tt_bank #(
@@ -769,10 +779,11 @@ module tt_contract #(
           .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
           .clk     (clk),
-          .wr_en   (w_valid && w_lane == (w_vec ? col >> VEC_SH : col)),
+          .wr_en   (w_valid && take_word),
           .wr_addr ({w_set, w_word[BUF_AW-1:0]}),
           .wr_mask (1'b1),
-          .wr_data (w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
+          .wr_data (w_vsum ? b_rd_vec_data[B_W*VSUM_WORD +: B_W] :
+                    w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
           .rd_en   (buf_rd_en),
           .rd_row  (1'b0),
           .rd_addr (buf_rd_addr),

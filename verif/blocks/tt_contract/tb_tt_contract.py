@@ -121,6 +121,8 @@ class Tb:
         self.mac_reg = int(dut.MAC_REG.value)
         self.lanes, self.buf_depth, self.vec = int(dut.LANES.value), int(dut.BUF_DEPTH.value), int(dut.VEC.value)
         self.drain = int(dut.DRAIN.value)
+        # the build takes lane sums of R = VEC beside output lanes (loaded along the sum loop)
+        self.vec_sums = self.vec > 1 and self.lanes % self.vec == 0 and self.lanes >= 2 * self.vec
         self.out_w_max = int(dut.OUT_W.value)
         assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
         assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
@@ -289,6 +291,10 @@ class Tb:
                       replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
                       replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:]))]
 
+    def vec_sum_out(self, desc: isa.ContractDesc) -> bool:
+        """A lane sum beside output lanes whose vector load runs along its sum loop (R = VEC)."""
+        return desc.lane_sum and desc.vec > 1 and desc.sum_lanes == self.vec and desc.out_lanes > 1
+
     def random_form_case(self, keep):
         """A random lane-form case for whose descriptor keep(desc) holds."""
         for trial in range(20000):
@@ -363,15 +369,17 @@ async def test_lane_contractions(dut):
     split lane loops, swapped operands, groups shorter than the lanes (K < lanes), groups after the first that wait
     for their slice of the load, vector loads (VEC > 1), wide drains with and without accumulate (DRAIN > 1), lane
     sums with and without accumulate (VEC > 1), lane sums with output lanes beside their sum lanes (VEC > 1 and at
-    least 4 lanes, R = 2 dividing them), both modes (rows: test_rows)."""
+    least 4 lanes, R = 2 dividing them), among them vector loads along the sum loop (R = VEC; at least 2 VEC lanes,
+    a multiple of VEC), both modes (rows: test_rows)."""
     tb = Tb(dut)
     await tb.setup()
-    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc, sums_out = (0,) * 10
+    lane_forms, split, short, waits, vec_loads, wide, wide_acc, sums, sums_acc, sums_out, vec_sums = (0,) * 11
     want_short = 3 if tb.lanes >= 4 else 0  # with 2 lanes a shorter group has K = 1: never worth the lane form
     want_vec = 4 if tb.vec > 1 else 0
     want_wide = 4 if tb.drain > 1 else 0
     want_sums = 4 if tb.vec > 1 else 0
     want_sums_out = 2 if tb.vec > 1 and tb.lanes >= 4 and tb.lanes % 2 == 0 else 0
+    want_vec_sums = 2 if tb.vec_sums else 0
     enough = False
     for trial in range(3000):
         picked = tb.random_lane_case(trial)
@@ -389,10 +397,11 @@ async def test_lane_contractions(dut):
         sums += case.desc.lane_sum
         sums_acc += case.desc.lane_sum and case.desc.accumulate
         sums_out += case.desc.out_lanes > 1 and case.desc.lane_sum
+        vec_sums += tb.vec_sum_out(case.desc)
         await tb.check_case(case, machine=lane_forms % 4 == 0)
         enough = (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
                   and wide >= want_wide and wide_acc >= want_wide // 2 and sums >= want_sums
-                  and sums_acc >= want_sums // 2 and sums_out >= want_sums_out)
+                  and sums_acc >= want_sums // 2 and sums_out >= want_sums_out and vec_sums >= want_vec_sums)
         if enough:
             break
     if tb.lanes == 1:
@@ -401,7 +410,8 @@ async def test_lane_contractions(dut):
         assert enough, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, " \
             f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} " \
-            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating, {sums_out} with output lanes)"
+            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating, {sums_out} with output lanes, " \
+            f"{vec_sums} of them loading along the sum loop)"
 
 
 @cocotb.test()
@@ -570,6 +580,14 @@ async def test_illegal_ops(dut):
         for desc in bad:
             await tb.expect_refused(ocase, desc, ERR_LANES)
         await tb.check_case(ocase)
+    # A vector load along the sum loop beside output lanes: b's base off a row, the sum loop's b stride not 1.
+    if tb.vec_sums:
+        vcase = tb.random_form_case(tb.vec_sum_out)
+        lane = vcase.desc
+        sum_loop = replace(lane.out_loops[-1], sb=tb.vec)
+        for desc in (replace(lane, b_base=lane.b_base + 1), replace(lane, out_loops=lane.out_loops[:-1] + (sum_loop,))):
+            await tb.expect_refused(vcase, desc, ERR_LANES)
+        await tb.check_case(vcase)
     # Rows: the rows loop stepping b, or a at a stride other than 1, or a off its runs; rows on half the lanes (the
     # lane loop halved too: the rule that rows take all the lanes), also as a preload's walk.
     if tb.vec > 1 and tb.lanes % 2 == 0:
