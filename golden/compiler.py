@@ -42,7 +42,7 @@ class Tensor:
 
 @dataclass
 class Op:
-    kind: str  # contract | acc | axpby | relu | relu_bwd | sce | derive | zero
+    kind: str  # contract | acc | axpby | axpby_relu | relu_bwd | sce | derive | zero
     out: str
     ins: tuple[str, ...] = ()
     spec: str = ""  # einsum of a contract op
@@ -389,9 +389,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
         cache: dict[frozenset, str] = {}
         weights = frozenset(cores)
         emit_chain(fwd, operands, sizes, z, m_idx, "act", cache, weights, f"F{l}")
-        fwd.append(Op("axpby", y, (z, f"B{l}"), note="bias"))
-        if layer.relu:
-            fwd.append(Op("relu", y, (y,)))
+        fwd.append(Op("axpby_relu" if layer.relu else "axpby", y, (z, f"B{l}"), note="bias"))  # SPEC 5.3
         layer_info.append((l, layer, x_name, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y))
         x_name = y
     # inference = the forward ops with nearest rounding

@@ -825,17 +825,19 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
-# One `EwiseDesc` per compiled op of kind axpby, acc, relu, relu_bwd, derive, zero, mask, penalty, adam_v or
+# One `EwiseDesc` per compiled op of kind axpby, acc, axpby_relu, relu_bwd, derive, zero, mask, penalty, adam_v or
 # adam_step (SPEC 5.2, 5.3, 5.5, 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z and y at base + i):
 #   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)   A(p, e): p * 2^e for e >= 0, floor((p + 2^(-e-1)) / 2^-e) else
 #   y = SAT_y(RQ(gate_i ? t : 0, shift, mode))              [ACC: y = SAT_y(old_y_i + y)]
-# The z term is formed by AXPBY only; the x term by every op but ZERO. gate_i is 1, except RELU: x_i > 0;
+#   [AXPBY_RELU: the word written is max(y, 0); the saturations and max |y| are y's, before the ReLU]
+# The z term is formed by AXPBY and AXPBY_RELU only; the x term by every op but ZERO. gate_i is 1, except
 # RELU_BWD: z_i > 0 (z is the saved activation h); MASK: mask_left[r_prev] and mask_right[r_next] with element
 # i = (r_prev, m*n, r_next) of a core of shape (r0, m*n, r1); ZERO: 0. The engine knows no tensor and no
 # format: the lowering turns fraction bits into the alignments and the shift.
-#   AXPBY (SPEC 5.2): Fc = axpby_fc(...), align_x = Fc - (F_alpha + F_x), align_z = Fc - (F_beta + F_z), shift Fc - F_y.
+#   AXPBY, AXPBY_RELU (SPEC 5.2, 5.3): Fc = axpby_fc(...), align_x = Fc - (F_alpha + F_x), align_z = Fc - (F_beta +
+#   F_z), shift Fc - F_y.
 #   ACC: alpha 1, shift F_src - F_out, accumulate. DERIVE: alpha 1, shift F_w - F_c, NEAREST.
-#   RELU, RELU_BWD, MASK: alpha 1, shift 0, NEAREST (exact, no draw). ZERO: alpha 0, no read.
+#   RELU_BWD, MASK: alpha 1, shift 0, NEAREST (exact, no draw). ZERO: alpha 0, no read.
 #   ADAM_V (SPEC 5.5 step 2): x = v, z = g, and the z term is beta * z_i^2 (exact): AXPBY's alignment rule with
 #     z's width taken as 2 z_w - 1 (|z^2| <= 2^(2 z_w - 2)).
 #   ADAM_STEP (SPEC 5.5 step 3): x = m, z = v, y = w; alpha is the host's step size lr_t, beta the epsilon eps_q
@@ -863,8 +865,8 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 
 from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, rsqrt_parts  # noqa: E402
 
-EW_AXPBY, EW_ACC, EW_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY, EW_ADAM_V, EW_ADAM_STEP = range(10)
-EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "relu": EW_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
+EW_AXPBY, EW_ACC, EW_AXPBY_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY, EW_ADAM_V, EW_ADAM_STEP = range(10)
+EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "axpby_relu": EW_AXPBY_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
               "zero": EW_ZERO, "mask": EW_MASK, "penalty": EW_PENALTY, "adam_v": EW_ADAM_V,
               "adam_step": EW_ADAM_STEP}
 EW_CORE_OPS = (EW_MASK, EW_PENALTY)  # ops over a core (r0, m*n, r1) that index its rank slices
@@ -930,7 +932,7 @@ class EwiseDesc:
     def z_term(self) -> bool:
         """The z term is formed: beta * z (AXPBY), (tau_left[r_prev] + tau_right[r_next]) * z (PENALTY) or
         beta * z^2 (ADAM_V)."""
-        return self.opcode in (EW_AXPBY, EW_PENALTY, EW_ADAM_V)
+        return self.opcode in (EW_AXPBY, EW_AXPBY_RELU, EW_PENALTY, EW_ADAM_V)
 
     @property
     def reads_z(self) -> bool:
@@ -1078,7 +1080,7 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     tables = ("", "")
     shape = (1, out_t.size, 1)
     what = f"{op.kind} {op.out} <- {', '.join(n for n in op.ins if n) or '-'}"
-    if op.kind == "axpby":
+    if op.kind in ("axpby", "axpby_relu"):
         x, z = op.ins
         (alpha, fa), (beta, fb) = op.alpha, op.beta
         if op.host_step:
@@ -1110,8 +1112,6 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     elif op.kind == "acc":
         (x,) = op.ins
         shift, mode = frac[x] - frac[y], op.mode
-    elif op.kind == "relu":
-        (x,) = op.ins
     elif op.kind == "relu_bwd":
         x, z = op.ins
     elif op.kind == "derive":
@@ -1203,8 +1203,6 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mem_tab=None)
         return desc.beta
 
     def gate(i: int) -> bool:
-        if desc.opcode == EW_RELU:
-            return xs[i] > 0
         if desc.opcode == EW_RELU_BWD:
             return zs[i] > 0
         if desc.opcode == EW_MASK:  # element i = (r_prev, m*n, r_next)
@@ -1235,7 +1233,7 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mem_tab=None)
         if desc.accumulate:
             v, k = fxp.saturate(v + olds[i], fmt)
             n_sat += k
-        mem_y[desc.y_base + i] = int(v[0])
+        mem_y[desc.y_base + i] = max(int(v[0]), 0) if desc.opcode == EW_AXPBY_RELU else int(v[0])
         maxabs = max(maxabs, abs(int(v[0])))
     return mem_y, n_sat, maxabs, desc.draws
 

@@ -201,7 +201,8 @@ class Machine:
         offs, pos = [], 0
         for op in prog:
             offs.append(pos)
-            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby", "penalty", "adam_v", "adam_step"):
+            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby", "axpby_relu", "penalty", "adam_v",
+                                                     "adam_step"):
                 pos += self.comp.tensors[op.out].size
         offs.append(pos)
         return offs
@@ -270,7 +271,7 @@ class Machine:
             elif op.kind == "acc":
                 (src,) = op.ins
                 self._write(env, op, env[src], self.frac[src] - self.frac[op.out], r, observe)
-            elif op.kind == "axpby":
+            elif op.kind in ("axpby", "axpby_relu"):
                 x, z = op.ins
                 xv = env[x] if x in env else self.mem[x]
                 zv = env[z] if z in env else self.mem[z]
@@ -283,8 +284,8 @@ class Machine:
                     self._store(op.out, acc, shift, op.mode, r[0] if r is not None else None)
                 else:
                     self._write(env, op, acc, shift, r, observe)
-            elif op.kind == "relu":
-                env[op.out] = np.maximum(env[op.ins[0]], 0)
+                    if op.kind == "axpby_relu":  # SPEC 5.3: after the write's saturations and observation
+                        env[op.out] = np.maximum(env[op.out], 0)
             elif op.kind == "relu_bwd":
                 e, h = op.ins
                 env[op.out] = np.where(env[h] > 0, env[e], 0)

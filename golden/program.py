@@ -377,7 +377,7 @@ def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]
 def observes(comp: Compiled, program: str, op) -> bool:
     """Does the op update its destination's max register (golden.machine: Machine._write with observe)."""
     t = comp.tensors[op.out]
-    via_write = op.kind in ("contract", "acc") or (op.kind == "axpby" and t.per_sample)
+    via_write = op.kind in ("contract", "acc") or (op.kind in ("axpby", "axpby_relu") and t.per_sample)
     return program == "train_sample" and via_write and t.adaptive
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from golden.compiler import BANK_ACT, Compiled, Op
 from golden.fxp import NEAREST, STOCHASTIC, Fmt, lfsr_draw, lfsr_seed_state
 
 SAT_COUNTER_MAX = (1 << 32) - 1
-SUPPORTED_OPS = ("contract", "acc", "axpby", "relu", "relu_bwd", "sce", "derive", "zero")
+SUPPORTED_OPS = ("contract", "acc", "axpby", "axpby_relu", "relu_bwd", "sce", "derive", "zero")
 
 
 def _strides(shape: list[int]) -> list[int]:
@@ -222,7 +223,7 @@ class ScalarMachine:
             self._store(op, i, y, sat, observe)
 
     def _elementwise(self, op: Op, fn, observe: bool) -> None:
-        """RELU / RELU_BWD: no rounding, no draws, the format of the output is that of its input."""
+        """A ReLU or RELU_BWD: no rounding, no draws, the format of the output is that of its input."""
         srcs = [self._where(n) for n in op.ins]
         out, bo = self._where(op.out)
         for i in range(self.comp.tensors[op.out].size):
@@ -246,8 +247,9 @@ class ScalarMachine:
                 self._acc(op, observe)
             elif op.kind == "axpby":
                 self._axpby(op, observe)
-            elif op.kind == "relu":
-                self._elementwise(op, lambda v: v if v > 0 else 0, observe)
+            elif op.kind == "axpby_relu":  # SPEC 5.3: the ReLU after the AXPBY's saturations and observation
+                self._axpby(op, observe)
+                self._elementwise(replace(op, ins=(op.out,)), lambda v: v if v > 0 else 0, False)
             elif op.kind == "relu_bwd":
                 self._elementwise(op, lambda e, h: e if h > 0 else 0, observe)
             elif op.kind == "sce":

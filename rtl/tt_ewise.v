@@ -1,15 +1,16 @@
 `default_nettype none
 // tt_ewise: the element-wise unit, v1 (one element per cycle). Executes one element-wise descriptor
-// (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK and PENALTY)
+// (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 AXPBY_RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK and PENALTY)
 // bit-exactly. Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
 //   t = A(alpha * x, align_x) + A(b * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor((p + 2^(-e-1)) / 2^-e) (e < 0)
 //   y = SAT_y_w(RQ(gate ? t : 0, shift, mode))      ACC: y = SAT_y_w(old y + that)
-// The z term is formed by AXPBY (b = beta) and PENALTY (b = tau_left[r_prev] + tau_right[r_next], 17 bits: the
-// rank prior's gradient of element (r_prev, m*n, r_next) of a core of shape (r0, mn, r1)), the x term by every
-// op but ZERO. gate is 1 except RELU (x > 0), RELU_BWD (z > 0: z is the saved activation h), MASK
+//   AXPBY_RELU: the word written is max(y, 0) (the bias and the activation in one pass; the statistics are y's)
+// The z term is formed by AXPBY and AXPBY_RELU (b = beta) and PENALTY (b = tau_left[r_prev] + tau_right[r_next], 17
+// bits: the rank prior's gradient of element (r_prev, m*n, r_next) of a core of shape (r0, mn, r1)), the x term by
+// every op but ZERO. gate is 1 except RELU_BWD (z > 0: z is the saved activation h), MASK
 // (mask_left[r_prev] != 0 && mask_right[r_next] != 0) and ZERO (0). MASK and PENALTY first read their two bonds'
-// tables (the rank state in the data memory: masks or taus, one 16-bit word per slice) on the x port. Every op is this one datapath: RELU is y = x gated,
-// DERIVE and ACC are RQ(x, shift) with alpha = 1, ZERO is a gate of 0.
+// tables (the rank state in the data memory: masks or taus, one 16-bit word per slice) on the x port. Every op is this
+// one datapath: DERIVE and ACC are RQ(x, shift) with alpha = 1, ZERO is a gate of 0.
 // With ADAM = 1 the unit also has Adam's two ops (SPEC 5.5), through five more stages before the multipliers:
 //   ADAM_V (x = v, z = g): the z term is beta * z^2 (a squarer ahead of the z multiplier).
 //   ADAM_STEP (x = m, z = v, y = w; alpha = lr_t, beta = eps_q >= 1, align_z = F_v): u = max(v, 0) + eps_q, its bit
@@ -22,7 +23,7 @@
 // machine) and max |word written| (the max register of an adaptive destination, SPEC 4.2) cover the op.
 //
 // Memories are outside, as in tt_contract: synchronous read ports of fixed latency MEM_LAT (address and
-// rd_en in cycle c, data valid in cycle c + MEM_LAT) for x, z (AXPBY, RELU_BWD) and the old destination word
+// rd_en in cycle c, data valid in cycle c + MEM_LAT) for x, z (AXPBY, AXPBY_RELU, RELU_BWD) and the old destination word
 // (ACC), one write port (taken at the end of the cycle wr_en is high). Read data are signed; a narrow bank
 // sign-extends its words (ADAM_STEP reads the old word like ACC). Element n+1 is read before element n is
 // written, so a source must be the
@@ -68,7 +69,7 @@ module tt_ewise #(
   output wire [31:0]        lfsr_state,
   // op descriptor (golden.isa.pack_ewise_ports)
   input  wire               start,
-  input  wire [3:0]         opcode,      // 0 AXPBY, 1 ACC, 2 RELU, 3 RELU_BWD, 4 DERIVE, 5 ZERO, 6 MASK, 7 PENALTY,
+  input  wire [3:0]         opcode,      // 0 AXPBY, 1 ACC, 2 AXPBY_RELU, 3 RELU_BWD, 4 DERIVE, 5 ZERO, 6 MASK, 7 PENALTY,
                                          // 8 ADAM_V, 9 ADAM_STEP (ADAM = 1)
   input  wire [ADDR_W-1:0]  count,
   input  wire [ADDR_W-1:0]  x_base,
@@ -128,7 +129,7 @@ module tt_ewise #(
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
   localparam [3:0] OP_AXPBY = 4'd0;
   localparam [3:0] OP_ACC = 4'd1;
-  localparam [3:0] OP_RELU = 4'd2;
+  localparam [3:0] OP_AXPBY_RELU = 4'd2;
   localparam [3:0] OP_RELU_BWD = 4'd3;
   localparam [3:0] OP_ZERO = 4'd5;
   localparam [3:0] OP_MASK = 4'd6;
@@ -190,7 +191,7 @@ module tt_ewise #(
   wire is_penalty = RANK != 0 && opcode == OP_PENALTY;
   wire is_adam_v = ADAM != 0 && opcode == OP_ADAM_V;
   wire is_step = ADAM != 0 && opcode == OP_ADAM_STEP;
-  wire term_z = (opcode == OP_AXPBY) || is_penalty || is_adam_v;  // b * z is formed
+  wire term_z = (opcode == OP_AXPBY) || (opcode == OP_AXPBY_RELU) || is_penalty || is_adam_v;  // b * z is formed
   wire read_z = term_z || (opcode == OP_RELU_BWD) || is_step;
   wire is_acc = opcode == OP_ACC;
   wire read_old = is_acc || is_step;  // the old destination word: added (ACC) or the delta subtracted (ADAM_STEP)
@@ -458,7 +459,6 @@ module tt_ewise #(
   reg gate;
   always @* begin
     case (opcode)
-      OP_RELU:     gate = xd > $signed({X_W{1'b0}});
       OP_RELU_BWD: gate = zd > $signed({Z_W{1'b0}});
       OP_MASK:     gate = m_keep;
       OP_ZERO:     gate = 1'b0;
@@ -820,6 +820,7 @@ module tt_ewise #(
   // ---- write back: clamp, saturating accumulate, statistics (shared with the other unit) ----
   wire [31:0]      wb_sat_count;
   wire [OUT_W-1:0] wb_maxabs;
+  wire [OUT_W-1:0] wb_data;
   wire             unused_wr_wide;  // one element a write
   tt_writeback #(
     .ADDR_W    (ADDR_W),
@@ -846,12 +847,14 @@ module tt_ewise #(
     .wr_en      (o_wr_en),
     .wr_wide    (unused_wr_wide),
     .wr_addr    (o_wr_addr),
-    .wr_data    (o_wr_data),
+    .wr_data    (wb_data),
     .fin        (fin_q),
     .sat_count  (wb_sat_count),
     .maxabs     (wb_maxabs)
   );
 
+  // AXPBY_RELU writes max(y, 0): after the statistics, which are y's (the descriptor is stable until done)
+  assign o_wr_data  = (opcode == OP_AXPBY_RELU && wb_data[OUT_W-1]) ? {OUT_W{1'b0}} : wb_data;
   assign error      = err_q != ERR_NONE;
   assign error_code = err_q;
   assign sat_count  = wb_sat_count;

@@ -239,7 +239,7 @@ def test_does_not_fit():
 
 from golden.compiler import quant_const  # noqa: E402
 from golden.config import config_from_dict, config_to_dict  # noqa: E402
-from golden.isa import (EW_ERR_ALIGN, EW_OPCODES, EwiseDesc, check_ewise, ewise_error,  # noqa: E402
+from golden.isa import (EW_AXPBY_RELU, EW_ERR_ALIGN, EW_OPCODES, EwiseDesc, check_ewise, ewise_error,  # noqa: E402
                         execute_ewise, lower_ewise)
 
 EWISE_KINDS = tuple(EW_OPCODES)
@@ -407,8 +407,9 @@ def test_ewise_host_step_of_the_machine():
 def test_ewise_descriptor_fields():
     comp = ewise_compiled("digits")
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-    bias = next(o for o in comp.train_sample if o.kind == "axpby")  # Y0 = Z0 + B0
+    bias = next(o for o in comp.train_sample if o.kind == "axpby_relu")  # Y0 = ReLU(Z0 + B0)
     d = lower_ewise(comp, bias, frac)
+    assert d.opcode == EW_AXPBY_RELU
     fy = frac[bias.out]
     assert (d.align_x, d.align_z, d.shift) == (fy + G - frac["Z0"], fy + G - frac["B0"], G)
     assert (d.x_base, d.z_base, d.y_base) == tuple(comp.layout[n][1] for n in ("Z0", "B0", "Y0"))
@@ -447,7 +448,7 @@ def test_ewise_does_not_fit():
     acc = next(o for o in comp.train_sample if o.kind == "acc")
     with pytest.raises(ValueError, match="shift 48 outside -16..47"):
         lower_ewise(comp, acc, {**frac, acc.out: frac[acc.ins[0]] - 48})
-    bias = next(o for o in comp.train_sample if o.kind == "axpby")
+    bias = next(o for o in comp.train_sample if o.kind == "axpby_relu")
     z, b = bias.ins
     # A term that would overflow the accumulator lowers Fc (fewer guard bits) instead of failing (SPEC 5.2) ...
     lowered = lower_ewise(comp, bias, {**frac, z: frac[bias.out] - (16 - G)})

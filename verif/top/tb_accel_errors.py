@@ -282,12 +282,12 @@ async def illegal_programs(dut):
     B = HAND_BASE
     zero_rec = ew_record(zero_f)
     n0 = len(zero_rec)
-    last_ew = ew_desc(isa.EW_RELU, 8, x=g("act", 0), y=g("act", 24))
+    last_ew = ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 24))
     last_rec = ew_record(last_ew)
     # refusals whose codes golden.isa's start-time checks give (the SCE unit takes the label from LABEL)
     label = await env.host.rd(LABEL)
-    ew_refused = [ew_desc(isa.EW_RELU, 8, x=g("act", 0), y=g("act", 16), shift=48),
-                  ew_desc(isa.EW_RELU, 8, x=g("act", 0), y=g("act", 16), y_w=17),
+    ew_refused = [ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), shift=48),
+                  ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), y_w=17),
                   ew_desc(isa.EW_AXPBY, 8, x=g("act", 0), z=g("act", 8), y=g("act", 16), alpha=3, beta=5,
                           align_x=isa.EW_ALIGN_MIN - 1, z_w=16)]
     sce_refused = [SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 17, 14),
@@ -325,7 +325,7 @@ async def illegal_programs(dut):
         ("contract output past the act bank's depth", B,
          ct_record(mv_desc(g("core", 0), g("act", 0), g("act", env.params.bank_depth[0]), 4, 8, 3)) + END, 3, 0, B, []),
         ("element-wise read past the master bank's depth, write past the state bank's", B,
-         ew_record(ew_desc(isa.EW_RELU, 8, x=g("master", env.params.bank_depth[2] - 4),
+         ew_record(ew_desc(isa.EW_DERIVE, 8, x=g("master", env.params.bank_depth[2] - 4),
                            y=g("state", env.params.bank_depth[3]), x_w=8)) + END, 3, 0, B, []),
         # units refusing their descriptors
         ("contract shift 60", B, zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 60)) + END,
@@ -336,7 +336,7 @@ async def illegal_programs(dut):
          []),
         ("contract out_w 17", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 3, out_w=17)) + END,
          5, 2, B, []),
-        ("element-wise count 0", B, zero_rec + ew_record(ew_desc(isa.EW_RELU, 0, x=g("act", 0), y=g("act", 16))) + END,
+        ("element-wise count 0", B, zero_rec + ew_record(ew_desc(isa.EW_DERIVE, 0, x=g("act", 0), y=g("act", 16))) + END,
          5, isa.EW_ERR_COUNT, B + n0, [zero_f]),
         ("element-wise unknown opcode 9", B, ew_record(ew_desc(9, 4, x=g("act", 0), y=g("act", 16))) + END, 5,
          isa.EW_ERR_OPCODE, B, []),
@@ -365,9 +365,9 @@ async def illegal_programs(dut):
     await check_illegal(env, "contraction with a and b in the core bank", B, ct_record(ct_conf) + END, 4, 0, B, [],
                         runs=ct_conf, zero_read="b")
     # reads outside every bank early in the op, the writes legal: the op writes what it read as 0, then error 3
-    relu = ew_desc(isa.EW_RELU, 8, x=g("master", env.params.bank_depth[2] - 4), y=g("act", 16), x_w=8)
-    await check_illegal(env, "element-wise read past the master bank's depth, legal writes", B, ew_record(relu) + END,
-                        3, 0, B, [], runs=relu)
+    derive = ew_desc(isa.EW_DERIVE, 8, x=g("master", env.params.bank_depth[2] - 4), y=g("act", 16), x_w=8)
+    await check_illegal(env, "element-wise read past the master bank's depth, legal writes", B, ew_record(derive) + END,
+                        3, 0, B, [], runs=derive)
 
     # START_PC beyond the program memory: code 2 at that pc, nothing fetched
     for pc in (PROG_DEPTH, (1 << (PROG_DEPTH - 1).bit_length()) - 1):
@@ -734,7 +734,7 @@ async def shift_ends_and_statistics(dut):
         (ew_desc(isa.EW_AXPBY, 8, x=g("act", 40), z=g("state", 0), y=g("act", 48), alpha=30000, beta=-7, align_x=2,
                  align_z=-3, shift=4, mode=STOCHASTIC, x_w=16, z_w=16, y_w=10), s + 6, True, 11, 2),
         (ew_desc(isa.EW_ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
-        (ew_desc(isa.EW_RELU, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
+        (ew_desc(isa.EW_DERIVE, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
     ]
     await host.clear_counters()
     c = await env.counters()

@@ -36,7 +36,7 @@ from verif.uvm import Coverage
 
 S_STAT = 6  # tt_seq's statistics state: the op is complete and its counts are on the unit ports
 EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
-KINDS = ["contract", "axpby", "acc", "relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce", "rank"]
+KINDS = ["contract", "axpby", "acc", "axpby_relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce", "rank"]
 MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
@@ -156,11 +156,11 @@ class OpCoverage(Coverage):
         self.point("shift", lambda t: t.shift, list(SHIFTS))
         self.point("rounding", lambda t: t.rounding, ["nearest", "stochastic"])
         self.point("saturated", lambda t: t.saturated, ["no", "yes"])
-        exact = ("relu", "relu_bwd", "zero", "sce", "derive", "mask", "rank")
+        exact = ("relu_bwd", "zero", "sce", "derive", "mask", "rank")
         self.cross("kind_x_rounding", ["kind", "rounding"],
                    ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest"), ("penalty", "nearest")])
         self.cross("kind_x_saturated", ["kind", "saturated"],
-                   ignore=[(k, "yes") for k in ("relu", "relu_bwd", "zero", "sce", "mask", "penalty", "rank")])
+                   ignore=[(k, "yes") for k in ("relu_bwd", "zero", "sce", "mask", "penalty", "rank")])
         others = [(k, None) for k in KINDS if k != "contract"]
         self.cross("contract_x_size", ["kind", "size"], ignore=others)
         self.cross("contract_x_shift", ["kind", "shift"],

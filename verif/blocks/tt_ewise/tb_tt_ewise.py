@@ -241,7 +241,7 @@ async def test_tiny_ops(dut):
 @cocotb.test()
 async def test_digits_ops(dut):
     """Every element-wise op of digits twice (random operands and fractions, extreme operands: zeros for the
-    gates of RELU / RELU_BWD); the 1024-element cores in steady state."""
+    gate of RELU_BWD); the 1024-element cores in steady state."""
     await compiled_ops(dut, "digits", 2)
 
 
@@ -415,7 +415,7 @@ async def test_start_while_busy(dut):
     golden.isa.execute_ewise (and the Machine, for the compiled ops), the same saturation count and max |y|
     (the statistics are not cleared), exactly count writes and the reads of one op (no element issued twice),
     and exactly one LFSR draw per element in STOCHASTIC mode (no extra draws). Every compiled op of tiny
-    (AXPBY in both modes, ACC in place, RELU, RELU_BWD, DERIVE, ZERO, MASK) and random legal descriptors, each
+    (AXPBY in both modes, ACC in place, AXPBY_RELU, RELU_BWD, DERIVE, ZERO, MASK) and random legal descriptors, each
     with start pulsed right after the start, in the last busy cycle, held high for a stretch or at random
     cycles; the ops without pulses in between run normally."""
     tb = Tb(dut)
