@@ -24,7 +24,8 @@ OPTIMIZER = {"tiny-adam": "adam"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
 # have one): tiny loads its buffers 4 words a cycle, drains 2 a cycle (banks in rows of 4: runs of half a row) and sums
 # the lanes of four ops (one with 2 output lanes beside 2 sum lanes, drained 2 a cycle), digits loads one word a cycle.
-# paper-lanes: the default 128 lanes (rows of 16, a drain of 16): its lane sums with output lanes and its rows.
+# paper-lanes: the default 128 lanes (rows of 16, a drain of 16): its lane sums with output lanes (loading along the sum
+# loop where R = 16) and its rows.
 LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1), "paper-lanes": (128, 512, 16, 16)}
 
 
@@ -42,6 +43,9 @@ def accel_params(comp, case: str) -> P.AccelParams:
         assert vec == 1 or any(d.lane_sum for d in descs), f"{case}: no contraction of train_sample sums its lanes"
         assert vec == 1 or any(d.lane_sum and d.out_lanes > 1 for d in descs), \
             f"{case}: no lane sum of train_sample has output lanes beside its sum lanes"
+        assert vec == 1 or lanes < 2 * vec or any(d.lane_sum and d.out_lanes > 1 and d.vec > 1
+                                                  and d.sum_lanes == vec for d in descs), \
+            f"{case}: no lane sum of train_sample loads vectors along its sum loop beside output lanes"
     return params
 
 
