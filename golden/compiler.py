@@ -153,8 +153,7 @@ def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indice
     return steps, cost
 
 
-LANE_HINT = 128  # the MAC lanes the layouts and orders are planned for (the paper target's; any other count runs
-# the same program)
+LANE_HINT = 128  # the MAC lanes lane_order's first guess plans for (the paper target's)
 
 
 def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
@@ -199,22 +198,33 @@ def respec(op: Op, name: str, layout: str) -> str:
     return f"{ia},{ib}->{layout if op.out == name else out}"
 
 
-BUF_HINT = 512  # lane buffer words the layouts and orders are planned for (the ECP5 target's BUF_DEPTH)
-VEC_HINT = 16  # words a vector load reads (the ECP5 target's VEC), likewise
-DRAIN_HINT = 16  # elements a cycle of the contraction engine's drain, likewise
+@dataclass(frozen=True)
+class PlanEngine:
+    """A contraction engine the compiler plans for: MAC lanes, words per lane buffer, vector load words, drain."""
+    lanes: int
+    buf_depth: int
+    vec: int
+    drain: int
+
+
+# The engines the layouts and element orders are planned for (any other engine runs the same program): the paper
+# target (128 lanes, rows of 16 words, a drain of 16) and the ECP5 build that places and routes today (16 lanes, one
+# word a beat). A plan's cost is the sum of its lane-cycles on them (cycles x lanes: the MAC slots an op holds).
+# Planned for the target alone, the ECP5 build took 276,020 cycles a paper sample instead of 172,615 (one op's order
+# left it no lane form) and the target 22,027 instead of 22,128.
+PLAN_ENGINES = (PlanEngine(128, 512, 16, 16), PlanEngine(16, 512, 1, 1))
 
 
 def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
-    """golden/isa.py spec_cycles (LANE_HINT lanes, BUF_HINT buffer words, vector loads of VEC_HINT words, a drain of
-    DRAIN_HINT) summed over the contractions `ops` with the tensor `name` in the index order `layout`; inf where one
-    of them does not fit a descriptor."""
+    """The lane-cycles on PLAN_ENGINES (golden/isa.py spec_cycles x lanes) summed over the contractions `ops` with the
+    tensor `name` in the index order `layout`; inf where one of them does not fit a descriptor."""
     from golden import isa  # imported here: isa imports the machine, which imports this module
     total = 0
     for op in ops:
         spec = respec(op, name, layout)
         try:
-            total += isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, LANE_HINT, BUF_HINT, VEC_HINT,
-                                     DRAIN_HINT)
+            total += sum(e.lanes * isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, e.lanes, e.buf_depth,
+                                                   e.vec, e.drain) for e in PLAN_ENGINES)
         except ValueError:
             return math.inf
     return total
@@ -247,25 +257,25 @@ def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dic
                 changed = True
 
 
-def plan_params(comp: Compiled):
-    """The accelerator parameters (golden/program.py AccelParams) refine_orders plans for: LANE_HINT lanes, BUF_HINT
-    buffer words, vector loads of VEC_HINT words, a drain of DRAIN_HINT, lane sums and rows, every bank in rows (the
-    orders decide which banks a build needs in rows)."""
+def plan_params(comp: Compiled, engine: PlanEngine):
+    """The accelerator parameters (golden/program.py AccelParams) refine_orders plans for on `engine`: its lanes,
+    buffer words, vector loads and drain, with lane sums and rows, every bank in rows (the orders decide which banks a
+    build needs in rows)."""
     from golden import program as P  # imported here: program imports this module
-    p = P.params_for(comp, lanes=LANE_HINT, buf_depth=BUF_HINT, vec=VEC_HINT, drain=DRAIN_HINT)
+    p = P.params_for(comp, lanes=engine.lanes, buf_depth=engine.buf_depth, vec=engine.vec, drain=engine.drain)
     return replace(p, bank_vec=(True,) * len(p.banks))
 
 
 def refine_orders(comp: Compiled) -> None:
     """Re-choose each contraction's element order (its loop nest and the order its elements draw; the layouts
-    stay) among its output's layout_candidates, by the contraction unit's cycles at LANE_HINT lanes, BUF_HINT
-    buffer words, vector loads of VEC_HINT words and a drain of DRAIN_HINT elements a cycle, with lane sums and rows,
-    over the op and its neighbouring contractions with preloading (golden/program.py linked_cycles).
+    stay) among its output's layout_candidates, by the contraction unit's lane-cycles on PLAN_ENGINES (cycles x
+    lanes, plan_params) over the op and its neighbouring contractions with preloading (golden/program.py
+    linked_cycles).
     An op can be preloaded only when its lane operand (the one the lane index belongs to) is not the output of the
     op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
     program order over train_sample and infer; the current order stays unless another is faster."""
     from golden import program as P  # imported here: program imports this module
-    p = plan_params(comp)
+    engines = [(e.lanes, plan_params(comp, e)) for e in PLAN_ENGINES]
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
         for i, op in enumerate(prog):
@@ -274,16 +284,19 @@ def refine_orders(comp: Compiled) -> None:
             window = [j for j in (i - 1, i, i + 1) if 0 <= j < len(prog)]
             (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
             current = op.element_order()
-            neighbours = {j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract" else None
-                          for j in window if j != i}  # lowered once: only op i's order varies
+            neighbours = [{j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract" else None
+                           for j in window if j != i} for _, p in engines]  # lowered once: only op i's order varies
 
             def cycles(order: str) -> float:
                 op.order = order if order != out else ""
-                try:
-                    own = P.contract_desc(comp, p, op, frac)
-                except ValueError:  # the loop nest does not fit a descriptor in this order
-                    return math.inf
-                return P.linked_cycles([own if j == i else neighbours[j] for j in window], p.bank_shift)
+                total = 0
+                for (lanes, p), lowered in zip(engines, neighbours):
+                    try:
+                        own = P.contract_desc(comp, p, op, frac)
+                    except ValueError:  # the loop nest does not fit a descriptor in this order
+                        return math.inf
+                    total += lanes * P.linked_cycles([own if j == i else lowered[j] for j in window], p.bank_shift)
+                return total
 
             best = min(dict.fromkeys([current, *layout_candidates(out, ia, ib)]),
                        key=lambda order: (cycles(order), order != current))

@@ -10,7 +10,7 @@ import pytest
 
 from golden import compiler, isa
 from golden import program as P
-from golden.compiler import BUF_HINT, DRAIN_HINT, LANE_HINT, VEC_HINT, compile_network, core_name, lane_order, plan_contraction
+from golden.compiler import PLAN_ENGINES, compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
 
 # ---------------------------------------------------------------------------------------------------------
@@ -505,8 +505,10 @@ def _compiled(model: str, ranks=None):
 
 
 def _contract_cycles_total(comp) -> int:
-    return sum(isa.spec_cycles(op.spec, op.element_order(), comp.letter_sizes, LANE_HINT, BUF_HINT, VEC_HINT, DRAIN_HINT)
-               for op in comp.train_sample + comp.infer if op.kind == "contract")
+    """Every contraction's lane-cycles on the compiler's PLAN_ENGINES (refine_layouts' measure)."""
+    return sum(e.lanes * isa.spec_cycles(op.spec, op.element_order(), comp.letter_sizes, e.lanes, e.buf_depth, e.vec,
+                                         e.drain)
+               for op in comp.train_sample + comp.infer if op.kind == "contract" for e in PLAN_ENGINES)
 
 
 @pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
@@ -545,11 +547,14 @@ def test_refine_layouts_against_lane_order_alone(monkeypatch, model, ranks, fast
 
 
 def _program_contract_cycles(comp, program: str) -> int:
-    """The contraction unit's cycles of one program at the compiler's hints, with preloading."""
-    p = compiler.plan_params(comp)
+    """The contraction unit's lane-cycles of one program on the compiler's PLAN_ENGINES, with preloading."""
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-    return P.linked_cycles([P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None
-                            for op in getattr(comp, program)], p.bank_shift)
+    total = 0
+    for e in PLAN_ENGINES:
+        p = compiler.plan_params(comp, e)
+        total += e.lanes * P.linked_cycles([P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None
+                                            for op in getattr(comp, program)], p.bank_shift)
+    return total
 
 
 @pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
