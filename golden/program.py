@@ -343,8 +343,10 @@ PRELOAD_WORDS = payload_words(CONTRACT_FIELDS) - payload_words(CONTRACT_SHORT_FI
 def link_preloads(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> list:
     """Pair consecutive contractions of one program for preloading (golden/isa.py preload) where it saves cycles:
     the next op's head start (contract_cycles of the previous op past its own walk, plus the sequencer's gap) must
-    gain it more cycles than the PRELOAD_WORDS the previous record grows by. `descs`: the program's descriptors in
-    order (None for other units); returns them with the pairs linked."""
+    gain it more cycles than the previous record's PRELOAD_WORDS cost the sequencer (record_wait: nothing when the
+    op before that record outlasts its load; all of them when that op is not a contraction, whose cycles are not
+    known here). `descs`: the program's descriptors in order (None for other units); returns them with the pairs
+    linked."""
     return _linked(descs, bank_shift, mem_lat)[0]
 
 
@@ -360,13 +362,18 @@ def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]
     """link_preloads' pairing and the head start of every descriptor (0 where not preloaded)."""
     out = list(descs)
     heads = [0] * len(out)
+    short = payload_words(CONTRACT_SHORT_FIELDS)
     for i in range(len(out) - 1):
         d, nxt = out[i], out[i + 1]
         if not (isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc)
                 and can_preload(d, nxt, bank_shift)):
             continue
-        new_head = head_start(d, heads[i], payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
-        if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
+        new_head = head_start(d, heads[i], short, mem_lat)
+        prev = out[i - 1] if i > 0 else None
+        prev_unit = isa.contract_cycles(prev, mem_lat, head=heads[i - 1]) + 1 \
+            if isinstance(prev, isa.ContractDesc) else None
+        cost = record_wait(prev_unit, short + PRELOAD_WORDS) - record_wait(prev_unit, short)
+        if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= cost:
             continue
         out[i] = replace(d, preload=replace(nxt, preload=None, preloaded=False))
         out[i + 1] = replace(nxt, preloaded=True)
@@ -416,30 +423,42 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
     return Image(tuple(words), entry, tuple(records), slots)
 
 
-SEQ_OP_CYCLES = 4  # rtl/tt_seq.v per record besides the payload and the unit: fetch, header, seed, statistics
-SEQ_END_CYCLES = 2  # the END record: fetch and header
+SEQ_OP_CYCLES = 2  # rtl/tt_seq.v's back end per op besides its unit's: the seed and statistics cycles
+SEQ_FETCH_CYCLES = 3  # its front end per record besides the payload: fetch, header, and the cycle the back end takes it
 UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce", KIND_RANK: "rank"}  # counters
 
 
-SEQ_GAP_CYCLES = 5  # rtl/tt_seq.v from a unit's done to the next record's start, besides its payload words
+def record_wait(prev_unit: int | None, nwords: int) -> int:
+    """The cycles rtl/tt_seq.v's back end waits for a record of `nwords` payload words (S_NEXT, and the cycle that
+    takes it) after the op before it, whose unit held it `prev_unit` cycles (None: the program's first record). The
+    front end reads the record from the take of the one before on; the back end is there after that op's seed, unit
+    and statistics cycles."""
+    if prev_unit is None:
+        return nwords + SEQ_FETCH_CYCLES
+    return max(0, nwords + SEQ_FETCH_CYCLES - prev_unit - SEQ_OP_CYCLES)
 
 
-def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0) -> tuple[int, int]:
+def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0,
+                  prev_unit: int | None = None) -> tuple[int, int]:
     """(unit cycles, sequencer cycles) of one record as rtl/tt_seq.v counts them: its unit counter holds the op from
-    the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and one
-    cycle per payload word. The unit models are the ones the block tests check cycle for cycle; `head`: a
-    preloaded contraction's head start (program_heads)."""
+    the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and the
+    record_wait after the op before it (`prev_unit`: that op's unit cycles, None for the first record). The unit
+    models are the ones the block tests check cycle for cycle; `head`: a preloaded contraction's head start
+    (program_heads)."""
     if rec.kind == KIND_CONTRACT:
-        return isa.contract_cycles(rec.desc, mem_lat, head=head) + 1, SEQ_OP_CYCLES + rec.nwords
-    model = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles, KIND_RANK: isa.rank_cycles}[rec.kind]
-    return model(rec.desc, mem_lat) + 1, SEQ_OP_CYCLES + rec.nwords
+        unit = isa.contract_cycles(rec.desc, mem_lat, head=head)
+    else:
+        unit = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles, KIND_RANK: isa.rank_cycles}[rec.kind](
+            rec.desc, mem_lat)
+    return unit + 1, SEQ_OP_CYCLES + record_wait(prev_unit, rec.nwords)
 
 
 def head_start(d: isa.ContractDesc, d_head: int, nwords: int, mem_lat: int = isa.MEM_LAT) -> int:
     """The head start of the op that `d` (itself with head start d_head) preloads, whose record has `nwords`
-    payload words: from d's start to the next op's (d's unit cycles, SEQ_GAP_CYCLES and that payload) less when
-    d's preload walk issues its first beat (isa.preload_start)."""
-    return isa.contract_cycles(d, mem_lat, head=d_head) + SEQ_GAP_CYCLES + nwords - isa.preload_start(d, d_head)
+    payload words: from d's start to the next op's (d's unit cycles, SEQ_OP_CYCLES and the record_wait for that
+    record) less when d's preload walk issues its first beat (isa.preload_start)."""
+    unit = isa.contract_cycles(d, mem_lat, head=d_head) + 1
+    return unit + SEQ_OP_CYCLES + record_wait(unit, nwords) - isa.preload_start(d, d_head)
 
 
 def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
@@ -456,13 +475,18 @@ def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
 
 def program_cycles(image: Image, program: str, mem_lat: int = isa.MEM_LAT) -> dict:
     """The modelled cycle counters of one run of `program` (rtl/tt_seq.v CYCLES and the per-unit counters): the
-    busy cycles, each unit's, the sequencer's own, and (record, unit cycles, sequencer cycles, head start) per
-    record."""
+    busy cycles, each unit's, the sequencer's own (`end`: its wait for the END record), and (record, unit cycles,
+    sequencer cycles, head start) per record."""
     recs = [r for r in image.records if r.program == program]
-    per = [(r, *record_cycles(r, mem_lat, h), h) for r, h in zip(recs, program_heads(recs, mem_lat))]
+    per, prev_unit = [], None
+    for r, h in zip(recs, program_heads(recs, mem_lat)):
+        unit, seq = record_cycles(r, mem_lat, h, prev_unit)
+        per.append((r, unit, seq, h))
+        prev_unit = unit
+    end = record_wait(prev_unit, 0)
     units = {u: sum(c for r, c, _, _ in per if UNIT_OF_KIND[r.kind] == u) for u in UNIT_OF_KIND.values()}
-    seq = sum(s for _, _, s, _ in per) + SEQ_END_CYCLES
-    return {"cycles": sum(units.values()) + seq, "units": units, "sequencer": seq, "records": per}
+    seq = sum(s for _, _, s, _ in per) + end
+    return {"cycles": sum(units.values()) + seq, "units": units, "sequencer": seq, "end": end, "records": per}
 
 
 def verilog_header() -> str:

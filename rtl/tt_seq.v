@@ -8,9 +8,12 @@
 // unit that runs an op (seed_load with the state's preimage, one cycle) and takes the advanced state back
 // when the op is done (the contraction engine and the element-wise unit: tt_sce and tt_rank draw nothing). The host sets it with seed_load / seed like tt_lfsr.
 //
-// Per op: 1 fetch cycle + 1 header cycle + nwords load cycles + 1 seed cycle + 1 start cycle + the unit's
-// cycles + 1 statistics cycle (golden/program.py's records; the benchmark reports this overhead). The fetch
-// cycle covers the program memory's output register: the header decode starts from a flip-flop.
+// Two halves: a front end reads the next record (header, checks, payload into its own descriptor register) while the
+// op before it runs, and a back end runs the op. Per op: 1 seed cycle + 1 start cycle + the unit's cycles + 1
+// statistics cycle, in which the back end takes the next record when the front end has it (1 fetch cycle, 1 header
+// cycle, nwords load cycles after the previous take; else it waits). So two ops' starts lie max(the first's unit
+// cycles + 2, the next's nwords + 3) apart (golden/program.py program_cycles). The fetch cycle covers the program
+// memory's output register: the header decode starts from a flip-flop.
 //
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
 // leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
@@ -87,15 +90,22 @@ module tt_seq #(
   localparam [3:0] ERR_PORT = 4'd4;
   localparam [3:0] ERR_UNIT = 4'd5;
   localparam [3:0] ERR_BUSY = 4'd6;
-  localparam [3:0] S_IDLE = 4'd0;
-  localparam [3:0] S_HDR = 4'd1;
-  localparam [3:0] S_LOAD = 4'd2;
-  localparam [3:0] S_SEED = 4'd3;
-  localparam [3:0] S_START = 4'd4;
-  localparam [3:0] S_WAIT = 4'd5;
-  localparam [3:0] S_STAT = 4'd6;
-  localparam [3:0] S_ERR = 4'd7;
-  localparam [3:0] S_FETCH = 4'd8;  // the header's read is in flight
+  // Back end: the op in flight.
+  localparam [2:0] S_IDLE  = 3'd0;
+  localparam [2:0] S_NEXT  = 3'd1;  // waiting for the front end's next record
+  localparam [2:0] S_SEED  = 3'd2;
+  localparam [2:0] S_START = 3'd3;
+  localparam [2:0] S_WAIT  = 3'd4;
+  localparam [2:0] S_STAT  = 3'd5;
+  localparam [2:0] S_ERR   = 3'd6;
+  // Front end: the next record, read while the op before it runs.
+  localparam [2:0] F_IDLE  = 3'd0;
+  localparam [2:0] F_FETCH = 3'd1;  // the header's read is in flight
+  localparam [2:0] F_HDR   = 3'd2;
+  localparam [2:0] F_LOAD  = 3'd3;
+  localparam [2:0] F_READY = 3'd4;  // a record in f_desc_q
+  localparam [2:0] F_END   = 3'd5;  // an END header
+  localparam [2:0] F_BAD   = 3'd6;  // a record the back end fails on (f_err_q)
   localparam [PROG_AW:0] DEPTH = PROG_DEPTH[PROG_AW:0];
 
   generate
@@ -113,12 +123,9 @@ module tt_seq #(
     end
   endgenerate
 
-  reg [3:0]         state_q;
+  reg [2:0]         state_q;
   reg [PROG_AW-1:0] pc_q;
-  reg [PROG_AW-1:0] rd_ptr_q;      // the program word the next read takes (a register: the BRAM address path)
-  reg               next_fits_q;   // next_fits, registered in S_SEED (pc_q and hdr_q hold until S_STAT)
   reg [31:0]        hdr_q;
-  reg [7:0]         widx_q;        // payload word being loaded
   reg [DESC_BITS-1:0] desc_q;
   reg [1:0]         unit_q;
   reg               done_q;
@@ -129,9 +136,20 @@ module tt_seq #(
   reg               mem_port_err_q;
   reg [31:0]        lfsr_q;
 
+  reg [2:0]         f_state_q;
+  reg [PROG_AW-1:0] f_pc_q;        // the record the front end reads or holds
+  reg [PROG_AW-1:0] f_rd_ptr_q;    // the program word the next read takes (a register: the BRAM address path)
+  reg [PROG_AW-1:0] f_next_q;      // the record after it, and whether that starts inside the program memory
+  reg               f_next_fits_q;
+  reg [31:0]        f_hdr_q;
+  reg [7:0]         f_widx_q;      // payload word being loaded
+  reg [1:0]         f_unit_q;
+  reg [3:0]         f_err_q;
+  reg [DESC_BITS-1:0] f_desc_q;
+
   wire [HDR_KIND_W-1:0]   h_kind = prog_rd_data[HDR_KIND_W-1:0];
   wire [HDR_NWORDS_W-1:0] h_nwords = prog_rd_data[HDR_NWORDS_LSB +: HDR_NWORDS_W];
-  wire [HDR_NWORDS_W-1:0] n_words = hdr_q[HDR_NWORDS_LSB +: HDR_NWORDS_W];
+  wire [HDR_NWORDS_W-1:0] f_nwords = f_hdr_q[HDR_NWORDS_LSB +: HDR_NWORDS_W];
   wire [5:0]              slot = hdr_q[HDR_SLOT_LSB +: HDR_SLOT_W];
   wire                    observe = hdr_q[HDR_OBSERVE_BIT];
 
@@ -150,11 +168,10 @@ module tt_seq #(
     endcase
   end
 
-  // The record must end inside the program memory (pc + nwords <= PROG_DEPTH - 1).
-  wire [PROG_AW+8:0] h_last = {9'd0, pc_q} + {{(PROG_AW+1){1'b0}}, h_nwords};
+  // The record must end inside the program memory (pc + nwords <= PROG_DEPTH - 1); the next one starts after it.
+  wire [PROG_AW+8:0] h_last = {9'd0, f_pc_q} + {{(PROG_AW+1){1'b0}}, h_nwords};
   wire               h_fits = h_last < {8'd0, DEPTH};
-  wire [PROG_AW+8:0] next_pc = {9'd0, pc_q} + {{(PROG_AW+1){1'b0}}, n_words} + 1;
-  wire               next_fits = next_pc < {8'd0, DEPTH};
+  wire [PROG_AW+8:0] h_next = h_last + 1;
 
   // ---- statistics slots ----
   reg [31:0]      sat_mem [0:63];
@@ -204,18 +221,25 @@ module tt_seq #(
 
   // ---- control ----
   wire running = (state_q != S_IDLE) && (state_q != S_ERR);
+  // The back end takes the next record at its op's statistics cycle, or as soon as the front end has it.
+  wire want_next = (state_q == S_NEXT) || (state_q == S_STAT);
+  wire take = want_next && !abort_q && (f_state_q == F_READY);
 
   always @* begin
     prog_rd_en = 1'b0;
-    prog_rd_addr = pc_q;
-    // Reads run two words ahead of the record (the memory's read latency): S_FETCH pc + 1, S_HDR pc + 2, S_LOAD
-    // pc + 3 + widx, S_STAT the next header; rd_ptr_q holds that address, so no adder sits before the BRAM.
-    case (state_q)
-      S_IDLE:  begin prog_rd_en = start; prog_rd_addr = start_pc; end
-      S_FETCH, S_HDR, S_LOAD: begin prog_rd_en = 1'b1; prog_rd_addr = rd_ptr_q; end
-      S_STAT:  begin prog_rd_en = next_fits_q; prog_rd_addr = rd_ptr_q; end
-      default: begin prog_rd_en = 1'b0; prog_rd_addr = pc_q; end
-    endcase
+    prog_rd_addr = f_rd_ptr_q;
+    // Reads run two words ahead of the record (the memory's read latency): F_FETCH pc + 1, F_HDR pc + 2, F_LOAD
+    // pc + 3 + widx; the next header's read goes out when the back end takes this record.
+    if (state_q == S_IDLE) begin
+      prog_rd_en = start;
+      prog_rd_addr = start_pc;
+    end else begin
+      case (f_state_q)
+        F_FETCH, F_HDR, F_LOAD: prog_rd_en = 1'b1;
+        F_READY: begin prog_rd_en = take && f_next_fits_q; prog_rd_addr = f_next_q; end
+        default: prog_rd_en = 1'b0;
+      endcase
+    end
   end
 
   task automatic fail(input [3:0] code);
@@ -225,14 +249,12 @@ module tt_seq #(
     end
   endtask
 
+  // Back end.
   always @(posedge clk) begin
     if (rst) begin
       state_q <= S_IDLE;
       pc_q <= {PROG_AW{1'b0}};
-      rd_ptr_q <= {PROG_AW{1'b0}};
-      next_fits_q <= 1'b0;
       hdr_q <= 32'd0;
-      widx_q <= 8'd0;
       unit_q <= 2'd0;
       done_q <= 1'b0;
       err_q <= ERR_NONE;
@@ -248,49 +270,17 @@ module tt_seq #(
         S_IDLE: begin
           if (start) begin
             pc_q <= start_pc;
-            rd_ptr_q <= start_pc + 1'b1;
             done_q <= 1'b0;
             abort_q <= 1'b0;
             if ({1'b0, start_pc} >= DEPTH) begin
               fail(ERR_OVERRUN);
             end else begin
-              state_q <= S_FETCH;
+              state_q <= S_NEXT;
             end
-          end
-        end
-        S_FETCH: begin
-          state_q <= S_HDR;
-          rd_ptr_q <= rd_ptr_q + 1'b1;
-        end
-        S_HDR: begin
-          rd_ptr_q <= rd_ptr_q + 1'b1;
-          hdr_q <= prog_rd_data;
-          widx_q <= 8'd0;
-          unit_q <= h_unit;
-          if (abort_q) begin
-            fail(ERR_BUSY);
-          end else if (h_kind == KIND_END) begin
-            state_q <= S_IDLE;
-            done_q <= 1'b1;
-          end else if (!h_legal) begin
-            fail(ERR_ILLEGAL);
-          end else if (!h_fits) begin
-            fail(ERR_OVERRUN);
-          end else begin
-            state_q <= S_LOAD;
-          end
-        end
-        S_LOAD: begin
-          rd_ptr_q <= rd_ptr_q + 1'b1;
-          widx_q <= widx_q + 8'd1;
-          if (widx_q + 8'd1 == n_words) begin
-            state_q <= S_SEED;
           end
         end
         S_SEED: begin
           state_q <= S_START;
-          rd_ptr_q <= next_pc[PROG_AW-1:0];
-          next_fits_q <= next_fits;
           mem_addr_err_q <= 1'b0;
           mem_port_err_q <= 1'b0;
         end
@@ -313,13 +303,29 @@ module tt_seq #(
             end
           end
         end
-        S_STAT: begin
-          pc_q <= next_pc[PROG_AW-1:0];
-          rd_ptr_q <= rd_ptr_q + 1'b1;
-          if (next_fits_q) begin
-            state_q <= S_FETCH;
+        S_NEXT, S_STAT: begin
+          if (abort_q) begin
+            pc_q <= f_pc_q;
+            fail(ERR_BUSY);
           end else begin
-            fail(ERR_OVERRUN);
+            case (f_state_q)
+              F_READY: begin
+                pc_q <= f_pc_q;
+                hdr_q <= f_hdr_q;
+                unit_q <= f_unit_q;
+                state_q <= S_SEED;
+              end
+              F_END: begin
+                pc_q <= f_pc_q;
+                state_q <= S_IDLE;
+                done_q <= 1'b1;
+              end
+              F_BAD: begin
+                pc_q <= f_pc_q;
+                fail(f_err_q);
+              end
+              default: state_q <= S_NEXT;
+            endcase
           end
         end
         S_ERR: begin
@@ -334,13 +340,84 @@ module tt_seq #(
     end
   end
 
-  // The descriptor register: cleared with the header, so the words a short record does not carry read as 0;
-  // payload word widx_q arrives in S_LOAD.
+  // Front end: fetches a record's header, checks it and loads its payload into f_desc_q while the op before it
+  // runs; the back end takes it (or the END, or the error) only when that op is done.
   always @(posedge clk) begin
-    if (state_q == S_HDR) begin
-      desc_q <= {DESC_BITS{1'b0}};
-    end else if (state_q == S_LOAD) begin
-      desc_q[32*widx_q +: 32] <= prog_rd_data;
+    if (rst) begin
+      f_state_q <= F_IDLE;
+      f_pc_q <= {PROG_AW{1'b0}};
+      f_rd_ptr_q <= {PROG_AW{1'b0}};
+      f_next_q <= {PROG_AW{1'b0}};
+      f_next_fits_q <= 1'b0;
+      f_hdr_q <= 32'd0;
+      f_widx_q <= 8'd0;
+      f_unit_q <= 2'd0;
+      f_err_q <= ERR_NONE;
+    end else if (state_q == S_IDLE) begin
+      f_state_q <= (start && {1'b0, start_pc} < DEPTH) ? F_FETCH : F_IDLE;
+      f_pc_q <= start_pc;
+      f_rd_ptr_q <= start_pc + 1'b1;
+    end else if (state_q == S_ERR) begin
+      f_state_q <= F_IDLE;
+    end else begin
+      case (f_state_q)
+        F_FETCH: begin
+          f_state_q <= F_HDR;
+          f_rd_ptr_q <= f_rd_ptr_q + 1'b1;
+        end
+        F_HDR: begin
+          f_rd_ptr_q <= f_rd_ptr_q + 1'b1;
+          f_hdr_q <= prog_rd_data;
+          f_widx_q <= 8'd0;
+          f_unit_q <= h_unit;
+          f_next_q <= h_next[PROG_AW-1:0];
+          f_next_fits_q <= h_next < {8'd0, DEPTH};
+          if (h_kind == KIND_END) begin
+            f_state_q <= F_END;
+          end else if (!h_legal) begin
+            f_state_q <= F_BAD;
+            f_err_q <= ERR_ILLEGAL;
+          end else if (!h_fits) begin
+            f_state_q <= F_BAD;
+            f_err_q <= ERR_OVERRUN;
+          end else begin
+            f_state_q <= F_LOAD;
+          end
+        end
+        F_LOAD: begin
+          f_rd_ptr_q <= f_rd_ptr_q + 1'b1;
+          f_widx_q <= f_widx_q + 8'd1;
+          if (f_widx_q + 8'd1 == f_nwords) begin
+            f_state_q <= F_READY;
+          end
+        end
+        F_READY: begin
+          if (take) begin
+            f_pc_q <= f_next_q;
+            f_rd_ptr_q <= f_next_q + 1'b1;
+            if (f_next_fits_q) begin
+              f_state_q <= F_FETCH;
+            end else begin
+              f_state_q <= F_BAD;
+              f_err_q <= ERR_OVERRUN;
+            end
+          end
+        end
+        default: ;  // F_IDLE; F_END and F_BAD hold until the back end takes them
+      endcase
+    end
+  end
+
+  // The descriptor registers: the front end's is cleared with the header, so the words a short record does not carry
+  // read as 0, and payload word f_widx_q arrives in F_LOAD; the op in flight's is copied from it when taken.
+  always @(posedge clk) begin
+    if (f_state_q == F_HDR) begin
+      f_desc_q <= {DESC_BITS{1'b0}};
+    end else if (f_state_q == F_LOAD) begin
+      f_desc_q[32*f_widx_q +: 32] <= prog_rd_data;
+    end
+    if (take) begin
+      desc_q <= f_desc_q;
     end
   end
 

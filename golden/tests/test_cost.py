@@ -79,8 +79,9 @@ def test_report_adds_up(model):
     for prog, r in rep["programs"].items():
         rows = r["ops"]
         assert len(rows) == len(getattr(comp, prog))
-        assert r["cycles"] == sum(x["cycles"] + x["sequencer"] for x in rows) + P.SEQ_END_CYCLES
-        assert r["sequencer"] == sum(x["sequencer"] for x in rows) + P.SEQ_END_CYCLES
+        assert r["cycles"] == sum(x["cycles"] + x["sequencer"] for x in rows) + r["end"]
+        assert r["sequencer"] == sum(x["sequencer"] for x in rows) + r["end"]
+        assert r["end"] == (0 if rows else P.SEQ_FETCH_CYCLES)  # the END record arrives during the last op
         for unit, cycles in r["units"].items():
             assert cycles == sum(x["cycles"] for x in rows if x["unit"] == unit)
         assert r["macs"] == comp.macs(prog) and r["ideal"] == r["macs"] / lanes
@@ -95,13 +96,19 @@ def test_record_cycles_are_the_unit_model_plus_the_sequencer():
     p = P.params_for(comp)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     image = P.assemble(comp, p, frac, host_step=(-1, 8))
-    kinds = set()
+    kinds, prev = set(), {}
     for rec in image.records:
-        unit, seq = P.record_cycles(rec)
+        unit, seq = P.record_cycles(rec, prev_unit=prev.get(rec.program))
         want = {P.KIND_CONTRACT: isa.contract_cycles, P.KIND_EWISE: isa.ewise_cycles,
                 P.KIND_SCE: isa.sce_cycles}[rec.kind](rec.desc)
         assert unit == want + 1  # the unit counter holds the op from its start cycle
-        assert seq == P.SEQ_OP_CYCLES + P.header_nwords(image.words[rec.pc]) == P.SEQ_OP_CYCLES + rec.nwords
+        nwords = P.header_nwords(image.words[rec.pc])
+        assert nwords == rec.nwords
+        if rec.program not in prev:  # the first record: the front end reads it while the back end waits
+            assert seq == P.SEQ_OP_CYCLES + P.SEQ_FETCH_CYCLES + nwords
+        else:  # read while the op before runs: a wait only when that op is shorter than the record's load
+            assert seq == P.SEQ_OP_CYCLES + max(0, P.SEQ_FETCH_CYCLES + nwords - prev[rec.program] - P.SEQ_OP_CYCLES)
+        prev[rec.program] = unit
         kinds.add(rec.kind)
     assert kinds == {P.KIND_CONTRACT, P.KIND_EWISE, P.KIND_SCE}
 

@@ -34,7 +34,7 @@ from golden.datasets import load_dataset
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 from verif.uvm import Coverage
 
-S_STAT = 6  # tt_seq's statistics state: the op is complete and its counts are on the unit ports
+S_STAT = 5  # tt_seq's statistics state (localparam S_STAT): the op is complete and its counts are on the unit ports
 EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
 KINDS = ["contract", "axpby", "acc", "axpby_relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce", "rank"]
 MASK_STATES = ["full", "pruned", "one"]
