@@ -215,16 +215,22 @@ class PlanEngine:
 PLAN_ENGINES = (PlanEngine(128, 512, 16, 16), PlanEngine(16, 512, 1, 1))
 
 
-def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
-    """The lane-cycles on PLAN_ENGINES (golden/isa.py spec_cycles x lanes) summed over the contractions `ops` with the
-    tensor `name` in the index order `layout`; inf where one of them does not fit a descriptor."""
+def plan_lane_cycles(spec: str, order: str, sizes: dict[str, int]) -> int:
+    """The lane-cycles of one contraction, given by its einsum and element order, on PLAN_ENGINES (golden/isa.py
+    spec_cycles x lanes, summed); raises ValueError where the nest does not fit a descriptor."""
     from golden import isa  # imported here: isa imports the machine, which imports this module
+    return sum(e.lanes * isa.spec_cycles(spec, order, sizes, e.lanes, e.buf_depth, e.vec, e.drain)
+               for e in PLAN_ENGINES)
+
+
+def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
+    """plan_lane_cycles summed over the contractions `ops` with the tensor `name` in the index order `layout`; inf
+    where one of them does not fit a descriptor."""
     total = 0
     for op in ops:
         spec = respec(op, name, layout)
         try:
-            total += sum(e.lanes * isa.spec_cycles(spec, op.order or spec.split("->")[1], sizes, e.lanes, e.buf_depth,
-                                                   e.vec, e.drain) for e in PLAN_ENGINES)
+            total += plan_lane_cycles(spec, op.order or spec.split("->")[1], sizes)
         except ValueError:
             return math.inf
     return total
@@ -233,8 +239,8 @@ def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) 
 def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dict[str, int],
                    intermediates: list[str]) -> None:
     """Re-choose each intermediate's layout among lane_order's candidates (each one-sided index of the step that
-    computes it as the lane index, that operand's other one-sided indices outermost) by the exact cycles
-    (golden/isa.py spec_cycles at the hints: layout_cycles) of every contraction in `progs` that writes or reads it.
+    computes it as the lane index, that operand's other one-sided indices outermost) by the exact lane-cycles on
+    PLAN_ENGINES (layout_cycles) of every contraction in `progs` that writes or reads it.
     lane_order's cost model is a guess that can pick a short lane index (a pruned rank); its choice stays unless
     another candidate is faster. Passes in the order the intermediates were made, until one changes nothing (a
     choice changes the ops an earlier one was judged by; every change makes the sum of the cycles smaller, so the

@@ -73,7 +73,7 @@ def format_report(report: dict, programs=P.PROGRAMS) -> str:
         if not r["ops"]:  # rank_update and rank_prune of a network without rank adaptation
             continue
         units = ", ".join(f"{u} {c:,}" for u, c in r["units"].items())
-        ratio = f": {r['cycles'] / r['ideal']:.2f}x the ideal of {r['ideal']:,.0f}" if r["macs"] else ""
+        ratio = f": {r['cycles'] / r['ideal']:.3f}x the ideal of {r['ideal']:,.0f}" if r["macs"] else ""
         lines += ["", f"{prog}: {r['cycles']:,} cycles ({units}, sequencer {r['sequencer']:,}) for {r['macs']:,} "
                       f"MACs{ratio}"]
         if r["macs"]:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from golden import compiler, isa
+from golden import compiler
 from golden import program as P
 from golden.compiler import PLAN_ENGINES, compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
@@ -506,14 +506,13 @@ def _compiled(model: str, ranks=None):
 
 def _contract_cycles_total(comp) -> int:
     """Every contraction's lane-cycles on the compiler's PLAN_ENGINES (refine_layouts' measure)."""
-    return sum(e.lanes * isa.spec_cycles(op.spec, op.element_order(), comp.letter_sizes, e.lanes, e.buf_depth, e.vec,
-                                         e.drain)
-               for op in comp.train_sample + comp.infer if op.kind == "contract" for e in PLAN_ENGINES)
+    return sum(compiler.plan_lane_cycles(op.spec, op.element_order(), comp.letter_sizes)
+               for op in comp.train_sample + comp.infer if op.kind == "contract")
 
 
 @pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
 def test_refined_layouts_are_locally_fastest(monkeypatch, model, ranks):
-    """After refine_layouts' one pass (a later intermediate's choice changes ops an earlier one was chosen for), no
+    """After refine_layouts' passes (a later intermediate's choice changes ops an earlier one was chosen for), no
     candidate layout of any intermediate makes the contractions that write and read it faster (judged before
     refine_orders re-chooses the element orders, as refine_layouts judges them)."""
     monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
