@@ -115,10 +115,11 @@ class DirectAxil:
 
 class SampleStream:
     """The sample input (s_axis_*, rtl/tt_accel.v) driven by cocotbext-axi's AxiStreamSource, one 16-bit word a
-    beat: a frame is the sample's words, then its label with tlast. `pause`: the probability per cycle that tvalid
-    is held low (drawn from `rng`)."""
+    beat: a frame is the sample's words, then its label with tlast. `period_ns`: the clock's; `pause`: the
+    probability per cycle that tvalid is held low (drawn from `rng`)."""
 
-    def __init__(self, dut, clk, pause: float = 0.0, rng=None):
+    def __init__(self, dut, clk, period_ns: int, pause: float = 0.0, rng=None):
+        self.period_ns = period_ns
         self.source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), clk, dut.rst, byte_lanes=1)
         self.source.log.setLevel(logging.WARNING)  # not a line per frame with all its words
         if pause:
@@ -132,9 +133,13 @@ class SampleStream:
         """Queue a frame (any words: the tests send malformed ones too); it goes out as tready allows."""
         self.source.send_nowait(AxiStreamFrame(list(words)))
 
-    async def wait(self) -> None:
-        """Until every queued beat has been taken."""
-        await self.source.wait()
+    async def wait(self, timeout_cycles: int) -> None:
+        """Until every queued beat has been taken; HostError if that takes more than `timeout_cycles` (the
+        accelerator never asks for them)."""
+        try:
+            await with_timeout(self.source.wait(), timeout_cycles * self.period_ns, "ns")
+        except Exception as exc:  # cocotb's SimTimeoutError
+            raise HostError(f"the stream's frames were not taken within {timeout_cycles} cycles") from exc
 
 
 class AccelHost:

@@ -174,7 +174,7 @@ class RtlDevice:
         for x, y in zip(xq, labels):
             stream.send(stream.frame(x, y))
         await (release() if release else self.host.allow_frames(n))
-        await stream.wait()
+        await stream.wait(n * (self.budget["train_sample"] + 100 * xq.shape[1]))
         await self.host.wait_stream_run(self.budget["train_sample"])
         busy = (await self.host.rd(CYCLES) - c0) & 0xFFFF_FFFF
         assert busy == n * self.model_cycles("train_sample"), \

@@ -873,7 +873,7 @@ async def stream_samples(dut):
     starts nothing until the host allows it; then training goes on over AXI4-Lite."""
     env = await Env.create(dut, 7)
     dev = env.dev
-    stream = SampleStream(dut, dut.clk, pause=0.2, rng=env.rng)
+    stream = SampleStream(dut, dut.clk, env.host.period_ns, pause=0.2, rng=env.rng)
     watch = StreamWatch(dut)
     idx = env.rng.integers(len(env.data.train_y), size=3)
     await dev.stream_samples(stream, env.xq[idx], env.data.train_y[idx])
@@ -905,7 +905,7 @@ async def stream_bad_frames(dut):
     until the error is cleared, then trains bit-exactly."""
     env = await Env.create(dut, 8)
     dev, host = env.dev, env.host
-    stream = SampleStream(dut, dut.clk, pause=0.2, rng=env.rng)
+    stream = SampleStream(dut, dut.clk, env.host.period_ns, pause=0.2, rng=env.rng)
     gbase, n = x0_global(env)
     entry = dev.image.entry["train_sample"]
     await env.good_sample()
@@ -923,7 +923,7 @@ async def stream_bad_frames(dut):
         flat = env.flat()
         ops = (await env.counters())["ops"]
         stream.send(words)
-        await stream.wait()
+        await stream.wait(100 * len(words))  # nothing runs: a beat a cycle, with pauses
         await ClockCycles(dut.clk, 10)
         st = await env.status()
         assert st == ST_DONE | ST_STREAM_ERROR, f"{what}: STATUS {st:#x}, expected done and the stream error"

@@ -46,7 +46,7 @@ async def measure_stream(dut, dev, xq, labels) -> dict:
     to the last run's end, over the samples, less the busy cycles, is what feeding a sample costs this way (its
     words and label at one a cycle, while the accelerator waits: the stream is held while a run is busy)."""
     host, n = dev.host, len(xq)
-    stream = SampleStream(dut, dut.clk)
+    stream = SampleStream(dut, dut.clk, host.period_ns)
     await host.clear_counters()
     t0_ns = get_sim_time("ns")
     await dev.stream_samples(stream, xq, labels)
