@@ -343,10 +343,9 @@ PRELOAD_WORDS = payload_words(CONTRACT_FIELDS) - payload_words(CONTRACT_SHORT_FI
 def link_preloads(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> list:
     """Pair consecutive contractions of one program for preloading (golden/isa.py preload) where it saves cycles:
     the next op's head start (contract_cycles of the previous op past its own walk, plus the sequencer's gap) must
-    gain it more cycles than the previous record's PRELOAD_WORDS cost the sequencer (record_wait: nothing when the
-    op before that record outlasts its load; all of them when that op is not a contraction, whose cycles are not
-    known here). `descs`: the program's descriptors in order (None for other units); returns them with the pairs
-    linked."""
+    gain it more cycles than the PRELOAD_WORDS the previous record grows by (an upper bound of what they cost: the
+    sequencer waits for them only where the op before that record is shorter than its load, record_wait).
+    `descs`: the program's descriptors in order (None for other units); returns them with the pairs linked."""
     return _linked(descs, bank_shift, mem_lat)[0]
 
 
@@ -362,18 +361,13 @@ def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]
     """link_preloads' pairing and the head start of every descriptor (0 where not preloaded)."""
     out = list(descs)
     heads = [0] * len(out)
-    short = payload_words(CONTRACT_SHORT_FIELDS)
     for i in range(len(out) - 1):
         d, nxt = out[i], out[i + 1]
         if not (isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc)
                 and can_preload(d, nxt, bank_shift)):
             continue
-        new_head = head_start(d, heads[i], short, mem_lat)
-        prev = out[i - 1] if i > 0 else None
-        prev_unit = isa.contract_cycles(prev, mem_lat, head=heads[i - 1]) + 1 \
-            if isinstance(prev, isa.ContractDesc) else None
-        cost = record_wait(prev_unit, short + PRELOAD_WORDS) - record_wait(prev_unit, short)
-        if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= cost:
+        new_head = head_start(d, heads[i], payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
+        if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
             continue
         out[i] = replace(d, preload=replace(nxt, preload=None, preloaded=False))
         out[i + 1] = replace(nxt, preloaded=True)
