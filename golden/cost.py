@@ -53,8 +53,8 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
             rows.append(row)
         macs = sum(r["macs"] for r in rows)
         report["programs"][prog] = {"cycles": counted["cycles"], "units": counted["units"],
-                                    "sequencer": counted["sequencer"], "end": counted["end"], "macs": macs, "ideal": macs / lanes,
-                                    "contract_over_ideal": losses, "ops": rows}
+                                    "sequencer": counted["sequencer"], "end": counted["end"], "macs": macs,
+                                    "ideal": macs / lanes, "contract_over_ideal": losses, "ops": rows}
     return report
 
 
