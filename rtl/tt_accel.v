@@ -329,7 +329,8 @@ module tt_accel #(
   wire [3:0]            ct_error_code;
   wire [31:0]           ct_sat, ct_lfsr;
   wire [UNIT_W-1:0]     ct_maxabs;
-  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_a_vec, ct_b_vec, ct_o_vec, ct_wr_run;
+  wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_wr_run;
+  wire [2:0]            ct_a_sh, ct_b_sh, ct_o_sh;  // log2 of the words each read takes (tt_contract)
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
   wire [DRAIN*UNIT_W-1:0] ct_wr_data;
 
@@ -354,11 +355,11 @@ module tt_accel #(
     .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
-    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]), .a_rd_vec (ct_a_vec),
+    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]), .a_rd_sh (ct_a_sh),
     .a_rd_vec_data (rd_vec0_unit),
-    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_vec (ct_b_vec),
+    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_sh (ct_b_sh),
     .b_rd_vec_data (rd_vec1_unit),
-    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]), .o_rd_vec (ct_o_vec),
+    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]), .o_rd_sh (ct_o_sh),
     .o_rd_vec_data (rd_vec2_unit),
     .o_wr_en (ct_wr_en), .o_wr_run (ct_wr_run), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
   );
@@ -601,7 +602,7 @@ module tt_accel #(
              .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
              .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
-    .rd_vec ({ct_o_vec, ct_b_vec, ct_a_vec} & {3{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
+    .rd_run_sh ({ct_o_sh, ct_b_sh, ct_a_sh} & {9{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
     .wr_en (wr_en_c), .wr_run (wr_run_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
   );

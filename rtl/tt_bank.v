@@ -13,10 +13,12 @@
 // between a far block RAM and the logic. Moved into the DP16KD's own output register instead (clock-to-out 0.96
 // instead of 5.83 ns) it made the ECP5 paper build slower (78.27 and 74.66 MHz against 82.92 and 81.05 at nextpnr
 // seeds 1 and 2, session 20): the route from the RAM then runs into the block multiplexer in the same cycle.
-// VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), every column read on every read:
-// besides the word, a read port returns the whole row of its address (rd_vec, column c in [WIDTH*c +: WIDTH]), the
-// vector load of tt_contract (VEC words a cycle). rd_row says a read uses the whole row (the simulation check then
-// covers every word of it). A write names a row (wr_addr, its column bits ignored) and the columns it writes
+// VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), each column a memory of its own. A
+// read takes the aligned run of 2^rd_run_sh words around its address (0: the word alone; tt_contract's vector load a
+// whole row, a lane sum's or rows' run of R words of a, a wide drain's old run): only the run's columns are read, so a
+// read never touches a word outside it (another tensor's word in the same row may be written in that cycle). Besides
+// the word, a read port returns the row of its address (rd_vec, column c in [WIDTH*c +: WIDTH]); the columns outside
+// the run keep their last read. A write names a row (wr_addr, its column bits ignored) and the columns it writes
 // (wr_mask), column c taking wr_data's word c: one word (one column), or a run of the contraction engine's wide drain.
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
@@ -33,7 +35,7 @@ module tt_bank #(
   input  wire [VEC-1:0]                  wr_mask,   // the columns written
   input  wire [VEC*WIDTH-1:0]            wr_data,   // column c's word in [WIDTH*c +: WIDTH]
   input  wire [READ_PORTS-1:0]           rd_en,
-  input  wire [READ_PORTS-1:0]           rd_row,   // the read uses the whole row (simulation check only)
+  input  wire [READ_PORTS*3-1:0]         rd_run_sh, // log2 of the words each port's read takes (<= log2 VEC)
   input  wire [READ_PORTS*AW-1:0]        rd_addr,
   output wire [READ_PORTS*WIDTH-1:0]     rd_data,
   output wire [READ_PORTS*VEC*WIDTH-1:0] rd_vec    // the row of each port's last read
@@ -118,6 +120,13 @@ module tt_bank #(
         assign ra_blk = ra_row[RW-1:BW];
         assign wa_blk = wa_row[RW-1:BW];
       end
+      // The columns the read takes: those of its aligned run of 2^run_sh words.
+      wire [2:0]     run_sh = rd_run_sh[3*p +: 3];
+      wire [VEC-1:0] col_rd;
+      for (c = 0; c < VEC; c = c + 1) begin : g_col_rd
+        localparam [CW:0] C = c;
+        assign col_rd[c] = rd_en[p] && ((C ^ ra_col) >> run_sh) == {(CW+1){1'b0}};
+      end
       // The block and column of the last read, delayed like its data.
       reg [SW-1:0] blk_q;
       reg [CW:0]   col_q;
@@ -156,7 +165,7 @@ module tt_bank #(
             if (col_wr && wa_blk == b[SW-1:0]) begin
               mem[wa_word[NW-1:0]] <= wr_data[WIDTH*c +: WIDTH];
             end
-            if (rd_en[p] && ra_blk == b[SW-1:0]) begin
+            if (col_rd[c] && ra_blk == b[SW-1:0]) begin
               rd_q <= mem[ra_word[NW-1:0]];
             end
           end
@@ -177,9 +186,8 @@ module tt_bank #(
 `ifndef SYNTHESIS
       // no_rw_check's premise, checked in every simulation that uses the banks (a checker: not coverage).
       /* verilator coverage_off */
-      wire [VEC:0] wr_mask_ext = {1'b0, wr_mask};  // indexed by ra_col's CW + 1 bits
       always @(posedge clk) begin
-        if (wr_en && rd_en[p] && ra_row == wa_row && (rd_row[p] ? |wr_mask : wr_mask_ext[ra_col])) begin
+        if (wr_en && ra_row == wa_row && |(col_rd & wr_mask)) begin
           $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, wa);
           $finish;
         end

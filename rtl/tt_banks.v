@@ -18,12 +18,13 @@
 // sequencer stops with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
 // set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0.
 //
-// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). With rd_vec[p], logical port p
-// reads the whole row of its address: rd_vec_data's VEC words of port p (column c in [DATA_W*(VEC*p + c) +: DATA_W],
-// sign-extended) come beside the word itself in rd_data, with the same latency. Run writes: with wr_run, a write
+// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). Logical port p reads the aligned
+// run of 2^sh words around its address (sh = rd_run_sh[3*p +: 3], 0: the word alone, at most log2 VEC): the row of
+// its address in rd_vec_data's VEC words of port p (column c in [DATA_W*(VEC*p + c) +: DATA_W], sign-extended; the
+// run's columns read, the others as they were) comes beside the word itself in rd_data, with the same latency. Run writes: with wr_run, a write
 // writes RUN consecutive words from wr_addr (a multiple of RUN), word i from [DATA_W*i +: DATA_W] of wr_data, in one
-// cycle (the contraction engine's wide drain); a one-word write takes word 0. A vector read or a run write of a bank
-// without rows pulses port_err (the read returns 0, the write is dropped).
+// cycle (the contraction engine's wide drain); a one-word write takes word 0. A run read (sh > 0) or a run write of a
+// bank without rows pulses port_err (the read returns 0, the write is dropped).
 module tt_banks #(
   parameter integer          NBANK      = 4,
   parameter integer          ADDR_W     = 20,  // global element address
@@ -46,7 +47,7 @@ module tt_banks #(
   input  wire [2:0]           rd_en,
   input  wire [3*ADDR_W-1:0]  rd_addr,
   output wire [3*DATA_W-1:0]  rd_data,
-  input  wire [2:0]           rd_vec,        // logical port p reads the whole row
+  input  wire [3*3-1:0]       rd_run_sh,     // log2 of the words logical port p's read takes
   output wire [3*VEC*DATA_W-1:0] rd_vec_data,
   input  wire                 wr_en,
   input  wire                 wr_run,        // the write is a run of RUN words
@@ -84,7 +85,7 @@ module tt_banks #(
 
   // ---- the requests, registered when REG_IN ----
   reg [2:0]          in_rd_en;
-  reg [2:0]          in_rd_vec;
+  reg [3*3-1:0]      in_rd_sh;
   reg [3*ADDR_W-1:0] in_rd_addr;
   reg                in_wr_en;
   reg                in_wr_run;
@@ -100,7 +101,7 @@ module tt_banks #(
           in_rd_en <= rd_en;
           in_wr_en <= wr_en;
         end
-        in_rd_vec <= rd_vec;
+        in_rd_sh <= rd_run_sh;
         in_rd_addr <= rd_addr;
         in_wr_run <= wr_run;
         in_wr_addr <= wr_addr;
@@ -109,7 +110,7 @@ module tt_banks #(
     end else begin : g_direct_in
       always @* begin
         in_rd_en = rd_en;
-        in_rd_vec = rd_vec;
+        in_rd_sh = rd_run_sh;
         in_rd_addr = rd_addr;
         in_wr_en = wr_en;
         in_wr_run = wr_run;
@@ -141,7 +142,7 @@ module tt_banks #(
   // Physical port j of bank k is entry 4k + j of the arrays below ({bank, port}: no multiply in the read mux).
   reg [NBANK*NRD-1:0]  hit;
   reg [NBANK*4-1:0]    ph_en;
-  reg [NBANK*4-1:0]    ph_row;  // the physical port serves a vector read
+  reg [NBANK*4*3-1:0]  ph_sh;   // log2 of the words the physical port's read takes
   reg [NBANK*4*AW-1:0] ph_addr;
   reg [NRD*BB-1:0]     sel_bank;
   reg [NRD*2-1:0]      sel_port;  // logical port p's rank among its bank's hits: the physical port it reads
@@ -156,7 +157,7 @@ module tt_banks #(
 
   always @* begin
     ph_en = {(NBANK*4){1'b0}};
-    ph_row = {(NBANK*4){1'b0}};
+    ph_sh = {(NBANK*4*3){1'b0}};
     ph_addr = {(NBANK*4*AW){1'b0}};
     sel_bank = {(NRD*BB){1'b0}};
     sel_port = {(NRD*2){1'b0}};
@@ -188,8 +189,8 @@ module tt_banks #(
           sel_port[2*p +: 2] = rank;
           sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
         end
-        if (hk[p] && in_rd_vec[p]) begin
-          ph_row[4*k + {30'd0, rank}] = 1'b1;
+        if (hk[p] && in_rd_sh[3*p +: 3] != 3'd0) begin
+          ph_sh[3*(4*k + {30'd0, rank}) +: 3] = in_rd_sh[3*p +: 3];
           port_err_c = port_err_c || BANK_VEC[32*k +: 32] == 0;
         end
       end
@@ -226,7 +227,7 @@ module tt_banks #(
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
   wire wr_ok = in_wr_en && legal(in_wr_addr) && !run_err_c;
   reg  [NBANK*4-1:0]    ram_rd_en;
-  reg  [NBANK*4-1:0]    ram_rd_row;
+  reg  [NBANK*4*3-1:0]  ram_rd_sh;
   reg  [NBANK*4*AW-1:0] ram_rd_addr;
   reg                   ram_wr_en;
   reg                   ram_wr_run;
@@ -242,7 +243,7 @@ module tt_banks #(
           ram_rd_en <= ph_en;
           ram_wr_en <= wr_ok;
         end
-        ram_rd_row <= ph_row;
+        ram_rd_sh <= ph_sh;
         ram_rd_addr <= ph_addr;
         ram_wr_run <= in_wr_run;
         ram_wr_addr <= in_wr_addr[AW+BB-1:0];
@@ -251,7 +252,7 @@ module tt_banks #(
     end else begin : g_direct_req
       always @* begin
         ram_rd_en = ph_en;
-        ram_rd_row = ph_row;
+        ram_rd_sh = ph_sh;
         ram_rd_addr = ph_addr;
         ram_wr_en = wr_ok;
         ram_wr_run = in_wr_run;
@@ -306,16 +307,16 @@ module tt_banks #(
         .BLOCK_BITS (BLOCK_BITS),
         .VEC        (BV)
       ) u_bank (
-        .clk     (clk),
-        .wr_en   (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
-        .wr_addr (ram_wr_addr[AW-1:0]),
-        .wr_mask (wr_mask),
-        .wr_data (wr_words),
-        .rd_en   (ram_rd_en[4*g +: NP]),
-        .rd_row  (ram_rd_row[4*g +: NP]),
-        .rd_addr (ram_rd_addr[4*g*AW +: NP*AW]),
-        .rd_data (data),
-        .rd_vec  (row)
+        .clk       (clk),
+        .wr_en     (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
+        .wr_addr   (ram_wr_addr[AW-1:0]),
+        .wr_mask   (wr_mask),
+        .wr_data   (wr_words),
+        .rd_en     (ram_rd_en[4*g +: NP]),
+        .rd_run_sh (ram_rd_sh[3*4*g +: 3*NP]),
+        .rd_addr   (ram_rd_addr[4*g*AW +: NP*AW]),
+        .rd_data   (data),
+        .rd_vec    (row)
       );
       genvar j;
       for (j = 0; j < 4; j = j + 1) begin : g_port
@@ -391,7 +392,7 @@ module tt_banks #(
   endgenerate
 
   // The physical ports a bank does not have are never driven into a tt_bank.
-  wire unused_ph = ^{ram_rd_en, ram_rd_row, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
+  wire unused_ph = ^{ram_rd_en, ram_rd_sh, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
 
   assign addr_err = rd_bad_c || (in_wr_en && !legal(in_wr_addr));  // a run without rows is a port error alone
   assign port_err = port_err_c || run_err_c;

@@ -27,7 +27,7 @@
 //   contraction unit's ports routed between two contraction records.
 //   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
 //   Vector load (vec_load, with VEC > 1; pre_vec_load for the preload's walk): the load nest walks the lane loop VEC
-//   lanes a beat, reading the whole bank row of VEC words at the beat's address through the b port (b_rd_vec) into
+//   lanes a beat, reading the whole bank row of VEC words at the beat's address through the b port (b_rd_sh) into
 //   VEC buffers at once: lanes / VEC beats per buffer word instead of lanes. It needs lanes a multiple of VEC, b's
 //   lane loop at stride 1 and b's base and other strides multiples of VEC (golden/isa.py vec_ok), so that every
 //   row read is aligned and all b's.
@@ -41,7 +41,7 @@
 //   power of two up to VEC that divides LANES, output stride 0): a reduction index stepping a at stride 1. With
 //   lanes = L x R, L > 1, loop NRED + 1 is the output lane loop (count L, stepping b only), held at 0 by the compute
 //   nest too. Lane (c, r) is lane c + (LANES / R) r: each beat reads the row of VEC words of a holding its aligned run
-//   of R words (a_rd_vec; lane (c, r) MACs word r of the run with its buffer word), and a group's sums enter the fold
+//   of R words (a_rd_sh; lane (c, r) MACs word r of the run with its buffer word), and a group's sums enter the fold
 //   trees (tt_lane_sum, log2 R stages), whose L sums drain as the group's L elements (DRAIN a cycle in a wide drain
 //   along the output lane loop): a group takes max(K, L / DRAIN) cycles. A vector load runs along the sum loop where
 //   R = LANES, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
@@ -146,17 +146,17 @@ module tt_contract #(
   output wire                           a_rd_en,
   output wire [ADDR_W-1:0]              a_rd_addr,
   input  wire [A_W-1:0]                 a_rd_data,
-  output wire                           a_rd_vec,    // the read takes the whole row of VEC words (a lane sum)
+  output wire [2:0]                     a_rd_sh,     // log2 of the words the read takes (a lane sum's or rows' run)
   input  wire [VEC*A_W-1:0]             a_rd_vec_data,
   output wire                           b_rd_en,
   output wire [ADDR_W-1:0]              b_rd_addr,
   input  wire [B_W-1:0]                 b_rd_data,
-  output wire                           b_rd_vec,    // the read takes the whole row of VEC words
+  output wire [2:0]                     b_rd_sh,     // log2 of the words the read takes (a vector load's row)
   input  wire [VEC*B_W-1:0]             b_rd_vec_data,
   output wire                           o_rd_en,
   output wire [ADDR_W-1:0]              o_rd_addr,
   input  wire [OUT_W-1:0]               o_rd_data,
-  output wire                           o_rd_vec,    // the read takes the whole row (the old run of a wide drain)
+  output wire [2:0]                     o_rd_sh,     // log2 of the words the read takes (a wide drain's old run)
   input  wire [VEC*OUT_W-1:0]           o_rd_vec_data,
   output wire                           o_wr_en,
   output wire                           o_wr_run,    // the write is a run of DRAIN words from o_wr_addr
@@ -215,6 +215,7 @@ module tt_contract #(
   localparam [31:0] VEC_M1 = VEC - 1;
   localparam [ADDR_W-1:0] VEC_MASK = VEC_M1[ADDR_W-1:0];
   localparam [ADDR_W-1:0] VEC_STEP = VEC_MASK + 1'b1;  // a vector load's lane loop b stride
+  localparam [31:0] VEC_SH_U = VEC_SH;  // the row a vector load reads: 2^VEC_SH words (b_rd_sh)
 
   // The rules of a vector load (golden/isa.py vec_ok: n = VEC, b's base and strides) and of a wide drain (drain_ok:
   // n = DRAIN, the output's) and of a lane sum's runs of a (lane_sum_ok: n = R): `cnt` lanes along loop `lp` a
@@ -222,6 +223,7 @@ module tt_contract #(
   // n = 1 (the build has none).
   localparam integer DRAIN_SH = (DRAIN > 1) ? $clog2(DRAIN) : 0;
   localparam [31:0] DRAIN_M1 = DRAIN - 1;
+  localparam [31:0] DRAIN_SH_U = DRAIN_SH;  // the old run a wide drain reads (o_rd_sh)
   localparam [ADDR_W-1:0] DRAIN_MASK = DRAIN_M1[ADDR_W-1:0];
   function automatic bad_runs(input integer lp, input [ADDR_W-1:0] mask, input [CNT_W-1:0] cnt,
                               input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] st);
@@ -521,7 +523,7 @@ module tt_contract #(
 
   assign a_rd_en   = issue;
   assign a_rd_addr = la_addr_a;
-  assign a_rd_vec  = issue && run_q;
+  assign a_rd_sh   = (issue && run_q) ? sum_sh_q[2:0] : 3'd0;
 
   // ---- lane buffers (lane form): loaded through the b port while the compute nest runs ----
   wire [B_W*LANES-1:0] mac_b;
@@ -669,7 +671,7 @@ module tt_contract #(
       );
       assign b_rd_en   = lane_form_q ? ld_valid : issue;
       assign b_rd_addr = lane_form_q ? ld_addr_b : la_addr_b;
-      assign b_rd_vec  = lane_form_q && ld_valid && ld_vec_q;
+      assign b_rd_sh   = (lane_form_q && ld_valid && ld_vec_q) ? VEC_SH_U[2:0] : 3'd0;
 
       // A load beat's set, lane (VEC lanes' group in a vector load) and buffer word wait MEM_LAT cycles for b's word.
       // The beat that ends a slice (the last lane's last word of one index of the outer buffer loops: the buffer's
@@ -778,17 +780,17 @@ module tt_contract #(
           .READ_PORTS (1),
           .OUT_REG    (BUF_OUT_REG)
         ) u_buf (
-          .clk     (clk),
-          .wr_en   (w_valid && take_word),
-          .wr_addr ({w_set, w_word[BUF_AW-1:0]}),
-          .wr_mask (1'b1),
-          .wr_data (w_vsum ? b_rd_vec_data[B_W*VSUM_WORD +: B_W] :
-                    w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
-          .rd_en   (buf_rd_en),
-          .rd_row  (1'b0),
-          .rd_addr (buf_rd_addr),
-          .rd_data (buf_data),
-          .rd_vec  (unused_buf_row)
+          .clk       (clk),
+          .wr_en     (w_valid && take_word),
+          .wr_addr   ({w_set, w_word[BUF_AW-1:0]}),
+          .wr_mask   (1'b1),
+          .wr_data   (w_vsum ? b_rd_vec_data[B_W*VSUM_WORD +: B_W] :
+                      w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
+          .rd_en     (buf_rd_en),
+          .rd_run_sh (3'd0),
+          .rd_addr   (buf_rd_addr),
+          .rd_data   (buf_data),
+          .rd_vec    (unused_buf_row)
         );
         if (g == 0) begin : g_lane0  // the direct form's single lane takes b from the port
           assign mac_b[B_W-1:0] = lane_form_q ? buf_data : b_rd_data;
@@ -801,7 +803,7 @@ module tt_contract #(
       assign mac_b     = b_rd_data;
       assign b_rd_en   = issue;
       assign b_rd_addr = la_addr_b;
-      assign b_rd_vec  = 1'b0;
+      assign b_rd_sh   = 3'd0;
       assign buf_ready = 1'b1;
       wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf,
                           b_rd_vec_data, pre_lane_sum, pre_rows};
@@ -963,7 +965,7 @@ module tt_contract #(
   // element waits for it.
   assign o_rd_en   = emit && accumulate;
   assign o_rd_addr = drain_addr_q;
-  assign o_rd_vec  = emit && accumulate && store_q;
+  assign o_rd_sh   = (emit && accumulate && store_q) ? DRAIN_SH_U[2:0] : 3'd0;
 
   wire [RUN_ACC+ADDR_W+1:0] rq_tag;
   tt_delay #(

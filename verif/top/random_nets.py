@@ -18,6 +18,17 @@ PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_
 # the same build with MAC lanes: lane forms, vector loads and wide drains (every bank in rows of 4 words), preloads
 LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64, vec=4, bank_vec=(True,) * len(PARAMS.bank_depth), drain=4)
 
+# Networks that once broke the RTL, run by the build with lanes after its first (random) network, each with its story.
+REGRESSION_NETWORKS = [
+    # Session 26: on LANE_PARAMS, train_sample's second contraction `cae,eda->cd` (a lane sum of R = 2 over its a at
+    # act 18..29, output at act 30..41) read a's last run (words 28..29) as the whole bank row 28..31 while its drain
+    # wrote word 31: tt_bank's no_rw_check checker stopped the run. A read now takes only its run's columns.
+    {"name": "row_shared", "input_size": 16, "classes": 6,
+     "layers": [{"in_shape": [2, 9], "out_shape": [4, 3], "ranks": [2], "relu": True},
+                {"in_shape": [12], "out_shape": [6], "ranks": [], "relu": False}],
+     "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1}},
+]
+
 
 def _factors(n: int, d: int, rng: np.random.Generator) -> list[int]:
     """n as a product of d factors >= 1 in random order (n is built from them, so it always factors)."""
@@ -69,6 +80,28 @@ def assembled(cfg, params: P.AccelParams = PARAMS) -> P.Image | None:
         return P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
     except P.ProgramError:
         return None
+
+
+def run_row_neighbours(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
+    """The contractions of train_sample that read runs of their a (lane sums, rows) from a bank row they also write
+    (a's words and the output's share the row): what the regression network row_shared is kept to test."""
+    comp = compile_network(cfg)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+
+    def rows(name: str) -> set[int]:
+        base, size = comp.layout[name][1], comp.tensors[name].size
+        return set(range(base // params.vec, (base + size - 1) // params.vec + 1))
+
+    found = []
+    for op in comp.train_sample:
+        if op.kind != "contract":
+            continue
+        d = P.contract_desc(comp, params, op, frac)
+        if not (d.lane_sum or d.rows) or d.banks[0] != d.banks[2]:
+            continue
+        if rows(d.names[0]) & rows(d.names[2]):
+            found.append(op.spec)
+    return found
 
 
 def fits(cfg, params: P.AccelParams = PARAMS) -> bool:

@@ -127,10 +127,13 @@ async def check_every(dut):
 async def random_networks(dut):
     """Constrained-random networks (verif/top/random_nets.py), all on this one accelerator build: each is compiled,
     uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model.
-    A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction."""
-    from verif.top.random_nets import LANE_PARAMS, PARAMS, fits, random_config, shape_class
+    A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction, the
+    next ones are the regression networks (random_nets.REGRESSION_NETWORKS)."""
+    from verif.top.random_nets import (LANE_PARAMS, PARAMS, REGRESSION_NETWORKS, fits, random_config,
+                                      run_row_neighbours, shape_class)
     from verif.top.accel_env import open_accel
     from golden.compiler import compile_network
+    from golden.config import config_from_dict
     from golden.machine import Machine
     from golden.train import init_float_params
 
@@ -138,8 +141,14 @@ async def random_networks(dut):
     rng = np.random.default_rng(s)
     make_device = await open_accel(dut, "sample", fast_bus=os.environ.get("BUS") == "direct")
     params = LANE_PARAMS if int(dut.LANES.value) > 1 else PARAMS
+    regression = [config_from_dict(n) for n in REGRESSION_NETWORKS] if params.lanes > 1 else []
     for k in range(int(os.environ.get("NETWORKS", "4"))):
-        cfg = random_config(rng, k, params, preload=params.lanes > 1 and k == 0)
+        if 1 <= k <= len(regression):
+            cfg = regression[k - 1]
+            assert fits(cfg, params) and run_row_neighbours(cfg, params), \
+                f"regression network {cfg.name} no longer fits the build or tests what it was kept for"
+        else:
+            cfg = random_config(rng, k, params, preload=params.lanes > 1 and k == 0)
         # rank adaptation on half of the networks that have a bond: PENALTY, MASK and a rank update per batch
         bonds = any(l.ranks for l in cfg.layers)
         if bonds and rng.random() < 0.5:

@@ -30,10 +30,10 @@ def test_tt_bank(sim, shape):
               test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
 
 
-# no_rw_check's premise: a read of the word written in the same cycle (with rows: a read of the whole row while another
-# word of it is written) stops the simulation with an error (the test fails because the simulator stopped, with
-# tt_bank's message, not because it went on).
-COLLISIONS = {"word": "w4_one_port", "row": "w16_rows4_blocks"}
+# no_rw_check's premise: a read of the word written in the same cycle (with rows: a run read holding the word written)
+# stops the simulation with an error (the test fails because the simulator stopped, with tt_bank's message, not
+# because it went on). A run read beside a write to another word of its row goes on (the random test above).
+COLLISIONS = {"word": "w4_one_port", "run": "w16_rows4_blocks"}
 
 
 @pytest.mark.parametrize("read", COLLISIONS)

@@ -8,6 +8,7 @@ numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import cocotb
@@ -39,9 +40,10 @@ class Memories:
     cycle c is committed after the reads of cycle c (read-first). The strobes are ignored while rst is high:
     the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
     `walks`: for ops that preload, the b port's memories in walk order, each with its number of reads (a lane-form
-    op reads b only in its load walks); while it is not empty, b reads are served from it. A read with its port's
-    vector flag (VEC > 1: a_rd_vec, b_rd_vec, o_rd_vec) also answers the aligned row of VEC words around its address
-    on the port's row bus (junk past the memory); a write with o_wr_run writes DRAIN words from its address.
+    op reads b only in its load walks); while it is not empty, b reads are served from it. A read that takes a run
+    (a_rd_sh, b_rd_sh, o_rd_sh > 0: 2^sh words) also answers the aligned run of words around its address in its
+    columns of the port's row bus, and junk in the other columns (as tt_bank, which reads only the run's columns) and
+    past the memory; a write with o_wr_run writes DRAIN words from its address.
     """
 
     def __init__(self, dut, lat: int):
@@ -50,7 +52,7 @@ class Memories:
         self.vec, self.drain = int(dut.VEC.value), int(dut.DRAIN.value)
         self.mem = {"a": None, "b": None, "o": None}
         self.pipe = {p: [None] * lat for p in "abouvw"}  # u, v, w: the rows of a, b and the old words
-        self.rows = {"a": 0, "b": 0, "o": 0}  # vector reads
+        self.rows = Counter()  # run reads by (port, words)
         self.runs = 0  # run writes
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.accesses = 0
@@ -75,8 +77,8 @@ class Memories:
         d = self.dut
         ports = {"a": (d.a_rd_en, d.a_rd_addr, d.a_rd_data), "b": (d.b_rd_en, d.b_rd_addr, d.b_rd_data),
                  "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
-        rows = {"a": ("u", d.a_rd_vec, d.a_rd_vec_data), "b": ("v", d.b_rd_vec, d.b_rd_vec_data),
-                "o": ("w", d.o_rd_vec, d.o_rd_vec_data)}
+        rows = {"a": ("u", d.a_rd_sh, d.a_rd_vec_data), "b": ("v", d.b_rd_sh, d.b_rd_vec_data),
+                "o": ("w", d.o_rd_sh, d.o_rd_vec_data)}
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
@@ -95,12 +97,14 @@ class Memories:
                     self.reads[p] += 1
                     mem, a = self.memory(p), int(addr.value)
                     self.pipe[p].append(int(mem[a]))
-                    pipe, flag, _ = rows[p]
-                    if int(flag.value):
-                        self.rows[p] += 1
-                        first = a - a % self.vec
-                        self.pipe[pipe][-1] = [int(mem[i]) if i < len(mem) else None
-                                               for i in range(first, first + self.vec)]
+                    pipe, sh, _ = rows[p]
+                    n = 1 << int(sh.value)
+                    if n > 1:
+                        self.rows[p, n] += 1
+                        assert n <= self.vec, f"port {p} reads a run of {n} words, rows of {self.vec}"
+                        first = a - a % n
+                        self.pipe[pipe][-1] = [int(mem[i]) if first <= i < min(first + n, len(mem)) else None
+                                               for i in range(a - a % self.vec, a - a % self.vec + self.vec)]
                 else:
                     self.pipe[p].append(None)
             if int(d.o_wr_en.value) and not in_reset:
@@ -202,7 +206,7 @@ class Tb:
             m_out, m_sat, m_max = machine_contract(case)
             assert np.array_equal(m_out, want_out) and (m_sat, m_max) == (want_sat, want_max)
         banks = case.banks
-        reads, writes, rows, runs = dict(self.mems.reads), self.mems.writes, dict(self.mems.rows), self.mems.runs
+        reads, writes, rows, runs = dict(self.mems.reads), self.mems.writes, Counter(self.mems.rows), self.mems.runs
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
                                     self.cycles(desc) + 50, restarts, gap)
         d = self.dut
@@ -232,11 +236,12 @@ class Tb:
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
         assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, \
             f"{what}: reads"
-        if "b" in ports:
-            assert self.mems.rows["b"] - rows["b"] == (want_reads["b"] if desc.vec > 1 else 0), f"{what}: vector reads"
-        assert self.mems.rows["o"] - rows["o"] == (want_reads["o"] if desc.drain > 1 else 0), f"{what}: old runs"
-        assert self.mems.rows["a"] - rows["a"] == (want_reads["a"] if desc.lane_sum or desc.rows else 0), \
-            f"{what}: rows of a"
+        # the run reads by port and words: b's rows of a vector load, o's old runs of a wide drain, a's runs of R
+        run_words = {"b": desc.vec, "o": desc.drain, "a": desc.sum_lanes if desc.lane_sum else desc.row_lanes}
+        for p in ports:
+            got = {n: k for (q, n), k in (self.mems.rows - rows).items() if q == p}
+            want = {run_words[p]: want_reads[p]} if run_words[p] > 1 and want_reads[p] else {}
+            assert got == want, f"{what}: run reads of {p} (words: reads) {got}, want {want}"
         assert self.mems.writes - writes == beats, f"{what}: writes"
         assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"
         self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
