@@ -96,7 +96,7 @@ module tt_seq #(
   localparam [2:0] S_SEED  = 3'd2;
   localparam [2:0] S_START = 3'd3;
   localparam [2:0] S_WAIT  = 3'd4;
-  localparam [2:0] S_STAT  = 3'd5;
+  localparam [2:0] S_STAT /* verilator public */ = 3'd5;  // the uvm OpMonitor reads it (verif/top/tb_uvm_accel.py)
   localparam [2:0] S_ERR   = 3'd6;
   // Front end: the next record, read while the op before it runs.
   localparam [2:0] F_IDLE  = 3'd0;

@@ -34,7 +34,6 @@ from golden.datasets import load_dataset
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 from verif.uvm import Coverage
 
-S_STAT = 5  # tt_seq's statistics state (localparam S_STAT): the op is complete and its counts are on the unit ports
 EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
 KINDS = ["contract", "axpby", "acc", "axpby_relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce", "rank"]
 MASK_STATES = ["full", "pruned", "one"]
@@ -97,9 +96,10 @@ class OpMonitor(uvm_component):
 
     async def run_phase(self):
         seq = cocotb.top.u_seq
+        s_stat = int(seq.S_STAT.value)  # the statistics state: the op is complete, its counts on the unit ports
         while True:
             await Edge(seq.state_q)
-            if not seq.state_q.value.is_resolvable or int(seq.state_q.value) != S_STAT:
+            if not seq.state_q.value.is_resolvable or int(seq.state_q.value) != s_stat:
                 continue
             unit = int(seq.unit_q.value)
             desc = int(seq.desc_q.value)
