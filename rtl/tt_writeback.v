@@ -216,16 +216,24 @@ module tt_writeback #(
   end
 
   // ---- stage 4: the op's statistics ----
-  reg [OUT_W-1:0] st_max;  // the largest |y| of the write
-  reg [SAT_IW-1:0] st_inc;  // its saturations
+  // The largest |y| of the write, by a balanced tree of compares (log2 LANES deep, not a chain of LANES): node k of
+  // max_tree is the max of nodes 2k + 1 and 2k + 2, the leaves (nodes TREE_N - 1 ..) the lanes' |y| (0 past LANES).
+  localparam integer TREE_N = (LANES > 1) ? (1 << $clog2(LANES)) : 1;
+  reg [OUT_W-1:0] max_tree [0:2*TREE_N-2];
+  reg [OUT_W-1:0] st_max;
+  reg [SAT_IW-1:0] st_inc;  // the write's saturations
   integer i;
+  integer k;
   always @* begin
-    st_max = {OUT_W{1'b0}};
     st_inc = {SAT_IW{1'b0}};
+    for (i = 0; i < TREE_N; i = i + 1) begin
+      max_tree[TREE_N - 1 + i] = (i < LANES) ? st_abs_q[OUT_W*i +: OUT_W] : {OUT_W{1'b0}};
+    end
+    for (k = TREE_N - 2; k >= 0; k = k - 1) begin
+      max_tree[k] = (max_tree[2*k + 1] > max_tree[2*k + 2]) ? max_tree[2*k + 1] : max_tree[2*k + 2];
+    end
+    st_max = max_tree[0];
     for (i = 0; i < LANES; i = i + 1) begin
-      if (st_abs_q[OUT_W*i +: OUT_W] > st_max) begin
-        st_max = st_abs_q[OUT_W*i +: OUT_W];
-      end
       st_inc = st_inc + {{(SAT_IW-2){1'b0}}, st_sat_q[2*i +: 2]};
     end
   end

@@ -406,13 +406,16 @@ async def test_lane_contractions(dut):
         await tb.check_case(case, machine=lane_forms % 4 == 0)
         enough = (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
                   and wide >= want_wide and wide_acc >= want_wide // 2 and sums >= want_sums
-                  and sums_acc >= want_sums // 2 and sums_out >= want_sums_out and vec_sums >= want_vec_sums)
+                  and sums_acc >= want_sums // 2 and sums_out >= want_sums_out)
         if enough:
             break
+    while enough and vec_sums < want_vec_sums:  # the rarest form (SEED=1796291104 drew one in 3,000): drawn on purpose
+        await tb.check_case(tb.random_form_case(tb.vec_sum_out))
+        vec_sums += 1
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert enough, \
+        assert enough and vec_sums >= want_vec_sums, \
             f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, " \
             f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} " \
             f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating, {sums_out} with output lanes, " \
