@@ -72,16 +72,20 @@ module tt_lane_sum #(
     end
   end
 
+  // Loop variables of their own, every one assigned on every pass (yosys 0.70 builds a latch for a loop variable
+  // assigned only under a condition, and the clocked block above has its own).
+  integer os;
   integer c;
   always @* begin
     out_valid = 1'b0;
     out_tag   = {TAG_W{1'b0}};
     out_sums  = {((N/2)*WIDTH){1'b0}};
-    for (s = 1; s <= STAGES; s = s + 1) begin
-      if ({28'd0, stages} == s) begin
-        {out_tag, out_valid} = pipe_q[(TAG_W+1)*(s-1) +: TAG_W+1];
-        for (c = 0; c < (N >> s); c = c + 1) begin
-          out_sums[WIDTH*c +: WIDTH] = tree[WIDTH*(level_start(s) + c) +: WIDTH];
+    c = 0;
+    for (os = 1; os <= STAGES; os = os + 1) begin
+      if ({28'd0, stages} == os) begin
+        {out_tag, out_valid} = pipe_q[(TAG_W+1)*(os-1) +: TAG_W+1];
+        for (c = 0; c < (N >> os); c = c + 1) begin
+          out_sums[WIDTH*c +: WIDTH] = tree[WIDTH*(level_start(os) + c) +: WIDTH];
         end
       end
     end
