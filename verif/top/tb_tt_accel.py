@@ -129,8 +129,7 @@ async def random_networks(dut):
     uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model.
     A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction, the
     next ones are the regression networks (random_nets.REGRESSION_NETWORKS)."""
-    from verif.top.random_nets import (LANE_PARAMS, PARAMS, REGRESSION_NETWORKS, fits, random_config,
-                                      run_row_neighbours, shape_class)
+    from verif.top.random_nets import LANE_PARAMS, PARAMS, REGRESSION_NETWORKS, fits, random_config, shape_class
     from verif.top.accel_env import open_accel
     from golden.compiler import compile_network
     from golden.config import config_from_dict
@@ -141,12 +140,12 @@ async def random_networks(dut):
     rng = np.random.default_rng(s)
     make_device = await open_accel(dut, "sample", fast_bus=os.environ.get("BUS") == "direct")
     params = LANE_PARAMS if int(dut.LANES.value) > 1 else PARAMS
-    regression = [config_from_dict(n) for n in REGRESSION_NETWORKS] if params.lanes > 1 else []
+    regression = REGRESSION_NETWORKS if params.lanes > 1 else []
     for k in range(int(os.environ.get("NETWORKS", "4"))):
+        kept_for = None
         if 1 <= k <= len(regression):
-            cfg = regression[k - 1]
-            assert fits(cfg, params) and run_row_neighbours(cfg, params), \
-                f"regression network {cfg.name} no longer fits the build or tests what it was kept for"
+            network, kept_for = regression[k - 1]
+            cfg = config_from_dict(network)
         else:
             cfg = random_config(rng, k, params, preload=params.lanes > 1 and k == 0)
         # rank adaptation on half of the networks that have a bond: PENALTY, MASK and a rank update per batch
@@ -155,6 +154,9 @@ async def random_networks(dut):
             ranked = prune_config(cfg, s + k, rng, prior=float(rng.choice([1e-4, 1e-3, 1e-2])))
             if fits(ranked, params):  # the rank programs and state make the image bigger: it may not fit
                 cfg = ranked
+        if kept_for is not None:
+            assert fits(cfg, params) and kept_for(cfg, params), \
+                f"regression network {cfg.name} no longer fits the build or tests what it was kept for"
         golden = Machine(compile_network(cfg), s + k)
         golden.load_float_params(*init_float_params(cfg, rng))
         dev = make_device(golden)

@@ -146,3 +146,15 @@ def test_tt_accel_random_networks(sim, lanes, monkeypatch):
     run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=sim,
               build_dir=BUILD / "tt_accel" / "random" / f"{sim}-lanes{lanes}", test_module="verif.top.tb_tt_accel",
               testcase="random_networks")
+
+
+def test_regression_networks_keep_their_point():
+    """Each regression network still fits the lane build and still has what once broke the RTL (no simulation: a
+    compiler change that takes a network's point away fails here in seconds, not in the random-network run)."""
+    from golden.config import config_from_dict
+    from verif.top.random_nets import LANE_PARAMS, REGRESSION_NETWORKS, fits
+    assert REGRESSION_NETWORKS
+    for network, kept_for in REGRESSION_NETWORKS:
+        cfg = config_from_dict(network)
+        assert fits(cfg, LANE_PARAMS), f"{cfg.name} no longer fits the lane build"
+        assert kept_for(cfg, LANE_PARAMS), f"{cfg.name} no longer has what it was kept to test"
