@@ -31,6 +31,10 @@ LANES    ?= 8
 BUF_DEPTH ?= 512
 VEC      ?= 8
 DRAIN    ?= 8
+# make synth builds the target's engine unless these are given on the command line
+given = $(filter command line,$(origin $(1)))
+SYNTH_ENGINE = $(if $(call given,LANES),--lanes $(LANES)) $(if $(call given,BUF_DEPTH),--buf-depth $(BUF_DEPTH)) \
+               $(if $(call given,VEC),--vec $(VEC)) $(if $(call given,DRAIN),--drain $(DRAIN))
 TRAIN_SIM = $(or $(SIM),verilator)
 OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)$(if $(OPTIMIZER),-$(OPTIMIZER))$(if $(RANK_ADAPTATION),-rank)
 export SIM SEED WAVES
@@ -43,6 +47,7 @@ help: ## list the targets and variables
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
+	@echo "                       LANES=n BUF_DEPTH=n VEC=n DRAIN=n (another engine than the target's; not compared with the baseline)"
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512 VEC=8 DRAIN=8"
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
 	@echo "           make train, cost, synth: RANK_ADAPTATION=1 (rank adaptation on: the rank programs and the rank unit)"
@@ -68,7 +73,7 @@ lint: setup ## verilator --lint-only -Wall over rtl/
 	@bash scripts/lint.sh
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
-	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation)
+	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(SYNTH_ENGINE)
 
 qor: setup ## synthesize every target and fail on an area or Fmax regression against the baselines
 	@for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || exit 1; done

@@ -2,14 +2,17 @@
 
     python scripts/synth.py --target ice40-up5k|ecp5-85k|zynq-usplus [--top M] [--param K=V ...]
                             [--optimizer adam] [--rank-adaptation] [--update-baseline] [--bitstream] [--ooc]
-                            [--seeds N]
+                            [--seeds N] [--lanes N] [--buf-depth N] [--vec N] [--drain N]
 
 Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
 file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
 model: hdl_parameters(params_for(compile_network(load_config(model)), lanes=, buf_depth=, vec=, drain=)), with the
 target's "lanes", "buf_depth", "vec" and "drain" (the contraction engine; default 1 lane, no vector loads, one
 element drained a cycle), computed on every run (model_params);
-"params" in the target and --param override them. Each run writes build/synth/<target>/:
+"params" in the target and --param override them; --lanes, --buf-depth, --vec and --drain build another engine for
+the target's model. With the target's top and model, the report also gives the model's cycles per training sample on
+that engine (golden/cost.py, the RTL's exact timing) and the training samples/s at the achieved Fmax.
+Each run writes build/synth/<target>/:
 report.json (the figures), synth.ys and yosys.log, stat.json/stat.txt (cell counts), pre_map.json
 (multipliers and memories before technology mapping), and for place-and-route targets pnr.log and
 pnr_report.json. It prints a short table and:
@@ -699,13 +702,46 @@ def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str 
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
 
+ENGINE_KEYS = ("lanes", "buf_depth", "vec", "drain")  # a target's contraction engine (golden/program.py params_for)
+
+
+def engine_of(cfg: dict) -> dict:
+    """The target's contraction engine: MAC lanes, words per lane buffer, vector load words, drain elements."""
+    return {"lanes": cfg.get("lanes", 1), "buf_depth": cfg.get("buf_depth", 0), "vec": cfg.get("vec", 1),
+            "drain": cfg.get("drain", 1)}
+
+
 def target_params(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = False) -> dict:
     """The configured top's parameters: the model's (when the target names one; trained with `optimizer`, None:
     the config's; with rank adaptation when `adapt_ranks`), then the target's "params"."""
-    params = model_params(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), optimizer, adapt_ranks,
-                          cfg.get("vec", 1), cfg.get("drain", 1)) if cfg.get("model") else {}
+    params = model_params(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks,
+                          **engine_of(cfg)) if cfg.get("model") else {}
     params.update(cfg.get("params", {}))
     return params
+
+
+def model_throughput(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = False) -> dict:
+    """The target model's cycles per training sample on the target's engine, from golden/cost.py (the RTL's exact
+    timing, which the top-level tests check against its counters): one train_sample run and the mini-batch update
+    spread over its samples. Host transfers (about one cycle per input word through the sample stream) and the rank
+    update (once every few mini-batches) are not included."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from golden.cost import cost_report
+    from verif.top.accel_env import model_config
+    net = model_config(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks)
+    try:
+        programs = cost_report(net, **engine_of(cfg))["programs"]
+    except Exception as e:  # the programs do not fit the engine's buffers or the program memory
+        raise ToolError(f"cannot model the cycles of {cfg['model']!r} on {engine_of(cfg)}: {type(e).__name__}: {e}") from e
+    sample, update, batch = programs["train_sample"]["cycles"], programs["update"]["cycles"], net.train.batch
+    return {"train_sample_cycles": sample, "update_cycles": update, "batch": batch,
+            "cycles_per_sample": sample + update / batch}
+
+
+def samples_per_s(throughput: dict, fmax: dict[str, tuple[float, int]]) -> dict[str, float]:
+    """Training samples per second at each clock's achieved Fmax (fmax_of) for model_throughput's cycles."""
+    return {port: round(f * 1e6 / throughput["cycles_per_sample"], 1) for port, (f, _) in fmax.items()}
 
 
 def parse_params(items: list[str]) -> dict:
@@ -928,6 +964,14 @@ def print_report(report: dict) -> None:
             print(f"  critical path {crit['delay_ns']:.1f} ns ({crit['logic_ns']:.1f} logic, "
                   f"{crit['routing_ns']:.1f} routing): {short_cell(crit['from'])} -> {short_cell(crit['to'])}")
     print(f"timing: {report['timing']}")
+    tp = report.get("throughput")
+    if tp:
+        e = report["engine"]
+        print(f"throughput: {tp['cycles_per_sample']:,.0f} cycles per training sample on {e['lanes']} MAC "
+              f"lane{'s' if e['lanes'] != 1 else ''} "
+              f"(vec {e['vec']}, drain {e['drain']}; golden/cost.py: train_sample {tp['train_sample_cycles']:,} + "
+              f"update {tp['update_cycles']:,} / batch {tp['batch']}; host transfers not included)"
+              + "".join(f"; {r:,.1f} samples/s at {port}'s Fmax" for port, r in tp["samples_per_s"].items()))
     for note in report.get("mapping", {}).get("notes", []):
         print(f"mapping: {note}")
     for o in report.get("does_not_fit", []):
@@ -972,6 +1016,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rank-adaptation", action="store_true",
                     help="the target's model with rank adaptation (the rank unit and the rank state); the baseline "
                          "check reports such a run as not comparable")
+    for key, what in (("lanes", "MAC lanes"), ("buf_depth", "words per lane buffer"),
+                      ("vec", "words a vector load reads (rows of that many words in the banks)"),
+                      ("drain", "elements the drain writes a cycle")):
+        ap.add_argument(f"--{key.replace('_', '-')}", type=int, metavar="N",
+                        help=f"the contraction engine's {what} instead of the target's (the top's parameters follow; "
+                             f"the baseline check reports such a run as not comparable)")
     ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
     ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")
     ap.add_argument("--ooc", action="store_true",
@@ -985,13 +1035,23 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = targets[args.target]
     top = args.top or cfg["top"]
+    engine = {k: getattr(args, k) for k in ENGINE_KEYS if getattr(args, k) is not None}
+    if engine and (top != cfg["top"] or not cfg.get("model")):
+        ap.error("--lanes, --buf-depth, --vec and --drain set the engine of the target's top and model")
+    cfg = {**cfg, **engine}
     try:
+        modelled = top == cfg["top"] and cfg.get("model")
         params = target_params(cfg, args.optimizer, args.rank_adaptation) if top == cfg["top"] else {}
+        throughput = model_throughput(cfg, args.optimizer, args.rank_adaptation) if modelled else None
         params.update(parse_params(args.param))
         report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds)
     except ToolError as e:
         print(f"synth: ERROR: {e}", file=sys.stderr)
         return 2
+    if throughput:
+        report["engine"] = engine_of(cfg)
+        report["throughput"] = {**throughput, "samples_per_s": samples_per_s(throughput, fmax_of(report))}
+        (BUILD_DIR / args.target / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     print_report(report)
 
     failed = report["status"] != "ok" or report["timing"] == "FAIL"

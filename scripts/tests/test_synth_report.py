@@ -410,6 +410,29 @@ def test_target_params_overrides_and_bad_model():
         synth.model_params("no-such-model")
 
 
+def test_engine_override_builds_the_top_for_that_engine():
+    """--lanes/--buf-depth/--vec/--drain (make synth LANES=... VEC=...): the model's parameters for that engine."""
+    cfg = {**TARGETS["ecp5-85k"], "lanes": 32, "vec": 4, "drain": 4}
+    params = synth.target_params(cfg)
+    assert params == {**_model_params_directly(cfg["model"], 32, cfg["buf_depth"], 4, 4), **cfg.get("params", {})}
+    assert (params["LANES"], params["VEC"], params["DRAIN"]) == (32, 4, 4)
+    with pytest.raises(SystemExit):  # an engine is the target top's: not with another top
+        synth.main(["--target", "ecp5-85k", "--top", "tt_contract", "--lanes", "4"])
+
+
+def test_model_throughput_per_sample():
+    """The update is spread over the mini-batch; more lanes with vector loads take fewer cycles; samples/s at Fmax."""
+    from golden.config import load_config
+    ecp5 = TARGETS["ecp5-85k"]
+    tp = synth.model_throughput(ecp5)
+    assert tp["batch"] == load_config(ecp5["model"]).train.batch
+    assert tp["cycles_per_sample"] == tp["train_sample_cycles"] + tp["update_cycles"] / tp["batch"]
+    wider = synth.model_throughput({**ecp5, "lanes": 32, "vec": 4, "drain": 4})
+    assert wider["train_sample_cycles"] < tp["train_sample_cycles"] / 2
+    assert wider["update_cycles"] == tp["update_cycles"]  # the update runs on the element-wise unit alone
+    assert synth.samples_per_s({"cycles_per_sample": 1250.0}, {"clk": (50.0, 1)}) == {"clk": 40000.0}
+
+
 def _top_ports(cfg):
     for f in synth.expand_rtl(cfg["rtl"]):
         m = re.search(rf"^\s*module\s+{cfg['top']}\b.*?\)\s*;", f.read_text(), re.M | re.S)
