@@ -702,13 +702,13 @@ def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str 
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
 
-ENGINE_KEYS = ("lanes", "buf_depth", "vec", "drain")  # a target's contraction engine (golden/program.py params_for)
+# A target's contraction engine (golden/program.py params_for) and its defaults: MAC lanes, words per lane buffer,
+# vector load words, drain elements.
+ENGINE_DEFAULTS = {"lanes": 1, "buf_depth": 0, "vec": 1, "drain": 1}
 
 
 def engine_of(cfg: dict) -> dict:
-    """The target's contraction engine: MAC lanes, words per lane buffer, vector load words, drain elements."""
-    return {"lanes": cfg.get("lanes", 1), "buf_depth": cfg.get("buf_depth", 0), "vec": cfg.get("vec", 1),
-            "drain": cfg.get("drain", 1)}
+    return {k: cfg.get(k, default) for k, default in ENGINE_DEFAULTS.items()}
 
 
 def target_params(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = False) -> dict:
@@ -733,7 +733,8 @@ def model_throughput(cfg: dict, optimizer: str | None = None, adapt_ranks: bool 
     try:
         programs = cost_report(net, **engine_of(cfg))["programs"]
     except Exception as e:  # the programs do not fit the engine's buffers or the program memory
-        raise ToolError(f"cannot model the cycles of {cfg['model']!r} on {engine_of(cfg)}: {type(e).__name__}: {e}") from e
+        raise ToolError(f"cannot model the cycles of {cfg['model']!r} on {engine_of(cfg)}: "
+                        f"{type(e).__name__}: {e}") from e
     sample, update, batch = programs["train_sample"]["cycles"], programs["update"]["cycles"], net.train.batch
     return {"train_sample_cycles": sample, "update_cycles": update, "batch": batch,
             "cycles_per_sample": sample + update / batch}
@@ -1035,7 +1036,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = targets[args.target]
     top = args.top or cfg["top"]
-    engine = {k: getattr(args, k) for k in ENGINE_KEYS if getattr(args, k) is not None}
+    engine = {k: getattr(args, k) for k in ENGINE_DEFAULTS if getattr(args, k) is not None}
     if engine and (top != cfg["top"] or not cfg.get("model")):
         ap.error("--lanes, --buf-depth, --vec and --drain set the engine of the target's top and model")
     cfg = {**cfg, **engine}
