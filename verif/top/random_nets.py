@@ -19,7 +19,6 @@ PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_
 LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64, vec=4, bank_vec=(True,) * len(PARAMS.bank_depth), drain=4)
 
 
-
 def _factors(n: int, d: int, rng: np.random.Generator) -> list[int]:
     """n as a product of d factors >= 1 in random order (n is built from them, so it always factors)."""
     out = [1] * d
