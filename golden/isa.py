@@ -16,7 +16,8 @@ Field widths (what the RTL's ports hold; `lower_contract` raises ValueError nami
   in the operand's bank, and the last element of every operand must be addressable), shift SHIFT_W = 7 bits
   two's complement (the field range; SPEC 2.1's legal range -16..47 is checked when the op runs: the RTL
   raises an error, `execute_desc` a ValueError), out width OUT_W_W = 6 bits (2..32), mode 1 bit, accumulate
-  1 bit, lanes LANE_W = 8 bits unsigned (1..255), buffer strides BUF_W = 12 bits unsigned.
+  1 bit, lanes LANE_W = 8 bits unsigned (1..255), buffer strides BUF_W = 12 bits unsigned, idle rows IDLE_W = 4 bits
+  unsigned.
 
 Lane form (lanes L > 1; `with_lanes` turns the direct form, lanes 1, into it when the engine's lanes pay): how
 the engine with L MAC lanes walks the same nest. The innermost output loop is the lane loop: count L, stepped
@@ -65,11 +66,16 @@ Rows (`rows`; `with_lanes` chooses it where the build loads vectors, a's bank ha
 the outer product of a column of b and a run of a. The lanes are L x R, all the build's: the lane loop (count L, the
 whole innermost output loop, stepping b only) and outside it the rows loop (LANE_LOOP - 1, count R, a power of two,
 2 <= R <= V, an output index of a alone at a stride 1: sb 0). The compute nest holds both at 0; each step reads one
-aligned run of R words of a, lane (c, r) taking word r, and MACs it with its buffer word, which is b's for column c
-(the load walks the lane loop alone and writes each word into the R lanes of its column). A group is L x R output
-elements, each lane its own, drained L x R / D cycles in the nest's order (row by row). The engine numbers lane (c,
-r) c + L r, as the golden model. It needs a's base and every other a stride multiples of R, and a wide drain the lane
-loop at out stride 1. Only the time changes, not the values.
+run of R consecutive words of a, which may start anywhere (the bank reads the columns before the run's first one a row
+further on), lane (c, r) taking word r, and MACs it with its buffer word, which is b's for column c (the load walks the
+lane loop alone and writes each word into the R lanes of its column). A group is L x R output elements, each lane its
+own, drained L x R / D cycles in the nest's order (row by row). The engine numbers lane (c, r) c + L r, as the golden
+model. A wide drain needs the lane loop at out stride 1. The rows split an index of count n into the chunk loop
+(LANE_LOOP - 2, ceil(n / R)) and the rows loop; where R does not divide n, the chunk loop's last index has `idle_rows`
+= R ceil(n / R) - n rows that are no elements: their lanes read nothing of a, drain nothing and draw nothing, so that
+group's drain takes (R - idle_rows) L / D cycles (the groups still start max(K, L R / D) apart). The chunk loop is the
+innermost loop the compute nest walks, so group g is in its last index where g mod ceil(n / R) is the last. Only the
+time changes, not the values.
 
 Preload (golden/program.py `link_preloads` chooses it): the lane buffers have two sets. An op in the lane form may
 carry the next op's load walk (`preload`: its b base, counts, b strides, buffer strides and lanes); when its own
@@ -97,6 +103,7 @@ OUT_W_W = 6  # output width field (2..32)
 LANE_LOOP = MAX_OUT - 1  # the lane form's lane loop (an index into ContractDesc.loops): the innermost output loop
 LANE_W = 8  # lanes field, unsigned (1..255)
 BUF_W = 12  # buffer stride field, unsigned
+IDLE_W = 4  # idle rows field, unsigned (below the rows loop's count R <= 16)
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,7 @@ class ContractDesc:
     drain: int = 1  # elements the drain writes a cycle: 1, or an aligned run of D words (wide drain; module docstring)
     lane_sum: bool = False  # the lane loop splits the reduction (lane sum; module docstring)
     rows: bool = False  # the loop outside the lane loop gives rows of lanes (rows; module docstring)
+    idle_rows: int = 0  # rows: the last rows of the rows loop that are no elements in the chunk loop's last index
 
     @property
     def loops(self) -> tuple[Loop, ...]:
@@ -172,9 +180,14 @@ class ContractDesc:
         return (LANE_LOOP - 1, LANE_LOOP) if self.rows or (self.lane_sum and self.out_lanes > 1) else (LANE_LOOP,)
 
     @property
+    def idle_elements(self) -> int:
+        """Rows with idle rows: the elements their lanes would hold (idle_rows of each chunk loop's last index)."""
+        return self.idle_rows * math.prod(lp.count for lp in self.out_loops[:-3]) * self.out_loops[-1].count
+
+    @property
     def groups(self) -> int:
-        """Reductions the engine runs: one per `out_lanes` output elements."""
-        return self.out_count // self.out_lanes
+        """Reductions the engine runs: one per `out_lanes` output elements (rows: per L x R lanes, idle or not)."""
+        return (self.out_count + self.idle_elements) // self.out_lanes
 
     @property
     def macs(self) -> int:
@@ -207,10 +220,13 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         last = base + sum((lp.count - 1) * getattr(lp, key) for lp in desc.loops)
         if base < 0 or last >= 1 << ADDR_W:
             _fail(what, f"operand {name} spans addresses {base}..{last}, beyond the {ADDR_W}-bit address field")
-    elements = math.prod(lp.count for lp in desc.out_loops) // desc.sum_lanes
+    if desc.idle_rows and not (desc.rows and 0 < desc.idle_rows < desc.row_lanes):
+        _fail(what, f"idle rows {desc.idle_rows}: only rows have them, fewer than the rows loop's count")
+    elements = math.prod(lp.count for lp in desc.out_loops) // desc.sum_lanes - desc.idle_elements
     if desc.out_count != elements:
         _fail(what, f"out_count {desc.out_count} is not the product of the output loop counts"
-                    + (" without the sum loop" if desc.lane_sum else ""))
+                    + (" without the sum loop" if desc.lane_sum else "") + (" less the idle rows' elements"
+                                                                           if desc.idle_rows else ""))
     if not -(1 << (SHIFT_W - 1)) <= desc.shift < 1 << (SHIFT_W - 1):
         _fail(what, f"shift {desc.shift} outside the {SHIFT_W}-bit shift field")
     if not 2 <= desc.out_w <= 32:
@@ -233,8 +249,7 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
                     f"output's lane loop at stride 1 and the output's base and other strides multiples of it")
     if desc.rows and not rows_ok(desc):
         _fail(what, "rows: needs the lane form with the rows loop (count R, a power of two >= 2, lanes = R times the "
-                    "lane loop's count) outside the lane loop, stepping a alone at stride 1 on aligned runs of R words "
-                    "(a's base and other strides multiples of R), and not a lane sum")
+                    "lane loop's count) outside the lane loop, stepping a alone at stride 1, and not a lane sum")
     if desc.lane_sum and not lane_sum_ok(desc):
         _fail(what, "lane sum: needs the lane form with the sum loop (count R, a power of two >= 2 that divides the "
                     "lanes) at output stride 0, the output lane loop outside it of count lanes / R stepping b only, "
@@ -323,12 +338,12 @@ def lane_sum_ok(desc: ContractDesc) -> bool:
 
 def rows_ok(desc: ContractDesc) -> bool:
     """Is `desc` a legal rows form (module docstring): the rows loop's count R a power of two >= 2 with lanes = R times
-    the lane loop's count, stepping a alone at stride 1 on aligned runs of R words; not a lane sum."""
+    the lane loop's count, stepping a alone at stride 1 (a's runs of R words may start anywhere); not a lane sum."""
     row, lane = desc.out_loops[-2], desc.out_loops[-1]
     r = row.count
     if desc.lane_sum or desc.lanes < 2 or r < 2 or r & (r - 1) or desc.lanes != r * lane.count:
         return False
-    return row.sb == 0 and lane.sa == 0 and _aligned_runs(desc, r, desc.a_base, "sa", LANE_LOOP - 1, r)
+    return row.sb == 0 and lane.sa == 0 and row.sa == 1
 
 
 def sum_stages(desc: ContractDesc) -> int:
@@ -336,9 +351,11 @@ def sum_stages(desc: ContractDesc) -> int:
     return (desc.sum_lanes - 1).bit_length()
 
 
-def drain_beats(desc: ContractDesc) -> int:
-    """Cycles a group's sums take to leave the drain: its output lanes' elements, `drain` a cycle."""
-    return desc.out_lanes // desc.drain
+def drain_beats(desc: ContractDesc, ragged: bool = False) -> int:
+    """Cycles a group's sums take to leave the drain: its output lanes' elements, `drain` a cycle; `ragged`: a group in
+    the chunk loop's last index, whose idle rows do not drain."""
+    idle = desc.idle_rows * desc.out_loops[-1].count if ragged else 0
+    return (desc.out_lanes - idle) // desc.drain
 
 
 def buffer_words(desc: ContractDesc) -> int:
@@ -385,22 +402,22 @@ def preload_start(desc: ContractDesc, head: int = 0) -> int:
 def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
     """contract_cycles after the last group's first beat: its beats, a lane sum's adder tree, the drain, the old
     word, requant and write."""
-    return desc.red_count + sum_stages(desc) + drain_beats(desc) + 2 * mem_lat + mac_reg + 8
+    return desc.red_count + sum_stages(desc) + drain_beats(desc, ragged=True) + 2 * mem_lat + mac_reg + 8
 
 
 def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG,
                     head: int = 0) -> dict:
     """Where contract_cycles(desc) goes on an engine of `lanes` MAC lanes, as cycles that sum to it: the ideal
-    (MACs / lanes); fewer lanes than the engine's (the direct form, or a lane loop shorter than `lanes`); the wait
-    for the lane buffers' load (group_starts); groups shorter than their drain (L / D cycles: D elements a cycle);
-    and the pipeline's fill and drain with the check cycle."""
-    k, n = desc.red_count, desc.lanes
+    (MACs / lanes); fewer lanes than the engine's (the direct form, a lane loop shorter than `lanes`, or idle rows);
+    the wait for the lane buffers' load (group_starts); groups shorter than their drain (L / D cycles: D elements a
+    cycle); and the pipeline's fill and drain with the check cycle."""
+    k = desc.red_count
     groups, step = desc.groups, max(k, drain_beats(desc))
     unhindered = 1 + SLICE_LAT + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
     drain = groups * (step - k)
-    return {"ideal": desc.macs / lanes, "lanes_short": desc.macs / n - desc.macs / lanes,
+    return {"ideal": desc.macs / lanes, "lanes_short": groups * k - desc.macs / lanes,
             "load_wait": contract_cycles(desc, mem_lat, mac_reg, head) - unhindered, "drain_bound": drain,
-            "fill": unhindered - desc.macs / n - drain}
+            "fill": unhindered - groups * k - drain}
 
 
 def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> np.ndarray:
@@ -499,9 +516,9 @@ def _output_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
 
 
 def _lane_split(out_loops, pos: int, lanes: int) -> tuple[Loop, ...] | None:
-    """`out_loops` with its loop at `pos` (-1: the innermost; -2: the one outside it), of count n, replaced by (n /
-    lanes, strides * lanes) outside a loop of `lanes`; the extra loop takes the outermost padding slot (None where there
-    is none)."""
+    """`out_loops` with its loop at `pos` (-1: the innermost; -2: the one outside it), of count n, replaced by
+    (ceil(n / lanes), strides * lanes) outside a loop of `lanes`; the extra loop takes the outermost padding slot (None
+    where there is none)."""
     out_loops = tuple(out_loops)
     lp = out_loops[pos]
     if lanes == lp.count:
@@ -509,7 +526,8 @@ def _lane_split(out_loops, pos: int, lanes: int) -> tuple[Loop, ...] | None:
     pads = [i for i, p in enumerate(out_loops) if _is_pad(p)]
     if not pads:
         return None
-    outer = replace(lp, count=lp.count // lanes, sa=lp.sa * lanes, sb=lp.sb * lanes, so=lp.so * lanes)
+    # rows over a count that lanes does not divide: the last index of the outer loop is short (idle rows)
+    outer = replace(lp, count=-(-lp.count // lanes), sa=lp.sa * lanes, sb=lp.sb * lanes, so=lp.so * lanes)
     rest = out_loops[pos + 1:] if pos < -1 else ()
     return out_loops[:pads[0]] + out_loops[pads[0] + 1:pos] + (outer, replace(lp, count=lanes)) + rest
 
@@ -572,21 +590,23 @@ def row_forms(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_
     loads vectors of `vec` words:
     the innermost output loop, stepped by b alone (a and b swap to find one whose a is in a bank built in rows), is the
     lane loop whole (L its count); R = max_lanes / L (a power of two, 2..vec) rows of the loop outside it, which steps a
-    alone at stride 1 with a count R divides: its inner R indices are the rows loop, the rest (count / R, strides * R)
-    takes an output padding slot (none: no rows form)."""
+    alone at stride 1: its inner R indices are the rows loop, the rest (the chunk loop: ceil(count / R), strides * R)
+    takes an output padding slot just outside it (none: no rows form). Where R does not divide the count, the chunk
+    loop's last index has idle rows; where the count is below R, the chunk loop counts 1."""
     forms = []
     for cand in (desc, _swap_operands(desc)):
         row, lane = cand.out_loops[-2], cand.out_loops[-1]
         if not (lane.sb and not lane.sa and row.sa == 1 and not row.sb and max_lanes % lane.count == 0):
             continue
         r = max_lanes // lane.count
-        if r < 2 or r & (r - 1) or r > vec or row.count % r or not _in_rows(cand.banks[0], vec_banks):
+        if r < 2 or r & (r - 1) or r > vec or not _in_rows(cand.banks[0], vec_banks):
             continue
+        idle = -row.count % r
         out_loops = _lane_split(cand.out_loops, -2, r)
         if out_loops is None:
             continue
         form = _buffered(cand, out_loops, cand.red_loops, max_lanes, buf_depth, vec, vec_banks, drain, max_lanes,
-                         rows=True)
+                         rows=True, idle_rows=idle)
         if form is not None and rows_ok(form):
             forms.append(form)
     return forms
@@ -678,6 +698,9 @@ def _nest(desc: ContractDesc, counts) -> tuple[np.ndarray, ...]:
     first of a reduction, last of a reduction)."""
     counts = np.array(counts)
     idx = np.indices(counts).reshape(NLOOPS, -1)  # row-major: the odometer's order
+    chunk, row = LANE_LOOP - 2, LANE_LOOP - 1
+    if desc.idle_rows and counts[row] > 1:  # the rows loop walked: its idle rows are no steps
+        idx = idx[:, (idx[chunk] < counts[chunk] - 1) | (idx[row] < counts[row] - desc.idle_rows)]
     strides = np.array([(lp.sa, lp.sb, lp.so, lp.sbuf) for lp in desc.loops]).T
     a, b, o, buf = strides @ idx + np.array([desc.a_base, desc.b_base, desc.o_base, 0])[:, None]
     red = idx[MAX_OUT:]
@@ -723,6 +746,13 @@ def lane_offsets(desc: ContractDesc) -> list[tuple[int, int]]:
     return offsets
 
 
+def live_lanes(desc: ContractDesc, group: int) -> int:
+    """The lanes of the lane-form `desc` whose sums are elements in its group `group` (lane_beats' order): all but, in
+    rows, the idle rows' lanes (the last ones) of a group in the chunk loop's last index."""
+    chunks = desc.out_loops[-3].count
+    return desc.lanes - (desc.idle_rows * desc.load_lanes if group % chunks == chunks - 1 else 0)
+
+
 def _direct_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int], list[int]]:
     """(output addresses, exact sums) in the nest's order, one MAC a beat of desc_beats."""
     addrs, accs, acc = [], [], 0
@@ -744,12 +774,15 @@ def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int],
     for rb, lane, rbuf in load:
         for r in range(desc.row_lanes):  # rows: every row's lane of the column
             bufs[lane + cols * r][rbuf] = mem_b[rb]
-    addrs, accs, acc = [], [], [0] * desc.lanes
+    addrs, accs, acc, group = [], [], [0] * desc.lanes, 0
     for ra, rbuf, ro, first, last in compute:
-        acc = [(0 if first else s) + mem_a[ra + sa] * buf[rbuf] for (sa, _), s, buf in zip(offsets, acc, bufs)]
+        live = live_lanes(desc, group)
+        acc = [(0 if first else s) + mem_a[ra + sa] * buf[rbuf]
+               for (sa, _), s, buf in zip(offsets[:live], acc, bufs)]
         if last:
-            addrs += [ro + so for _, so in offsets]
+            addrs += [ro + so for _, so in offsets[:live]]
             accs += acc
+            group += 1
     return addrs, accs
 
 
@@ -811,17 +844,17 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
             "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "lane_sum": int(desc.lane_sum),
             "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
             "pre_lane_sum": int(desc.preload.lane_sum) if desc.preload else 0, "rows": int(desc.rows),
-            "pre_rows": int(desc.preload.rows) if desc.preload else 0,
+            "pre_rows": int(desc.preload.rows) if desc.preload else 0, "idle_rows": desc.idle_rows,
             "pre_lanes": desc.preload.lanes if desc.preload else 0,
             "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
             "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
 
 
 __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "row_forms", "lane_offsets", "vec_ok", "drain_ok", "lane_sum_ok", "rows_ok",
+           "pack_ports", "with_lanes", "row_forms", "lane_offsets", "live_lanes", "vec_ok", "drain_ok", "lane_sum_ok", "rows_ok",
            "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
            "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
-           "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "LANE_LOOP"]
+           "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "IDLE_W", "LANE_LOOP"]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================

@@ -55,7 +55,7 @@ CONTRACT_FIELDS = (
     ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
     ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W), ("lanes", isa.LANE_W),
     ("stride_buf", L * isa.BUF_W), ("preloaded", 1), ("vec_load", 1), ("vec_store", 1),
-    ("pre_vec_load", 1), ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1), ("pre_rows", 1),
+    ("pre_vec_load", 1), ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1), ("idle_rows", isa.IDLE_W), ("pre_rows", 1),
     # the next op's load walk (golden/isa.py preload): a record without a preload stops before these
     ("pre_lanes", isa.LANE_W), ("pre_b_base", isa.ADDR_W), ("pre_counts", L * isa.CNT_W),
     ("pre_stride_b", L * isa.ADDR_W), ("pre_stride_buf", L * isa.BUF_W),

@@ -330,7 +330,7 @@ module tt_accel #(
   wire [31:0]           ct_sat, ct_lfsr;
   wire [UNIT_W-1:0]     ct_maxabs;
   wire                  ct_a_en, ct_b_en, ct_o_en, ct_wr_en, ct_wr_run;
-  wire [2:0]            ct_a_sh, ct_b_sh, ct_o_sh;  // log2 of the words each read takes (tt_contract)
+  wire [3:0]            ct_a_n1, ct_b_n1, ct_o_n1;  // the words each read takes after its address's (tt_contract)
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
   wire [DRAIN*UNIT_W-1:0] ct_wr_data;
 
@@ -349,17 +349,18 @@ module tt_accel #(
     .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
     .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]), .vec_store (desc[CT_VEC_STORE_LSB]),
     .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .lane_sum (desc[CT_LANE_SUM_LSB]),
-    .pre_lane_sum (desc[CT_PRE_LANE_SUM_LSB]), .rows (desc[CT_ROWS_LSB]), .pre_rows (desc[CT_PRE_ROWS_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
+    .pre_lane_sum (desc[CT_PRE_LANE_SUM_LSB]), .rows (desc[CT_ROWS_LSB]),
+    .idle_rows (desc[CT_IDLE_ROWS_LSB +: CT_IDLE_ROWS_W]), .pre_rows (desc[CT_PRE_ROWS_LSB]), .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
     .pre_b_base (desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]), .pre_counts (desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
     .pre_stride_b (desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
     .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
-    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]), .a_rd_sh (ct_a_sh),
+    .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]), .a_rd_n1 (ct_a_n1),
     .a_rd_vec_data (rd_vec0_unit),
-    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_sh (ct_b_sh),
+    .b_rd_en (ct_b_en), .b_rd_addr (ct_b_addr), .b_rd_data (rd1[UNIT_W-1:0]), .b_rd_n1 (ct_b_n1),
     .b_rd_vec_data (rd_vec1_unit),
-    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]), .o_rd_sh (ct_o_sh),
+    .o_rd_en (ct_o_en), .o_rd_addr (ct_o_addr), .o_rd_data (rd2[UNIT_W-1:0]), .o_rd_n1 (ct_o_n1),
     .o_rd_vec_data (rd_vec2_unit),
     .o_wr_en (ct_wr_en), .o_wr_run (ct_wr_run), .o_wr_addr (ct_wr_addr), .o_wr_data (ct_wr_data)
   );
@@ -602,7 +603,7 @@ module tt_accel #(
              .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
              .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
-    .rd_run_sh ({ct_o_sh, ct_b_sh, ct_a_sh} & {9{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
+    .rd_run_n1 ({ct_o_n1, ct_b_n1, ct_a_n1} & {12{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
     .wr_en (wr_en_c), .wr_run (wr_run_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),
     .port_err (mem_port_err)
   );

@@ -14,12 +14,14 @@
 // instead of 5.83 ns) it made the ECP5 paper build slower (78.27 and 74.66 MHz against 82.92 and 81.05 at nextpnr
 // seeds 1 and 2, session 20): the route from the RAM then runs into the block multiplexer in the same cycle.
 // VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), each column a memory of its own. A
-// read takes the aligned run of 2^rd_run_sh words around its address (0: the word alone; tt_contract's vector load a
-// whole row, a lane sum's or rows' run of R words of a, a wide drain's old run): only the run's columns are read, so a
-// read never touches a word outside it (another tensor's word in the same row may be written in that cycle). Besides
-// the word, a read port returns the row of its address (rd_vec, column c in [WIDTH*c +: WIDTH]); the columns outside
-// the run keep their last read. A write names a row (wr_addr, its column bits ignored) and the columns it writes
-// (wr_mask), column c taking wr_data's word c: one word (one column), or a run of the contraction engine's wide drain.
+// read takes the n1 + 1 consecutive words addr .. addr + n1, n1 = rd_run_n1 (0: the word alone; at most VEC - 1;
+// tt_contract's vector load a whole row, a lane sum's or rows' run of R words of a, a wide drain's old run). The run
+// may start anywhere in a row and go on into the next: column c reads the address's row if c >= the address's column,
+// the next row if c < it, and only the run's n1 + 1 columns are read, so a read never touches a word outside it
+// (another tensor's word in the same rows may be written in that cycle). Besides the word, a read port returns the word
+// each column read (rd_vec, column c in [WIDTH*c +: WIDTH]); the columns outside the run keep their last read. A write
+// names a row (wr_addr, its column bits ignored) and the columns it writes (wr_mask), column c taking wr_data's word c:
+// one word (one column), or a run of the contraction engine's wide drain.
 module tt_bank #(
   parameter integer WIDTH      = 16,  // bits per word, 1..32
   parameter integer DEPTH      = 1024,
@@ -35,10 +37,10 @@ module tt_bank #(
   input  wire [VEC-1:0]                  wr_mask,   // the columns written
   input  wire [VEC*WIDTH-1:0]            wr_data,   // column c's word in [WIDTH*c +: WIDTH]
   input  wire [READ_PORTS-1:0]           rd_en,
-  input  wire [READ_PORTS*3-1:0]         rd_run_sh, // log2 of the words each port's read takes (<= log2 VEC)
+  input  wire [READ_PORTS*4-1:0]         rd_run_n1, // words each port's read takes after its address's (<= VEC - 1)
   input  wire [READ_PORTS*AW-1:0]        rd_addr,
   output wire [READ_PORTS*WIDTH-1:0]     rd_data,
-  output wire [READ_PORTS*VEC*WIDTH-1:0] rd_vec    // the row of each port's last read
+  output wire [READ_PORTS*VEC*WIDTH-1:0] rd_vec    // each port's words by column: the column's last read
 );
 
   generate
@@ -62,9 +64,9 @@ module tt_bank #(
     end
   endgenerate
 
-  // Words past DEPTH do not exist: the router (tt_banks) never sends their addresses, so a copy is indexed by the
-  // low IW address bits: the column by the low CW of them, the row by the rest. Every column has ROWS rows (the
-  // last columns may hold a word past DEPTH that is never written, and read only as part of a row).
+  // Words past DEPTH do not exist: the router (tt_banks) never sends their addresses nor a run that reaches past
+  // DEPTH, so a copy is indexed by the low IW address bits: the column by the low CW of them, the row by the rest.
+  // Every column has ROWS rows (the last columns may hold a word past DEPTH, never written nor read).
   localparam integer IW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
   localparam integer CW = (VEC > 1) ? $clog2(VEC) : 0;  // column bits
   localparam integer ROWS = (DEPTH + VEC - 1) / VEC;
@@ -90,6 +92,9 @@ module tt_bank #(
   localparam integer SW = (NBLK > 1) ? $clog2(NBLK) : 1;  // block select bits
   localparam integer RW = (IW > CW) ? IW - CW : 1;  // row bits
 
+  localparam [RW-1:0] ROW_ONE = 1;
+  localparam [31:0]   VEC_U = VEC;  // VEC as a vector: its low bits offset a column into the next row
+
   genvar p;
   genvar c;
   genvar b;
@@ -99,60 +104,83 @@ module tt_bank #(
       wire [IW-1:0] wa = wr_addr[IW-1:0];
       wire [RW-1:0] ra_row;  // row and column of the read and of the write
       wire [RW-1:0] wa_row;
-      wire [CW:0]   ra_col;  // one bit wider than the column field, which is empty with VEC = 1
+      wire [4:0]    ra_col;  // 5 bits: any column, and the run's positions below (up to 2 VEC - 1)
       if (VEC == 1) begin : g_one_col
         assign ra_row = ra[RW-1:0];
         assign wa_row = wa[RW-1:0];
-        assign ra_col = 1'b0;
+        assign ra_col = 5'd0;
       end else begin : g_cols
         assign ra_row = ra[IW-1:CW];
         assign wa_row = wa[IW-1:CW];
-        assign ra_col = {1'b0, ra[CW-1:0]};
+        assign ra_col = {{(5-CW){1'b0}}, ra[CW-1:0]};
       end
-      wire [BW-1:0] ra_word = ra_row[BW-1:0];  // row inside its block, of the read and of the write
-      wire [BW-1:0] wa_word = wa_row[BW-1:0];
-      wire [SW-1:0] ra_blk;                    // block of the read and of the write
+      // The next row, once per port: the columns before the address's column read it.
+      wire [RW-1:0] ra_next = ra_row + ROW_ONE;
+      // The run as positions from column 0 of the address's row (VEC and up: in the next row): ra_col to ra_end - 1.
+      wire [4:0]    ra_end = ra_col + {1'b0, rd_run_n1[4*p +: 4]} + 5'd1;
+      wire [BW-1:0] wa_word = wa_row[BW-1:0];  // row inside its block and block of the write
       wire [SW-1:0] wa_blk;
       if (NBLK == 1) begin : g_one
-        assign ra_blk = {SW{1'b0}};
         assign wa_blk = {SW{1'b0}};
       end else begin : g_split
-        assign ra_blk = ra_row[RW-1:BW];
         assign wa_blk = wa_row[RW-1:BW];
       end
-      // The columns the read takes: those of its aligned run of 2^run_sh words.
-      wire [2:0]     run_sh = rd_run_sh[3*p +: 3];
-      wire [VEC-1:0] col_rd;
-      for (c = 0; c < VEC; c = c + 1) begin : g_col_rd
-        localparam [CW:0] C = c;
-        assign col_rd[c] = rd_en[p] && ((C ^ ra_col) >> run_sh) == {(CW+1){1'b0}};
-      end
-      // The block and column of the last read, delayed like its data.
-      reg [SW-1:0] blk_q;
-      reg [CW:0]   col_q;
+      // The column of the last read (rd_data's word), delayed like its data.
+      reg [CW:0] col_q;
       always @(posedge clk) begin
         if (rd_en[p]) begin
-          blk_q <= ra_blk;
-          col_q <= ra_col;
+          col_q <= ra_col[CW:0];
         end
       end
-      wire [SW-1:0] sel_blk;
-      wire [CW:0]   sel_col;
+      wire [CW:0] sel_col;
       if (OUT_REG != 0) begin : g_sel_out
-        reg [SW-1:0] blk_out_q;
-        reg [CW:0]   col_out_q;
+        reg [CW:0] col_out_q;
         always @(posedge clk) begin
-          blk_out_q <= blk_q;
           col_out_q <= col_q;
         end
-        assign sel_blk = blk_out_q;
         assign sel_col = col_out_q;
       end else begin : g_sel_direct
-        assign sel_blk = blk_q;
         assign sel_col = col_q;
       end
-      wire [VEC*WIDTH-1:0] row_data;  // every column's word of the row read
+      wire [VEC-1:0]       col_rd;    // the columns the read takes
+      wire [VEC*WIDTH-1:0] row_data;  // every column's word of its last read
+`ifndef SYNTHESIS
+      wire [VEC-1:0]       col_on_wr_row;  // the columns whose read row is the written row (the checker below)
+`endif
       for (c = 0; c < VEC; c = c + 1) begin : g_col
+        localparam [4:0] C = c;
+        localparam [4:0] C_NEXT = C + VEC_U[4:0];  // the column's position in the next row
+        // Before the address's column, the column holds the run's word of the next row (its block may differ).
+        wire          wrap = C < ra_col;
+        wire [RW-1:0] rd_row = wrap ? ra_next : ra_row;
+        wire [BW-1:0] rd_word = rd_row[BW-1:0];  // row inside its block and block of the column's read
+        wire [SW-1:0] rd_blk;
+        if (NBLK == 1) begin : g_one
+          assign rd_blk = {SW{1'b0}};
+        end else begin : g_split
+          assign rd_blk = rd_row[RW-1:BW];
+        end
+        assign col_rd[c] = rd_en[p] && (wrap ? C_NEXT : C) < ra_end;
+`ifndef SYNTHESIS
+        assign col_on_wr_row[c] = rd_row == wa_row;
+`endif
+        // The block of the column's last read, delayed like its data: a column outside a run keeps its word.
+        reg [SW-1:0] blk_q;
+        always @(posedge clk) begin
+          if (col_rd[c]) begin
+            blk_q <= rd_blk;
+          end
+        end
+        wire [SW-1:0] sel_blk;
+        if (OUT_REG != 0) begin : g_sel_out
+          reg [SW-1:0] blk_out_q;
+          always @(posedge clk) begin
+            blk_out_q <= blk_q;
+          end
+          assign sel_blk = blk_out_q;
+        end else begin : g_sel_direct
+          assign sel_blk = blk_q;
+        end
         wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
         wire                  col_wr = wr_en && wr_mask[c];
         for (b = 0; b < NBLK; b = b + 1) begin : g_blk
@@ -165,8 +193,8 @@ module tt_bank #(
             if (col_wr && wa_blk == b[SW-1:0]) begin
               mem[wa_word[NW-1:0]] <= wr_data[WIDTH*c +: WIDTH];
             end
-            if (col_rd[c] && ra_blk == b[SW-1:0]) begin
-              rd_q <= mem[ra_word[NW-1:0]];
+            if (col_rd[c] && rd_blk == b[SW-1:0]) begin
+              rd_q <= mem[rd_word[NW-1:0]];
             end
           end
           if (OUT_REG != 0) begin : g_out_reg
@@ -184,10 +212,11 @@ module tt_bank #(
       assign rd_data[p*WIDTH +: WIDTH] = row_data[sel_col*WIDTH +: WIDTH];
       assign rd_vec[p*VEC*WIDTH +: VEC*WIDTH] = row_data;
 `ifndef SYNTHESIS
-      // no_rw_check's premise, checked in every simulation that uses the banks (a checker: not coverage).
+      // no_rw_check's premise, checked in every simulation that uses the banks (a checker: not coverage): no column
+      // reads the row written into it in the same cycle.
       /* verilator coverage_off */
       always @(posedge clk) begin
-        if (wr_en && ra_row == wa_row && |(col_rd & wr_mask)) begin
+        if (wr_en && |(col_rd & wr_mask & col_on_wr_row)) begin
           $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, wa);
           $finish;
         end

@@ -16,15 +16,19 @@
 // whose bank field is k, in logical port order (an illegal read, already an addr_err, may take a port). The
 // compiler never makes a bank serve more reads than it has ports; if a program does, port_err pulses (the
 // sequencer stops with an error) and the extra read returns 0. An address outside every bank (bank field >= NBANK, high bits
-// set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0.
+// set, or a word past the bank's depth) pulses addr_err; such a write is dropped and such a read returns 0. So does a
+// run read whose last word is past the bank's depth, so that a run without addr_err never reaches a row the bank does
+// not have.
 //
-// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). Logical port p reads the aligned
-// run of 2^sh words around its address (sh = rd_run_sh[3*p +: 3], 0: the word alone, at most log2 VEC): the row of
-// its address in rd_vec_data's VEC words of port p (column c in [DATA_W*(VEC*p + c) +: DATA_W], sign-extended; the
-// run's columns read, the others as they were) comes beside the word itself in rd_data, with the same latency. Run writes: with wr_run, a write
-// writes RUN consecutive words from wr_addr (a multiple of RUN), word i from [DATA_W*i +: DATA_W] of wr_data, in one
-// cycle (the contraction engine's wide drain); a one-word write takes word 0. A run read (sh > 0) or a run write of a
-// bank without rows pulses port_err (the read returns 0, the write is dropped).
+// Vector reads: a bank with BANK_VEC set is built in rows of VEC words (tt_bank VEC). Logical port p reads the run of
+// the n1 + 1 consecutive words from its address (n1 = rd_run_n1[4*p +: 4], 0: the word alone, at most VEC - 1; the run
+// may start anywhere in a row and go on into the next): the word of each column of the bank's row (tt_bank: column c
+// reads the address's row from the address's column on, the next row before it) in rd_vec_data's VEC words of port p
+// (column c in [DATA_W*(VEC*p + c) +: DATA_W], sign-extended; the run's columns read, the others as they were) comes
+// beside the word itself in rd_data, with the same latency. Run writes: with wr_run, a write writes RUN consecutive
+// words from wr_addr (a multiple of RUN), word i from [DATA_W*i +: DATA_W] of wr_data, in one cycle (the contraction
+// engine's wide drain); a one-word write takes word 0. A run read (n1 > 0) or a run write of a bank without rows pulses
+// port_err (the read returns 0, the write is dropped).
 module tt_banks #(
   parameter integer          NBANK      = 4,
   parameter integer          ADDR_W     = 20,  // global element address
@@ -47,7 +51,7 @@ module tt_banks #(
   input  wire [2:0]           rd_en,
   input  wire [3*ADDR_W-1:0]  rd_addr,
   output wire [3*DATA_W-1:0]  rd_data,
-  input  wire [3*3-1:0]       rd_run_sh,     // log2 of the words logical port p's read takes
+  input  wire [3*4-1:0]       rd_run_n1,     // the words logical port p's read takes after its address's
   output wire [3*VEC*DATA_W-1:0] rd_vec_data,
   input  wire                 wr_en,
   input  wire                 wr_run,        // the write is a run of RUN words
@@ -85,7 +89,7 @@ module tt_banks #(
 
   // ---- the requests, registered when REG_IN ----
   reg [2:0]          in_rd_en;
-  reg [3*3-1:0]      in_rd_sh;
+  reg [3*4-1:0]      in_rd_n1;
   reg [3*ADDR_W-1:0] in_rd_addr;
   reg                in_wr_en;
   reg                in_wr_run;
@@ -101,7 +105,7 @@ module tt_banks #(
           in_rd_en <= rd_en;
           in_wr_en <= wr_en;
         end
-        in_rd_sh <= rd_run_sh;
+        in_rd_n1 <= rd_run_n1;
         in_rd_addr <= rd_addr;
         in_wr_run <= wr_run;
         in_wr_addr <= wr_addr;
@@ -110,7 +114,7 @@ module tt_banks #(
     end else begin : g_direct_in
       always @* begin
         in_rd_en = rd_en;
-        in_rd_sh = rd_run_sh;
+        in_rd_n1 = rd_run_n1;
         in_rd_addr = rd_addr;
         in_wr_en = wr_en;
         in_wr_run = wr_run;
@@ -121,14 +125,16 @@ module tt_banks #(
   endgenerate
 
   // ---- decode every access: bank, local address, legal ----
-  function automatic legal(input [ADDR_W-1:0] a);
+  // a and the n1 words after it are in a bank (AW + 5 bits: the sum never wraps).
+  function automatic legal(input [ADDR_W-1:0] a, input [3:0] n1);
     reg [ADDR_W-1:0] high;
     integer k;
     begin
       high = a >> (BANK_SHIFT + BB);
       legal = 1'b0;
       for (k = 0; k < NBANK; k = k + 1) begin
-        if (a[BANK_SHIFT +: BB] == k[BB-1:0] && {1'b0, a[AW-1:0]} < BANK_DEPTH[32*k +: AW+1]) begin
+        if (a[BANK_SHIFT +: BB] == k[BB-1:0] &&
+            {5'd0, a[AW-1:0]} + {{(AW+1){1'b0}}, n1} < {4'd0, BANK_DEPTH[32*k +: AW+1]}) begin
           legal = (high == {ADDR_W{1'b0}});
         end
       end
@@ -142,7 +148,7 @@ module tt_banks #(
   // Physical port j of bank k is entry 4k + j of the arrays below ({bank, port}: no multiply in the read mux).
   reg [NBANK*NRD-1:0]  hit;
   reg [NBANK*4-1:0]    ph_en;
-  reg [NBANK*4*3-1:0]  ph_sh;   // log2 of the words the physical port's read takes
+  reg [NBANK*4*4-1:0]  ph_n1;   // the words the physical port's read takes after its address's
   reg [NBANK*4*AW-1:0] ph_addr;
   reg [NRD*BB-1:0]     sel_bank;
   reg [NRD*2-1:0]      sel_port;  // logical port p's rank among its bank's hits: the physical port it reads
@@ -157,7 +163,7 @@ module tt_banks #(
 
   always @* begin
     ph_en = {(NBANK*4){1'b0}};
-    ph_sh = {(NBANK*4*3){1'b0}};
+    ph_n1 = {(NBANK*4*4){1'b0}};
     ph_addr = {(NBANK*4*AW){1'b0}};
     sel_bank = {(NRD*BB){1'b0}};
     sel_port = {(NRD*2){1'b0}};
@@ -187,10 +193,10 @@ module tt_banks #(
         end
         if (hk[p]) begin
           sel_port[2*p +: 2] = rank;
-          sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W]) && (rank < BANK_PORTS[32*k +: 2]);
+          sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W], in_rd_n1[4*p +: 4]) && (rank < BANK_PORTS[32*k +: 2]);
         end
-        if (hk[p] && in_rd_sh[3*p +: 3] != 3'd0) begin
-          ph_sh[3*(4*k + {30'd0, rank}) +: 3] = in_rd_sh[3*p +: 3];
+        if (hk[p] && in_rd_n1[4*p +: 4] != 4'd0) begin
+          ph_n1[4*(4*k + {30'd0, rank}) +: 4] = in_rd_n1[4*p +: 4];
           port_err_c = port_err_c || BANK_VEC[32*k +: 32] == 0;
         end
       end
@@ -206,7 +212,7 @@ module tt_banks #(
     // Each logical port's bank (its port and legality are set above).
     for (p = 0; p < NRD; p = p + 1) begin
       sel_bank[BB*p +: BB] = in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB];
-      if (in_rd_en[p] && !legal(in_rd_addr[ADDR_W*p +: ADDR_W])) begin
+      if (in_rd_en[p] && !legal(in_rd_addr[ADDR_W*p +: ADDR_W], in_rd_n1[4*p +: 4])) begin
         rd_bad_c = 1'b1;
       end
     end
@@ -225,9 +231,9 @@ module tt_banks #(
   end
 
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
-  wire wr_ok = in_wr_en && legal(in_wr_addr) && !run_err_c;
+  wire wr_ok = in_wr_en && legal(in_wr_addr, 4'd0) && !run_err_c;
   reg  [NBANK*4-1:0]    ram_rd_en;
-  reg  [NBANK*4*3-1:0]  ram_rd_sh;
+  reg  [NBANK*4*4-1:0]  ram_rd_n1;
   reg  [NBANK*4*AW-1:0] ram_rd_addr;
   reg                   ram_wr_en;
   reg                   ram_wr_run;
@@ -243,7 +249,7 @@ module tt_banks #(
           ram_rd_en <= ph_en;
           ram_wr_en <= wr_ok;
         end
-        ram_rd_sh <= ph_sh;
+        ram_rd_n1 <= ph_n1;
         ram_rd_addr <= ph_addr;
         ram_wr_run <= in_wr_run;
         ram_wr_addr <= in_wr_addr[AW+BB-1:0];
@@ -252,7 +258,7 @@ module tt_banks #(
     end else begin : g_direct_req
       always @* begin
         ram_rd_en = ph_en;
-        ram_rd_sh = ph_sh;
+        ram_rd_n1 = ph_n1;
         ram_rd_addr = ph_addr;
         ram_wr_en = wr_ok;
         ram_wr_run = in_wr_run;
@@ -313,7 +319,7 @@ module tt_banks #(
         .wr_mask   (wr_mask),
         .wr_data   (wr_words),
         .rd_en     (ram_rd_en[4*g +: NP]),
-        .rd_run_sh (ram_rd_sh[3*4*g +: 3*NP]),
+        .rd_run_n1 (ram_rd_n1[4*4*g +: 4*NP]),
         .rd_addr   (ram_rd_addr[4*g*AW +: NP*AW]),
         .rd_data   (data),
         .rd_vec    (row)
@@ -392,9 +398,9 @@ module tt_banks #(
   endgenerate
 
   // The physical ports a bank does not have are never driven into a tt_bank.
-  wire unused_ph = ^{ram_rd_en, ram_rd_sh, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
+  wire unused_ph = ^{ram_rd_en, ram_rd_n1, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
 
-  assign addr_err = rd_bad_c || (in_wr_en && !legal(in_wr_addr));  // a run without rows is a port error alone
+  assign addr_err = rd_bad_c || (in_wr_en && !legal(in_wr_addr, 4'd0));  // a run without rows is a port error alone
   assign port_err = port_err_c || run_err_c;
 
 endmodule

@@ -27,7 +27,7 @@
 //   contraction unit's ports routed between two contraction records.
 //   The compiler guarantees that the buffer words fit BUF_DEPTH (golden/program.py); the RTL checks the lane loop.
 //   Vector load (vec_load, with VEC > 1; pre_vec_load for the preload's walk): the load nest walks the lane loop VEC
-//   lanes a beat, reading the whole bank row of VEC words at the beat's address through the b port (b_rd_sh) into
+//   lanes a beat, reading the whole bank row of VEC words at the beat's address through the b port (b_rd_n1) into
 //   VEC buffers at once: lanes / VEC beats per buffer word instead of lanes. It needs lanes a multiple of VEC, b's
 //   lane loop at stride 1 and b's base and other strides multiples of VEC (golden/isa.py vec_ok), so that every
 //   row read is aligned and all b's.
@@ -41,7 +41,7 @@
 //   power of two up to VEC that divides LANES, output stride 0): a reduction index stepping a at stride 1. With
 //   lanes = L x R, L > 1, loop NRED + 1 is the output lane loop (count L, stepping b only), held at 0 by the compute
 //   nest too. Lane (c, r) is lane c + (LANES / R) r: each beat reads the row of VEC words of a holding its aligned run
-//   of R words (a_rd_sh; lane (c, r) MACs word r of the run with its buffer word), and a group's sums enter the fold
+//   of R words (a_rd_n1; lane (c, r) MACs word r of the run with its buffer word), and a group's sums enter the fold
 //   trees (tt_lane_sum, log2 R stages), whose L sums drain as the group's L elements (DRAIN a cycle in a wide drain
 //   along the output lane loop): a group takes max(K, L / DRAIN) cycles. A vector load runs along the sum loop where
 //   R = LANES, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
@@ -50,11 +50,13 @@
 //   Rows (rows, with VEC > 1): the outer product of a column of b and a run of a. lanes = LANES = L x R: the lane
 //   loop (count L, stepping b only) and outside it loop NRED + 1, the rows loop (count R, a power of two up to VEC
 //   that divides LANES, stepping a alone at stride 1), both held at 0 by the compute nest. Lane (c, r) is lane
-//   c + L r: it takes word r of a's aligned run of R words (as a lane sum's lanes) and its buffer word of column c;
-//   the load walks the lane loop alone and writes each word into its column's R lanes. A group is L x R elements,
-//   each lane's own, drained lane by lane (DRAIN a cycle in a wide drain along the lane loop), the rows loop's output
-//   stride after each row. It needs a's base and other strides multiples of R (golden/isa.py rows_ok, vec_ok,
-//   drain_ok).
+//   c + L r: it takes word r of a's run of R words, which may start anywhere in a row (the bank reads the columns
+//   before its first one a row further on) and its buffer word of column c; the load walks the lane loop alone and
+//   writes each word into its column's R lanes. A group is L x R elements, each lane's own, drained lane by lane
+//   (DRAIN a cycle in a wide drain along the lane loop), the rows loop's output stride after each row (golden/isa.py
+//   rows_ok, vec_ok, drain_ok). Idle rows (idle_rows > 0): loop NRED + 2 is the chunk loop outside the rows loop,
+//   and in its last index the last idle_rows rows are no elements: that group reads a run of R - idle_rows words and
+//   drains only its live rows (no draws for the idle ones); the groups still start max(K, L R / DRAIN) apart.
 //
 // Memories are outside (the top owns the banks): synchronous-read ports with a fixed latency of MEM_LAT cycles
 // (address and rd_en in cycle c, data valid in cycle c + MEM_LAT), read ports for a, b and (accumulate only)
@@ -81,8 +83,8 @@
 // 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
 // wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do, or a lane sum that breaks lane_sum_ok's, has
 // a sum loop the build's trees cannot take (R above VEC or not dividing LANES) or is not in the lane form, or rows
-// that break rows_ok's rules, are not all the lanes or have R the build cannot take, or a preload walk of a lane sum
-// or of rows that the build cannot load). A start while busy is ignored; seed_load belongs between ops.
+// that break rows_ok's rules, are not all the lanes or have R the build cannot take, idle rows outside rows or not
+// below R, or a preload walk of a lane sum or of rows that the build cannot load). A start while busy is ignored; seed_load belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -127,6 +129,7 @@ module tt_contract #(
   input  wire                           lane_sum,    // lane form: the lanes split the reduction (VEC > 1)
   input  wire                           pre_lane_sum,  // the same for the preload's walk
   input  wire                           rows,        // lane form: loop NRED + 1 gives rows of lanes (VEC > 1)
+  input  wire [3:0]                     idle_rows,   // rows: rows of loop NRED + 1 idle in loop NRED + 2's last index
   input  wire                           pre_rows,    // the same for the preload's walk
   // preload (lane form): this op's b was walked by the previous op; the next op's b walk (pre_lanes 0: none)
   input  wire                           preloaded,
@@ -146,17 +149,17 @@ module tt_contract #(
   output wire                           a_rd_en,
   output wire [ADDR_W-1:0]              a_rd_addr,
   input  wire [A_W-1:0]                 a_rd_data,
-  output wire [2:0]                     a_rd_sh,     // log2 of the words the read takes (a lane sum's or rows' run)
+  output wire [3:0]                     a_rd_n1,     // the words the read takes after its address's (a run of a)
   input  wire [VEC*A_W-1:0]             a_rd_vec_data,
   output wire                           b_rd_en,
   output wire [ADDR_W-1:0]              b_rd_addr,
   input  wire [B_W-1:0]                 b_rd_data,
-  output wire [2:0]                     b_rd_sh,     // log2 of the words the read takes (a vector load's row)
+  output wire [3:0]                     b_rd_n1,     // the words the read takes after its address's (a vector load)
   input  wire [VEC*B_W-1:0]             b_rd_vec_data,
   output wire                           o_rd_en,
   output wire [ADDR_W-1:0]              o_rd_addr,
   input  wire [OUT_W-1:0]               o_rd_data,
-  output wire [2:0]                     o_rd_sh,     // log2 of the words the read takes (a wide drain's old run)
+  output wire [3:0]                     o_rd_n1,     // the words the read takes after its address's (an old run)
   input  wire [VEC*OUT_W-1:0]           o_rd_vec_data,
   output wire                           o_wr_en,
   output wire                           o_wr_run,    // the write is a run of DRAIN words from o_wr_addr
@@ -171,7 +174,7 @@ module tt_contract #(
   localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
   localparam integer LANE_IW = (LANES > 1) ? $clog2(LANES) : 1;  // lane index bits
   localparam integer BUF_AW = (BUF_DEPTH > 1) ? $clog2(BUF_DEPTH) : 1;  // buffer word address bits
-  localparam integer TAG_W = ADDR_W + 4;  // {addr_o, last, last_red, first, valid} of a beat
+  localparam integer TAG_W = ADDR_W + 5;  // {addr_o, live, last, last_red, first, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [31:0] LANES_U = LANES;
   localparam [3:0] ERR_NONE = 4'd0;
@@ -215,7 +218,7 @@ module tt_contract #(
   localparam [31:0] VEC_M1 = VEC - 1;
   localparam [ADDR_W-1:0] VEC_MASK = VEC_M1[ADDR_W-1:0];
   localparam [ADDR_W-1:0] VEC_STEP = VEC_MASK + 1'b1;  // a vector load's lane loop b stride
-  localparam [31:0] VEC_SH_U = VEC_SH;  // the row a vector load reads: 2^VEC_SH words (b_rd_sh)
+  localparam [3:0] VEC_N1 = VEC_M1[3:0];  // the row a vector load reads: VEC words (b_rd_n1)
 
   // The rules of a vector load (golden/isa.py vec_ok: n = VEC, b's base and strides) and of a wide drain (drain_ok:
   // n = DRAIN, the output's) and of a lane sum's runs of a (lane_sum_ok: n = R): `cnt` lanes along loop `lp` a
@@ -223,7 +226,7 @@ module tt_contract #(
   // n = 1 (the build has none).
   localparam integer DRAIN_SH = (DRAIN > 1) ? $clog2(DRAIN) : 0;
   localparam [31:0] DRAIN_M1 = DRAIN - 1;
-  localparam [31:0] DRAIN_SH_U = DRAIN_SH;  // the old run a wide drain reads (o_rd_sh)
+  localparam [3:0] DRAIN_N1 = DRAIN_M1[3:0];  // the old run a wide drain reads (o_rd_n1)
   localparam [ADDR_W-1:0] DRAIN_MASK = DRAIN_M1[ADDR_W-1:0];
   function automatic bad_runs(input integer lp, input [ADDR_W-1:0] mask, input [CNT_W-1:0] cnt,
                               input [ADDR_W-1:0] base, input [NLOOPS*ADDR_W-1:0] st);
@@ -310,19 +313,21 @@ module tt_contract #(
                                                stride_b[ADDR_W*OUT_LANE +: ADDR_W] == {ADDR_W{1'b0}})) ||
                                  (vec_store && (!sum_outs ||
                                                 bad_runs(OUT_LANE, DRAIN_MASK, out_count, o_base, stride_o)));
-  // Rows' rules (golden/isa.py rows_ok; all the lanes, so that lane (c, r) is c + L r).
+  // Rows' rules (golden/isa.py rows_ok; all the lanes, so that lane (c, r) is c + L r); a's runs may start anywhere.
+  // Idle rows (check_desc): only in rows, fewer than R, with the chunk loop (NRED + 2) outside the rows loop.
   wire [3:0]        row_sh     = sum_shift(out_count);  // log2 R of rows (0: not a rows loop the build takes)
-  wire [ADDR_W-1:0] row_mask   = {{(ADDR_W-CNT_W){1'b0}}, out_count - 1'b1};
   wire              bad_rows   = !lane_form || lane_sum || row_sh == 4'd0 || NOUT < 2 || lanes_u != LANES_U ||
                                  {{(32-CNT_W){1'b0}}, lane_count} << row_sh != lanes_u ||
                                  stride_b[ADDR_W*OUT_LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
-                                 bad_runs(OUT_LANE, row_mask, out_count, a_base, stride_a);
+                                 stride_a[ADDR_W*OUT_LANE +: ADDR_W] != {{(ADDR_W-1){1'b0}}, 1'b1};
+  wire              bad_idle   = idle_rows != 4'd0 &&
+                                 (!rows || NOUT < 3 || {{(CNT_W-4){1'b0}}, idle_rows} >= out_count);
   wire [CNT_W-1:0]  plain_cols = rows ? lane_count : {{(CNT_W-8){1'b0}}, lanes};  // the lanes along the lane loop
   wire              bad_lanes  = lanes == 8'd0 || lanes_u > LANES_U ||
                                  (lane_form && !lane_sum && ((!rows && {{(32-CNT_W){1'b0}}, lane_count} != lanes_u) ||
                                                              stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}})) ||
                                  (lane_form && {24'd0, pre_lanes} > LANES_U) ||
-                                 (lane_sum && bad_sum) || (rows && bad_rows) ||
+                                 (lane_sum && bad_sum) || (rows && bad_rows) || bad_idle ||
                                  (vec_load &&
                                   bad_vec(lane_sum, rows, lanes, lane_count, out_count, b_base, stride_b)) ||
                                  (vec_store && !lane_sum && bad_runs(LANE, DRAIN_MASK, plain_cols, o_base, stride_o)) ||
@@ -350,6 +355,10 @@ module tt_contract #(
   wire [3:0] sum_sh_q;       // log2 R of a lane sum (the trees' stages) or of rows
   wire [7:0] drain_beats_q;  // cycles a group takes to leave the drain
   wire [7:0] row_beats_q;    // of them, the beats of one row (rows), else all
+  wire       idle_q;         // rows with idle rows
+  wire [7:0] live_beats_q;   // drain_beats_q of a group in the chunk loop's last index (its idle rows left out)
+  wire [3:0] run_n1_q;       // a's run: R - 1 (a_rd_n1)
+  wire [3:0] live_n1_q;      // the run of a group in the chunk loop's last index: R - idle_rows - 1
   generate
     if (LANES > 1) begin : g_form_q
       reg       form_q;
@@ -360,13 +369,23 @@ module tt_contract #(
       reg [3:0] lsum_sh_q;
       reg [7:0] beats_q;
       reg [7:0] rbeats_q;
+      reg       lidle_q;
+      reg [7:0] lbeats_q;
+      reg [3:0] rn1_q;
+      reg [3:0] ln1_q;
       wire [7:0] out_lanes = lane_sum ? lanes >> sum_sh : lanes;  // the elements a group drains
       wire [7:0] row_lanes = (SUM_SH_MAX > 0 && rows) ? lane_count[7:0] : out_lanes;  // of them, one row's
+      wire [7:0] live      = out_lanes - {4'd0, idle_rows} * lane_count[7:0];  // of them, those of live rows
+      wire [3:0] run_n1    = (rows ? out_count[3:0] : lane_count[3:0]) - 4'd1;  // R - 1 (R = 16: 0 - 1)
       wire       wide      = DRAIN > 1 && vec_store;
       always @(posedge clk) begin
         if (start && !busy) begin
           form_q    <= lane_form;
           wide_q    <= wide;
+          lidle_q   <= SUM_SH_MAX > 0 && rows && idle_rows != 4'd0;
+          lbeats_q  <= wide ? live >> DRAIN_SH : live;
+          rn1_q     <= run_n1;
+          ln1_q     <= run_n1 - idle_rows;
           lsum_q    <= SUM_SH_MAX > 0 && lane_sum;
           lrun_q    <= SUM_SH_MAX > 0 && (lane_sum || rows);
           llane2_q  <= SUM_SH_MAX > 0 && ((lane_sum && sum_outs) || rows);
@@ -383,6 +402,10 @@ module tt_contract #(
       assign sum_sh_q      = lsum_sh_q;
       assign drain_beats_q = beats_q;
       assign row_beats_q   = rbeats_q;
+      assign idle_q        = lidle_q;
+      assign live_beats_q  = lbeats_q;
+      assign run_n1_q      = rn1_q;
+      assign live_n1_q     = ln1_q;
     end else begin : g_form_direct
       assign lane_form_q   = 1'b0;
       assign store_q       = 1'b0;
@@ -392,6 +415,10 @@ module tt_contract #(
       assign sum_sh_q      = 4'd0;
       assign drain_beats_q = 8'd1;
       assign row_beats_q   = 8'd1;
+      assign idle_q        = 1'b0;
+      assign live_beats_q  = 8'd1;
+      assign run_n1_q      = 4'd0;
+      assign live_n1_q     = 4'd0;
     end
   endgenerate
 
@@ -502,8 +529,22 @@ module tt_contract #(
     end
   end
 
+  // Rows with idle rows: the groups left until the chunk loop's last index (the innermost loop the compute nest
+  // walks, so one step a group), of the group in issue. That group's idle rows read nothing and drain nothing.
+  localparam integer CHUNK = (NOUT > 2) ? NRED + 2 : NRED;
+  wire [CNT_W-1:0] chunk_count = counts[CNT_W*CHUNK +: CNT_W];
+  reg  [CNT_W-1:0] chunk_left_q;
+  always @(posedge clk) begin
+    if (rst || run) begin
+      chunk_left_q <= chunk_count - 1'b1;
+    end else if (issue && la_last_red) begin
+      chunk_left_q <= (chunk_left_q == {CNT_W{1'b0}}) ? chunk_count - 1'b1 : chunk_left_q - 1'b1;
+    end
+  end
+  wire short_grp = idle_q && chunk_left_q == {CNT_W{1'b0}};
+
   // ---- beat tags through the memory latency ----
-  wire [TAG_W-1:0] tag_issue = {la_addr_o, la_last, la_last_red, la_first, issue};
+  wire [TAG_W-1:0] tag_issue = {la_addr_o, short_grp, la_last, la_last_red, la_first, issue};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
     .WIDTH (TAG_W),
@@ -519,11 +560,12 @@ module tt_contract #(
   wire              m_first    = tag_m[1];
   wire              m_last_red = tag_m[2];
   wire              m_last     = tag_m[3];
-  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:4];
+  wire              m_short    = tag_m[4];
+  wire [ADDR_W-1:0] m_addr_o   = tag_m[TAG_W-1:5];
 
   assign a_rd_en   = issue;
   assign a_rd_addr = la_addr_a;
-  assign a_rd_sh   = (issue && run_q) ? sum_sh_q[2:0] : 3'd0;
+  assign a_rd_n1   = !(issue && run_q) ? 4'd0 : short_grp ? live_n1_q : run_n1_q;
 
   // ---- lane buffers (lane form): loaded through the b port while the compute nest runs ----
   wire [B_W*LANES-1:0] mac_b;
@@ -671,7 +713,7 @@ module tt_contract #(
       );
       assign b_rd_en   = lane_form_q ? ld_valid : issue;
       assign b_rd_addr = lane_form_q ? ld_addr_b : la_addr_b;
-      assign b_rd_sh   = (lane_form_q && ld_valid && ld_vec_q) ? VEC_SH_U[2:0] : 3'd0;
+      assign b_rd_n1   = (lane_form_q && ld_valid && ld_vec_q) ? VEC_N1 : 4'd0;
 
       // A load beat's set, lane (VEC lanes' group in a vector load) and buffer word wait MEM_LAT cycles for b's word.
       // The beat that ends a slice (the last lane's last word of one index of the outer buffer loops: the buffer's
@@ -787,7 +829,7 @@ module tt_contract #(
           .wr_data   (w_vsum ? b_rd_vec_data[B_W*VSUM_WORD +: B_W] :
                       w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
           .rd_en     (buf_rd_en),
-          .rd_run_sh (3'd0),
+          .rd_run_n1 (4'd0),
           .rd_addr   (buf_rd_addr),
           .rd_data   (buf_data),
           .rd_vec    (unused_buf_row)
@@ -803,7 +845,7 @@ module tt_contract #(
       assign mac_b     = b_rd_data;
       assign b_rd_en   = issue;
       assign b_rd_addr = la_addr_b;
-      assign b_rd_sh   = 3'd0;
+      assign b_rd_n1   = 4'd0;
       assign buf_ready = 1'b1;
       wire unused_buf = ^{stride_buf, preloaded, pre_lanes, pre_b_base, pre_counts, pre_stride_b, pre_stride_buf,
                           b_rd_vec_data, pre_lane_sum, pre_rows};
@@ -811,8 +853,8 @@ module tt_contract #(
   endgenerate
 
   // ---- MAC lanes: the operands arrive MEM_LAT cycles after their addresses; in a lane sum lane c + S r (S = LANES /
-  // R) takes word r of a's run of R words, which starts at the beat's address within its row; otherwise every lane
-  // takes a's one word ----
+  // R) takes word r of a's run of R words, which starts at the beat's address (rows: lane c + L r the same);
+  // otherwise every lane takes a's one word ----
   reg [A_W*LANES-1:0] mac_a;
   generate
     if (SUM_SH_MAX > 0) begin : g_sum_a
@@ -835,8 +877,9 @@ module tt_contract #(
           localparam [31:0] RUN_WORD = gl / (LANES >> gs);  // r of lane gl = c + (LANES >> gs) r
           assign run_words[VEC_SH*gs +: VEC_SH] = RUN_WORD[VEC_SH-1:0];
         end
-        // the run is aligned to R, so its word r is the row's word first + r
-        wire [VEC_SH-1:0] word = run_m | run_words[VEC_SH*sum_sh_q +: VEC_SH];
+        // word r of the run is the row's word first + r, wrapping (the bank read the columns before the first one a
+        // row further on)
+        wire [VEC_SH-1:0] word = run_m + run_words[VEC_SH*sum_sh_q +: VEC_SH];
         always @* begin
           mac_a[A_W*gl +: A_W] = run_q ? a_rd_vec_data[A_W*word +: A_W] : a_rd_data;
         end
@@ -867,20 +910,21 @@ module tt_contract #(
   );
 
   // A group's sums are complete in acc MAC_LAT cycles after its last product: the drain takes them then.
-  wire [ADDR_W+1:0] tag_grp;
+  wire [ADDR_W+2:0] tag_grp;
   tt_delay #(
-    .WIDTH (ADDR_W + 2),
+    .WIDTH (ADDR_W + 3),
     .DEPTH (MAC_LAT),
     .RESET (1)
   ) u_mac_tag (
     .clk (clk),
     .rst (rst),
-    .d   ({m_addr_o, m_valid && m_last, m_valid && m_last_red}),
+    .d   ({m_addr_o, m_short, m_valid && m_last, m_valid && m_last_red}),
     .q   (tag_grp)
   );
-  wire              grp_done = tag_grp[0];
-  wire              grp_last = tag_grp[1];
-  wire [ADDR_W-1:0] grp_addr = tag_grp[ADDR_W+1:2];
+  wire              grp_done  = tag_grp[0];
+  wire              grp_last  = tag_grp[1];
+  wire              grp_short = tag_grp[2];  // in the chunk loop's last index: its idle rows do not drain
+  wire [ADDR_W-1:0] grp_addr  = tag_grp[ADDR_W+2:3];
 
   // A lane sum's group passes the fold trees first: their L sums enter the drain as the group's L elements.
   wire                       sum_valid;
@@ -936,7 +980,7 @@ module tt_contract #(
     if (rst) begin
       drain_n_q <= 8'd0;
     end else if (drain_take) begin
-      drain_n_q <= drain_beats_q;
+      drain_n_q <= (grp_short && !sum_q) ? live_beats_q : drain_beats_q;
     end else if (emit) begin
       drain_n_q <= drain_n_q - 8'd1;
     end
@@ -965,7 +1009,7 @@ module tt_contract #(
   // element waits for it.
   assign o_rd_en   = emit && accumulate;
   assign o_rd_addr = drain_addr_q;
-  assign o_rd_sh   = (emit && accumulate && store_q) ? DRAIN_SH_U[2:0] : 3'd0;
+  assign o_rd_n1   = (emit && accumulate && store_q) ? DRAIN_N1 : 4'd0;
 
   wire [RUN_ACC+ADDR_W+1:0] rq_tag;
   tt_delay #(

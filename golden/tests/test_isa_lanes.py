@@ -19,8 +19,8 @@ from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
                         MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, drain_beats, drain_ok, execute_desc,
-                        lane_beats, lane_offsets, lane_sum_ok, load_beats, pack_ports, rows_ok, sum_stages, vec_ok,
-                        with_lanes)
+                        lane_beats, lane_offsets, lane_sum_ok, live_lanes, load_beats, pack_ports, rows_ok, sum_stages,
+                        vec_ok, with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -53,7 +53,10 @@ def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
     assert slots == [(lane, i) for lane in range(desc.load_lanes) for i in range(buffer_words(desc))], what
     elements = [so for _, so in lane_offsets(desc)][::desc.sum_lanes]  # a lane sum's R lanes share an element
     assert len(elements) == desc.out_lanes
-    assert [ro + so for _, _, ro, _, last in compute if last for so in elements] == order, what
+    groups = [ro for _, _, ro, _, last in compute if last]
+    assert len(groups) == desc.groups, what
+    assert [ro + so for g, ro in enumerate(groups) for so in elements[:live_lanes(desc, g) // desc.sum_lanes]] \
+        == order, what
 
 
 def swapped(d: ContractDesc, lane: ContractDesc) -> bool:
@@ -488,7 +491,6 @@ def test_rows_of_an_outer_product():
 @pytest.mark.parametrize("why,change", [
     ("rows stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=4)),
     ("rows not at a stride 1", lambda d: with_loop(d, LANE_LOOP - 1, sa=2)),
-    ("a off a run", lambda d: replace(d, a_base=d.a_base + 1)),
     ("rows of 3", lambda d: replace(with_loop(d, LANE_LOOP - 1, count=3), lanes=12)),
     ("lanes not columns x rows", lambda d: replace(d, lanes=4)),
     ("both kinds", lambda d: replace(d, lane_sum=True)),
@@ -501,3 +503,44 @@ def test_rows_rules(why, change):
     assert not rows_ok(bad), why
     with pytest.raises(ValueError):
         check_desc(bad)
+
+
+def test_rows_over_a_count_they_do_not_divide():
+    """out[i, j] = sum_k a[k, i] b[k, j], i 5, k 3, j 4, a based at word 1, on 8 lanes loading rows of 4 and draining 2
+    a cycle: L = 4 columns x R = 2 rows, i split into a chunk loop of 3 (strides 2) and the rows loop. a's runs start
+    at words 1 + 5 k + 2 i' (most of them off a row of 4). The chunk loop's last index (i = 4, 5) has one idle row, so
+    the third group drains 4 elements (2 beats) instead of 8 (4); the groups still start 4 apart: the slice (3 beats)
+    and MEM_LAT, 8, then 12 and 16; the last group is the short one: the check cycle, 16, its 3 beats, 2 drain beats,
+    2 MEM_LAT + MAC_REG + 8. The output holds 20 elements, 20 draws."""
+    d = replace(matmul_ijk_rows(5, 3, 4), a_base=1)
+    lane = with_lanes(d, 8, 4096, vec=4, drain=2)
+    assert lane.rows and (lane.lanes, lane.row_lanes, lane.idle_rows, lane.out_count, lane.groups) == (8, 2, 1, 20, 3)
+    assert lane.out_loops[-3:] == (Loop(3, sa=2, so=8, index="i"), Loop(2, sa=1, so=4, index="i"),
+                                   Loop(4, sb=1, so=1, index="j"))
+    assert (drain_beats(lane), drain_beats(lane, ragged=True), pack_ports(lane)["idle_rows"]) == (4, 2, 1)
+    assert [live_lanes(lane, g) for g in range(3)] == [8, 8, 4]
+    assert list(group_starts(lane)) == [8, 12, 16]
+    assert contract_cycles(lane) == 1 + 16 + 3 + 2 + 2 * MEM_LAT + MAC_REG + 8
+    assert lane.macs == 5 * 3 * 4
+    for v in (False, True):
+        case = matmul_case(d, np.random.default_rng(17 + v))
+        check_lane_form(case, lane, direct(case))
+    # fewer indices than rows: one chunk, one idle row of four on 16 lanes
+    one = with_lanes(matmul_ijk_rows(3, 3, 4), 16, 4096, vec=4, drain=2)
+    assert one.rows and (one.row_lanes, one.idle_rows, one.out_loops[-3].count, one.groups) == (4, 1, 1, 1)
+    case = matmul_case(matmul_ijk_rows(3, 3, 4), np.random.default_rng(19))
+    check_lane_form(case, one, direct(case))
+
+
+@pytest.mark.parametrize("why,change", [
+    ("as many idle rows as rows", lambda d: replace(d, idle_rows=2, out_count=d.out_count - 4)),
+    ("idle rows beside no rows", lambda d: replace(d, rows=False)),
+    ("out_count counting idle rows", lambda d: replace(d, out_count=d.out_count + 4)),
+])
+def test_idle_rows_rules(why, change):
+    """check_desc refuses idle rows that are not below the rows loop's count or not in rows, and an out_count that
+    counts them."""
+    lane = with_lanes(replace(matmul_ijk_rows(5, 3, 4), a_base=1), 8, 4096, vec=4, drain=2)
+    assert lane.idle_rows == 1
+    with pytest.raises(ValueError):
+        check_desc(change(lane))

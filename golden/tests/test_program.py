@@ -177,9 +177,10 @@ def test_contract_fields_round_trip_the_lane_form():
            (nxt.lanes, nxt.b_base, 1, int(nxt.lane_sum))
     assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == \
            (nxt_ports["counts"], nxt_ports["stride_b"], nxt_ports["stride_buf"])
-    assert P.CONTRACT_SHORT_FIELDS[-10:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
+    assert P.CONTRACT_SHORT_FIELDS[-11:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
                                              ("preloaded", 1), ("vec_load", 1), ("vec_store", 1), ("pre_vec_load", 1),
-                                             ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1), ("pre_rows", 1))
+                                             ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1),
+                                             ("idle_rows", isa.IDLE_W), ("pre_rows", 1))
     assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS):][0] == ("pre_lanes", isa.LANE_W)
 
 

@@ -20,6 +20,9 @@ SHAPES = {
     # rows of 16 words, DEPTH not a multiple of them (the last row short), one memory per column
     "w4_rows16_short_row": {"WIDTH": 4, "DEPTH": 200, "AW": 8, "READ_PORTS": 1, "OUT_REG": 0, "BLOCK_BITS": 0,
                             "VEC": 16},
+    # rows of 8 words in block RAMs of 8 rows (63 rows: 8 blocks, the last one 7): runs cross into the next block
+    # RAM often; two copies, no output register, the last row short
+    "w8_rows8_blocks": {"WIDTH": 8, "DEPTH": 500, "AW": 9, "READ_PORTS": 2, "OUT_REG": 0, "BLOCK_BITS": 64, "VEC": 8},
 }
 
 
@@ -30,21 +33,27 @@ def test_tt_bank(sim, shape):
               test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
 
 
-# no_rw_check's premise: a read of the word written in the same cycle (with rows: a run read holding the word written)
-# stops the simulation with an error (the test fails because the simulator stopped, with tt_bank's message, not
-# because it went on). A run read beside a write to another word of its row goes on (the random test above).
-COLLISIONS = {"word": "w4_one_port", "run": "w16_rows4_blocks"}
+# no_rw_check's premise: a read of the word written in the same cycle (with rows: a run read holding the word written;
+# a run that goes on into the next row, there into the next block RAM, holding the word written in that row) stops
+# the simulation with an error (the test fails because the simulator stopped, with tt_bank's message, not because it
+# went on). A run read beside a write to another word of its rows goes on (the random test above).
+COLLISIONS = {  # read: shape, cocotb test, the word read and written
+    "word": ("w4_one_port", "read_during_write_stops_the_simulation", 3),
+    "run": ("w16_rows4_blocks", "read_during_write_stops_the_simulation", 3),
+    "run_into_next_row": ("w8_rows8_blocks", "wrapped_read_during_write_stops_the_simulation", 64),
+}
 
 
 @pytest.mark.parametrize("read", COLLISIONS)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_bank_read_during_write_is_caught(sim, read, capfd):
+    shape, testcase, word = COLLISIONS[read]
     build = BUILD / "tt_bank" / f"{read}_collision" / sim
     with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[COLLISIONS[read]], sim=sim, build_dir=build,
-                  test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="read_during_write_stops_the_simulation")
+        run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[shape], sim=sim, build_dir=build,
+                  test_module="verif.blocks.tt_bank.tb_tt_bank", testcase=testcase)
     out = capfd.readouterr().out
-    assert "port 0 reads word 3 in the cycle it is written" in out and "went on" not in out
+    assert f"port 0 reads word {word} in the cycle it is written" in out and "went on" not in out
 
 
 BAD_PARAMS = [

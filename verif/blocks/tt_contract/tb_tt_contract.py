@@ -41,9 +41,10 @@ class Memories:
     the registered enables are undefined until the first reset edge (Verilator randomises them at time 0).
     `walks`: for ops that preload, the b port's memories in walk order, each with its number of reads (a lane-form
     op reads b only in its load walks); while it is not empty, b reads are served from it. A read that takes a run
-    (a_rd_sh, b_rd_sh, o_rd_sh > 0: 2^sh words) also answers the aligned run of words around its address in its
-    columns of the port's row bus, and junk in the other columns (as tt_bank, which reads only the run's columns) and
-    past the memory; a write with o_wr_run writes DRAIN words from its address.
+    (a_rd_n1, b_rd_n1, o_rd_n1: the words after its address's) also answers the n1 + 1 words from its address in
+    their columns of the port's row bus (word i in column i % VEC, the run continuing into the next row; a one-word
+    read too, as tt_bank), and junk in the other columns (as tt_bank, which reads only the run's columns) and past the memory; a write with o_wr_run
+    writes DRAIN words from its address.
     """
 
     def __init__(self, dut, lat: int):
@@ -77,8 +78,8 @@ class Memories:
         d = self.dut
         ports = {"a": (d.a_rd_en, d.a_rd_addr, d.a_rd_data), "b": (d.b_rd_en, d.b_rd_addr, d.b_rd_data),
                  "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
-        rows = {"a": ("u", d.a_rd_sh, d.a_rd_vec_data), "b": ("v", d.b_rd_sh, d.b_rd_vec_data),
-                "o": ("w", d.o_rd_sh, d.o_rd_vec_data)}
+        rows = {"a": ("u", d.a_rd_n1, d.a_rd_vec_data), "b": ("v", d.b_rd_n1, d.b_rd_vec_data),
+                "o": ("w", d.o_rd_n1, d.o_rd_vec_data)}
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
@@ -97,14 +98,15 @@ class Memories:
                     self.reads[p] += 1
                     mem, a = self.memory(p), int(addr.value)
                     self.pipe[p].append(int(mem[a]))
-                    pipe, sh, _ = rows[p]
-                    n = 1 << int(sh.value)
+                    pipe, n1, _ = rows[p]
+                    n = int(n1.value) + 1
                     if n > 1:
                         self.rows[p, n] += 1
-                        assert n <= self.vec, f"port {p} reads a run of {n} words, rows of {self.vec}"
-                        first = a - a % n
-                        self.pipe[pipe][-1] = [int(mem[i]) if first <= i < min(first + n, len(mem)) else None
-                                               for i in range(a - a % self.vec, a - a % self.vec + self.vec)]
+                    assert n <= self.vec, f"port {p} reads a run of {n} words, rows of {self.vec}"
+                    row = [None] * self.vec
+                    for i in range(a, min(a + n, len(mem))):
+                        row[i % self.vec] = int(mem[i])
+                    self.pipe[pipe][-1] = row
                 else:
                     self.pipe[p].append(None)
             if int(d.o_wr_en.value) and not in_reset:
@@ -230,17 +232,23 @@ class Tb:
             want_reads = {"a": desc.macs, "b": desc.macs}
         else:  # b once into the buffers (vec words a read in a vector load), a once per compute beat (a row in a lane
             # sum)
-            want_reads = {"a": desc.macs // desc.lanes, "b": isa.load_beats(desc)}  # (rows: a run a beat)
+            want_reads = {"a": desc.groups * desc.red_count, "b": isa.load_beats(desc)}  # (rows: a run a beat)
         beats = desc.out_count // desc.drain  # drain beats: a write each, and an old-word read each when accumulating
         want_reads["o"] = beats if desc.accumulate else 0
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
         assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, \
             f"{what}: reads"
         # the run reads by port and words: b's rows of a vector load, o's old runs of a wide drain, a's runs of R
+        # (rows with idle rows: R - idle_rows in the groups of the chunk loop's last index)
         run_words = {"b": desc.vec, "o": desc.drain, "a": desc.sum_lanes if desc.lane_sum else desc.row_lanes}
+        short = sum(isa.live_lanes(desc, g) < desc.lanes for g in range(desc.groups)) * desc.red_count
         for p in ports:
             got = {n: k for (q, n), k in (self.mems.rows - rows).items() if q == p}
-            want = {run_words[p]: want_reads[p]} if run_words[p] > 1 and want_reads[p] else {}
+            want = Counter({run_words[p]: want_reads[p]} if run_words[p] > 1 and want_reads[p] else {})
+            if p == "a" and short:
+                want[run_words[p]] -= short
+                want[run_words[p] - desc.idle_rows] += short
+            want = {n: k for n, k in want.items() if n > 1 and k}
             assert got == want, f"{what}: run reads of {p} (words: reads) {got}, want {want}"
         assert self.mems.writes - writes == beats, f"{what}: writes"
         assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"
@@ -596,8 +604,9 @@ async def test_illegal_ops(dut):
         for desc in (replace(lane, b_base=lane.b_base + 1), replace(lane, out_loops=lane.out_loops[:-1] + (sum_loop,))):
             await tb.expect_refused(vcase, desc, ERR_LANES)
         await tb.check_case(vcase)
-    # Rows: the rows loop stepping b, or a at a stride other than 1, or a off its runs; rows on half the lanes (the
-    # lane loop halved too: the rule that rows take all the lanes), also as a preload's walk.
+    # Rows: the rows loop stepping b, or a at a stride other than 1; rows on half the lanes (the lane loop halved too:
+    # the rule that rows take all the lanes), also as a preload's walk; as many idle rows as rows, idle rows in an op
+    # that has no rows.
     if tb.vec > 1 and tb.lanes % 2 == 0:
         rcase = tb.random_form_case(lambda d: d.rows and d.load_lanes % 2 == 0)
         lane = rcase.desc
@@ -606,8 +615,8 @@ async def test_illegal_ops(dut):
             return replace(lane, out_loops=lane.out_loops[:-2] + (replace(row, **f), col))
         half = replace(lane, lanes=lane.lanes // 2,
                        out_loops=lane.out_loops[:-1] + (replace(col, count=col.count // 2),))
-        bad = [with_rows(sb=1), with_rows(sa=2), replace(lane, a_base=lane.a_base + 1), half,
-               replace(lane, preload=replace(half, preload=None, preloaded=False))]
+        bad = [with_rows(sb=1), with_rows(sa=2), half, replace(lane, preload=replace(half, preload=None, preloaded=False)),
+               replace(lane, idle_rows=row.count), replace(lane, rows=False, idle_rows=1)]
         for desc in bad:
             await tb.expect_refused(rcase, desc, ERR_LANES)
         await tb.check_case(rcase)
@@ -616,9 +625,10 @@ async def test_illegal_ops(dut):
 @cocotb.test()
 async def test_rows(dut):
     """Rows (VEC > 1; rows_ok): out[i, j] (+)= sum_k a[k, i] b[k, j] for every R the build takes (2..VEC, dividing
-    LANES): j of LANES / R columns, i of 1 to 3 runs of R, K of 1 to 4, both modes, with and without accumulate, a
-    wide drain where the build has one, operands at multiples of VEC; each computes what the direct form computes
-    (execute_desc), in contract_cycles."""
+    LANES): j of LANES / R columns, i of 1 to 3 R (every other trial 1 to 3 R - 1: idle rows, fewer than R at first),
+    K of 1 to 4, both modes, with and without accumulate, a wide drain where the build has one, b and the output at
+    multiples of VEC, a anywhere (its runs cross rows); each computes what the direct form computes (execute_desc), in
+    contract_cycles."""
     tb = Tb(dut)
     await tb.setup()
     rs = [r for r in (2, 4, 8, 16) if r <= tb.vec and tb.lanes % r == 0] if tb.vec > 1 else []
@@ -626,9 +636,11 @@ async def test_rows(dut):
     for trial in range(4 * len(rs)):
         r = rs[trial % len(rs)]
         n, m, k = tb.lanes // r, r * int(tb.gen.integers(1, 4)), int(tb.gen.integers(1, 5))
+        if trial // len(rs) % 2:
+            m = int(tb.gen.integers(1, 3 * r))
         acc = trial % 2 == 1
         desc = isa.check_desc(isa.ContractDesc(
-            a_base=0, b_base=16 * tb.vec, o_base=32 * tb.vec, out_count=m * n,
+            a_base=int(tb.gen.integers(0, 2 * tb.vec)), b_base=16 * tb.vec, o_base=32 * tb.vec, out_count=m * n,
             out_loops=(isa.PAD,) * (isa.MAX_OUT - 2) + (isa.Loop(m, sa=1, so=n, index="i"),
                                                          isa.Loop(n, sb=1, so=1, index="j")),
             red_loops=(isa.PAD,) * (isa.MAX_RED - 1) + (isa.Loop(k, sa=m, sb=n, index="k"),),
