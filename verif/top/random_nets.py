@@ -93,6 +93,22 @@ def run_row_neighbours(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
     return found
 
 
+def ragged_rows(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
+    """The contractions of train_sample in rows whose last chunk has idle rows and whose a is read in runs that leave
+    their bank row (golden/isa.py rows): what the regression network idle_rows is kept to test."""
+    comp = compile_network(cfg)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    found = []
+    for op in comp.train_sample:
+        if op.kind != "contract":
+            continue
+        d = P.contract_desc(comp, params, op, frac)
+        r = d.row_lanes
+        if d.rows and d.idle_rows and (d.a_base % r or any(lp.sa % r for lp in d.out_loops[:-2] + d.red_loops)):
+            found.append(op.spec)
+    return found
+
+
 # Networks that once broke the RTL, run by the build with lanes after its first (random) network. Each comes with its
 # story and a check that the network, as the test runs it (rank adaptation may be added), still has the property
 # that made it fail: a compiler change could otherwise take the test's point away silently.
@@ -105,6 +121,15 @@ REGRESSION_NETWORKS = [
                  {"in_shape": [12], "out_shape": [6], "ranks": [], "relu": False}],
       "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1}},
      lambda cfg, params: bool(run_row_neighbours(cfg, params))),
+    # Session 29: rows over counts R does not divide (idle rows in the last chunk) over runs of a that start anywhere in
+    # a bank row (tt_bank reads the columns before the run's first one a row further on). Kept to test both in the
+    # whole accelerator: `cae,ab->ebc` takes rows of 2 over b = 3 (one idle row) of the input X0, whose a steps by 3;
+    # `hfj,fg->hjg` rows of 4 over the rank j = 2 (two idle rows, one chunk) of the core G1.0, whose f steps by 2.
+    ({"name": "idle_rows", "input_size": 24, "classes": 3,
+      "layers": [{"in_shape": [8, 3], "out_shape": [2, 4], "ranks": [1], "relu": True},
+                 {"in_shape": [8, 1], "out_shape": [3, 1], "ranks": [2], "relu": False}],
+      "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1}},
+     lambda cfg, params: bool(ragged_rows(cfg, params))),
 ]
 
 
