@@ -118,13 +118,7 @@ module tt_bank #(
       wire [RW-1:0] ra_next = ra_row + ROW_ONE;
       // The run as positions from column 0 of the address's row (VEC and up: in the next row): ra_col to ra_end - 1.
       wire [4:0]    ra_end = ra_col + {1'b0, rd_run_n1[4*p +: 4]} + 5'd1;
-      wire [BW-1:0] wa_word = wa_row[BW-1:0];  // row inside its block and block of the write
-      wire [SW-1:0] wa_blk;
-      if (NBLK == 1) begin : g_one
-        assign wa_blk = {SW{1'b0}};
-      end else begin : g_split
-        assign wa_blk = wa_row[RW-1:BW];
-      end
+      wire [BW-1:0] wa_word = wa_row[BW-1:0];  // row inside its block of the write
       // The column of the last read (rd_data's word), delayed like its data.
       reg [CW:0] col_q;
       always @(posedge clk) begin
@@ -132,15 +126,19 @@ module tt_bank #(
           col_q <= ra_col[CW:0];
         end
       end
-      wire [CW:0] sel_col;
+      // Every column's block of its last read (blk_q below), and the selects of the output multiplexers: the column
+      // and the blocks of the last read, behind the output register with OUT_REG.
+      wire [VEC*SW-1:0] blk_q_all;
+      wire [VEC*SW-1:0] sel_blk_all;
+      wire [CW:0]       sel_col;
       if (OUT_REG != 0) begin : g_sel_out
-        reg [CW:0] col_out_q;
+        reg [VEC*SW+CW:0] sel_out_q;
         always @(posedge clk) begin
-          col_out_q <= col_q;
+          sel_out_q <= {blk_q_all, col_q};
         end
-        assign sel_col = col_out_q;
+        assign {sel_blk_all, sel_col} = sel_out_q;
       end else begin : g_sel_direct
-        assign sel_col = col_q;
+        assign {sel_blk_all, sel_col} = {blk_q_all, col_q};
       end
       wire [VEC-1:0]       col_rd;    // the columns the read takes
       wire [VEC*WIDTH-1:0] row_data;  // every column's word of its last read
@@ -153,12 +151,15 @@ module tt_bank #(
         // Before the address's column, the column holds the run's word of the next row (its block may differ).
         wire          wrap = C < ra_col;
         wire [RW-1:0] rd_row = wrap ? ra_next : ra_row;
-        wire [BW-1:0] rd_word = rd_row[BW-1:0];  // row inside its block and block of the column's read
-        wire [SW-1:0] rd_blk;
+        wire [BW-1:0] rd_word = rd_row[BW-1:0];  // row inside its block of the column's read
+        wire [SW-1:0] rd_blk;  // block of the column's read and of the write
+        wire [SW-1:0] wa_blk;
         if (NBLK == 1) begin : g_one
           assign rd_blk = {SW{1'b0}};
+          assign wa_blk = {SW{1'b0}};
         end else begin : g_split
           assign rd_blk = rd_row[RW-1:BW];
+          assign wa_blk = wa_row[RW-1:BW];
         end
         assign col_rd[c] = rd_en[p] && (wrap ? C_NEXT : C) < ra_end;
 `ifndef SYNTHESIS
@@ -171,16 +172,8 @@ module tt_bank #(
             blk_q <= rd_blk;
           end
         end
-        wire [SW-1:0] sel_blk;
-        if (OUT_REG != 0) begin : g_sel_out
-          reg [SW-1:0] blk_out_q;
-          always @(posedge clk) begin
-            blk_out_q <= blk_q;
-          end
-          assign sel_blk = blk_out_q;
-        end else begin : g_sel_direct
-          assign sel_blk = blk_q;
-        end
+        assign blk_q_all[SW*c +: SW] = blk_q;
+        wire [SW-1:0] sel_blk = sel_blk_all[SW*c +: SW];
         wire [NBLK*WIDTH-1:0] blk_data;  // every block's registered read data
         wire                  col_wr = wr_en && wr_mask[c];
         for (b = 0; b < NBLK; b = b + 1) begin : g_blk
