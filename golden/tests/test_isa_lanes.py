@@ -18,9 +18,9 @@ from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import NEAREST
 from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
-                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, desc_beats, drain_beats, drain_ok, execute_desc,
-                        lane_beats, lane_offsets, lane_sum_ok, live_lanes, load_beats, pack_ports, rows_ok, sum_stages,
-                        vec_ok, with_lanes)
+                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, contract_losses, desc_beats, drain_beats,
+                        drain_ok, execute_desc, lane_beats, lane_offsets, lane_sum_ok, live_lanes, load_beats,
+                        lower_contract, pack_ports, rows_ok, sum_stages, vec_ok, with_lanes)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -544,3 +544,21 @@ def test_idle_rows_rules(why, change):
     assert lane.idle_rows == 1
     with pytest.raises(ValueError):
         check_desc(change(lane))
+
+
+def test_pruned_ranks_take_rows_with_idle_rows_on_the_paper_engine():
+    """The pruned paper model (the ranks its rank-adapted run ends with) on the 128-lane engine with rows of 16: the
+    forward step `ifbj,bceid->ecfjd` takes rows over the rank j = 9 (a = the core G0.1, j at stride 1, its other
+    strides multiples of 9: runs off the bank's rows) beside the 16 columns of d: R = 128 / 16 = 8, chunks of 8 and 1,
+    7 idle rows in the second; its losses still add up to its cycles."""
+    cfg = load_config("paper")
+    cfg = replace(cfg, layers=tuple(replace(lay, ranks=r) for lay, r in zip(cfg.layers, ((11, 9, 15), (15,)))))
+    comp = compile_network(cfg)
+    frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
+    op = next(o for o in comp.train_sample if o.kind == "contract" and o.spec == "ifbj,bceid->ecfjd")
+    d = with_lanes(lower_contract(comp, op, frac), 128, 512, vec=16, drain=16)
+    assert d.rows and (d.lanes, d.row_lanes, d.load_lanes, d.idle_rows) == (128, 8, 16, 7)
+    assert d.out_loops[-3].count == 2 and d.out_loops[-2].sa == 1
+    assert any(lp.sa % 8 for lp in d.out_loops[:-3] + d.red_loops)  # a's runs start off the rows of 16 words
+    assert [live_lanes(d, g) for g in range(4)] == [128, 16, 128, 16]
+    assert sum(contract_losses(d, 128).values()) == pytest.approx(contract_cycles(d))
