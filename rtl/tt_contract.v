@@ -84,7 +84,8 @@
 // wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do, or a lane sum that breaks lane_sum_ok's, has
 // a sum loop the build's trees cannot take (R above VEC or not dividing LANES) or is not in the lane form, or rows
 // that break rows_ok's rules, are not all the lanes or have R the build cannot take, idle rows outside rows or not
-// below R, or a preload walk of a lane sum or of rows that the build cannot load). A start while busy is ignored; seed_load belongs between ops.
+// below R, or a preload walk of a lane sum or of rows that the build cannot load). A start while busy is ignored;
+// seed_load belongs between ops.
 module tt_contract #(
   parameter integer NOUT      = 6,   // output loops
   parameter integer NRED      = 4,   // reduction loops (NOUT + NRED <= 10)
@@ -174,7 +175,7 @@ module tt_contract #(
   localparam integer MAC_LAT = 1 + MAC_REG;  // tt_mac_array's latency
   localparam integer LANE_IW = (LANES > 1) ? $clog2(LANES) : 1;  // lane index bits
   localparam integer BUF_AW = (BUF_DEPTH > 1) ? $clog2(BUF_DEPTH) : 1;  // buffer word address bits
-  localparam integer TAG_W = ADDR_W + 5;  // {addr_o, live, last, last_red, first, valid} of a beat
+  localparam integer TAG_W = ADDR_W + 5;  // {addr_o, short, last, last_red, first, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [31:0] LANES_U = LANES;
   localparam [3:0] ERR_NONE = 4'd0;

@@ -21,6 +21,7 @@ import json
 import platform
 import sys
 import time
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from accuracy import accuracy_table  # noqa: E402
 from bits import bits_table  # noqa: E402
 
-from golden.compiler import compile_network  # noqa: E402
+from golden.compiler import PLAN_ENGINES, compile_network  # noqa: E402
 from golden.config import load_config  # noqa: E402
 from golden.float_model import measure_speed  # noqa: E402
 from golden.machine import Machine  # noqa: E402
@@ -102,7 +103,9 @@ def section_bits() -> dict:
 
 def section_pruning(accuracy: dict, rtl: dict) -> dict:
     """Rank pruning shrinks the work: the live ranks a rank-adapted run ended with (the bit-exact row, else the
-    float one when the bit-exact run pruned nothing), recompiled and measured on the RTL against the full ranks."""
+    float one when the bit-exact run pruned nothing), recompiled and measured on the RTL against the full ranks: on the
+    engine of the target that builds the model, and for paper also on the engine its programs are planned for
+    (golden/compiler.py PLAN_ENGINES[0]: 128 lanes, issue 4's)."""
     out = {}
     for key, table in accuracy.items():
         model = table["model"]
@@ -116,8 +119,14 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
         row, ranks = pruned[0]
         print(f"bench: accelerator {model} at the pruned ranks {ranks} ({row})", flush=True)
         m = measure_rtl(model, "verilator", ranks, *engine_of(model))
-        out[key] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks,
+        out[key] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks, "engine": engine_of(model),
                     "full": program_costs(full), "pruned": program_costs(m)}
+        if model == "paper":
+            plan = astuple(PLAN_ENGINES[0])
+            print(f"bench: accelerator {model}, full and pruned ranks, on the planned engine {plan}", flush=True)
+            out[f"{key}/planned-engine"] = {
+                **out[key], "engine": plan, "full": program_costs(measure_rtl(model, "verilator", None, *plan)),
+                "pruned": program_costs(measure_rtl(model, "verilator", ranks, *plan))}
     return out
 
 
@@ -322,13 +331,15 @@ def markdown(r: dict) -> str:
     lines += ["", "## Rank pruning shrinks the work", "",
               "The final live ranks of a rank-adapted run (accuracy section), recompiled and measured on the simulated "
               "RTL against the full ranks.", "",
-              "| model | ranks (row) | train MACs | train cycles | cycles vs full | MACs vs full | inference cycles | "
-              "update cycles |", "|---|---|---|---|---|---|---|---|"]
+              "| model | engine (lanes, buffer words, vector load, drain) | ranks (row) | train MACs | train cycles | "
+              "cycles vs full | MACs vs full | inference cycles | update cycles |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for v in r.get("pruning", {}).values():
         f, p = v["full"], v["pruned"]
         for ranks, c in ((f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)):
-            lines.append(f"| {v['model']} | {ranks} | {c['train_macs']} | {c['train_cycles']} | "
-                         f"{c['train_cycles'] / f['train_cycles']:.3f} | {c['train_macs'] / f['train_macs']:.3f} | "
+            lines.append(f"| {v['model']} | {tuple(v.get('engine', ()))} | {ranks} | {c['train_macs']} | "
+                         f"{c['train_cycles']} | {c['train_cycles'] / f['train_cycles']:.3f} | "
+                         f"{c['train_macs'] / f['train_macs']:.3f} | "
                          f"{c['infer_cycles']} | {c['update_cycles']} |")
     lines += ["", "## Accuracy", ""]
     a = r.get("accelerator_accuracy")
