@@ -416,8 +416,10 @@ async def rows_missing(dut):
     writes by rows), as a build of 4 lanes with rows of 4 and a drain of 2 runs them: a lane sum reading a from it, a
     vector load of b from it, a wide drain into it. On such a build (verif/top/test_accel_errors.py) each runs to its
     end, its row reads returning 0 and its run writes dropped, and stops with the bank port error (code 4) at its pc.
-    A build without rows (VEC = 1, one lane) refuses them first (the contraction unit's code 4: lanes above LANES),
-    touching nothing. A training sample then runs bit-exactly."""
+    Then rows whose every run of a (2 words from the act bank's last word) passes the bank's depth: the runs read 0,
+    the writes land, and the op stops with the address error (code 3). A build without rows (VEC = 1, one lane)
+    refuses all of them first (the contraction unit's code 4: lanes above LANES), touching nothing. A training sample
+    then runs bit-exactly."""
     env = await Env.create(dut, 2)
     g, p = env.g, env.params
     rows = p.vec > 1
@@ -432,12 +434,19 @@ async def rows_missing(dut):
     vec_load = isa.with_lanes(mm, 4, 64, vec=4)
     wide = isa.with_lanes(replace(mm, b_base=g("act", 32), o_base=g("master", 0), out_w=8), 4, 64, vec=4, drain=2)
     assert lane_sum.lane_sum and vec_load.vec == 4 and not vec_load.lane_sum and wide.drain == 2
+    # out[i, j] = a[0, i] b[0, j], i and j 2: rows of R = 2 over i beside 2 columns, one run of a from the last word
+    outer = ContractDesc(a_base=g("act", p.bank_depth[0] - 1), b_base=g("act", 0), o_base=g("act", 16), out_count=4,
+                         out_loops=(PAD,) * 4 + (Loop(2, sa=1, so=2), Loop(2, sb=1, so=1)),
+                         red_loops=(PAD,) * 4, shift=0, mode=NEAREST, accumulate=False, out_w=16)
+    past_end = isa.check_desc(isa.row_forms(outer, 4, 64, 4, None, 1)[0])
+    assert past_end.rows and past_end.row_lanes == 2
     B = HAND_BASE
-    for name, desc, zero_read in (("a lane sum reading the master bank's rows", lane_sum, "a"),
-                                  ("a vector load from the master bank", vec_load, "b"),
-                                  ("a wide drain into the master bank", wide, "")):
+    for name, desc, code, zero_read in (("a lane sum reading the master bank's rows", lane_sum, 4, "a"),
+                                        ("a vector load from the master bank", vec_load, 4, "b"),
+                                        ("a wide drain into the master bank", wide, 4, ""),
+                                        ("rows whose runs of a pass the act bank's depth", past_end, 3, "a")):
         if rows:
-            await check_illegal(env, name, B, ct_record(desc) + END, 4, 0, B, [], runs=desc, zero_read=zero_read,
+            await check_illegal(env, name, B, ct_record(desc) + END, code, 0, B, [], runs=desc, zero_read=zero_read,
                                 writes=desc is not wide)
         else:
             await check_illegal(env, name, B, ct_record(desc) + END, 5, 4, B, [])
