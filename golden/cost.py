@@ -43,6 +43,7 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
             row = {"index": rec.index, "unit": P.UNIT_OF_KIND[rec.kind], "out": rec.op.out,
                    "op": _op_text(rec.op) + (f" (preloaded, head start {head:,})" if head else ""),
                    "lanes": getattr(rec.desc, "lanes", None), "macs": getattr(rec.desc, "macs", 0),
+                   "form": _form_text(rec.desc) if rec.kind == P.KIND_CONTRACT else "",
                    "cycles": unit_cycles, "sequencer": seq_cycles}
             if rec.kind == P.KIND_CONTRACT:
                 split = isa.contract_losses(rec.desc, lanes, head=head)
@@ -62,6 +63,20 @@ def _op_text(op) -> str:
     if op.kind != "contract":
         return op.kind
     return op.spec + (f" (in order {op.order})" if op.order else "")
+
+
+def _form_text(desc: isa.ContractDesc) -> str:
+    """How the engine runs a contraction (golden/isa.py with_lanes): its lane form, vector load and drain."""
+    if desc.lanes == 1:
+        return "direct"
+    if desc.rows:
+        form = f"rows: {desc.load_lanes} columns x {desc.row_lanes}" + (
+            f", {desc.idle_rows} idle in the last chunk" if desc.idle_rows else "")
+    elif desc.lane_sum:
+        form = f"lane sum: {desc.out_lanes} x {desc.sum_lanes}"
+    else:
+        form = "output lanes"
+    return form + (f", loads {desc.vec}" if desc.vec > 1 else "") + (f", drains {desc.drain}" if desc.drain > 1 else "")
 
 
 def format_report(report: dict, programs=P.PROGRAMS) -> str:
@@ -84,7 +99,7 @@ def format_report(report: dict, programs=P.PROGRAMS) -> str:
                   "|---|---|---|---|---|---|---|---|---|"]
         for row in r["ops"]:
             over = f"{row['over_ideal']:,.0f}" if "over_ideal" in row else ""
-            lanes = row["lanes"] if row["lanes"] is not None else ""
+            lanes = f"{row['lanes']} ({row['form']})" if row["lanes"] is not None else ""
             lines.append(f"| {row['index']} | {row['unit']} | {row['out']} | {row['op']} | {lanes} | "
                          f"{row['macs']:,} | {row['cycles']:,} | {over} | {row['sequencer']} |")
     return "\n".join(lines)

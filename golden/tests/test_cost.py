@@ -141,3 +141,18 @@ def test_cli_optimizer(capsys):
     assert runs["adam"]["train_sample"]["cycles"] == runs["sgd"]["train_sample"]["cycles"]
     kinds = [row["op"] for row in runs["adam"]["update"]["ops"]]
     assert "adam_v" in " ".join(kinds) and runs["adam"]["update"]["cycles"] > runs["sgd"]["update"]["cycles"]
+
+
+def test_op_rows_name_the_contraction_form():
+    """The op table's lanes column says how the engine runs each contraction: direct, output lanes, a lane sum (output
+    lanes x sum lanes) or rows (columns x rows, with the idle rows of the last chunk), and its vector load and drain."""
+    from golden.cost import _form_text
+    from golden.tests.test_isa_lanes import matmul_ijk_rows, matvec
+    rows = isa.with_lanes(replace(matmul_ijk_rows(5, 3, 4), a_base=1), 8, 4096, vec=4, drain=2)
+    assert _form_text(rows) == "rows: 4 columns x 2, 1 idle in the last chunk, loads 4, drains 2"
+    assert _form_text(isa.with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2, rows=False)) == \
+        "output lanes, loads 4, drains 2"
+    summed = isa.with_lanes(matvec(4, 32), 8, 4096, vec=8)
+    assert summed.lane_sum and (summed.out_lanes, summed.sum_lanes, summed.vec) == (1, 8, 8)
+    assert _form_text(summed) == "lane sum: 1 x 8, loads 8"
+    assert _form_text(matvec(4, 32)) == "direct"
