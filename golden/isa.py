@@ -400,8 +400,8 @@ def preload_start(desc: ContractDesc, head: int = 0) -> int:
 
 
 def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
-    """contract_cycles after the last group's first beat: its beats, a lane sum's adder tree, the drain, the old
-    word, requant and write."""
+    """contract_cycles after the last group's first beat: its beats, a lane sum's adder tree, the drain (rows with idle
+    rows: the last group is in the chunk loop's last index), the old word, requant and write."""
     return desc.red_count + sum_stages(desc) + drain_beats(desc, ragged=True) + 2 * mem_lat + mac_reg + 8
 
 
