@@ -70,11 +70,13 @@ async def open_accel(dut, check: str = "sample", fast_bus: bool = False, stalls:
     aw/w/ar, ready held low on b/r), drawn from `seed`."""
     cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
     dut.s_axis_tvalid.value = 0  # no sample stream unless a test attaches one (verif.host.SampleStream)
+    # The AXI master drives its channels idle from the start: undriven, Verilator's random initial values could
+    # make a write (a start, say) in the cycles after reset (SEED=4 did, before this).
+    axil = DirectAxil(dut, dut.clk) if fast_bus else AxilHost(dut, dut.clk, dut.rst)
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0
     await ClockCycles(dut.clk, 2)
-    axil = DirectAxil(dut, dut.clk) if fast_bus else AxilHost(dut, dut.clk, dut.rst)
     if stalls:
         if fast_bus:
             raise ValueError("stalls need cocotbext-axi's master, not the direct bus")
