@@ -94,8 +94,9 @@ def run_row_neighbours(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
 
 
 def ragged_rows(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
-    """The contractions of train_sample in rows whose last chunk has idle rows and whose a is read in runs that leave
-    their bank row (golden/isa.py rows): what the regression network idle_rows is kept to test."""
+    """The contractions of train_sample in rows whose last chunk has idle rows and whose a is read in runs off their
+    alignment to R (golden/isa.py rows; with a stride of 3 some of them cross into the next bank row): what the
+    regression network idle_rows is kept to test."""
     comp = compile_network(cfg)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     found = []
