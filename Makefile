@@ -85,7 +85,7 @@ mutate: setup ## plant known bugs in a copy of rtl/ and check that the regressio
 	$(PY) scripts/mutate.py $(if $(BLOCK),--block $(BLOCK))
 
 bench: setup ## measure the project's figures into results/
-	$(PY) scripts/bench.py $(if $(filter 1,$(QUICK)),--quick)
+	$(PY) scripts/bench.py $(if $(filter 1,$(QUICK)),--quick) $(if $(SECTIONS),--sections $(SECTIONS))
 
 clean: ## remove build outputs (keeps .venv)
 	rm -rf build

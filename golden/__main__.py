@@ -34,6 +34,11 @@ def main(argv=None) -> int:
     co.add_argument("--drain", type=int, default=1,
                     help="elements the contraction engine's drain writes a cycle (1: one; at most --vec)")
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
+    co.add_argument("--fit-ranks", action="store_true",
+                    help="take --ranks as a pruned network's live ranks and report the ranks between them and the "
+                         "built ones that run fastest on this engine (golden/cost.py fit_ranks)")
+    co.add_argument("--fit-for", choices=("train_sample", "infer"), default="train_sample",
+                    help="the program --fit-ranks makes fastest")
     co.add_argument("--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"),
                     default="all")
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
@@ -54,15 +59,29 @@ def main(argv=None) -> int:
         if args.rank_adaptation:
             cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
         if args.cmd == "cost":
-            from golden.cost import cost_report, format_report
+            from golden.cost import cost_report, fit_ranks, format_report
             from golden.program import PROGRAMS
+            engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=min(args.vec, args.lanes),
+                          drain=min(args.drain, args.vec, args.lanes))
+            ranks = None
             if args.ranks is not None:
                 try:
-                    cfg = with_ranks(cfg, json.loads(args.ranks))
+                    ranks = json.loads(args.ranks)
                 except json.JSONDecodeError as e:
                     raise ConfigError(f"--ranks {args.ranks!r}: not JSON ({e})") from None
-            report = cost_report(cfg, args.lanes, args.buf_depth, vec=min(args.vec, args.lanes),
-                                 drain=min(args.drain, args.vec, args.lanes))
+            if args.fit_ranks:
+                if ranks is None:
+                    raise ConfigError("--fit-ranks needs --ranks: the live ranks of the pruned network")
+                fit = fit_ranks(cfg, ranks, **engine, program=args.fit_for)
+                print(f"fitted ranks {fit['ranks']} for {args.fit_for}: {fit['cycles']:,} cycles; the live ranks "
+                      f"{fit['live']} {fit['live_cycles']:,}, the built ones {fit['built']} {fit['built_cycles']:,} "
+                      f"({fit['evaluated']} rank sets evaluated)")
+                ranks = fit["ranks"]
+            if ranks is not None:
+                cfg = with_ranks(cfg, ranks)
+            report = cost_report(cfg, **engine)
+            if args.fit_ranks:
+                report["fit"] = fit
             progs = PROGRAMS if args.program == "all" else (args.program,)
             print(json.dumps(report, indent=1, default=str) if args.json else format_report(report, progs))
             return 0

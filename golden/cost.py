@@ -9,16 +9,24 @@ same counters on the simulated RTL; host cycles (writing a sample, polling) are 
 
     python -m golden cost --model paper --lanes 16 --buf-depth 512 [--vec 16] [--drain 16] [--ranks '[[11, 9, 15], [15]]']
                           [--program train_sample] [--json]
+    python -m golden cost --model paper --lanes 128 --buf-depth 512 --vec 16 --drain 16 --ranks '[[11, 9, 15], [15]]'
+                          --fit-ranks [--fit-for train_sample|infer]
 """
 from __future__ import annotations
+
+import itertools
+import math
+import sys
+import time
 
 from golden import isa
 from golden import program as P
 from golden.compiler import compile_network
-from golden.config import NetConfig
+from golden.config import ConfigError, NetConfig, with_ranks
 from golden.machine import Machine
 
 LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # isa.contract_losses beside the ideal
+FIT_EXHAUSTIVE = 64  # fit_ranks tries every rank set of a space this small, else descends coordinate by coordinate
 
 
 def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048, vec: int = 1,
@@ -57,6 +65,66 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
                                     "sequencer": counted["sequencer"], "end": counted["end"], "macs": macs,
                                     "ideal": macs / lanes, "contract_over_ideal": losses, "ops": rows}
     return report
+
+
+def fit_ranks(cfg: NetConfig, live, lanes: int = 1, buf_depth: int = 0, vec: int = 1, drain: int = 1,
+              program: str = "train_sample", log=sys.stderr) -> dict:
+    """The ranks to recompile a pruned network at on one engine: per bond, between its live rank (`live`, as
+    `--ranks` gives them) and the rank `cfg` builds, the rank set whose `program` takes the fewest modelled cycles
+    (cost_report; fewer MACs among equals). The engine's forms favour some counts (powers of two fill the rows and
+    lane sums at 128 lanes), so a few pruned slices kept beside the live ones can run faster than the live ranks
+    alone; the pruned slices stay zero and masked (SPEC 5.6: both adjoining slices are zero, so are their
+    gradients), and the program computes the live network. Both ends are candidates, so the fit is never slower
+    than the live ranks or the built ones.
+
+    A space of at most FIT_EXHAUSTIVE rank sets is searched whole; a larger one by coordinate descent (every rank of
+    one bond, the others fixed, until no bond improves) from the live ranks and from the built ones, which finds a
+    good set, not always the best. Progress lines go to `log`. Raises ConfigError where a live rank is outside
+    1..the built rank."""
+    built = [list(layer.ranks) for layer in cfg.layers]
+    with_ranks(cfg, live)  # the shape of `live`, checked like a config
+    if [len(r) for r in live] != [len(r) for r in built]:
+        raise ConfigError(f"live ranks {live}: expected as many bonds per layer as the built ranks {built}")
+    lo, hi = [r for layer in live for r in layer], [r for layer in built for r in layer]
+    for i, (a, b) in enumerate(zip(lo, hi)):
+        if not 1 <= a <= b:
+            raise ConfigError(f"live ranks {live}: bond {i} has {a}, outside 1..{b} (the built rank)")
+
+    def nest(flat) -> list[list[int]]:
+        it = iter(flat)
+        return [[next(it) for _ in layer] for layer in built]
+
+    seen: dict[tuple[int, ...], tuple[int, int]] = {}
+    t0 = time.time()
+
+    def cost(flat: tuple[int, ...]) -> tuple[int, int]:
+        if flat not in seen:
+            r = cost_report(with_ranks(cfg, nest(flat)), lanes, buf_depth, vec=vec, drain=drain)["programs"][program]
+            seen[flat] = (r["cycles"], r["macs"])
+            if log is not None and len(seen) % 10 == 0:
+                best = min(seen, key=seen.get)
+                print(f"fit_ranks: {len(seen)} rank sets in {time.time() - t0:.0f} s "
+                      f"({len(seen) / (time.time() - t0):.1f}/s), best {nest(best)} at {seen[best][0]:,} cycles",
+                      file=log, flush=True)
+        return seen[flat]
+
+    choices = [range(a, b + 1) for a, b in zip(lo, hi)]
+    if math.prod(len(c) for c in choices) <= FIT_EXHAUSTIVE:
+        for flat in itertools.product(*choices):
+            cost(flat)
+    else:
+        for start in (tuple(lo), tuple(hi)):
+            cur, moved = start, True
+            while moved:
+                moved = False
+                for i, values in enumerate(choices):
+                    best = min((cur[:i] + (v,) + cur[i + 1:] for v in values), key=cost)
+                    if cost(best) < cost(cur):
+                        cur, moved = best, True
+    best = min(seen, key=seen.get)
+    return {"program": program, "live": nest(lo), "built": nest(hi), "ranks": nest(best),
+            "cycles": seen[best][0], "macs": seen[best][1], "live_cycles": seen[tuple(lo)][0],
+            "built_cycles": seen[tuple(hi)][0], "evaluated": len(seen)}
 
 
 def _op_text(op) -> str:

@@ -35,6 +35,7 @@ from bits import bits_table  # noqa: E402
 
 from golden.compiler import PLAN_ENGINES, compile_network  # noqa: E402
 from golden.config import load_config  # noqa: E402
+from golden.cost import fit_ranks  # noqa: E402
 from golden.float_model import measure_speed  # noqa: E402
 from golden.machine import Machine  # noqa: E402
 from golden.memory import memory_report  # noqa: E402
@@ -105,28 +106,36 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
     """Rank pruning shrinks the work: the live ranks a rank-adapted run ended with (the bit-exact row, else the
     float one when the bit-exact run pruned nothing), recompiled and measured on the RTL against the full ranks: on the
     engine of the target that builds the model, and for paper also on the engine its programs are planned for
-    (golden/compiler.py PLAN_ENGINES[0]: 128 lanes, issue 4's)."""
+    (golden/compiler.py PLAN_ENGINES[0]: 128 lanes, issue 4's). On each engine also the ranks golden/cost.py
+    fit_ranks recompiles the pruned network at (some pruned slices kept, zero, where the engine runs them faster),
+    where they differ from the live ones."""
     out = {}
     for key, table in accuracy.items():
         model = table["model"]
-        full_ranks = [list(lay.ranks) for lay in load_config(model).layers]
-        full = rtl.get(f"{model}/verilator")
+        cfg = load_config(model)
+        full_ranks = [list(lay.ranks) for lay in cfg.layers]
         pruned = [(row, [list(r) for r in table["rows"][row]["ranks"]]) for row in ("golden_rank", "float_rank")
                   if row in table["rows"]]
         pruned = [(row, ranks) for row, ranks in pruned if ranks != full_ranks]
-        if not pruned or full is None:
+        if not pruned or rtl.get(f"{model}/verilator") is None:
             continue
         row, ranks = pruned[0]
-        print(f"bench: accelerator {model} at the pruned ranks {ranks} ({row})", flush=True)
-        m = measure_rtl(model, "verilator", ranks, *engine_of(model))
-        out[key] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks, "engine": engine_of(model),
-                    "full": program_costs(full), "pruned": program_costs(m)}
+        engines = {key: engine_of(model)}
         if model == "paper":
-            plan = astuple(PLAN_ENGINES[0])
-            print(f"bench: accelerator {model}, full and pruned ranks, on the planned engine {plan}", flush=True)
-            out[f"{key}/planned-engine"] = {
-                **out[key], "engine": plan, "full": program_costs(measure_rtl(model, "verilator", None, *plan)),
-                "pruned": program_costs(measure_rtl(model, "verilator", ranks, *plan))}
+            engines[f"{key}/planned-engine"] = astuple(PLAN_ENGINES[0])
+        for name, engine in engines.items():
+            print(f"bench: accelerator {model} on the engine {engine}: full ranks, the pruned ranks {ranks} ({row}), "
+                  "and the ranks fitted to the engine", flush=True)
+            full = rtl[f"{model}/verilator"] if engine == engine_of(model) else measure_rtl(model, "verilator", None,
+                                                                                             *engine)
+            lanes, buf_depth, vec, drain = engine
+            fit = fit_ranks(cfg, ranks, lanes, buf_depth, vec=vec, drain=drain, log=sys.stdout)
+            out[name] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks, "engine": engine,
+                         "full": program_costs(full),
+                         "pruned": program_costs(measure_rtl(model, "verilator", ranks, *engine))}
+            if fit["ranks"] != ranks:
+                out[name]["fitted"] = {"ranks": fit["ranks"],
+                                       **program_costs(measure_rtl(model, "verilator", fit["ranks"], *engine))}
     return out
 
 
@@ -262,7 +271,9 @@ def finish_accelerator_accuracy(started: dict | None) -> dict | None:
 def markdown(r: dict) -> str:
     lines = [f"# Benchmarks ({r['date']}, {r['machine']})", "",
              "Regenerate with `make bench` (`QUICK=1` for the short subset). " + r["note"], "",
-             f"This {'QUICK=1 ' if r['quick'] else 'full '}run took {r['wall_s'] / 60:.1f} min.", "",
+             f"This {'QUICK=1 ' if r['quick'] else 'full '}run took {r['wall_s'] / 60:.1f} min."
+             + "".join(f" Section {name} re-measured on {day} (`python scripts/bench.py --sections {name}`)."
+                       for name, day in r.get("refreshed", {}).items()), "",
              "## Memory: the whole on-chip training state", "",
              "| model | accelerator bytes | FP32 dense + SGD momentum | ratio | FP32 dense + Adam | ratio | "
              "parameter-only ratio (paper's count) |", "|---|---|---|---|---|---|---|"]
@@ -330,13 +341,18 @@ def markdown(r: dict) -> str:
                      f"{v['float_dense_batch64']:.0f} | {g['samples_per_cpu_s']:.0f} | {g['samples_per_wall_s']:.0f} |")
     lines += ["", "## Rank pruning shrinks the work", "",
               "The final live ranks of a rank-adapted run (accuracy section), recompiled and measured on the simulated "
-              "RTL against the full ranks.", "",
+              "RTL against the full ranks; and where the engine runs them faster, the ranks `python -m golden cost "
+              "--fit-ranks` recompiles them at (golden/cost.py fit_ranks: per bond between the live and the built "
+              "rank, the pruned slices kept zero), measured the same way.", "",
               "| model | engine (lanes, buffer words, vector load, drain) | ranks (row) | train MACs | train cycles | "
               "cycles vs full | MACs vs full | inference cycles | update cycles |",
               "|---|---|---|---|---|---|---|---|---|"]
     for v in r.get("pruning", {}).values():
         f, p = v["full"], v["pruned"]
-        for ranks, c in ((f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)):
+        rows = [(f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)]
+        if "fitted" in v:
+            rows.append((f"{v['fitted']['ranks']} ({v['row']}, fitted to the engine)", v["fitted"]))
+        for ranks, c in rows:
             lines.append(f"| {v['model']} | {tuple(v.get('engine', ()))} | {ranks} | {c['train_macs']} | "
                          f"{c['train_cycles']} | {c['train_cycles'] / f['train_cycles']:.3f} | "
                          f"{c['train_macs'] / f['train_macs']:.3f} | "
@@ -391,19 +407,42 @@ def plot(r: dict) -> None:
     plt.close(fig)
 
 
+SECTIONS = ("memory", "rtl", "work", "cpu", "versus_cpu", "accuracy", "accelerator_accuracy", "bits", "pruning")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="the short subset (digits accuracy only, fewer batches)")
+    ap.add_argument("--sections", default=None,
+                    help=f"measure only these sections (comma-separated, of {', '.join(SECTIONS)}) into the existing "
+                         "results/bench.json, whose other sections keep their figures; BENCH.md says which were "
+                         "refreshed and when")
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     t0 = time.time()
-    r = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, Python {platform.python_version()}",
-         "quick": args.quick,
-         "note": "Accelerator cycles are measured on the simulated RTL (at each target's MAC lanes), Fmax from the "
-                 "committed synthesis baselines of the accelerator top."}
+    today = time.strftime("%Y-%m-%d")
+    if args.sections:
+        wanted = args.sections.split(",")
+        unknown = [w for w in wanted if w not in SECTIONS]
+        if unknown:
+            ap.error(f"unknown sections {unknown}; the sections are {', '.join(SECTIONS)}")
+        if not (OUT / "bench.json").exists():
+            ap.error(f"--sections refreshes {OUT / 'bench.json'}, which does not exist: run make bench first")
+        r = json.loads((OUT / "bench.json").read_text())
+    else:
+        wanted = list(SECTIONS)
+        r = {"date": today, "machine": f"{platform.machine()}, Python {platform.python_version()}",
+             "quick": args.quick,
+             "note": "Accelerator cycles are measured on the simulated RTL (at each target's MAC lanes), Fmax from "
+                     "the committed synthesis baselines of the accelerator top."}
+
     def section(name, fn):
+        if name not in wanted:
+            return
         print(f"bench: {name} ({time.time() - t0:.0f} s)", flush=True)
         r[name] = fn()
+        if args.sections:
+            r.setdefault("refreshed", {})[name] = today
 
     # The speed sections first, on an idle machine; then the accelerator's training runs go to the background
     # while the accuracy tables use every core.
@@ -412,17 +451,18 @@ def main() -> int:
     section("work", lambda: section_work(r["rtl"]))
     section("cpu", lambda: section_cpu(args.quick))
     section("versus_cpu", lambda: section_versus_cpu(r["work"], r["rtl"], r["cpu"]))
-    accelerator_runs = start_accelerator_accuracy(args.quick)
+    accelerator_runs = start_accelerator_accuracy(args.quick) if "accelerator_accuracy" in wanted else None
     section("accuracy", lambda: section_accuracy(args.quick))
     section("accelerator_accuracy", lambda: finish_accelerator_accuracy(accelerator_runs))
     section("bits", section_bits)
     section("pruning", lambda: section_pruning(r["accuracy"], r["rtl"]))
-    r["wall_s"] = round(time.time() - t0)
+    if not args.sections:
+        r["wall_s"] = round(time.time() - t0)
     (OUT / "bench.json").write_text(json.dumps(r, indent=1, default=str))
     (OUT / "BENCH.md").write_text(markdown(r))
     plot(r)
     print((OUT / "BENCH.md").read_text())
-    print(f"bench: done in {r['wall_s']} s; results in {OUT}")
+    print(f"bench: done in {round(time.time() - t0)} s; results in {OUT}")
     return 0
 
 

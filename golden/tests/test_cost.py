@@ -10,8 +10,8 @@ from golden import isa
 from golden import program as P
 from golden.__main__ import main
 from golden.compiler import compile_network
-from golden.config import load_config
-from golden.cost import LOSSES, cost_report
+from golden.config import ConfigError, load_config, with_ranks
+from golden.cost import LOSSES, cost_report, fit_ranks
 
 ENGINES = {"tiny": (4, 64), "digits": (8, 512), "paper": (16, 512)}
 
@@ -156,3 +156,58 @@ def test_op_rows_name_the_contraction_form():
     assert summed.lane_sum and (summed.out_lanes, summed.sum_lanes, summed.vec) == (1, 8, 8)
     assert _form_text(summed) == "lane sum: 1 x 8, loads 8"
     assert _form_text(matvec(4, 32)) == "direct"
+
+
+DIGITS_ENGINE = dict(lanes=8, buf_depth=512, vec=8, drain=8)  # the digits target's build
+
+
+def _train_costs(cfg, box) -> dict:
+    """(cycles, MACs) of train_sample at every rank set of `box` (per layer, per bond: the ranks), by cost_report."""
+    import itertools
+    flat = [r for layer in box for r in layer]
+    out = {}
+    for combo in itertools.product(*flat):
+        it = iter(combo)
+        ranks = [[next(it) for _ in layer] for layer in box]
+        p = cost_report(with_ranks(cfg, ranks), **DIGITS_ENGINE)["programs"]["train_sample"]
+        out[json.dumps(ranks)] = (p["cycles"], p["macs"])
+    return out
+
+
+@pytest.mark.parametrize("exhaustive", [True, False])
+def test_fit_ranks_keeps_pruned_slices_where_they_pay(monkeypatch, exhaustive):
+    """digits pruned to [[5, 7]] on its 8-lane build: every rank set between the live and the built ranks, costed one
+    by one, against fit_ranks, by its whole search and (FIT_EXHAUSTIVE 0) by coordinate descent. Rank 8 at the
+    second bond fills the vector loads and drains, so keeping one pruned slice there is faster than the live ranks."""
+    from golden import cost
+    if not exhaustive:
+        monkeypatch.setattr(cost, "FIT_EXHAUSTIVE", 0)
+    cfg = load_config("digits")
+    costs = _train_costs(cfg, [[range(5, 9), range(7, 9)], []])
+    fit = cost.fit_ranks(cfg, [[5, 7], []], **DIGITS_ENGINE, log=None)
+    best = min(costs, key=costs.get)
+    assert json.dumps(fit["ranks"]) == best and (fit["cycles"], fit["macs"]) == costs[best]
+    assert fit["live_cycles"] == costs[json.dumps([[5, 7], []])][0]
+    assert fit["built_cycles"] == costs[json.dumps([[8, 8], []])][0]
+    assert fit["cycles"] < fit["live_cycles"] and fit["cycles"] < fit["built_cycles"]
+    assert fit["ranks"] != [[5, 7], []]
+    assert fit["evaluated"] <= len(costs)
+
+
+def test_fit_ranks_rejects_ranks_outside_the_built_ones():
+    cfg = load_config("digits")
+    for bad, why in (([[9, 7], []], "bond 0 has 9, outside 1..8"), ([[5, 0], []], "ranks"),
+                     ([[5, 7]], "one list of inner ranks per layer")):
+        with pytest.raises(ConfigError, match=why):
+            fit_ranks(cfg, bad, **DIGITS_ENGINE, log=None)
+
+
+def test_cli_fit_ranks(capsys):
+    args = ["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--vec", "8", "--drain", "8"]
+    assert main(args + ["--ranks", "[[5, 7], []]", "--fit-ranks", "--json"]) == 0
+    out = capsys.readouterr().out
+    fit = json.loads(out[out.index("{"):])
+    assert fit["ranks"] == fit["fit"]["ranks"] and fit["programs"]["train_sample"]["cycles"] == fit["fit"]["cycles"]
+    assert out.startswith(f"fitted ranks {fit['ranks']} for train_sample")
+    assert main(args + ["--fit-ranks"]) == 2
+    assert "--fit-ranks needs --ranks" in capsys.readouterr().err

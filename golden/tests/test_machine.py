@@ -399,6 +399,58 @@ def test_strong_prior_keeps_one_slice_per_bond():
     assert [len(pruned[b]) for b in sorted(pruned)] == [3, 4]
 
 
+def _hand_pruned(pruned: dict) -> tuple[Machine, np.ndarray, np.ndarray]:
+    """A rank-adapted machine after a few mini-batches, with the slices `pruned` ((layer, bond) -> slice indices)
+    pruned by hand (their masks cleared, then the rank_prune program) and a few more mini-batches; its data."""
+    rng = np.random.default_rng(3)
+    m = _init_machine(_rank_setup(1e-3, ([2, 4, 2], [2, 2, 1], [4, 5])), seed=2, init_seed=2)
+    x = m.quantize_input(rng.random((128, 16)))
+    y = rng.integers(0, 4, size=128)
+    m.calibrate(x[:16], y[:16])
+    _train_epochs(m, rng, x[:64], y[:64], 1, warmup=1)
+    masks = _bond_masks(m)
+    for bond, slices in pruned.items():
+        m.mem[masks[bond]][slices] = 0
+    m.run(m.comp.rank_prune, {}, None, observe=False)
+    _train_epochs(m, rng, x[:64], y[:64], 1, warmup=1, pruned_log=[])
+    return m, x, y
+
+
+@pytest.mark.parametrize("ranks, kept", [([[2, 2]], [[0, 2], [1, 3]]), ([[3, 4]], [[0, 1, 2], [0, 1, 2, 3]]),
+                                         ([[4, 5]], [[0, 1, 2, 3], [0, 1, 2, 3, 4]])])
+def test_compacted_machine_is_the_same_network(ranks, kept):
+    """golden/compact.py: a pruned network recompiled at its live ranks ([[2, 2]]), at ranks that keep some pruned
+    slices ([[3, 4]]) and at its own ranks ([[4, 5]]): the same logits bit for bit (inference rounds NEAREST), the
+    live slices' words carried over in order, the kept pruned slices zero and masked; and training goes on with them
+    zero. `kept`: the slices each bond keeps, by hand (the live ones, then the first pruned ones)."""
+    from golden.compact import compact, kept_slices
+    m, x, y = _hand_pruned({(0, 0): [1, 3], (0, 1): [0, 2, 4]})
+    assert m.live_ranks() == [[2, 2]]
+    small = compact(m, ranks)
+    assert [list(layer.ranks) for layer in small.cfg.layers] == ranks and small.live_ranks() == [[2, 2]]
+    assert np.array_equal(_run_infer(small, x), _run_infer(m, x))
+    keep = kept_slices(m, ranks)
+    assert keep == [kept]
+    w_old = m.mem["W0.1"].reshape(m.comp.tensors["W0.1"].shape)
+    assert np.array_equal(small.mem["W0.1"].reshape(small.comp.tensors["W0.1"].shape),
+                          w_old[keep[0][0]][..., keep[0][1]])
+    assert small.stream.state == m.stream.state and small.frac == {n: f for n, f in m.frac.items()
+                                                                    if n in small.frac}
+    _check_pruned_slices_zero(small)
+    rng = np.random.default_rng(4)
+    _train_epochs(small, rng, x, y, 1, warmup=1, pruned_log=[])
+    assert small.live_ranks() == [[2, 2]]
+
+
+def test_compact_refuses_ranks_below_the_live_ones_or_above_the_built():
+    from golden.compact import compact
+    m, _, _ = _hand_pruned({(0, 0): [1, 3]})
+    for bad, why in (([[1, 5]], r"bond 0 of layer 0 at 1, outside 2 \(its live slices\) .. 4"), ([[2, 6]], "bond 1 of layer 0 at 6"),
+                     ([[2]], "layer 0 has 2 bonds")):
+        with pytest.raises(ValueError, match=why):
+            compact(m, bad)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # (6) determinism
 
