@@ -48,19 +48,23 @@ def kept_slices(m: Machine, ranks) -> list[list[list[int]]]:
     return out
 
 
-def compact(m: Machine, ranks, seed: int = 0) -> Machine:
+def compact(m: Machine, ranks, calibration=None, rounds: int = 48) -> Machine:
     """A Machine for the network recompiled at `ranks` whose state is `m`'s without the dropped slices (module
     docstring): every persistent tensor of a core or a bond sliced along its rank axes, the rest as it is; the
     formats, max and saturation registers, LFSR and counters copied. Call it between mini-batches (the gradient
-    buffers zero). Raises ValueError where a rank is out of range, or where the recompiled programs have a tensor
-    whose format `m` does not hold (a new contraction order: calibrate the compacted machine first)."""
+    buffers zero).
+
+    At other ranks the planner may pick another contraction order, whose intermediates `m` has no format for. Those
+    formats alone are then calibrated like Machine.calibrate, on `calibration` = (quantised inputs, labels), after
+    which the rest of the state is put back as it was. Raises ValueError where a rank is out of range, or where such
+    formats are needed and no calibration batch is given."""
     keep = kept_slices(m, ranks)
     comp = compile_network(with_ranks(m.cfg, ranks))
     new_formats = sorted(n for n, t in comp.tensors.items() if t.adaptive and n not in m.frac)
-    if new_formats:
+    if new_formats and calibration is None:
         raise ValueError(f"the programs at ranks {ranks} form tensors the old ones do not ({', '.join(new_formats)}): "
-                         "their formats are not calibrated")
-    out = Machine(comp, seed)
+                         "their formats need a calibration batch")
+    out = Machine(comp, 0)
     for name in out.mem:
         old = m.mem[name].reshape(m.comp.tensors[name].shape)
         hit = _BOND_TENSOR.search(name)
@@ -82,4 +86,18 @@ def compact(m: Machine, ranks, seed: int = 0) -> Machine:
     for key in ("frac", "maxabs", "sat_by_tensor"):
         state[key] = {n: v for n, v in state[key].items() if n in comp.tensors}
     out.load_state_dict({"mem": out.mem, **state})
+    if new_formats:
+        _calibrate_new(out, new_formats, *calibration, rounds)
     return out
+
+
+def _calibrate_new(m: Machine, names: list[str], xq, labels, rounds: int) -> None:
+    """Settle the formats of the tensors `names` alone (SPEC 4.2's rule, a batch a round), then restore the rest of
+    the state: memories, registers, LFSR and the other formats."""
+    saved = m.state_dict()
+    for _ in range(rounds):
+        m.accumulate_batch(xq, labels)
+        if m.adapt(names) == 0:
+            break
+    frac = {**saved["frac"], **{n: m.frac[n] for n in names}}
+    m.load_state_dict({**saved, "frac": frac})

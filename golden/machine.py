@@ -152,11 +152,13 @@ class Machine:
     def fmt(self, name: str) -> Fmt:
         return Fmt(self.comp.tensors[name].fmt.width, self.frac[name])
 
-    def adapt(self) -> int:
-        """SPEC 4.2 shift control; returns how many formats changed."""
+    def adapt(self, names=None) -> int:
+        """SPEC 4.2 shift control (of the tensors `names`, default every adaptive one); returns how many formats
+        changed."""
         lo_f, hi_f = self.cfg.formats.frac_min, self.cfg.formats.frac_max
         changed = 0
-        for n, m in self.maxabs.items():
+        for n in self.maxabs if names is None else names:
+            m = self.maxabs[n]
             w = self.comp.tensors[n].fmt.width
             f = self.frac[n]
             if m == 0:  # nothing written, or all zeros: no evidence of scale

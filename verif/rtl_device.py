@@ -54,6 +54,11 @@ class RtlDevice:
             t[op.ins[0]].size + t[op.ins[1]].size + 100 * t[op.ins[3]].size if op.kind == "rank" else 0)
             for op in getattr(self.comp, prog)) + 1000 for prog in P.PROGRAMS}
 
+    def recompiled(self, golden: Machine) -> "RtlDevice":
+        """A device on the same RTL for another golden machine (a network recompiled, golden/compact.py); its
+        upload() makes the RTL's state that machine's."""
+        return RtlDevice(self.host, self.backdoor, self.params, golden, check=self.check, mem_lat=self.mem_lat)
+
     def __getattr__(self, name):
         """Bookkeeping the training loop reads (cfg, frac, quantize_input, live_ranks, ...) is the golden's."""
         return getattr(self.golden, name)

@@ -3,6 +3,7 @@ mini-batch vectorisation, adaptive formats, saturation, rank adaptation and dete
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -440,6 +441,39 @@ def test_compacted_machine_is_the_same_network(ranks, kept):
     rng = np.random.default_rng(4)
     _train_epochs(small, rng, x, y, 1, warmup=1, pruned_log=[])
     assert small.live_ranks() == [[2, 2]]
+
+
+def test_compact_calibrates_the_intermediates_of_a_new_contraction_order():
+    """digits pruned to [[4, 3]]: its backward pass takes another order there, with an intermediate the full network
+    has not. compact wants a calibration batch for its format, settles that format alone and puts every other part
+    of the state back; inference is unchanged and training goes on."""
+    from golden.compact import compact
+    cfg = load_config("digits")
+    cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
+    m = _init_machine(cfg, seed=3, init_seed=3)
+    rng = np.random.default_rng(5)
+    x = m.quantize_input(rng.random((64, 64)))
+    y = rng.integers(0, 10, size=64)
+    m.calibrate(x[:32], y[:32])
+    masks = _bond_masks(m)
+    m.mem[masks[(0, 0)]][4:] = 0
+    m.mem[masks[(0, 1)]][3:] = 0
+    m.run(m.comp.rank_prune, {}, None, observe=False)
+    with pytest.raises(ValueError, match=r"D0\.1\[EX1\+G0\.2\].*need a calibration batch"):
+        compact(m, [[4, 3], []])
+    small = compact(m, [[4, 3], []], calibration=(x[:32], y[:32]))
+    new = sorted(set(small.frac) - set(m.frac))
+    assert new == ["D0.1[EX1+G0.2]"]
+    assert {n: f for n, f in small.frac.items() if n not in new} == {n: f for n, f in m.frac.items() if n in small.frac}
+    assert small.stream.state == m.stream.state and small.samples_seen == m.samples_seen
+    assert small.maxabs == {n: m.maxabs.get(n, 0) for n in small.maxabs}
+    assert small.sat_by_tensor == {n: m.sat_by_tensor.get(n, 0) for n in small.sat_by_tensor}
+    w_old = m.mem["W0.1"].reshape(m.comp.tensors["W0.1"].shape)
+    assert np.array_equal(small.mem["W0.1"].reshape(small.comp.tensors["W0.1"].shape), w_old[:4][..., :3])
+    assert all(not small.mem[n].any() for n in small.mem if n.startswith("d"))
+    assert np.array_equal(_run_infer(small, x), _run_infer(m, x))
+    small.train_batch(x[32:48], y[32:48])
+    assert small.live_ranks() == [[4, 3], []]
 
 
 def test_compact_refuses_ranks_below_the_live_ones_or_above_the_built():

@@ -12,6 +12,7 @@ import cocotb
 import numpy as np
 
 from golden import program as P
+from golden.compact import compact
 from golden.datasets import load_dataset
 from verif.rtl_device import Mismatch
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
@@ -55,7 +56,8 @@ async def rank_steps(dut):
     """Rank adaptation on the RTL: mini-batches whose updates run the PENALTY ops, each followed by the host's
     rank update (it reads the master cores back, prunes, writes the zeroed slices and re-assembles the MASK and
     PENALTY descriptors); then every bond pruned to rank 1, the end of the prune phase (every tau 0) and one more
-    mini-batch at rank 1; bit-exact throughout."""
+    mini-batch at rank 1; then the network recompiled at the ranks the prune phase had left, its state carried over
+    (golden/compact.py), and a mini-batch and inference of it; bit-exact throughout."""
     s = seed()
     cfg = model_config(os.environ["MODEL"], int(os.environ.get("BATCH") or 0))
     cfg = prune_config(cfg, s, np.random.default_rng(s))
@@ -92,6 +94,18 @@ async def rank_steps(dut):
     await dev.train_batch(xq[sel], y[sel])  # penalty ops with every tau 0, masks kept
     await dev.infer(dev.quantize_input(data.test_x[:2]))
     assert dev.golden.live_ranks() == ones, "ranks changed after the prune phase"
+    # The network recompiled (golden/compact.py) at the ranks the prune phase had left: each bond its live slice and
+    # zero, masked ones up to them, uploaded to the same RTL; a mini-batch and inference bit-exact, with fewer MACs.
+    sel = idx[b * (updates + 2):b * (updates + 3)]
+    small = dev.recompiled(compact(dev.golden, pruned, calibration=(xq[sel], y[sel])))
+    await small.upload()
+    small.total_updates = dev.total_updates + 1
+    await small.train_batch(xq[sel], y[sel])
+    await small.infer(small.quantize_input(data.test_x[:2]))
+    assert small.golden.live_ranks() == ones and [list(r.ranks) for r in small.cfg.layers] == pruned
+    assert small.comp.macs("train_sample") < dev.comp.macs("train_sample")
+    dut._log.info(f"seed {s}: recompiled at {pruned}: train_sample {small.model_cycles('train_sample')} cycles "
+                  f"(at {full}: {dev.model_cycles('train_sample')})")
 
 
 @cocotb.test()
