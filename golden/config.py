@@ -29,7 +29,7 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
         "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool, "lr_schedule": "constant" | "cosine",
         "rank": {"enabled": bool, "prior": number >= 0, "threshold": number > 0,
                  "every": int >= 1, "warmup_epochs": int >= 0,
-                 "end_epoch": null | int > warmup_epochs, "budget": null | 0 < number < 1}
+                 "end_epoch": null | int > warmup_epochs, "budget": null | 0 < number < 1, "recompile": bool}
       }
     }
 
@@ -38,7 +38,9 @@ the end of the run): the penalty is on and every `every` mini-batches the lambda
 From epoch end_epoch on, the ranks stay as pruned, the penalty is off (every tau 0) and the rest of the run
 fine-tunes the live slices. `budget` ends the prune phase early, after the rank update that brings the live
 TT core parameters to at most that fraction of the full count (e.g. 0.72: at least 28 % fewer): a parameter
-target rather than a prior to tune.
+target rather than a prior to tune. `recompile` (default false): when the prune phase ends, the network is
+recompiled at smaller ranks and fine-tunes with the smaller programs, its state carried over (golden/compact.py):
+at the live ranks, or on the accelerator at the ranks golden/cost.py fit_ranks finds fastest on its engine.
 
 Integers must be JSON integers (16.0 is rejected); numbers may be written either way.
 """
@@ -127,6 +129,7 @@ class RankCfg:
     warmup_epochs: int = 1  # no penalty and no pruning before this epoch
     end_epoch: int | None = None  # from this epoch on: no penalty, no pruning, fine-tune at fixed ranks (None: never)
     budget: float | None = None  # the prune phase also ends once live core params <= budget * full (None: never)
+    recompile: bool = False  # at the end of the prune phase: recompile at smaller ranks (golden/compact.py)
 
     def active(self, epoch: int) -> bool:
         """Whether the penalty and the rank updates run in `epoch` (0-based): the prune phase."""
@@ -373,6 +376,8 @@ def _rank(value: object) -> RankCfg:
                   f"{kwargs['end_epoch']} (the prune phase is the epochs warmup_epochs..end_epoch - 1)")
     if obj.get("budget") is not None:
         kwargs["budget"] = _number(obj["budget"], "train.rank.budget", lo=0.0, hi=1.0, lo_open=True)
+    if "recompile" in obj:
+        kwargs["recompile"] = _bool(obj["recompile"], "train.rank.recompile")
     return RankCfg(**kwargs)
 
 

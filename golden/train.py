@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from golden.compact import compact
 from golden.compiler import compile_network
-from golden.config import NetConfig, config_to_dict, load_config
+from golden.config import NetConfig, config_to_dict, load_config, with_ranks
+from golden.cost import fit_ranks
 from golden.datasets import Dataset, load_dataset
 from golden.float_model import init_tt_cores
 from golden.machine import Machine
@@ -62,10 +64,9 @@ class Run:
                  executor: str = "golden"):
         self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
         self.executor = executor
-        self.comp = compile_network(cfg)
-        self.golden = Machine(self.comp, seed)
-        self.golden.total_updates = epochs * (len(data.train_y) // cfg.train.batch)
-        self.machine = device(self.golden) if device else self.golden
+        self.device = device
+        self.recompiled = None  # the ranks train.rank.recompile recompiled the network at, once it has
+        self._adopt(Machine(compile_network(cfg), seed))
         self.rng = np.random.default_rng(seed)
         self.xq_train = self.golden.quantize_input(data.train_x)
         self.xq_test = self.golden.quantize_input(data.test_x)
@@ -82,6 +83,32 @@ class Run:
             self.golden.load_float_params(cores, biases)
             self.calibration_batch = self.rng.permutation(len(data.train_y))[:cfg.train.batch]
 
+    def _adopt(self, golden: Machine) -> None:
+        """Train `golden` (its compiled network) from here, on the device if there is one."""
+        golden.total_updates = self.epochs * (len(self.data.train_y) // self.cfg.train.batch)
+        self.golden, self.comp = golden, golden.comp
+        self.machine = self.device(golden) if self.device else golden
+
+    async def _recompile(self, say) -> None:
+        """train.rank.recompile, once the prune phase is over: the network recompiled at smaller ranks, its state
+        carried over (golden/compact.py): the live ranks, or on an accelerator (a device with build parameters) the
+        ranks fit_ranks finds fastest on its engine. The formats a new contraction order needs are calibrated on
+        the epoch's first mini-batch."""
+        if not self.cfg.train.rank.recompile or self.recompiled is not None:
+            return
+        live = self.golden.live_ranks()
+        engine = getattr(self.machine, "params", None)
+        ranks = live if engine is None else fit_ranks(self.cfg, live, engine.lanes, engine.buf_depth, vec=engine.vec,
+                                                      drain=engine.drain, log=sys.stdout)["ranks"]
+        first = self.perm[:self.cfg.train.batch]
+        macs = self.comp.macs("train_sample")
+        self._adopt(compact(self.golden, ranks, calibration=(self.xq_train[first], self.data.train_y[first])))
+        self.recompiled = ranks
+        if self.device:
+            await settle(self.machine.upload())
+        say(f"recompiled at ranks {ranks} (live {live}): {macs} -> {self.comp.macs('train_sample')} MACs per "
+            f"training sample")
+
     # --- checkpoints --------------------------------------------------------------------------------------
     def _identity(self) -> dict:
         """What a checkpoint must match to be resumed; the epoch count may grow (to extend a run)."""
@@ -97,7 +124,7 @@ class Run:
                                   "lfsr": st["lfsr"], "drawn": st["drawn"], "sat_total": st["sat_total"],
                                   "sat_by_tensor": st["sat_by_tensor"],
                                   "samples_seen": st["samples_seen"], "updates": st["updates"],
-                                  "epoch": self.epoch,
+                                  "epoch": self.epoch, "recompiled": self.recompiled,
                                   "batch_pos": self.batch_pos, "history": self.history,
                                   "calibration_batch": None if self.calibration_batch is None
                                   else [int(i) for i in self.calibration_batch],
@@ -118,6 +145,9 @@ class Run:
                                  f"seed differ); use another OUT directory or delete it")
             mem = {k[4:]: z[k] for k in z.files if k.startswith("mem/")}
             perm = z["perm"]
+        if meta.get("recompiled") is not None:  # saved after train.rank.recompile
+            self.recompiled = meta["recompiled"]
+            self._adopt(Machine(compile_network(with_ranks(self.cfg, self.recompiled)), self.seed))
         self.golden.load_state_dict({**meta, "mem": mem})
         self.epoch, self.batch_pos, self.history = meta["epoch"], meta["batch_pos"], meta["history"]
         self.stats = meta["stats"]
@@ -153,6 +183,7 @@ class Run:
                 self.batch_pos, self.stats = 0, self._fresh_stats()
                 if self.cfg.train.rank.frozen(self.epoch):  # the prune phase is over: penalty off (SPEC 5.6)
                     await settle(self.machine.rank_freeze())
+                    await self._recompile(print)
             stats = self.stats
             stats["t0"] = time.time() - stats["elapsed"]
             bar = progress(total=n_batches * b, initial=self.batch_pos * b,
@@ -171,6 +202,7 @@ class Run:
                         bar.write(f"rank budget {rank.budget:g} reached in epoch {self.epoch + 1}: "
                                   f"{self.golden.live_core_params()} live core parameters, ranks "
                                   f"{self.golden.live_ranks()}; fine-tuning from here")
+                        await self._recompile(bar.write)
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
                 stats["n"] += len(idx)
@@ -232,6 +264,7 @@ class Run:
         report = {
             "model": self.cfg.name, "dataset": self.data.name, "seed": self.seed, "executor": self.executor,
             "epochs": self.epoch, "test_acc": self.history[-1]["test_acc"] if self.history else None,
+            "recompiled_ranks": self.recompiled,
             "history": self.history,
             "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
             "formats": {k: v for k, v in self.golden.frac.items() if self.comp.tensors[k].adaptive},

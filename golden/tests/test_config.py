@@ -66,11 +66,11 @@ def test_round_trip_keeps_non_default_formats_and_rank_settings():
     data["formats"].update(core=[3, 2], act=[12, 6], frac_min=-4, frac_max=20)
     data["train"].update(optimizer="adam", lr=0.001, momentum=0)
     data["train"]["rank"].update(enabled=True, prior=1e-4, threshold=0.01, every=4, warmup_epochs=3,
-                                 end_epoch=6, budget=0.75)
+                                 end_epoch=6, budget=0.75, recompile=True)
     cfg = config_from_dict(data)
     assert cfg.formats.core == Fmt(3, 2) and cfg.formats.frac_max == 20
     assert cfg.train.rank.every == 4 and cfg.train.rank.end_epoch == 6 and cfg.train.momentum == 0.0
-    assert cfg.train.rank.budget == 0.75
+    assert cfg.train.rank.budget == 0.75 and cfg.train.rank.recompile
     assert config_to_dict(cfg) == data
     assert config_from_dict(json.loads(json.dumps(config_to_dict(cfg)))) == cfg
 
@@ -154,6 +154,7 @@ INVALID = [
     (_set("train.lr", float("nan")), r"^train\.lr: expected a finite number"),
     (_set("train.rank", True), r"^train\.rank: expected an object"),
     (_set("train.rank.enabled", "yes"), r"^train\.rank\.enabled: expected true or false"),
+    (_set("train.rank.recompile", 1), r"^train\.rank\.recompile: expected true or false"),
     # core counts, factors and ranks
     (_set("layers.0.in_shape", []), rf"^layers\[0\]\.in_shape: expected 1\.\.{MAX_CORES} factors"),
     (_set("layers.0.in_shape", [1] * (MAX_CORES + 1)),

@@ -49,18 +49,28 @@ def _cfg(rank: bool = False, epochs: int = 2):
 
 
 def _interrupt_after(run: Run, calls: int) -> None:
-    """Make the run stop (as on SIGINT) once `calls` mini-batches have been trained by this Run object."""
-    inner = run.machine.train_batch
+    """Make the run stop (as on SIGINT) once `calls` mini-batches have been trained by this Run object (by the
+    machine it trains, or by the one a recompile gives it)."""
     count = [0]
 
-    def train_batch(*args, **kwargs):
-        res = inner(*args, **kwargs)
-        count[0] += 1
-        if count[0] == calls:
-            run.interrupted = True
-        return res
+    def patch(machine):
+        inner = machine.train_batch
 
-    run.machine.train_batch = train_batch
+        def train_batch(*args, **kwargs):
+            res = inner(*args, **kwargs)
+            count[0] += 1
+            if count[0] == calls:
+                run.interrupted = True
+            return res
+        machine.train_batch = train_batch
+
+    adopt = run._adopt
+
+    def adopt_and_patch(golden):
+        adopt(golden)
+        patch(run.machine)
+    patch(run.machine)
+    run._adopt = adopt_and_patch
 
 
 def _weights(path: Path) -> dict:
@@ -286,3 +296,42 @@ def test_cli_memory_report_of_paper():
     assert rep["accelerator_total_bytes"] >= core_params * (cfg.formats.master.width + cfg.formats.core.width) / 8
     assert rep["parameter_only_ratio"] == pytest.approx(dense_weights * 32 / (core_params * cfg.formats.core.width))
     assert rep["parameter_only_ratio"] > 100
+
+
+def _recompile_cfg(budget=0.7):
+    d = config_to_dict(_budget_cfg(budget))
+    d["train"]["rank"]["recompile"] = True
+    return config_from_dict(d)
+
+
+def test_rank_recompile_fine_tunes_the_smaller_network(tmp_path, tiny_data, no_plots, capsys):
+    """train.rank.recompile: once the budget ends the prune phase, the run goes on with the network recompiled at its
+    live ranks (golden/compact.py): the same ranks and accuracy figures as they come, fewer MACs per sample, and a
+    checkpoint that resumes it."""
+    masked = Run(_budget_cfg(0.7), tiny_data, 5, tmp_path / "masked", 3).run()
+    small = Run(_recompile_cfg(), tiny_data, 5, tmp_path / "small", 3).run()
+    live = small["history"][-1]["ranks"]
+    assert small["recompiled_ranks"] == live == masked["history"][-1]["ranks"] != [[4], []]
+    assert "recompiled at ranks" in capsys.readouterr().out
+    assert small["macs_per_sample"]["train_sample"] < masked["macs_per_sample"]["train_sample"]
+    assert small["memory"]["accelerator_total_bytes"] < masked["memory"]["accelerator_total_bytes"]
+    with np.load(tmp_path / "small" / CHECKPOINT) as z:
+        assert z["mem/W0.0"].size == 4 * 4 * live[0][0] < 4 * 4 * 4  # the compacted master core (1, 4, 4, r)
+    assert small["history"][-1]["test_acc"] > 0.5
+
+
+def test_rank_recompile_resume_is_bit_identical(tmp_path, tiny_data, no_plots):
+    """Stopped before and after the recompile (the budget falls in the second epoch), the run ends as the
+    uninterrupted one."""
+    cfg = _recompile_cfg()
+    Run(cfg, tiny_data, 5, tmp_path / "ref", 3).run()
+    out = tmp_path / "interrupted"
+    for calls in (70, 60):
+        run = Run(cfg, tiny_data, 5, out, 3)
+        _interrupt_after(run, calls)
+        with pytest.raises(SystemExit):
+            run.run()
+    with np.load(out / CHECKPOINT) as z:
+        assert json.loads(str(z["meta"]))["recompiled"] is not None, "no resume from a recompiled checkpoint"
+    Run(cfg, tiny_data, 5, out, 3).run()
+    _assert_same_outcome(tmp_path / "ref", out)
