@@ -166,10 +166,12 @@ def test_rank_budget_ends_the_prune_phase(tmp_path, tiny_data, no_plots):
     assert all(p == params[-1] for p in params[first:])
 
 
-def test_rank_budget_resume_is_bit_identical(tmp_path, tiny_data, no_plots):
+@pytest.mark.parametrize("recompile", [False, True])
+def test_rank_budget_resume_is_bit_identical(tmp_path, tiny_data, no_plots, recompile):
     """The budget decision reads only the masks: a run stopped before and after the budget is reached (tiny has 64
-    mini-batches an epoch; the budget falls in the second) ends as the uninterrupted one."""
-    cfg = _budget_cfg(0.7)
+    mini-batches an epoch; the budget falls in the second) ends as the uninterrupted one; with train.rank.recompile,
+    the second stop comes after the recompile, so the last run resumes the recompiled network."""
+    cfg = _recompile_cfg() if recompile else _budget_cfg(0.7)
     Run(cfg, tiny_data, 5, tmp_path / "ref", 3).run()
     out = tmp_path / "interrupted"
     for calls in (70, 60):
@@ -177,6 +179,8 @@ def test_rank_budget_resume_is_bit_identical(tmp_path, tiny_data, no_plots):
         _interrupt_after(run, calls)
         with pytest.raises(SystemExit):
             run.run()
+    with np.load(out / CHECKPOINT) as z:
+        assert (json.loads(str(z["meta"]))["recompiled"] is not None) == recompile
     Run(cfg, tiny_data, 5, out, 3).run()
     _assert_same_outcome(tmp_path / "ref", out)
 
@@ -318,20 +322,3 @@ def test_rank_recompile_fine_tunes_the_smaller_network(tmp_path, tiny_data, no_p
     with np.load(tmp_path / "small" / CHECKPOINT) as z:
         assert z["mem/W0.0"].size == 4 * 4 * live[0][0] < 4 * 4 * 4  # the compacted master core (1, 4, 4, r)
     assert small["history"][-1]["test_acc"] > 0.5
-
-
-def test_rank_recompile_resume_is_bit_identical(tmp_path, tiny_data, no_plots):
-    """Stopped before and after the recompile (the budget falls in the second epoch), the run ends as the
-    uninterrupted one."""
-    cfg = _recompile_cfg()
-    Run(cfg, tiny_data, 5, tmp_path / "ref", 3).run()
-    out = tmp_path / "interrupted"
-    for calls in (70, 60):
-        run = Run(cfg, tiny_data, 5, out, 3)
-        _interrupt_after(run, calls)
-        with pytest.raises(SystemExit):
-            run.run()
-    with np.load(out / CHECKPOINT) as z:
-        assert json.loads(str(z["meta"]))["recompiled"] is not None, "no resume from a recompiled checkpoint"
-    Run(cfg, tiny_data, 5, out, 3).run()
-    _assert_same_outcome(tmp_path / "ref", out)
