@@ -5,6 +5,7 @@ every op derives it from the current formats of its tensors (SPEC 4.2), so shift
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
@@ -218,8 +219,15 @@ PLAN_ENGINES = (PlanEngine(128, 512, 16, 16), PlanEngine(16, 512, 1, 1))
 def plan_lane_cycles(spec: str, order: str, sizes: dict[str, int]) -> int:
     """The lane-cycles of one contraction, given by its einsum and element order, on PLAN_ENGINES (golden/isa.py
     spec_cycles x lanes, summed); raises ValueError where the nest does not fit a descriptor."""
+    return _plan_lane_cycles(spec, order, tuple((c, sizes[c]) for c in sorted(set(spec) - set(",->"))))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _plan_lane_cycles(spec: str, order: str, sizes: tuple[tuple[str, int], ...]) -> int:
+    """plan_lane_cycles of the sizes of the spec's letters alone, cached: the planner asks the same questions many
+    times, and golden/cost.py fit_ranks across rank sets that share most sizes."""
     from golden import isa  # imported here: isa imports the machine, which imports this module
-    return sum(e.lanes * isa.spec_cycles(spec, order, sizes, e.lanes, e.buf_depth, e.vec, e.drain)
+    return sum(e.lanes * isa.spec_cycles(spec, order, dict(sizes), e.lanes, e.buf_depth, e.vec, e.drain)
                for e in PLAN_ENGINES)
 
 
