@@ -142,7 +142,7 @@ async def random_networks(dut):
     """Constrained-random networks (verif/top/random_nets.py), all on this one accelerator build: each is compiled,
     uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model.
     A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction, the
-    next ones are the regression networks (random_nets.REGRESSION_NETWORKS)."""
+    next ones are the regression networks (random_nets.REGRESSION_NETWORKS; REGRESSION=0: random ones instead)."""
     from verif.top.random_nets import LANE_PARAMS, PARAMS, REGRESSION_NETWORKS, fits, random_config, shape_class
     from verif.top.accel_env import open_accel
     from golden.compiler import compile_network
@@ -154,7 +154,7 @@ async def random_networks(dut):
     rng = np.random.default_rng(s)
     make_device = await open_accel(dut, "sample", fast_bus=os.environ.get("BUS") == "direct")
     params = LANE_PARAMS if int(dut.LANES.value) > 1 else PARAMS
-    regression = REGRESSION_NETWORKS if params.lanes > 1 else []
+    regression = REGRESSION_NETWORKS if params.lanes > 1 and os.environ.get("REGRESSION") != "0" else []
     for k in range(int(os.environ.get("NETWORKS", "4"))):
         kept_for = None
         if 1 <= k <= len(regression):
