@@ -51,6 +51,7 @@ help: ## list the targets and variables
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512 VEC=8 DRAIN=8"
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
 	@echo "           make train, cost, synth: RANK_ADAPTATION=1 (rank adaptation on: the rank programs and the rank unit)"
+	@echo "           make cost: RANKS='[[11, 9, 15], [15]]' (other inner ranks) FIT=1 (RANKS are live ranks: the fastest ranks to recompile at)"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
@@ -63,7 +64,7 @@ train: setup ## train MODEL on DATASET (default: digits) on the co-simulated acc
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN)
 
 cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH, VEC-word loads, DRAIN-element drain (no simulation)
-	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation)
+	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(if $(RANKS),--ranks '$(RANKS)') $(if $(filter 1,$(FIT)),--fit-ranks)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@echo "regress: SEED=$(SEED) J=$(J)"
