@@ -85,8 +85,13 @@ def section_work(rtl: dict) -> dict:
     return {"targets": targets, "models": models}
 
 
+PLANNED = "paper/verilator/planned-engine"  # section_rtl's key of paper on the engine its programs are planned for
+
+
 def section_rtl(quick: bool) -> dict:
-    """Measured cycles and simulation speed of the accelerator top (verif/top/tb_bench.py)."""
+    """Measured cycles and simulation speed of the accelerator top (verif/top/tb_bench.py): each model on the engine
+    of the target that builds it, and paper also on the engine its programs are planned for (PLAN_ENGINES[0], 128
+    lanes: issue 4's, a build no target fits yet)."""
     pairs = [("tiny", "verilator"), ("digits", "verilator"), ("paper", "verilator")]
     if not quick:
         pairs += [("tiny", "icarus"), ("digits", "icarus")]
@@ -94,6 +99,8 @@ def section_rtl(quick: bool) -> dict:
     for model, sim in pairs:
         print(f"bench: accelerator {model} on {sim}", flush=True)
         out[f"{model}/{sim}"] = measure_rtl(model, sim, None, *engine_of(model))
+    print(f"bench: accelerator paper on verilator, on the planned engine {astuple(PLAN_ENGINES[0])}", flush=True)
+    out[PLANNED] = measure_rtl("paper", "verilator", None, *astuple(PLAN_ENGINES[0]))
     return out
 
 
@@ -126,8 +133,8 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
         for name, engine in engines.items():
             print(f"bench: accelerator {model} on the engine {engine}: full ranks, the pruned ranks {ranks} ({row}), "
                   "and the ranks fitted to the engine", flush=True)
-            full = rtl[f"{model}/verilator"] if engine == engine_of(model) else measure_rtl(model, "verilator", None,
-                                                                                             *engine)
+            full = rtl[f"{model}/verilator"] if engine == engine_of(model) else rtl.get(PLANNED) or measure_rtl(
+                model, "verilator", None, *engine)
             lanes, buf_depth, vec, drain = engine
             fit = fit_ranks(cfg, ranks, lanes, buf_depth, vec=vec, drain=drain, log=sys.stdout)
             out[name] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks, "engine": engine,
@@ -179,35 +186,35 @@ def section_cpu(quick: bool) -> dict:
     return out
 
 
-PROJECTED_LANES = 128  # the MAC lanes the design direction plans (issue 4)
-
-
 def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
     """Each placed target's training throughput against the CPU software of the cpu section on one desktop core,
     as ratios. Cycles per sample: the measured train_sample, the host's cycles around it (samples through the
-    AXI4-Stream input) and the measured update spread over its mini-batch, at the baseline Fmax. Labelled as a projection: the same with the contractions on
-    PROJECTED_LANES lanes at the ideal (train MACs / lanes + the measured cycles outside the contraction engine)."""
+    AXI4-Stream input) and the measured update spread over its mini-batch, at the baseline Fmax; for paper also on
+    the planned 128-lane engine (section_rtl's PLANNED measurement) at the same Fmax, labelled as a build that
+    does not fit the part."""
     out = {}
     for t, v in work["targets"].items():
         m = v["model"]
         meas = rtl.get(f"{m}/verilator")
         if not v["fmax_mhz"] or meas is None or m not in cpu:
             continue
-        c, macs = cpu[m], work["models"][m]["train_macs_per_sample"]
-        train, update = meas["train_sample"]["cycles"], meas["update"]["cycles"] / load_config(m).train.batch
-        host = meas["train_stream"]["host_cycles_per_sample"]
-        per_sample = train + host + update
-        projected_cycles = macs / PROJECTED_LANES + train - meas["train_sample"]["units"]["contract"] + host + update
+        c = cpu[m]
         hz = v["fmax_mhz"] * 1e6
         software = {"float_tt_batch1": c["float_tt_batch1"], "float_tt_batch64": c["float_tt_batch64"],
                     "golden": c["golden"]["samples_per_cpu_s"]}
-        out[t] = {"model": m, "cycles_per_sample": per_sample, "samples_per_s": hz / per_sample,
-                  "software_samples_per_s": software,
-                  "ratio": {k: hz / per_sample / s for k, s in software.items()},
-                  "projected_lanes": PROJECTED_LANES, "projected_cycles_per_sample": projected_cycles,
-                  "projected_samples_per_s": hz / projected_cycles,
-                  "projected_ratio": {k: hz / projected_cycles / s for k, s in software.items()}}
+        out[t] = {"model": m, "software_samples_per_s": software, **_throughput(meas, m, hz, software)}
+        if m == "paper" and PLANNED in rtl:
+            out[t]["planned_engine"] = {"lanes": rtl[PLANNED]["lanes"], **_throughput(rtl[PLANNED], m, hz, software)}
     return out
+
+
+def _throughput(meas: dict, model: str, hz: float, software: dict) -> dict:
+    """Cycles per training sample of one bench_rtl measurement (train_sample, the stream's host cycles, the update over
+    the mini-batch) and the samples/s at `hz`, against each software figure."""
+    per_sample = (meas["train_sample"]["cycles"] + meas["train_stream"]["host_cycles_per_sample"]
+                  + meas["update"]["cycles"] / load_config(model).train.batch)
+    return {"cycles_per_sample": per_sample, "samples_per_s": hz / per_sample,
+            "ratio": {k: hz / per_sample / s for k, s in software.items()}}
 
 
 def section_accuracy(quick: bool) -> dict:
@@ -272,8 +279,8 @@ def markdown(r: dict) -> str:
     lines = [f"# Benchmarks ({r['date']}, {r['machine']})", "",
              "Regenerate with `make bench` (`QUICK=1` for the short subset). " + r["note"], "",
              f"This {'QUICK=1 ' if r['quick'] else 'full '}run took {r['wall_s'] / 60:.1f} min."
-             + "".join(f" Section {name} re-measured on {day} (`python scripts/bench.py --sections {name}`)."
-                       for name, day in r.get("refreshed", {}).items()), "",
+             + "".join(f" Re-measured on {day}: sections {', '.join(names)} (`python scripts/bench.py --sections "
+                       f"{','.join(names)}`)." for day, names in _by_day(r.get("refreshed", {})).items()), "",
              "## Memory: the whole on-chip training state", "",
              "| model | accelerator bytes | FP32 dense + SGD momentum | ratio | FP32 dense + Adam | ratio | "
              "parameter-only ratio (paper's count) |", "|---|---|---|---|---|---|---|"]
@@ -318,19 +325,21 @@ def markdown(r: dict) -> str:
                   "over its mini-batch, at the "
                   "target's baseline Fmax. CPU figures from the next section (this machine, one core). The paper "
                   "reports 59x against an "
-                  "embedded CPU it does not name; a desktop core is another class of machine. The projection rows "
-                  f"are not measurements: the train MACs on {PROJECTED_LANES} lanes at the ideal plus the measured "
-                  "cycles outside the contraction engine, at the same Fmax.", "",
+                  "embedded CPU it does not name; a desktop core is another class of machine. The rows at 128 lanes "
+                  "are measured cycles of a build no target fits yet (the planned engine: results/synth.md), at the "
+                  "same Fmax.", "",
                   "| target | model | accelerator | float TT batch 1 | float TT batch 64 | bit-exact golden |",
                   "|---|---|---|---|---|---|"]
         for t, v in vs.items():
-            sw, ra, pr = v["software_samples_per_s"], v["ratio"], v["projected_ratio"]
-            lines.append(f"| {t} | {v['model']} | {v['samples_per_s']:.1f} (measured cycles) | {sw['float_tt_batch1']:.0f} "
-                         f"({ra['float_tt_batch1']:.3f}x) | {sw['float_tt_batch64']:.0f} ({ra['float_tt_batch64']:.4f}x) "
-                         f"| {sw['golden']:.0f} ({ra['golden']:.3f}x) |")
-            lines.append(f"| {t} | {v['model']} | {v['projected_samples_per_s']:.0f} (projection, "
-                         f"{v['projected_lanes']} lanes) | ({pr['float_tt_batch1']:.2f}x) | "
-                         f"({pr['float_tt_batch64']:.3f}x) | ({pr['golden']:.2f}x) |")
+            sw = v["software_samples_per_s"]
+            rows = [(v, "measured cycles")]
+            if "planned_engine" in v:
+                rows.append((v["planned_engine"], f"measured cycles at {v['planned_engine']['lanes']} lanes"))
+            for x, label in rows:
+                ra = x["ratio"]
+                lines.append(f"| {t} | {v['model']} | {x['samples_per_s']:.1f} ({label}) | {sw['float_tt_batch1']:.0f} "
+                             f"({ra['float_tt_batch1']:.3f}x) | {sw['float_tt_batch64']:.0f} "
+                             f"({ra['float_tt_batch64']:.4f}x) | {sw['golden']:.0f} ({ra['golden']:.3f}x) |")
     lines += ["",
               "## CPU software on one core (samples/s)", "",
               "| model | float TT batch 1 | float TT batch 64 | float dense batch 64 | bit-exact golden "
@@ -370,6 +379,14 @@ def markdown(r: dict) -> str:
     for name in r.get("bits", {}):
         lines.append(f"Accuracy against bits: [bits-{name}.md](bits-{name}.md).")
     return "\n".join(lines) + "\n"
+
+
+def _by_day(refreshed: dict) -> dict:
+    """{section: day} as {day: [sections]}, in order."""
+    out: dict = {}
+    for name, day in refreshed.items():
+        out.setdefault(day, []).append(name)
+    return out
 
 
 def plot(r: dict) -> None:
