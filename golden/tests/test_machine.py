@@ -438,6 +438,16 @@ def test_compacted_machine_is_the_same_network(ranks, kept):
     assert small.stream.state == m.stream.state and small.frac == {n: f for n, f in m.frac.items()
                                                                     if n in small.frac}
     _check_pruned_slices_zero(small)
+    # The same training too: with every draw 0 (rounding down) the draws' positions do not matter, and after a
+    # mini-batch on both the logits, a core's live slices, the formats and the saturation counts are equal.
+    big = copy.deepcopy(m)
+    for machine in (big, small):
+        machine.stream.take = lambda n: np.zeros(n, dtype=np.int64)
+        machine.train_batch(x[64:80], y[64:80])
+    assert np.array_equal(_run_infer(small, x), _run_infer(big, x))
+    w_big = big.mem["W0.1"].reshape(big.comp.tensors["W0.1"].shape)
+    assert np.array_equal(small.mem["W0.1"].reshape(small.comp.tensors["W0.1"].shape), w_big[kept[0]][..., kept[1]])
+    assert small.frac == {n: big.frac[n] for n in small.frac} and small.sat_total == big.sat_total
     rng = np.random.default_rng(4)
     _train_epochs(small, rng, x, y, 1, warmup=1, pruned_log=[])
     assert small.live_ranks() == [[2, 2]]
