@@ -31,6 +31,8 @@ _BOND_TENSOR = re.compile(r"(\d+)\.(\d+)$")  # G0.1, W0.1, dG0.1, V0.1, M0.1, LA
 def kept_slices(m: Machine, ranks) -> list[list[list[int]]]:
     """Per layer and bond, the old slice indices `compact` keeps, in order: the live ones (mask not 0) and the first
     pruned ones up to the bond's new rank. Raises ValueError where a rank is below the live rank or above the current."""
+    if len(ranks) != len(m.cfg.layers):
+        raise ValueError(f"ranks {ranks}: expected one list of inner ranks per layer ({len(m.cfg.layers)})")
     out = []
     for l, layer in enumerate(m.cfg.layers):
         if len(ranks[l]) != layer.d - 1:

@@ -490,7 +490,7 @@ def test_compact_refuses_ranks_below_the_live_ones_or_above_the_built():
     from golden.compact import compact
     m, _, _ = _hand_pruned({(0, 0): [1, 3]})
     for bad, why in (([[1, 5]], r"bond 0 of layer 0 at 1, outside 2 \(its live slices\) .. 4"), ([[2, 6]], "bond 1 of layer 0 at 6"),
-                     ([[2]], "layer 0 has 2 bonds")):
+                     ([[2]], "layer 0 has 2 bonds"), ([[2, 2], []], "one list of inner ranks per layer")):
         with pytest.raises(ValueError, match=why):
             compact(m, bad)
 
