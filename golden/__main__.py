@@ -37,8 +37,9 @@ def main(argv=None) -> int:
     co.add_argument("--fit-ranks", action="store_true",
                     help="take --ranks as a pruned network's live ranks and report the ranks between them and the "
                          "built ones that run fastest on this engine (golden/cost.py fit_ranks)")
-    co.add_argument("--fit-for", choices=("train_sample", "infer"), default="train_sample",
-                    help="the program --fit-ranks makes fastest")
+    co.add_argument("--fit-for", choices=("train", "train_sample", "infer"), default="train",
+                    help="what --fit-ranks makes fastest: train (a training sample with its share of the update, "
+                         "the default), or one program")
     co.add_argument("--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"),
                     default="all")
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
@@ -73,9 +74,9 @@ def main(argv=None) -> int:
                 if ranks is None:
                     raise ConfigError("--fit-ranks needs --ranks: the live ranks of the pruned network")
                 fit = fit_ranks(cfg, ranks, **engine, program=args.fit_for)
-                print(f"fitted ranks {fit['ranks']} for {args.fit_for}: {fit['cycles']:,} cycles; the live ranks "
-                      f"{fit['live']} {fit['live_cycles']:,}, the built ones {fit['built']} {fit['built_cycles']:,} "
-                      f"({fit['evaluated']} rank sets evaluated)")
+                print(f"fitted ranks {fit['ranks']} for {args.fit_for}: {fit['cycles']:,.0f} cycles; the live ranks "
+                      f"{fit['live']} {fit['live_cycles']:,.0f}, the built ones {fit['built']} "
+                      f"{fit['built_cycles']:,.0f} ({fit['evaluated']} rank sets evaluated)")
                 ranks = fit["ranks"]
             if ranks is not None:
                 cfg = with_ranks(cfg, ranks)

@@ -67,11 +67,15 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
     return report
 
 
+FIT_FOR = ("train", "train_sample", "infer")  # fit_ranks' objectives; train: train_sample + update / batch
+
+
 def fit_ranks(cfg: NetConfig, live, lanes: int = 1, buf_depth: int = 0, vec: int = 1, drain: int = 1,
-              program: str = "train_sample", log=sys.stderr) -> dict:
+              program: str = "train", log=sys.stderr) -> dict:
     """The ranks to recompile a pruned network at on one engine: per bond, between its live rank (`live`, as
     `--ranks` gives them) and the rank `cfg` builds, the rank set whose `program` takes the fewest modelled cycles
-    (cost_report; fewer MACs among equals). The engine's forms favour some counts (powers of two fill the rows and
+    (cost_report; fewer MACs among equals): "train", a training sample with its share of the mini-batch's update
+    (train_sample + update / batch, the cycles fine-tuning spends a sample), or one program. The engine's forms favour some counts (powers of two fill the rows and
     lane sums at 128 lanes), so a few pruned slices kept beside the live ones can run faster than the live ranks
     alone; the pruned slices stay zero and masked (SPEC 5.6: both adjoining slices are zero, so are their
     gradients), and the program computes the live network. Both ends are candidates, so the fit is never slower
@@ -97,14 +101,19 @@ def fit_ranks(cfg: NetConfig, live, lanes: int = 1, buf_depth: int = 0, vec: int
     seen: dict[tuple[int, ...], tuple[int, int]] = {}
     t0 = time.time()
 
+    if program not in FIT_FOR:
+        raise ValueError(f"fit_ranks: program {program!r}, expected one of {FIT_FOR}")
+
     def cost(flat: tuple[int, ...]) -> tuple[int, int]:
         if flat not in seen:
-            r = cost_report(with_ranks(cfg, nest(flat)), lanes, buf_depth, vec=vec, drain=drain)["programs"][program]
-            seen[flat] = (r["cycles"], r["macs"])
+            progs = cost_report(with_ranks(cfg, nest(flat)), lanes, buf_depth, vec=vec, drain=drain)["programs"]
+            r = progs["train_sample" if program == "train" else program]
+            extra = progs["update"]["cycles"] / cfg.train.batch if program == "train" else 0
+            seen[flat] = (r["cycles"] + extra, r["macs"])
             if log is not None and len(seen) % 10 == 0:
                 best = min(seen, key=seen.get)
                 print(f"fit_ranks: {len(seen)} rank sets in {time.time() - t0:.0f} s "
-                      f"({len(seen) / (time.time() - t0):.1f}/s), best {nest(best)} at {seen[best][0]:,} cycles",
+                      f"({len(seen) / (time.time() - t0):.1f}/s), best {nest(best)} at {seen[best][0]:,.0f} cycles",
                       file=log, flush=True)
         return seen[flat]
 

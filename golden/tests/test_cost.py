@@ -162,15 +162,17 @@ DIGITS_ENGINE = dict(lanes=8, buf_depth=512, vec=8, drain=8)  # the digits targe
 
 
 def _train_costs(cfg, box) -> dict:
-    """(cycles, MACs) of train_sample at every rank set of `box` (per layer, per bond: the ranks), by cost_report."""
+    """(cycles, MACs) of a training sample with its share of the update (train_sample + update / batch) at every rank
+    set of `box` (per layer, per bond: the ranks), by cost_report."""
     import itertools
     flat = [r for layer in box for r in layer]
     out = {}
     for combo in itertools.product(*flat):
         it = iter(combo)
         ranks = [[next(it) for _ in layer] for layer in box]
-        p = cost_report(with_ranks(cfg, ranks), **DIGITS_ENGINE)["programs"]["train_sample"]
-        out[json.dumps(ranks)] = (p["cycles"], p["macs"])
+        p = cost_report(with_ranks(cfg, ranks), **DIGITS_ENGINE)["programs"]
+        out[json.dumps(ranks)] = (p["train_sample"]["cycles"] + p["update"]["cycles"] / cfg.train.batch,
+                                  p["train_sample"]["macs"])
     return out
 
 
@@ -200,6 +202,8 @@ def test_fit_ranks_rejects_ranks_outside_the_built_ones():
                      ([[5, 7]], "one list of inner ranks per layer")):
         with pytest.raises(ConfigError, match=why):
             fit_ranks(cfg, bad, **DIGITS_ENGINE, log=None)
+    with pytest.raises(ValueError, match="program 'update', expected one of"):
+        fit_ranks(cfg, [[5, 7], []], **DIGITS_ENGINE, program="update", log=None)
 
 
 def test_cli_fit_ranks(capsys):
@@ -207,7 +211,14 @@ def test_cli_fit_ranks(capsys):
     assert main(args + ["--ranks", "[[5, 7], []]", "--fit-ranks", "--json"]) == 0
     out = capsys.readouterr().out
     fit = json.loads(out[out.index("{"):])
-    assert fit["ranks"] == fit["fit"]["ranks"] and fit["programs"]["train_sample"]["cycles"] == fit["fit"]["cycles"]
-    assert out.startswith(f"fitted ranks {fit['ranks']} for train_sample")
+    progs = fit["programs"]
+    assert fit["ranks"] == fit["fit"]["ranks"]
+    batch = load_config("digits").train.batch
+    assert progs["train_sample"]["cycles"] + progs["update"]["cycles"] / batch == fit["fit"]["cycles"]
+    assert out.startswith(f"fitted ranks {fit['ranks']} for train:")
+    assert main(args + ["--ranks", "[[5, 7], []]", "--fit-ranks", "--fit-for", "train_sample", "--json"]) == 0
+    out = capsys.readouterr().out
+    fit = json.loads(out[out.index("{"):])
+    assert fit["programs"]["train_sample"]["cycles"] == fit["fit"]["cycles"]
     assert main(args + ["--fit-ranks"]) == 2
     assert "--fit-ranks needs --ranks" in capsys.readouterr().err
