@@ -352,7 +352,7 @@ def markdown(r: dict) -> str:
               "The final live ranks of a rank-adapted run (accuracy section), recompiled and measured on the simulated "
               "RTL against the full ranks; and where the engine runs them faster, the ranks `python -m golden cost "
               "--fit-ranks` recompiles them at (golden/cost.py fit_ranks: per bond between the live and the built "
-              "rank, the pruned slices kept zero), measured the same way.", "",
+              "rank, the pruned slices kept zero), measured the same way. Plot: [pruning.png](pruning.png).", "",
               "| model | engine (lanes, buffer words, vector load, drain) | ranks (row) | train MACs | train cycles | "
               "cycles vs full | MACs vs full | inference cycles | update cycles |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -421,6 +421,31 @@ def plot(r: dict) -> None:
     ax.set(yscale="log", ylabel="training samples/s", title="CPU vs accelerator at Fmax (measured cycles, 1 lane)")
     fig.tight_layout()
     fig.savefig(OUT / "throughput.png", dpi=100)
+    plt.close(fig)
+    if r.get("pruning"):
+        plot_pruning(r["pruning"], plt)
+
+
+def plot_pruning(pruning: dict, plt) -> None:
+    """results/pruning.png: per model and engine, the train cycles and MACs of the pruned and fitted ranks relative
+    to the full ranks' (1.0: no gain; the section's table)."""
+    fig, ax = plt.subplots(figsize=(9, 4))
+    labels, bars = [], {"train cycles": [], "train MACs": []}
+    for v in pruning.values():
+        f = v["full"]
+        for name, c in [("live", v["pruned"])] + ([("fitted", v["fitted"])] if "fitted" in v else []):
+            labels.append(f"{v['model']} {v['engine'][0]} lanes\n{name} {c.get('ranks', v['ranks'])}")
+            bars["train cycles"].append(c["train_cycles"] / f["train_cycles"])
+            bars["train MACs"].append(c["train_macs"] / f["train_macs"])
+    x = np.arange(len(labels))
+    for i, (name, vals) in enumerate(bars.items()):
+        ax.bar(x + (i - 0.5) * 0.4, vals, 0.4, label=name)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set(ylabel="relative to the full ranks", title="rank pruning on the accelerator (simulated RTL)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(OUT / "pruning.png", dpi=100)
     plt.close(fig)
 
 
