@@ -74,6 +74,8 @@ class Run:
         self.epoch, self.batch_pos, self.perm = 0, 0, None
         self.stats = self._fresh_stats()
         self.interrupted = False
+        self.stop_after = 0  # tests: stop as on SIGINT once this object has trained this many mini-batches (0: never)
+        self.batches_trained = 0
         out.mkdir(parents=True, exist_ok=True)
         self.calibration_batch = None
         if (out / CHECKPOINT).exists():
@@ -208,6 +210,9 @@ class Run:
                 stats["n"] += len(idx)
                 stats["elapsed"] = time.time() - stats["t0"]
                 self.batch_pos += 1
+                self.batches_trained += 1
+                if self.batches_trained == self.stop_after:
+                    self.interrupted = True
                 bar.update(len(idx))
                 rate = device_rate(stats)
                 bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}",

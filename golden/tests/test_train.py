@@ -48,31 +48,6 @@ def _cfg(rank: bool = False, epochs: int = 2):
     return config_from_dict(d)
 
 
-def _interrupt_after(run: Run, calls: int) -> None:
-    """Make the run stop (as on SIGINT) once `calls` mini-batches have been trained by this Run object (by the
-    machine it trains, or by the one a recompile gives it)."""
-    count = [0]
-
-    def patch(machine):
-        inner = machine.train_batch
-
-        def train_batch(*args, **kwargs):
-            res = inner(*args, **kwargs)
-            count[0] += 1
-            if count[0] == calls:
-                run.interrupted = True
-            return res
-        machine.train_batch = train_batch
-
-    adopt = run._adopt
-
-    def adopt_and_patch(golden):
-        adopt(golden)
-        patch(run.machine)
-    patch(run.machine)
-    run._adopt = adopt_and_patch
-
-
 def _weights(path: Path) -> dict:
     with np.load(path) as z:
         return {k: z[k] for k in z.files}
@@ -102,7 +77,7 @@ def test_resume_is_bit_identical(tmp_path, tiny_data, no_plots, rank, stops):
     out = tmp_path / "interrupted"
     for calls in stops:
         run = Run(cfg, tiny_data, 5, out, cfg.train.epochs)
-        _interrupt_after(run, calls)
+        run.stop_after = calls
         with pytest.raises(SystemExit) as e:
             run.run()
         assert e.value.code == 130
@@ -176,7 +151,7 @@ def test_rank_budget_resume_is_bit_identical(tmp_path, tiny_data, no_plots, reco
     out = tmp_path / "interrupted"
     for calls in (70, 60):
         run = Run(cfg, tiny_data, 5, out, 3)
-        _interrupt_after(run, calls)
+        run.stop_after = calls
         with pytest.raises(SystemExit):
             run.run()
     with np.load(out / CHECKPOINT) as z:

@@ -33,18 +33,7 @@ async def train(dut):
     sim = cocotb.SIM_NAME.lower()
     run = Run(cfg, data, int(env["TRAIN_SEED"]), Path(env["TRAIN_OUT"]), cfg.train.epochs, device=make_device,
               executor=f"rtl ({sim})")
-    stop_after = int(env.get("TRAIN_INTERRUPT_AFTER") or 0)  # tests: behave as if Ctrl-C came after n batches
-    if stop_after:
-        device, batches = run.machine, []
-        train_batch = device.train_batch
-
-        async def counted(*args):
-            out = await train_batch(*args)
-            batches.append(1)
-            if len(batches) == stop_after:
-                run.interrupted = True
-            return out
-        device.train_batch = counted
+    run.stop_after = int(env.get("TRAIN_INTERRUPT_AFTER") or 0)  # tests: behave as if Ctrl-C came after n batches
     report = await run.arun()
     dut._log.info(f"test accuracy {report['test_acc']:.4f} (bit-identical to the golden model)")
     if not run.interrupted:
