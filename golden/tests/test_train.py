@@ -141,6 +141,13 @@ def test_rank_budget_ends_the_prune_phase(tmp_path, tiny_data, no_plots):
     assert all(p == params[-1] for p in params[first:])
 
 
+def _recompile_cfg(budget=0.7):
+    """_budget_cfg with train.rank.recompile: the run recompiles at its live ranks where the budget is reached."""
+    d = config_to_dict(_budget_cfg(budget))
+    d["train"]["rank"]["recompile"] = True
+    return config_from_dict(d)
+
+
 @pytest.mark.parametrize("recompile", [False, True])
 def test_rank_budget_resume_is_bit_identical(tmp_path, tiny_data, no_plots, recompile):
     """The budget decision reads only the masks: a run stopped before and after the budget is reached (tiny has 64
@@ -277,16 +284,11 @@ def test_cli_memory_report_of_paper():
     assert rep["parameter_only_ratio"] > 100
 
 
-def _recompile_cfg(budget=0.7):
-    d = config_to_dict(_budget_cfg(budget))
-    d["train"]["rank"]["recompile"] = True
-    return config_from_dict(d)
-
-
 def test_rank_recompile_fine_tunes_the_smaller_network(tmp_path, tiny_data, no_plots, capsys):
     """train.rank.recompile: once the budget ends the prune phase, the run goes on with the network recompiled at its
-    live ranks (golden/compact.py): the same ranks and accuracy figures as they come, fewer MACs per sample, and a
-    checkpoint that resumes it."""
+    live ranks (golden/compact.py): the ranks the run without the recompile ends with, fewer MACs per sample and a
+    smaller training state, the compacted cores in the checkpoint, and training that still learns (tiny reaches
+    over 0.9 either way; resuming it: test_rank_budget_resume_is_bit_identical)."""
     masked = Run(_budget_cfg(0.7), tiny_data, 5, tmp_path / "masked", 3).run()
     small = Run(_recompile_cfg(), tiny_data, 5, tmp_path / "small", 3).run()
     live = small["history"][-1]["ranks"]
@@ -296,4 +298,4 @@ def test_rank_recompile_fine_tunes_the_smaller_network(tmp_path, tiny_data, no_p
     assert small["memory"]["accelerator_total_bytes"] < masked["memory"]["accelerator_total_bytes"]
     with np.load(tmp_path / "small" / CHECKPOINT) as z:
         assert z["mem/W0.0"].size == 4 * 4 * live[0][0] < 4 * 4 * 4  # the compacted master core (1, 4, 4, r)
-    assert small["history"][-1]["test_acc"] > 0.5
+    assert small["history"][-1]["test_acc"] > 0.9 and masked["history"][-1]["test_acc"] > 0.9
