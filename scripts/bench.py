@@ -109,11 +109,16 @@ def section_bits() -> dict:
     return {"digits-digits": bits_table("digits", "digits")}
 
 
+# engines beside the synthesis target's that section_pruning measures: digits on make train's build; paper on the
+# engine its programs are planned for (128 lanes, issue 4's) and at 16 lanes with the vector loads, wide drain and
+# lane sums that the ECP5 build leaves out (its lanes, the forms of the wide engine)
+PRUNING_ENGINES = {"digits": ((8, 512, 8, 8),), "paper": (astuple(PLAN_ENGINES[0]), (16, 512, 16, 16))}
+
+
 def section_pruning(accuracy: dict, rtl: dict) -> dict:
     """Rank pruning shrinks the work: the live ranks a rank-adapted run ended with (the bit-exact row, else the
     float one when the bit-exact run pruned nothing), recompiled and measured on the RTL against the full ranks: on the
-    engine of the target that builds the model, and for paper also on the engine its programs are planned for
-    (golden/compiler.py PLAN_ENGINES[0]: 128 lanes, issue 4's). On each engine also the ranks golden/cost.py
+    engine of the target that builds the model and on the model's PRUNING_ENGINES. On each engine also the ranks golden/cost.py
     fit_ranks recompiles the pruned network at (some pruned slices kept, zero, where the engine runs them faster),
     where they differ from the live ones."""
     out = {}
@@ -128,13 +133,16 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
             continue
         row, ranks = pruned[0]
         engines = {key: engine_of(model)}
-        if model == "paper":
-            engines[f"{key}/planned-engine"] = astuple(PLAN_ENGINES[0])
+        for engine in PRUNING_ENGINES.get(model, ()):
+            engines[f"{key}/planned-engine" if engine == astuple(PLAN_ENGINES[0]) else
+                    f"{key}/engine-{'x'.join(map(str, engine))}"] = engine
         for name, engine in engines.items():
             print(f"bench: accelerator {model} on the engine {engine}: full ranks, the pruned ranks {ranks} ({row}), "
                   "and the ranks fitted to the engine", flush=True)
-            full = rtl[f"{model}/verilator"] if engine == engine_of(model) else rtl.get(PLANNED) or measure_rtl(
-                model, "verilator", None, *engine)
+            measured = {engine_of(model): rtl.get(f"{model}/verilator")}
+            if model == "paper":
+                measured[astuple(PLAN_ENGINES[0])] = rtl.get(PLANNED)
+            full = measured.get(engine) or measure_rtl(model, "verilator", None, *engine)
             lanes, buf_depth, vec, drain = engine
             fit = fit_ranks(cfg, ranks, lanes, buf_depth, vec=vec, drain=drain, log=sys.stdout)
             out[name] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks, "engine": engine,
@@ -429,19 +437,21 @@ def plot(r: dict) -> None:
 def plot_pruning(pruning: dict, plt) -> None:
     """results/pruning.png: per model and engine, the train cycles and MACs of the pruned and fitted ranks relative
     to the full ranks' (1.0: no gain; the section's table)."""
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = plt.subplots(figsize=(12, 4.5))
     labels, bars = [], {"train cycles": [], "train MACs": []}
     for v in pruning.values():
         f = v["full"]
         for name, c in [("live", v["pruned"])] + ([("fitted", v["fitted"])] if "fitted" in v else []):
-            labels.append(f"{v['model']} {v['engine'][0]} lanes\n{name} {c.get('ranks', v['ranks'])}")
+            lanes, _, vec, drain = v["engine"]
+            engine = f"{lanes} lane{'s' * (lanes > 1)}" + (f"\nvec {vec}, drain {drain}" if vec > 1 else "\n")
+            labels.append(f"{v['model']}, {engine}\n{name} {c.get('ranks', v['ranks'])}")
             bars["train cycles"].append(c["train_cycles"] / f["train_cycles"])
             bars["train MACs"].append(c["train_macs"] / f["train_macs"])
     x = np.arange(len(labels))
     for i, (name, vals) in enumerate(bars.items()):
         ax.bar(x + (i - 0.5) * 0.4, vals, 0.4, label=name)
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_xticks(x, labels, fontsize=7)
     ax.set(ylabel="relative to the full ranks", title="rank pruning on the accelerator (simulated RTL)")
     ax.legend(fontsize=7)
     fig.tight_layout()
