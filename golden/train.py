@@ -66,6 +66,7 @@ class Run:
         self.executor = executor
         self.device = device
         self.recompiled = None  # the ranks train.rank.recompile recompiled the network at, once it has
+        self.device_before_recompile = None  # the device's report of the programs it ran before the recompile
         self._adopt(Machine(compile_network(cfg), seed))
         self.rng = np.random.default_rng(seed)
         self.xq_train = self.golden.quantize_input(data.train_x)
@@ -104,6 +105,9 @@ class Run:
                                                       drain=engine.drain, log=sys.stdout)["ranks"]
         first = self.perm[:self.cfg.train.batch]
         macs = self.comp.macs("train_sample")
+        if hasattr(self.machine, "device_report"):  # the recompiled network runs on a new device, counting afresh
+            self.device_before_recompile = {"ranks": [list(layer.ranks) for layer in self.comp.cfg.layers],
+                                            **self.machine.device_report()}
         self._adopt(compact(self.golden, ranks, calibration=(self.xq_train[first], self.data.train_y[first])))
         self.recompiled = ranks
         if self.device:
@@ -280,6 +284,8 @@ class Run:
         }
         if hasattr(self.machine, "device_report"):
             report["device"] = self.machine.device_report()
+            if self.device_before_recompile is not None:
+                report["device"]["before_recompile"] = self.device_before_recompile
         (self.out / "report.json").write_text(json.dumps(report, indent=1))
         self.save_weights()
         plot_history(self.history, self.out)

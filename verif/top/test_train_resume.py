@@ -24,7 +24,8 @@ def test_interrupted_cosim_run_resumes_to_the_golden_weights(tmp_path):
 def test_cosim_run_recompiles_when_the_prune_phase_ends(tmp_path):
     """train.rank.recompile on the co-simulated accelerator: the rank budget ends the prune phase in the second epoch,
     the run recompiles at the ranks fit_ranks picks for the build's engine (for tiny, the live ones, as the golden
-    run without an engine picks), uploads the compacted state and fine-tunes bit-exactly: the golden model's weights."""
+    run without an engine picks), uploads the compacted state and fine-tunes bit-exactly: the golden model's weights.
+    The report keeps the device's counts from before the recompile beside those after it."""
     import json
 
     from golden.compiler import compile_network
@@ -41,6 +42,12 @@ def test_cosim_run_recompiles_when_the_prune_phase_ends(tmp_path):
     assert reports[0]["recompiled_ranks"] == reports[1]["recompiled_ranks"] == reports[1]["history"][-1]["ranks"]
     built = compile_network(config_from_dict(cfg)).macs("train_sample")
     assert reports[1]["macs_per_sample"]["train_sample"] < built
+    # the device's counters: the programs of the built network, then those of the recompiled one
+    after = reports[1]["device"]
+    before = after["before_recompile"]
+    assert before["ranks"] == [layer["ranks"] for layer in cfg["layers"]] and before["macs_per_sample"]["train_sample"] == built
+    assert after["macs_per_sample"] == reports[1]["macs_per_sample"]
+    assert before["program_runs"]["train_sample"] > 0 and after["program_runs"]["train_sample"] > 0
     ref, got = np.load(tmp_path / "golden" / "weights.npz"), np.load(tmp_path / "rtl" / "weights.npz")
     mem = [k for k in ref.files if k.startswith("mem/")]
     assert mem and all(np.array_equal(ref[k], got[k]) for k in mem)
