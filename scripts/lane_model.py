@@ -27,17 +27,28 @@ each op takes the faster kind.
 
 Both kinds are built (session 24: lane sums with output lanes and rows, R chosen per op, golden/isa.py with_lanes);
 the engine's exact cycles are `python -m golden cost --lanes 128 ...`.
+
+--two-indices gives a ceiling for pruned ranks, which the built forms serve poorly at 128 lanes: lanes over any two
+of an op's indices (output or reduction), L1 x L2 <= --lanes of any counts, each op taking ceil(n / L) steps of
+every lane index and all of every other index; no load, drain or fill. With --pow2-lanes, L1 and L2 are powers of
+two (the built engine's lane numbering); --ranks recompiles at other inner ranks. The non-contraction ops' cycles
+(element-wise, softmax, sequencer) are golden/cost.py's, added for a per-sample total.
+
+    python scripts/lane_model.py --model paper --ranks '[[11, 9, 15], [15]]' --two-indices [--pow2-lanes]
 """
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import math
 from dataclasses import dataclass, replace
 
 from golden import isa
 from golden import program as P
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config import ConfigError, load_config, with_ranks
+from golden.cost import cost_report
 
 
 @dataclass(frozen=True)
@@ -164,6 +175,39 @@ def plan_split(model: str, lanes: int, r: int, width: int, rows: bool = False, r
     return out
 
 
+def two_index_steps(sizes: dict[str, int], lanes: int, pow2: bool = False) -> tuple[int, tuple[str, int, str, int]]:
+    """(steps, (index, L1, index, L2)) of the cheapest --two-indices shape for one contraction whose indices have
+    `sizes`: L1 x L2 <= lanes (each at most its index's count; powers of two with `pow2`), steps the product over the
+    indices of ceil(count / L), L 1 for the indices without lanes."""
+    best = (math.prod(sizes.values()), ("", 1, "", 1))
+    for i, j in itertools.permutations(sorted(sizes), 2):
+        for l1 in range(1, min(sizes[i], lanes) + 1):
+            l2 = min(sizes[j], lanes // l1)
+            if pow2:
+                if l1 & (l1 - 1):
+                    continue
+                l2 = 1 << (l2.bit_length() - 1)
+            lane = {i: l1, j: l2}
+            steps = math.prod(-(-n // lane.get(c, 1)) for c, n in sizes.items())
+            best = min(best, (steps, (i, l1, j, l2)))
+    return best
+
+
+def plan_two_indices(model: str, lanes: int, ranks=None, pow2: bool = False) -> tuple[list[tuple], int]:
+    """([(spec, MACs, steps, shape)] per contraction of train_sample, the other units' and the sequencer's cycles) of
+    the --two-indices ceiling; `ranks`: inner ranks to recompile at."""
+    cfg = load_config(model) if ranks is None else with_ranks(load_config(model), ranks)
+    comp = compile_network(cfg)
+    rows = []
+    for op in comp.train_sample:
+        if op.kind == "contract":
+            sizes = {c: comp.letter_sizes[c] for c in sorted(set(op.spec) - set(",->"))}
+            rows.append((op.spec, op.macs, *two_index_steps(sizes, lanes, pow2)))
+    report = cost_report(cfg, lanes, 512, vec=16, drain=16)["programs"]["train_sample"]
+    other = report["cycles"] - report["units"]["contract"]
+    return rows, other
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="paper")
@@ -174,9 +218,28 @@ def main() -> int:
     ap.add_argument("--reduction-lanes", type=int, default=0, metavar="R",
                     help="model the compiled lane forms with R reduction lanes each (module docstring)")
     ap.add_argument("--rows", action="store_true", help="with --reduction-lanes: the outer product's R rows too")
+    ap.add_argument("--two-indices", action="store_true", help="the ceiling of lanes over any two indices of an op "
+                                                                "(module docstring)")
+    ap.add_argument("--pow2-lanes", action="store_true", help="with --two-indices: lane counts powers of two")
+    ap.add_argument("--ranks", help="with --two-indices: inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     a = ap.parse_args()
     if a.lanes < 1 or a.width < 1 or a.requant < 1:
         raise SystemExit("error: --lanes, --width and --requant must be >= 1")
+    if a.two_indices:
+        try:
+            rows, other = plan_two_indices(a.model, a.lanes, json.loads(a.ranks) if a.ranks else None, a.pow2_lanes)
+        except (ValueError, ConfigError) as e:
+            raise SystemExit(f"error: {e}")
+        print(f"{a.model}{f' at ranks {a.ranks}' if a.ranks else ''}: {a.lanes} lanes over any two indices of an op"
+              f"{' (powers of two)' if a.pow2_lanes else ''}, no load, drain or fill (a ceiling, not a measurement)")
+        print("| contraction | lanes | steps | ideal MACs/lanes |")
+        print("|---|---|---|---|")
+        for spec, macs, steps, (i, l1, j, l2) in rows:
+            print(f"| {spec} | {i} {l1} x {j} {l2} = {l1 * l2} | {steps} | {macs / a.lanes:.0f} |")
+        total, ideal = sum(r[2] for r in rows), sum(r[1] for r in rows) / a.lanes
+        print(f"contractions: {total} steps against {ideal:.0f} ideal ({total / ideal:.3f}x); with the other units' "
+              f"and the sequencer's {other} cycles (golden/cost.py): {total + other} a training sample")
+        return 0
     if a.reduction_lanes:
         r = a.reduction_lanes
         if r < 2 or r & (r - 1) or a.lanes % r or r > a.width:

@@ -57,3 +57,23 @@ def test_second_dimensions_never_beat_their_ideal(model, rows):
     if rows:
         split = lane_model.plan_split(model, lanes, r, width=16)
         assert sum(p.cycles for p in plans) <= sum(p.cycles for p in split)
+
+
+def test_two_indices_worked_example():
+    """11 x 9 outputs, K = 4 at 128 lanes: i 11 x j 9 = 99 lanes take the four k steps; with powers of two the best
+    is 8 x 8 over i and j: ceil(11 / 8) ceil(9 / 8) 4 = 16 steps (every other pair, worked by hand, takes 18 or 22)."""
+    sizes = {"i": 11, "j": 9, "k": 4}
+    assert lane_model.two_index_steps(sizes, 128) == (4, ("i", 11, "j", 9))
+    steps, (_, l1, _, l2) = lane_model.two_index_steps(sizes, 128, pow2=True)
+    assert steps == 16 and (l1, l2) == (8, 8)
+
+
+@pytest.mark.parametrize("ranks", [None, [[11, 9, 15], [15]]])
+def test_two_indices_never_beat_the_ideal_and_powers_of_two_never_win(ranks):
+    any_count, other = lane_model.plan_two_indices("paper", 128, ranks)
+    pow2, _ = lane_model.plan_two_indices("paper", 128, ranks, pow2=True)
+    assert other > 0 and len(any_count) == len(pow2)
+    for (spec, macs, steps, (_, l1, _, l2)), p in zip(any_count, pow2):
+        assert l1 * l2 <= 128 and steps >= macs / 128 and p[2] >= steps
+    if ranks is None:  # every op of the full paper model has two indices whose counts fill 128 lanes: the ideal
+        assert all(steps == macs / 128 for _, macs, steps, _ in any_count)
