@@ -118,9 +118,9 @@ PRUNING_ENGINES = {"digits": ((8, 512, 8, 8),), "paper": (astuple(PLAN_ENGINES[0
 def section_pruning(accuracy: dict, rtl: dict) -> dict:
     """Rank pruning shrinks the work: the live ranks a rank-adapted run ended with (the bit-exact row, else the
     float one when the bit-exact run pruned nothing), recompiled and measured on the RTL against the full ranks: on the
-    engine of the target that builds the model and on the model's PRUNING_ENGINES. On each engine also the ranks golden/cost.py
-    fit_ranks recompiles the pruned network at (some pruned slices kept, zero, where the engine runs them faster),
-    where they differ from the live ones."""
+    engine of the target that builds the model and on the model's PRUNING_ENGINES. On each engine also the ranks
+    golden/cost.py fit_ranks recompiles the pruned network at (some pruned slices kept, zero, where the engine runs
+    them faster), where they differ from the live ones."""
     out = {}
     for key, table in accuracy.items():
         model = table["model"]

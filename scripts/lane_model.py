@@ -193,9 +193,11 @@ def two_index_steps(sizes: dict[str, int], lanes: int, pow2: bool = False) -> tu
     return best
 
 
-def plan_two_indices(model: str, lanes: int, ranks=None, pow2: bool = False) -> tuple[list[tuple], int]:
-    """([(spec, MACs, steps, shape)] per contraction of train_sample, the other units' and the sequencer's cycles) of
-    the --two-indices ceiling; `ranks`: inner ranks to recompile at."""
+def plan_two_indices(model: str, lanes: int, ranks=None, pow2: bool = False, width: int = 16,
+                     requant: int = 16) -> tuple[list[tuple], int]:
+    """([(spec, MACs, steps, shape)] per contraction of train_sample, the other units' and the sequencer's cycles on
+    the built engine of `lanes` lanes, vector loads of `width` words and a drain of `requant`) of the --two-indices
+    ceiling; `ranks`: inner ranks to recompile at."""
     cfg = load_config(model) if ranks is None else with_ranks(load_config(model), ranks)
     comp = compile_network(cfg)
     rows = []
@@ -203,7 +205,9 @@ def plan_two_indices(model: str, lanes: int, ranks=None, pow2: bool = False) -> 
         if op.kind == "contract":
             sizes = {c: comp.letter_sizes[c] for c in sorted(set(op.spec) - set(",->"))}
             rows.append((op.spec, op.macs, *two_index_steps(sizes, lanes, pow2)))
-    report = cost_report(cfg, lanes, 512, vec=16, drain=16)["programs"]["train_sample"]
+    vec = min(width, lanes)
+    report = cost_report(cfg, lanes, 512 if lanes > 1 else 0, vec=vec,
+                         drain=min(requant, vec))["programs"]["train_sample"]
     other = report["cycles"] - report["units"]["contract"]
     return rows, other
 
@@ -225,9 +229,12 @@ def main() -> int:
     a = ap.parse_args()
     if a.lanes < 1 or a.width < 1 or a.requant < 1:
         raise SystemExit("error: --lanes, --width and --requant must be >= 1")
+    if (a.ranks or a.pow2_lanes) and not a.two_indices:
+        raise SystemExit("error: --ranks and --pow2-lanes go with --two-indices")
     if a.two_indices:
         try:
-            rows, other = plan_two_indices(a.model, a.lanes, json.loads(a.ranks) if a.ranks else None, a.pow2_lanes)
+            rows, other = plan_two_indices(a.model, a.lanes, json.loads(a.ranks) if a.ranks else None, a.pow2_lanes,
+                                           a.width, a.requant)
         except (ValueError, ConfigError) as e:
             raise SystemExit(f"error: {e}")
         print(f"{a.model}{f' at ranks {a.ranks}' if a.ranks else ''}: {a.lanes} lanes over any two indices of an op"

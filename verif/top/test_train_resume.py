@@ -45,7 +45,8 @@ def test_cosim_run_recompiles_when_the_prune_phase_ends(tmp_path):
     # the device's counters: the programs of the built network, then those of the recompiled one
     after = reports[1]["device"]
     before = after["before_recompile"]
-    assert before["ranks"] == [layer["ranks"] for layer in cfg["layers"]] and before["macs_per_sample"]["train_sample"] == built
+    assert before["ranks"] == [layer["ranks"] for layer in cfg["layers"]]
+    assert before["macs_per_sample"]["train_sample"] == built
     assert after["macs_per_sample"] == reports[1]["macs_per_sample"]
     assert before["program_runs"]["train_sample"] > 0 and after["program_runs"]["train_sample"] > 0
     ref, got = np.load(tmp_path / "golden" / "weights.npz"), np.load(tmp_path / "rtl" / "weights.npz")
