@@ -136,12 +136,12 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
         for engine in PRUNING_ENGINES.get(model, ()):
             engines[f"{key}/planned-engine" if engine == astuple(PLAN_ENGINES[0]) else
                     f"{key}/engine-{'x'.join(map(str, engine))}"] = engine
+        measured = {engine_of(model): rtl.get(f"{model}/verilator")}  # the rtl section's full-rank runs
+        if model == "paper":
+            measured[astuple(PLAN_ENGINES[0])] = rtl.get(PLANNED)
         for name, engine in engines.items():
             print(f"bench: accelerator {model} on the engine {engine}: full ranks, the pruned ranks {ranks} ({row}), "
                   "and the ranks fitted to the engine", flush=True)
-            measured = {engine_of(model): rtl.get(f"{model}/verilator")}
-            if model == "paper":
-                measured[astuple(PLAN_ENGINES[0])] = rtl.get(PLANNED)
             full = measured.get(engine) or measure_rtl(model, "verilator", None, *engine)
             lanes, buf_depth, vec, drain = engine
             fit = fit_ranks(cfg, ranks, lanes, buf_depth, vec=vec, drain=drain, log=sys.stdout)
