@@ -85,7 +85,9 @@ module tt_accel #(
   parameter integer ADAM         = 0,
   // 1: the rank-update unit (tt_rank: SPEC 5.6's sums of squares, lambda, pruning decision and tau on chip), for a
   // network that adapts its ranks (golden/program.py AccelParams.rank); its RANK records are illegal without it.
-  parameter integer RANK         = 0
+  parameter integer RANK         = 0,
+  // The technology of the memories and multipliers (rtl/prim/: "generic", "ecp5" or "ice40").
+  parameter [63:0] TECH         = "generic"
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -223,8 +225,7 @@ module tt_accel #(
   wire [31:0]          lfsr_state;
   wire                 prog_rd_en;
   wire [PROG_AW-1:0]   prog_rd_addr;
-  reg  [31:0]          prog_ram_q;    // the RAM's read register
-  reg  [31:0]          prog_rd_data;  // its output register (tt_seq: read latency 2)
+  wire [31:0]          prog_rd_data;  // the program memory's read, behind its output register (tt_seq: latency 2)
   wire [DESC_BITS-1:0] desc;
   wire [1:0]           unit;
   wire [3:0]           unit_start;
@@ -283,21 +284,26 @@ module tt_accel #(
   wire host_stat_wr = bus_go && bus_we && win_stat && host_mem_ok && wr_full && bus_addr[17:7] == 11'd0;
 
   // ---- program memory ----
-  reg [31:0] prog_mem [0:PROG_DEPTH-1];
   localparam [PROG_AW:0] PROG_DEPTH_W = PROG_DEPTH[PROG_AW:0];
   wire       host_prog_in = ({1'b0, bus_addr[PROG_AW-1:0]} < PROG_DEPTH_W) &&
                             (bus_addr[17:PROG_AW] == {(18-PROG_AW){1'b0}});
   wire       host_prog_wr = bus_go && bus_we && win_prog && host_mem_ok && host_prog_in && wr_full;
   wire       host_prog_rd = bus_go && !bus_we && win_prog && host_mem_ok && host_prog_in;
-  always @(posedge clk) begin
-    if (host_prog_wr) begin
-      prog_mem[bus_addr[PROG_AW-1:0]] <= bus_wdata;
-    end
-    if (prog_rd_en || host_prog_rd) begin
-      prog_ram_q <= prog_mem[prog_rd_en ? prog_rd_addr : bus_addr[PROG_AW-1:0]];
-    end
-    prog_rd_data <= prog_ram_q;
-  end
+  tt_prim_ram #(
+    .WIDTH   (32),
+    .DEPTH   (PROG_DEPTH),
+    .AW      (PROG_AW),
+    .OUT_REG (1),
+    .TECH    (TECH)
+  ) u_prog (
+    .clk     (clk),
+    .wr_en   (host_prog_wr),
+    .wr_addr (bus_addr[PROG_AW-1:0]),
+    .wr_data (bus_wdata),
+    .rd_en   (prog_rd_en || host_prog_rd),
+    .rd_addr (prog_rd_en ? prog_rd_addr : bus_addr[PROG_AW-1:0]),
+    .rd_data (prog_rd_data)
+  );
 
   // ---- units ----
   wire [2:0]            rd_en_c;
@@ -338,7 +344,7 @@ module tt_accel #(
   localparam integer CT_NRED = 4;
   tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
                 .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
-                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC), .DRAIN(DRAIN)) u_contract (
+                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC), .DRAIN(DRAIN), .TECH(TECH)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
     .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
@@ -602,7 +608,7 @@ module tt_accel #(
              .BANK_DEPTH(BANK_DEPTH[NBANK*32-1:0]), .BANK_WIDTH(BANK_WIDTH[NBANK*32-1:0]),
              .BANK_PORTS(BANK_PORTS[NBANK*32-1:0]), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
              .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
-             .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN)) u_banks (
+             .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN), .TECH(TECH)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .rd_run_n1 ({ct_o_n1, ct_b_n1, ct_a_n1} & {12{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),
     .wr_en (wr_en_c), .wr_run (wr_run_c), .wr_addr (wr_addr_c), .wr_data (wr_data_c), .addr_err (mem_addr_err),

@@ -6,8 +6,12 @@
 // pins here (its input is tied off, so synthesis removes its logic): samples go through the SPI bridge's memory
 // window; an SoC top (an AXI DMA on Zynq) would connect it.
 //
-// Pins: clk, rst (active high, synchronous after a two-flip-flop synchronizer), spi_sck, spi_cs_n, spi_mosi,
-// spi_miso, done, error (tt_accel's flags, registered).
+// Pins: clk (the board's oscillator), rst (active high, synchronous after a two-flip-flop synchronizer), spi_sck,
+// spi_cs_n, spi_mosi, spi_miso, done, error (tt_accel's flags, registered).
+//
+// Clock: everything runs on the clock of a tt_prim_pll (TECH's PLL, the ECP5_* or ICE40_* dividers from the vendor
+// tools, chosen by scripts/synth.py for the target's requested clock; the generic technology passes clk through),
+// and is held in reset until the PLL has locked.
 //
 // SPI: mode 0 (sck idles low, both sides sample on the rising edge, the bridge changes miso after the falling
 // edge), most significant bit first, one slave (miso is driven, 0 outside a response). sck, cs_n and mosi are
@@ -54,9 +58,20 @@ module tt_accel_pins #(
   parameter integer VEC_BANKS    = 0,
   parameter integer DRAIN        = 1,
   parameter integer ADAM         = 0,
-  parameter integer RANK         = 0
+  parameter integer RANK         = 0,
+  // the technology of the memories, multipliers and PLL (rtl/prim/), and the PLL's dividers (tt_prim_pll)
+  parameter [63:0] TECH               = "generic",
+  parameter integer ECP5_CLKI_DIV      = 1,
+  parameter integer ECP5_CLKFB_DIV     = 1,
+  parameter integer ECP5_CLKOP_DIV     = 1,
+  parameter integer ECP5_CLKOP_CPHASE  = 0,
+  parameter integer ECP5_CLKOP_FPHASE  = 0,
+  parameter integer ICE40_DIVR         = 0,
+  parameter integer ICE40_DIVF         = 0,
+  parameter integer ICE40_DIVQ         = 1,
+  parameter integer ICE40_FILTER_RANGE = 1
 ) (
-  input  wire clk,
+  input  wire clk_osc,
   input  wire rst,
   input  wire spi_sck,
   input  wire spi_cs_n,
@@ -66,13 +81,33 @@ module tt_accel_pins #(
   output wire error
 );
 
+  // ---- clock ----
+  wire clk;  // the PLL's clock: every register below runs on it
+  wire pll_locked;
+  tt_prim_pll #(
+    .TECH               (TECH),
+    .ECP5_CLKI_DIV      (ECP5_CLKI_DIV),
+    .ECP5_CLKFB_DIV     (ECP5_CLKFB_DIV),
+    .ECP5_CLKOP_DIV     (ECP5_CLKOP_DIV),
+    .ECP5_CLKOP_CPHASE  (ECP5_CLKOP_CPHASE),
+    .ECP5_CLKOP_FPHASE  (ECP5_CLKOP_FPHASE),
+    .ICE40_DIVR         (ICE40_DIVR),
+    .ICE40_DIVF         (ICE40_DIVF),
+    .ICE40_DIVQ         (ICE40_DIVQ),
+    .ICE40_FILTER_RANGE (ICE40_FILTER_RANGE)
+  ) u_pll (
+    .clk_in  (clk_osc),
+    .clk_out (clk),
+    .locked  (pll_locked)
+  );
+
   // ---- synchronizers ----
   reg [1:0] rst_s;
   reg [2:0] sck_s;
   reg [1:0] cs_s;
   reg [1:0] mosi_s;
   always @(posedge clk) begin
-    rst_s  <= {rst_s[0], rst};
+    rst_s  <= {rst_s[0], rst || !pll_locked};
     sck_s  <= {sck_s[1:0], spi_sck};
     cs_s   <= {cs_s[0], spi_cs_n};
     mosi_s <= {mosi_s[0], spi_mosi};
@@ -201,7 +236,8 @@ module tt_accel_pins #(
     .STATE_DEPTH (STATE_DEPTH), .STATE_WIDTH (STATE_WIDTH), .STATE_PORTS (STATE_PORTS),
     .MOMENT_DEPTH (MOMENT_DEPTH), .MOMENT_WIDTH (MOMENT_WIDTH), .MOMENT_PORTS (MOMENT_PORTS),
     .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS),
-    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ADAM (ADAM), .RANK (RANK)
+    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ADAM (ADAM), .RANK (RANK),
+    .TECH (TECH)
   ) u_accel (
     .clk (clk), .rst (rst_q),
     .s_axil_awaddr (axi_addr_q), .s_axil_awprot (3'b000), .s_axil_awvalid (awvalid_q), .s_axil_awready (awready),

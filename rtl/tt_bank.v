@@ -8,11 +8,9 @@
 // RAMs carry no_rw_check: synthesis builds them without read-during-write logic (on ECP5 a comparator, a copy of
 // the write data and a multiplexer behind every block RAM); a simulation stops with an error if such a read
 // happens. The words are not reset: a reset of the accelerator leaves the state readable.
-// OUT_REG = 1 adds a register after the read register (data valid two cycles after rd_en), which takes the
-// RAM's slow clock-to-out off the paths behind it. yosys 0.70 leaves it in the fabric, where the placer puts it
-// between a far block RAM and the logic. Moved into the DP16KD's own output register instead (clock-to-out 0.96
-// instead of 5.83 ns) it made the ECP5 paper build slower (78.27 and 74.66 MHz against 82.92 and 81.05 at nextpnr
-// seeds 1 and 2, session 20): the route from the RAM then runs into the block multiplexer in the same cycle.
+// Each memory is a tt_prim_ram of the build's technology (TECH). OUT_REG = 1 adds its output register (data valid two
+// cycles after rd_en), which takes the block RAM's slow read clock-to-out off the paths behind it: on ECP5 the
+// DP16KD's own register, elsewhere a fabric register.
 // VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), each column a memory of its own. A
 // read takes the n1 + 1 consecutive words addr .. addr + n1, n1 = rd_run_n1 (0: the word alone; at most VEC - 1;
 // tt_contract's vector load a whole row, a lane sum's or rows' run of R words of a, a wide drain's old run). The run
@@ -29,7 +27,8 @@ module tt_bank #(
   parameter integer READ_PORTS = 1,   // 1..3
   parameter integer OUT_REG    = 0,   // 1: an output register (read latency 2)
   parameter integer BLOCK_BITS = 0,   // bits per block RAM of the part (0: one memory per column)
-  parameter integer VEC        = 1    // words per row (columns): 1, 2, 4, 8 or 16
+  parameter integer VEC        = 1,   // words per row (columns): 1, 2, 4, 8 or 16
+  parameter [63:0] TECH       = "generic"  // the block RAMs' technology (rtl/prim/tt_prim_ram.v)
 ) (
   input  wire                            clk,
   input  wire                            wr_en,
@@ -179,26 +178,21 @@ module tt_bank #(
         for (b = 0; b < NBLK; b = b + 1) begin : g_blk
           localparam integer N = (b == NBLK - 1) ? ROWS - b * BLK : BLK;
           localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
-          (* no_rw_check *)
-          reg [WIDTH-1:0] mem [0:N-1] /* verilator public_flat_rd */;  // the host checker reads it (verif/host.py Backdoor)
-          reg [WIDTH-1:0] rd_q;
-          always @(posedge clk) begin
-            if (col_wr && wa_blk == b[SW-1:0]) begin
-              mem[wa_word[NW-1:0]] <= wr_data[WIDTH*c +: WIDTH];
-            end
-            if (col_rd[c] && rd_blk == b[SW-1:0]) begin
-              rd_q <= mem[rd_word[NW-1:0]];
-            end
-          end
-          if (OUT_REG != 0) begin : g_out_reg
-            reg [WIDTH-1:0] out_q;
-            always @(posedge clk) begin
-              out_q <= rd_q;
-            end
-            assign blk_data[b*WIDTH +: WIDTH] = out_q;
-          end else begin : g_direct
-            assign blk_data[b*WIDTH +: WIDTH] = rd_q;
-          end
+          tt_prim_ram #(
+            .WIDTH   (WIDTH),
+            .DEPTH   (N),
+            .AW      (NW),
+            .OUT_REG (OUT_REG),
+            .TECH    (TECH)
+          ) u_ram (
+            .clk     (clk),
+            .wr_en   (col_wr && wa_blk == b[SW-1:0]),
+            .wr_addr (wa_word[NW-1:0]),
+            .wr_data (wr_data[WIDTH*c +: WIDTH]),
+            .rd_en   (col_rd[c] && rd_blk == b[SW-1:0]),
+            .rd_addr (rd_word[NW-1:0]),
+            .rd_data (blk_data[b*WIDTH +: WIDTH])
+          );
         end
         assign row_data[c*WIDTH +: WIDTH] = blk_data[sel_blk*WIDTH +: WIDTH];
       end

@@ -44,7 +44,8 @@ module tt_banks #(
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
   parameter integer          REG_OUT    = 0,   // 1: the RAMs' output registers
   parameter integer          REG_DATA   = 0,   // 1: a register after the read data mux
-  parameter integer          BLOCK_BITS = 0    // bits per block RAM of the part (tt_bank); 0: one memory per copy
+  parameter integer          BLOCK_BITS = 0,   // bits per block RAM of the part (tt_bank); 0: one memory per copy
+  parameter [63:0] TECH       = "generic"  // the block RAMs' technology (rtl/prim/tt_prim_ram.v)
 ) (
   input  wire                 clk,
   input  wire                 rst,
@@ -311,7 +312,8 @@ module tt_banks #(
         .READ_PORTS (NP),
         .OUT_REG    (REG_OUT),
         .BLOCK_BITS (BLOCK_BITS),
-        .VEC        (BV)
+        .VEC        (BV),
+        .TECH       (TECH)
       ) u_bank (
         .clk       (clk),
         .wr_en     (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),

@@ -101,7 +101,8 @@ module tt_contract #(
   parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
   parameter integer BUF_W     = 12,  // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
   parameter integer VEC       = 1,   // words a vector load reads into the buffers: 1 (none), 2, 4, 8 or 16 (<= LANES)
-  parameter integer DRAIN     = 1    // elements the drain writes a cycle: 1, 2, 4, 8 or 16 (<= VEC: a run is in a row)
+  parameter integer DRAIN     = 1,   // elements the drain writes a cycle: 1, 2, 4, 8 or 16 (<= VEC: a run is in a row)
+  parameter [63:0] TECH      = "generic"  // the lane buffers' and multipliers' technology (rtl/prim/)
 ) (
   input  wire                           clk,
   input  wire                           rst,
@@ -821,7 +822,8 @@ module tt_contract #(
           .DEPTH      ((1 << BUF_AW) + BUF_DEPTH),  // two sets: {set, word}
           .AW         (BUF_AW + 1),
           .READ_PORTS (1),
-          .OUT_REG    (BUF_OUT_REG)
+          .OUT_REG    (BUF_OUT_REG),
+          .TECH       (TECH)
         ) u_buf (
           .clk       (clk),
           .wr_en     (w_valid && take_word),
@@ -899,7 +901,8 @@ module tt_contract #(
     .B_W      (B_W),
     .ACC_W    (ACC_W),
     .PROD_REG (MAC_REG >= 1 ? 1 : 0),
-    .IN_REG   (MAC_REG >= 2 ? 1 : 0)
+    .IN_REG   (MAC_REG >= 2 ? 1 : 0),
+    .TECH     (TECH)
   ) u_mac (
     .clk   (clk),
     .rst   (rst),

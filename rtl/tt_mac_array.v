@@ -21,7 +21,8 @@ module tt_mac_array #(
   parameter integer B_W   = 16,  // per-lane operand width, 2..32
   parameter integer ACC_W = 48,  // accumulator width, A_W + B_W < ACC_W <= 64
   parameter integer PROD_REG = 1, // product register between the multiply and the accumulate, 0 or 1
-  parameter integer IN_REG   = 0  // operand registers ahead of the multiply, 0 or 1
+  parameter integer IN_REG   = 0, // operand registers ahead of the multiply, 0 or 1
+  parameter [63:0] TECH     = "generic"  // the multipliers' technology (rtl/prim/tt_prim_mul.v)
 ) (
   input  wire                   clk,
   input  wire                   rst,
@@ -88,40 +89,25 @@ module tt_mac_array #(
     end
   endgenerate
 
-  // The multiplier's operands: the ports, or registers of them (no reset: acc_en is low after rst until a product
-  // of new operands arrives).
-  wire [A_W*LANES-1:0] mul_a;
-  wire [B_W*LANES-1:0] mul_b;
-  generate
-    if (IN_REG == 1) begin : g_in_reg
-      reg [A_W*LANES-1:0] a_q;
-      reg [B_W*LANES-1:0] b_q;
-      always @(posedge clk) begin
-        a_q <= a;
-        b_q <= b;
-      end
-      assign mul_a = a_q;
-      assign mul_b = b_q;
-    end else begin : g_in_direct
-      assign mul_a = a;
-      assign mul_b = b;
-    end
-  endgenerate
-
   genvar l;
   generate
     for (l = 0; l < LANES; l = l + 1) begin : g_lane
-      wire signed [PROD_W-1:0] prod_d = $signed(mul_a[A_W*l +: A_W]) * $signed(mul_b[B_W*l +: B_W]);
-      wire signed [PROD_W-1:0] prod;
-      if (PROD_REG == 1) begin : g_prod_reg
-        reg signed [PROD_W-1:0] prod_q;
-        always @(posedge clk) begin
-          prod_q <= prod_d;  // no reset: acc_en is low after rst until a new product is in here
-        end
-        assign prod = prod_q;
-      end else begin : g_prod_direct
-        assign prod = prod_d;
-      end
+      // The multiply with its operand and product registers (no reset: acc_en is low after rst until a product of
+      // new operands arrives), in the technology's multiplier: a DSP's own registers.
+      wire [PROD_W-1:0] prod_u;
+      tt_prim_mul #(
+        .A_W     (A_W),
+        .B_W     (B_W),
+        .IN_REG  (IN_REG),
+        .OUT_REG (PROD_REG),
+        .TECH    (TECH)
+      ) u_mul (
+        .clk (clk),
+        .a   (a[A_W*l +: A_W]),
+        .b   (b[B_W*l +: B_W]),
+        .p   (prod_u)
+      );
+      wire signed [PROD_W-1:0] prod = $signed(prod_u);
 
       reg  signed [ACC_W-1:0]  acc_q;
       wire signed [ACC_W-1:0]  base = acc_clear ? {ACC_W{1'b0}} : acc_q;

@@ -46,6 +46,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from verif.filelist import module_files, sources  # noqa: E402  (the repository root on the path first)
+
 CATALOGUE = ROOT / "scripts" / "mutants.json"
 OUT = ROOT / "build" / "mutate"
 SIMS = ("icarus", "verilator")
@@ -98,14 +102,13 @@ def validate(cat: dict, root: Path = ROOT) -> list[str]:
     if not isinstance(blocks, dict) or not isinstance(mutants, list):
         return ["catalogue needs a 'blocks' object and a 'mutants' list"]
     for name, b in blocks.items():
-        for key in ("tests", "toplevel", "sources"):
+        for key in ("tests", "toplevel"):
             if key not in b:
                 errors.append(f"block {name}: missing '{key}'")
         if "tests" in b and not (root / b["tests"]).is_dir():
             errors.append(f"block {name}: no test directory {b['tests']}")
-        for s in b.get("sources", []):
-            if not (root / "rtl" / s).is_file():
-                errors.append(f"block {name}: no source rtl/{s}")
+        if "toplevel" in b and b["toplevel"] not in module_files(root / "rtl"):
+            errors.append(f"block {name}: no module {b['toplevel']} under rtl/")
     seen: set[str] = set()
     for i, m in enumerate(mutants):
         mid = m.get("id", f"#{i}")
@@ -166,7 +169,7 @@ def plant(m: dict | None, dest: Path, root: Path = ROOT) -> Path:
 def elaborates(block: dict, rtl: Path, sim: str) -> tuple[bool, str]:
     """Elaborate the block's sources in `rtl` with default parameters: iverilog, plus verilator --lint-only
     (default warnings, like the build, not -Wall) when the tests run on Verilator."""
-    srcs = [str(rtl / s) for s in block["sources"]]
+    srcs = [str(s) for s in sources(block["toplevel"], rtl=rtl)]
     cmds = [["iverilog", "-g2012", "-o", os.devnull, "-s", block["toplevel"], f"-I{rtl}", *srcs]]
     if sim == "verilator":
         cmds.append(["verilator", "--lint-only", f"-I{rtl}", "--top-module", block["toplevel"], *srcs])

@@ -280,21 +280,74 @@ class AccelHost:
         await self.wr(CTRL, CTRL_CLEAR_COUNTERS)
 
 
+def _bits(handle) -> int:
+    """A memory word's value from the simulator's bit string (an X or Z raises ValueError, as int(handle.value)
+    does): building a LogicArray per word took a third of a co-simulated training run's time in its lock-step
+    checks."""
+    return int(handle._handle.get_signal_val_binstr(), 2)
+
+
+class RamWords:
+    """The words of one tt_prim_ram (rtl/prim/) through the simulator's hierarchy, as unsigned integers, whatever
+    its technology: the generic memory's array, or the block RAMs' storage in their cell models, laid out as
+    tt_prim_ram_ecp5 (verif/models/ecp5/DP16KD.v: 1,024 rows of 18 bits) and tt_prim_ram_ice40 (yosys's
+    SB_RAM40_4K: 256 rows of 16 bits) place them."""
+
+    def __init__(self, ram):
+        self.width, self.depth = int(ram.WIDTH.value), int(ram.DEPTH.value)
+        if hasattr(ram, "g_generic"):
+            self.tech, mem = "generic", ram.g_generic.u_ram.mem
+            self._read = lambda i: _bits(mem[i])
+        elif hasattr(ram, "g_ecp5"):
+            self.tech = "ecp5"
+            mode_w = next(w for w, d in ((18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384)) if self.depth <= d)
+            per_row = {18: 1, 9: 2}.get(mode_w, 16 // mode_w)
+            tiles = [t.u_bram.mem for t in ram.g_ecp5.u_ram.g_tile]
+
+            def read(i: int) -> int:
+                row, k = divmod(i, per_row)
+                lsb = 9 * k if mode_w == 9 else mode_w * k + (mode_w * k) // 8
+                return sum(((_bits(t[row]) >> lsb) & ((1 << mode_w) - 1)) << (mode_w * c) for c, t in enumerate(tiles))
+            self._read = read
+        elif hasattr(ram, "g_ice40"):
+            self.tech = "ice40"
+            mode = 0 if self.depth <= 256 else 1 if self.depth <= 512 else 2 if self.depth <= 1024 else 3
+            mode_w, mw = 16 >> mode, 8 + mode
+            cells = [[c.u_bram.memory for c in r.g_col] for r in ram.g_ice40.u_ram.g_row]
+
+            def read(i: int) -> int:
+                local = i & ((1 << mw) - 1)
+                row, slot = local & 0xFF, local >> 8
+                word = 0
+                for c, mem in enumerate(cells[i >> mw]):
+                    v = _bits(mem[row])
+                    word |= sum(((v >> ((16 // mode_w) * j + slot)) & 1) << j for j in range(mode_w)) << (mode_w * c)
+                return word
+            self._read = read
+        else:
+            raise ValueError(f"{ram._path}: not a tt_prim_ram of a known technology")
+
+    def __len__(self) -> int:
+        return self.depth
+
+    def __getitem__(self, i: int) -> int:
+        if not 0 <= i < self.depth:
+            raise IndexError(i)
+        return self._read(i) & ((1 << self.width) - 1)
+
+
 class BankCopy:
     """The words of one copy of a tt_bank through the simulator's hierarchy: its columns' block memories
-    (rtl/tt_bank.v g_copy[c].g_col[k].g_blk[b].mem: word i in column i % VEC, row i / VEC; BLK rows a block but the
+    (rtl/tt_bank.v g_copy[c].g_col[k].g_blk[b].u_ram: word i in column i % VEC, row i / VEC; BLK rows a block but the
     last), read as raw unsigned integers."""
 
     def __init__(self, bank, copy: int = 0):
-        self.columns = [[blk.mem for blk in col.g_blk] for col in bank.g_copy[copy].g_col]
+        self.columns = [[RamWords(blk.u_ram) for blk in col.g_blk] for col in bank.g_copy[copy].g_col]
         self.blk = len(self.columns[0][0])
 
     def __getitem__(self, i: int) -> int:
         row = i // len(self.columns)
-        word = self.columns[i % len(self.columns)][row // self.blk][row % self.blk]
-        # the simulator's bit string parsed here (an X or Z raises ValueError, as int(word.value) does): building a
-        # LogicArray per word took a third of a co-simulated training run's time in its lock-step checks
-        return int(word._handle.get_signal_val_binstr(), 2)
+        return self.columns[i % len(self.columns)][row // self.blk][row % self.blk]
 
 
 class Backdoor:

@@ -87,7 +87,21 @@ def env_flag(name: str) -> bool:
 
 
 def param_tag(parameters: Mapping[str, object]) -> str:
-    return "_".join(f"{k}{v}" for k, v in sorted(parameters.items())) or "default"
+    return "_".join(f"{k}{str(v).strip(chr(34))}" for k, v in sorted(parameters.items())) or "default"
+
+
+def _for_simulator(sources: Iterable[os.PathLike | str], sim: str) -> list:
+    """The sources as the simulator takes them: Verilator control files (.vlt) tagged for Verilator, dropped for the
+    other simulators."""
+    from cocotb_tools.runner import VerilatorControlFile
+    out: list = []
+    for s in sources:
+        if str(s).endswith(".vlt"):
+            if sim == "verilator":
+                out.append(VerilatorControlFile(str(s)))
+        else:
+            out.append(str(s))
+    return out
 
 
 def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object] | None = None,
@@ -139,7 +153,7 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
 
     runner = cocotb_runner.get_runner(sim)
     runner.build(
-        sources=[str(s) for s in sources],
+        sources=_for_simulator(sources, sim),
         hdl_toplevel=toplevel,
         parameters=parameters,
         build_dir=build_dir,
@@ -184,7 +198,7 @@ def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
     import subprocess
 
     _use_venv_verilator()
-    srcs = [str(s) for s in sources]
+    srcs = [str(s) for s in sources if not str(s).endswith(".vlt") or sim == "verilator"]
     if sim == "icarus":
         cmd = ["iverilog", "-g2012", "-o", os.devnull, "-s", toplevel, f"-I{RTL}",
                *[f"-P{toplevel}.{k}={v}" for k, v in parameters.items()], *srcs]

@@ -33,7 +33,8 @@ from verif.axil import OKAY, SLVERR
 from verif.host import (CTRL, CTRL_CLEAR_COUNTERS, CTRL_CLEAR_ERROR, CTRL_SEED, CTRL_START, CYCLES, ERROR, ID,
                         LABEL, LFSR, OPS, P_LABEL, PC, PRED, RANK_CYCLES, SAT_TOTAL, SEED, ST_BUSY, ST_DONE, ST_ERROR,
                         ST_STREAM_ERROR, START_PC, STATUS, STREAM_BASE, STREAM_FRAMES,
-                        STREAM_WORDS, WIN_BANK, WIN_PROG, WIN_STAT, BankCopy, SampleStream, to_signed)
+                        STREAM_WORDS, WIN_BANK, WIN_PROG, WIN_STAT, BankCopy, SampleStream,
+                        to_signed)
 from verif.top.accel_env import model_config, open_accel, seed
 
 PROG_DEPTH = 1000  # not a power of two: START_PC and the program window can point past the program memory
@@ -187,7 +188,8 @@ class Env:
 
     def prog_and_stats(self) -> tuple[list, list, list]:
         seq = self.dut.u_seq
-        return ([str(self.dut.prog_mem[i].value) for i in range(PROG_DEPTH)],
+        prog = self.dut.u_prog.g_generic.u_ram.mem  # as bit strings: the words past the program are X
+        return ([str(prog[i].value) for i in range(PROG_DEPTH)],
                 [str(seq.sat_mem[i].value) for i in range(P.N_SLOTS)],
                 [str(seq.max_mem[i].value) for i in range(P.N_SLOTS)])
 

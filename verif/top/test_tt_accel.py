@@ -5,12 +5,11 @@ import pytest
 
 from golden import program as P
 from golden.compiler import compile_network
+from verif.filelist import sources
 from verif.runner import BUILD, RTL, SIMS, run_block
 from verif.top.accel_env import hdl_parameters, model_config
 
-SOURCES = [RTL / f"{m}.v" for m in ("tt_accel", "tt_axil_slave", "tt_seq", "tt_banks", "tt_bank", "tt_contract",
-                                    "tt_ewise", "tt_sce", "tt_rank", "tt_loop_addr", "tt_mac_array", "tt_requant",
-                                    "tt_lfsr", "tt_writeback", "tt_op_ctrl", "tt_delay", "tt_skid", "tt_lane_sum")]
+SOURCES = sources("tt_accel")
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
 # another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:

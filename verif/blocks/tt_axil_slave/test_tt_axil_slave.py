@@ -2,9 +2,10 @@
 and the elaboration-time parameter checks."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_axil_slave.v"]
+SOURCES = sources("tt_axil_slave")
 TB = "verif.blocks.tt_axil_slave.tb_tt_axil_slave"
 
 SHAPES = {

@@ -1,9 +1,10 @@
 """pytest runner for rtl/tt_bank.v: every simulator x a few shapes (cocotb module: tb_tt_bank.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import BUILD, assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_bank.v"]
+SOURCES = sources("tt_bank")
 
 SHAPES = {
     # an act-like bank: two copies, each split into 4 block RAMs of 256 words (the last one shorter), registered

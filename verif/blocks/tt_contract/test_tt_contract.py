@@ -2,10 +2,10 @@
 register, one MAC lane and several (cocotb module: tb_tt_contract.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / f for f in ("tt_contract.v", "tt_loop_addr.v", "tt_mac_array.v", "tt_requant.v", "tt_lfsr.v",
-                              "tt_writeback.v", "tt_op_ctrl.v", "tt_delay.v", "tt_bank.v", "tt_skid.v", "tt_lane_sum.v")]
+SOURCES = sources("tt_contract")
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs

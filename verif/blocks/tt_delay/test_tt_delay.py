@@ -1,9 +1,10 @@
 """pytest runner for rtl/tt_delay.v: every simulator x a few (WIDTH, DEPTH, RESET) (cocotb module: tb_tt_delay.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_delay.v"]
+SOURCES = sources("tt_delay")
 
 SHAPES = {
     "w1d1r1": {"WIDTH": 1, "DEPTH": 1, "RESET": 1},    # a valid bit through one stage

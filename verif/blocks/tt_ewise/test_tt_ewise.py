@@ -1,10 +1,10 @@
 """pytest runner for rtl/tt_ewise.v: every simulator x two memory latencies (cocotb module: tb_tt_ewise.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / f for f in ("tt_ewise.v", "tt_loop_addr.v", "tt_requant.v", "tt_lfsr.v", "tt_writeback.v",
-                              "tt_op_ctrl.v", "tt_delay.v")]
+SOURCES = sources("tt_ewise")
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs

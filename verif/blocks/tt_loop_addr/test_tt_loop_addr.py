@@ -2,6 +2,7 @@
 tb_tt_loop_addr.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
 SHAPES = {
@@ -17,7 +18,7 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_loop_addr(sim, shape):
-    run_block(toplevel="tt_loop_addr", sources=[RTL / "tt_loop_addr.v"], parameters=SHAPES[shape], sim=sim,
+    run_block(toplevel="tt_loop_addr", sources=sources("tt_loop_addr"), parameters=SHAPES[shape], sim=sim,
               test_module="verif.blocks.tt_loop_addr.tb_tt_loop_addr")
 
 
@@ -38,4 +39,4 @@ BAD_PARAMS = [
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_loop_addr_parameter_check(sim, params, message):
     """An illegal parameter stops elaboration with a message naming the rule; legal extremes elaborate."""
-    assert_elaboration("tt_loop_addr", [RTL / "tt_loop_addr.v"], params, sim, message)
+    assert_elaboration("tt_loop_addr", sources("tt_loop_addr"), params, sim, message)

@@ -1,6 +1,7 @@
 """pytest runner for rtl/tt_mac_array.v: every simulator x a few shapes (cocotb module: tb_tt_mac_array.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
 SHAPES = {
@@ -16,7 +17,7 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_mac_array(sim, shape):
-    run_block(toplevel="tt_mac_array", sources=[RTL / "tt_mac_array.v"], parameters=SHAPES[shape], sim=sim,
+    run_block(toplevel="tt_mac_array", sources=sources("tt_mac_array"), parameters=SHAPES[shape], sim=sim,
               test_module="verif.blocks.tt_mac_array.tb_tt_mac_array")
 
 
@@ -35,4 +36,4 @@ BAD_PARAMS = [
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_mac_array_parameter_check(sim, params, message):
     """An illegal parameter stops elaboration with a message naming the rule; legal extremes elaborate."""
-    assert_elaboration("tt_mac_array", [RTL / "tt_mac_array.v"], params, sim, message)
+    assert_elaboration("tt_mac_array", sources("tt_mac_array"), params, sim, message)

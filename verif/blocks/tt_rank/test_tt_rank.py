@@ -1,9 +1,10 @@
 """pytest runner for rtl/tt_rank.v: every simulator x memory latencies and largest ranks (cocotb module: tb_tt_rank.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_rank.v", RTL / "tt_op_ctrl.v", RTL / "tt_delay.v"]
+SOURCES = sources("tt_rank")
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs

@@ -1,9 +1,10 @@
 """pytest runner for rtl/tt_requant.v: every simulator x a few (OUT_W, LANES) (cocotb module: tb_tt_requant.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_requant.v", RTL / "tt_delay.v"]
+SOURCES = sources("tt_requant")
 
 
 @pytest.mark.parametrize("out_w,lanes", [(16, 1), (4, 4), (32, 2)], ids=["w16l1", "w4l4", "w32l2"])

@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from verif.filelist import sources
 from verif.runner import BUILD, RTL, SIMS, run_block
 
 CONFIGS = {
@@ -18,7 +19,7 @@ CONFIGS = {
     "a40w8l3": {"ACC_W": 40, "OUT_W": 8, "LANES": 3},    # narrower accumulator, odd lane count
 }
 TB = "verif.blocks.tt_requant.tb_uvm_requant"
-SOURCES = [RTL / "tt_requant.v", RTL / "tt_delay.v"]
+SOURCES = sources("tt_requant")
 
 
 @pytest.mark.parametrize("config", CONFIGS)

@@ -1,9 +1,10 @@
 """pytest runner for rtl/tt_skid.v: every simulator x a few widths (cocotb module: tb_tt_skid.py)."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
-SOURCES = [RTL / "tt_skid.v"]
+SOURCES = sources("tt_skid")
 
 SHAPES = {
     "w1": {"WIDTH": 1},

@@ -3,6 +3,7 @@ through their tests (verif/blocks/tt_contract, verif/blocks/tt_ewise) and its mu
 Here: its elaboration-time parameter check stops both simulators."""
 import pytest
 
+from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, SIMS
 
 CASES = [
@@ -18,4 +19,4 @@ CASES = [
 @pytest.mark.parametrize("params,message", [pytest.param(p, m, id=param_tag(p)) for p, m in CASES])
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_writeback_parameter_check(sim, params, message):
-    assert_elaboration("tt_writeback", [RTL / "tt_writeback.v", RTL / "tt_delay.v"], params, sim, message)
+    assert_elaboration("tt_writeback", sources("tt_writeback"), params, sim, message)
