@@ -1,7 +1,7 @@
 # Ultra96-V2 (Zynq UltraScale+ xczu3eg-sbva484-1-i) constraints for the target zynq-usplus
 # (scripts/synth_targets.json). The open flow only estimates resources with yosys synth_xilinx; this file is
-# for a user with Vivado. Keep the clock period equal to the target's requested MHz in synth_targets.json
-# (scripts/tests/test_synth_report.py checks it).
+# for a user with Vivado. Keep the clock period equal to the target's oscillator MHz in synth_targets.json (the
+# generic technology has no PLL: the core runs on clk_osc; scripts/synth.py checks it).
 #
 # On Ultra96-V2 the PL has no oscillator of its own: in a real system tt_accel (rtl/tt_accel.v) sits directly
 # on the PS's AXI (M_AXI_HPM0_LPD, pl_clk0) in a block design, and Vivado derives the clock constraint; no pins.
@@ -13,7 +13,7 @@
 #   read_xdc constraints/ultra96v2.xdc; opt_design; place_design; route_design; report_timing_summary
 
 # 200 MHz
-create_clock -period 5.000 -name clk [get_ports clk]
+create_clock -period 5.000 -name clk [get_ports clk_osc]
 
 # The SPI pins and rst go through two-flip-flop synchronizers; done/error are registered: no board I/O timing.
 set_false_path -from [get_ports {rst spi_sck spi_cs_n spi_mosi}]
@@ -22,8 +22,8 @@ set_false_path -to [get_ports {spi_miso done error}]
 # Optional pin placement for an in-context build on the low-speed expansion header (bank 26, 1.8 V; HD_GPIO
 # pin sites from Avnet's Ultra96-V2 reference constraints). The clock pin is not a global-clock pin, hence
 # CLOCK_DEDICATED_ROUTE FALSE. Uncomment to use.
-# set_property -dict {PACKAGE_PIN F7 IOSTANDARD LVCMOS18} [get_ports clk]       ;# HD_GPIO_1
-# set_property CLOCK_DEDICATED_ROUTE FALSE [get_nets clk_IBUF]
+# set_property -dict {PACKAGE_PIN F7 IOSTANDARD LVCMOS18} [get_ports clk_osc]   ;# HD_GPIO_1
+# set_property CLOCK_DEDICATED_ROUTE FALSE [get_nets clk_osc_IBUF]
 # set_property -dict {PACKAGE_PIN F8 IOSTANDARD LVCMOS18} [get_ports rst]       ;# HD_GPIO_2
 # set_property -dict {PACKAGE_PIN F6 IOSTANDARD LVCMOS18} [get_ports spi_cs_n]  ;# HD_GPIO_4
 # set_property -dict {PACKAGE_PIN G5 IOSTANDARD LVCMOS18} [get_ports spi_mosi]  ;# HD_GPIO_5

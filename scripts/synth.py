@@ -219,7 +219,8 @@ def clock_port_of_net(net: str) -> str:
 def match_clocks(requested: dict[str, float], fmax: dict[str, dict]) -> dict[str, dict]:
     """Pair each requested clock port with nextpnr's clock net and judge it.
 
-    Returns {port: {"requested_mhz", "fmax_mhz" (None if no net found), "net", "pass"}}. Nets that belong
+    Returns {port: {"requested_mhz", "fmax_mhz" (None if no net found), "net", "pass", "constraint_mhz" (the
+    clock nextpnr timed the net at), "slack_ns" (at that constraint)}}. Nets that belong
     to no requested port (e.g. nextpnr's constant-net pseudo clocks) are ignored; if exactly one port and
     one real net are left unmatched they are paired.
     """
@@ -227,18 +228,27 @@ def match_clocks(requested: dict[str, float], fmax: dict[str, dict]) -> dict[str
     unmatched = {net: v for net, v in fmax.items() if not clock_port_of_net(net).startswith("$")}
     for port, mhz in requested.items():
         hit = [net for net in unmatched if clock_port_of_net(net) == port]
-        out[port] = {"requested_mhz": float(mhz), "fmax_mhz": None, "net": None, "pass": None}
+        out[port] = {"requested_mhz": float(mhz), "fmax_mhz": None, "net": None, "pass": None,
+                     "constraint_mhz": None, "slack_ns": None}
         if hit:
             net = hit[0]
-            out[port].update(net=net, fmax_mhz=round(unmatched.pop(net)["achieved"], 2))
+            out[port].update(_timed(net, unmatched.pop(net)))
     missing = [p for p, v in out.items() if v["net"] is None]
     if len(missing) == 1 and len(unmatched) == 1:
-        net, v = unmatched.popitem()
-        out[missing[0]].update(net=net, fmax_mhz=round(v["achieved"], 2))
+        out[missing[0]].update(_timed(*unmatched.popitem()))
     for v in out.values():
         if v["fmax_mhz"] is not None:
             v["pass"] = v["fmax_mhz"] >= v["requested_mhz"]
     return out
+
+
+def _timed(net: str, v: dict) -> dict:
+    """A clock net's figures: its Fmax, the clock nextpnr timed it at and the slack there."""
+    got = {"net": net, "fmax_mhz": round(v["achieved"], 2)}
+    if v.get("constraint"):
+        got["constraint_mhz"] = round(v["constraint"], 4)
+        got["slack_ns"] = round(1000.0 / v["constraint"] - 1000.0 / v["achieved"], 3)
+    return got
 
 
 _UTIL_LINE = re.compile(r"^Info:\s+(\S+):\s+(\d+)\s*/\s*(\d+)\s+(\d+)%")
@@ -420,6 +430,46 @@ def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> 
     return {"multipliers": len(muls), "dsp": dsp, "memories": mems, "ok": ok, "notes": notes}
 
 
+# What a block RAM or a multiplier cell of the netlist is for, from its hierarchical name (rtl/tt_accel.v's
+# instances); the bank indices are golden/compiler.py's.
+_KIND_PATTERNS = (
+    (re.compile(r"u_contract\.g_lanes\.g_buf"), "lane buffers"),
+    (re.compile(r"u_contract\.u_mac\."), "MAC lanes"),
+    (re.compile(r"u_banks\.g_bank\[(\d)\]"), "bank"),
+    (re.compile(r"u_prog\b"), "program"),
+    (re.compile(r"u_(ewise|sce|rank|seq)\b"), "unit"),
+)
+BANK_NAMES = ("act", "core", "master", "state", "moment")
+
+
+def cell_kind(name: str) -> str:
+    """The use of a netlist cell by its name: lane buffers, MAC lanes, bank <name>, program, <unit>, other."""
+    for pattern, kind in _KIND_PATTERNS:
+        m = pattern.search(name)
+        if m:
+            if kind == "bank":
+                k = int(m.group(1))
+                return f"bank {BANK_NAMES[k] if k < len(BANK_NAMES) else k}"
+            return m.group(1) if kind == "unit" else kind
+    return "other"
+
+
+def resource_kinds(netlist: dict, spec: dict, resources: tuple[str, ...] = ("BRAM", "DSP")) -> dict[str, dict]:
+    """Per resource (the target's names, from yosys cell types), its cells counted by use (cell_kind)."""
+    cells = [c for m in netlist.get("modules", {}).values() for c in m.get("cells", {}).items()]
+    out: dict[str, dict] = {}
+    for res in resources:
+        types = spec.get(res, {}).get("yosys", [])
+        counts: dict[str, int] = {}
+        for name, cell in cells:
+            if any(fnmatch.fnmatchcase(cell["type"], t) for t in types):
+                kind = cell_kind(name)
+                counts[kind] = counts.get(kind, 0) + 1
+        if counts:
+            out[res] = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+    return out
+
+
 def fmax_of(report: dict) -> dict[str, tuple[float, int]]:
     """{port: (Fmax, seeds)}: the median over the seed sweep when the run has one (placement noise is larger than
     the Fmax tolerance: 8 MHz between two seeds on ECP5), else the seed-1 figure."""
@@ -520,6 +570,22 @@ def xdc_clock_periods(xdc_text: str) -> dict[str, float]:
         m = re.search(r"create_clock\b.*?-period\s+([\d.]+).*?\[get_ports\s+\{?\s*(\w+)", line)
         if m:
             out[m.group(2)] = float(m.group(1))
+    return out
+
+
+def constraint_clocks(path: Path) -> dict[str, float]:
+    """The clocks a constraint file puts on ports, in MHz: LPF `FREQUENCY PORT "p" f MHZ;`, PCF `set_frequency p f`,
+    XDC create_clock periods."""
+    text = path.read_text()
+    if path.suffix == ".xdc":
+        return {p: 1000.0 / period for p, period in xdc_clock_periods(text).items()}
+    out = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        m = (re.search(r'^\s*FREQUENCY\s+PORT\s+"?(\w+)"?\s+([\d.]+)\s*MHZ', line, re.I) if path.suffix == ".lpf" else
+             re.search(r"^\s*set_frequency\s+(\w+)\s+([\d.]+)", line))
+        if m:
+            out[m.group(1)] = float(m.group(2))
     return out
 
 
@@ -638,23 +704,32 @@ def run_step(progress: Progress, name: str, cmd: list[str], log_path: Path, kind
     return rc, dt
 
 
-def expand_rtl(patterns: list[str]) -> list[Path]:
-    files: list[Path] = []
-    for pat in patterns:
-        hits = sorted(Path(p) for p in glob.glob(str(ROOT / pat)))
-        if not hits:
-            raise ToolError(f"no RTL file matches {pat}")
-        files += [h for h in hits if h not in files]
-    return files
+def rtl_files(top: str, tech: str) -> list[Path]:
+    """The rtl/ files of `top` and everything under it for technology `tech` (verif/filelist.py; synthesis knows the
+    vendor cells, so their simulation models stay out)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from verif.filelist import RTL, sources
+    try:
+        return [f for f in sources(top, tech) if f.is_relative_to(RTL)]
+    except ValueError as e:
+        raise ToolError(str(e)) from e
+
+
+def verilog_value(v) -> str:
+    """A parameter value as yosys's chparam takes it: an integer, or a string in double quotes."""
+    return str(v) if isinstance(v, int) else '"' + str(v).strip('"') + '"'
 
 
 def yosys_script(cfg: dict, top: str, params: dict, files: list[Path], out: Path, write_netlist: bool) -> str:
-    chparams = " ".join(f"-chparam {k} {v}" for k, v in params.items())
+    chparams = (f"chparam {' '.join(f'-set {k} {shlex.quote(verilog_value(v))}' for k, v in params.items())} {top}"
+                if params else "")
     reads = "\n".join(f"read_verilog -sv {shlex.quote(tool_path(f))}" for f in files)
     netlist = f" -json {shlex.quote(tool_path(out / 'netlist.json'))}" if write_netlist else ""
     return f"""# generated by scripts/synth.py for target {cfg['_name']}
 {reads}
-hierarchy -check -top {top} {chparams}
+{chparams}
+hierarchy -check -top {top}
 # inventory before technology mapping: multipliers and memories (restored afterwards)
 design -save elaborated
 proc
@@ -711,11 +786,39 @@ def engine_of(cfg: dict) -> dict:
     return {k: cfg.get(k, default) for k, default in ENGINE_DEFAULTS.items()}
 
 
+def core_clock(cfg: dict) -> tuple[str, float]:
+    """The target's core clock: the net name and the requested MHz (the one entry of "clocks")."""
+    (net, mhz), = cfg["clocks"].items()
+    return net, float(mhz)
+
+
+def pll_settings(cfg: dict) -> dict | None:
+    """The PLL that makes the target's core clock from its board's oscillator (scripts/pll.py: the vendor
+    calculator's dividers), None for a target without one; a clock the PLL cannot make is a ToolError naming the
+    nearest it can."""
+    if not cfg.get("oscillator") or cfg.get("tech", "generic") == "generic":
+        return None
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from scripts import pll
+    _, mhz = core_clock(cfg)
+    try:
+        return pll.settings(cfg["tech"], float(cfg["oscillator"]["mhz"]), mhz)
+    except pll.PllError as e:
+        raise ToolError(str(e)) from e
+
+
 def target_params(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = False) -> dict:
     """The configured top's parameters: the model's (when the target names one; trained with `optimizer`, None:
-    the config's; with rank adaptation when `adapt_ranks`), then the target's "params"."""
+    the config's; with rank adaptation when `adapt_ranks`), the technology (TECH) and its PLL's dividers for the
+    requested clock, then the target's "params"."""
     params = model_params(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks,
                           **engine_of(cfg)) if cfg.get("model") else {}
+    if cfg.get("tech"):
+        params["TECH"] = cfg["tech"]
+    settings = pll_settings(cfg)
+    if settings:
+        params.update(settings["params"])
     params.update(cfg.get("params", {}))
     return params
 
@@ -737,7 +840,14 @@ def model_throughput(cfg: dict, optimizer: str | None = None, adapt_ranks: bool 
                         f"{type(e).__name__}: {e}") from e
     sample, update, batch = programs["train_sample"]["cycles"], programs["update"]["cycles"], net.train.batch
     return {"train_sample_cycles": sample, "update_cycles": update, "batch": batch,
-            "cycles_per_sample": sample + update / batch}
+            "cycles_per_sample": sample + update / batch, "macs_per_sample": programs["train_sample"]["macs"]}
+
+
+def dsp_use(throughput: dict, clock_mhz: float, multipliers: int) -> dict:
+    """The multipliers' use while training at `clock_mhz`: MACs a second against the part's multipliers x clock."""
+    macs_per_s = throughput["macs_per_sample"] * clock_mhz * 1e6 / throughput["cycles_per_sample"]
+    return {"clock_mhz": clock_mhz, "macs_per_s": macs_per_s, "multipliers": multipliers,
+            "fraction": macs_per_s / (multipliers * clock_mhz * 1e6)}
 
 
 def samples_per_s(throughput: dict, fmax: dict[str, tuple[float, int]]) -> dict[str, float]:
@@ -771,10 +881,16 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         (out / stale).unlink(missing_ok=True)
     progress = Progress(name)
     t_start = time.monotonic()
-    files = expand_rtl(cfg["rtl"])
+    files = rtl_files(top, cfg.get("tech", "generic"))
     constraints = ROOT / cfg["constraints"]
     if not constraints.exists():
         raise ToolError(f"constraint file missing: {cfg['constraints']}")
+    osc = cfg.get("oscillator")
+    if osc and top == cfg["top"]:
+        got = constraint_clocks(constraints).get(osc["port"])
+        if got is None or abs(got - float(osc["mhz"])) > 1e-3:
+            raise ToolError(f"{cfg['constraints']} puts {got} MHz on {osc['port']}, but the board's oscillator runs at "
+                            f"{osc['mhz']:g} MHz (synth_targets.json): make them agree")
     report: dict = {
         "target": name, "board": cfg.get("board"), "part": cfg["part"], "family": cfg["family"],
         "top": top, "model": cfg.get("model") if top == cfg["top"] else None, "params": params,
@@ -793,7 +909,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
     if ooc and pnr and cfg["family"] == "ice40":
         report["problems"].append("out of context: nextpnr-ice40 has no out-of-context mode; synthesis figures only")
         pnr = None
-    script = yosys_script(cfg, top, params, files, out, write_netlist=pnr is not None)
+    script = yosys_script(cfg, top, params, files, out, write_netlist=True)
     (out / "synth.ys").write_text(script)
     rc, dt = run_step(progress, "yosys", [yosys, "-q", "-l", tool_path(out / "yosys.log"), "-s",
                                           tool_path(out / "synth.ys")], out / "yosys.log", "yosys")
@@ -819,6 +935,8 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
     if (out / "pre_map.json").exists():
         inventory = inventory_from_netlist(json.loads((out / "pre_map.json").read_text()))
     report["mapping"] = mapping_verdict(inventory, res_y, ylog)
+    if (out / "netlist.json").exists():
+        report["resource_kinds"] = resource_kinds(json.loads((out / "netlist.json").read_text()), res_spec)
 
     # ---- place and route ----
     res_p: dict = {}
@@ -848,6 +966,10 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
             pr = parse_nextpnr_report(json.loads((out / "pnr_report.json").read_text()))
             util = pr["utilization"]
             report["clocks"] = match_clocks(cfg["clocks"], pr["fmax"])
+            for port, c in report["clocks"].items():
+                if c["constraint_mhz"] is not None and abs(c["constraint_mhz"] - c["requested_mhz"]) > 0.01:
+                    report["problems"].append(f"nextpnr timed {port} at {c['constraint_mhz']:g} MHz, not the requested "
+                                              f"{c['requested_mhz']:g} MHz")
             report["critical_paths"] = pr["critical"]
         else:
             util = parse_nextpnr_log_utilisation(plog)
@@ -953,7 +1075,13 @@ def print_report(report: dict) -> None:
     for port, c in report["clocks"].items():
         fm = "n/a" if c["fmax_mhz"] is None else f"{c['fmax_mhz']:.2f} MHz"
         verdict = "" if c["pass"] is None else ("pass" if c["pass"] else "FAIL")
-        print(f"clock {port}: Fmax {fm}, requested {c['requested_mhz']:g} MHz {verdict}")
+        timed = (f", timed at {c['constraint_mhz']:g} MHz, slack {c['slack_ns']:+.3f} ns"
+                 if c.get("constraint_mhz") is not None else "")
+        print(f"clock {port}: Fmax {fm}, requested {c['requested_mhz']:g} MHz{timed} {verdict}")
+        pll = report.get("pll")
+        if pll:
+            print(f"  PLL: {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz), "
+                  + ", ".join(f"{k} {v}" for k, v in pll["params"].items()))
         sweep = report.get("seed_sweep", {}).get("clocks", {}).get(port)
         if sweep:
             print(f"  seeds {report['seed_sweep']['seeds']}: Fmax "
@@ -972,7 +1100,15 @@ def print_report(report: dict) -> None:
               f"lane{'s' if e['lanes'] != 1 else ''} "
               f"(vec {e['vec']}, drain {e['drain']}; golden/cost.py: train_sample {tp['train_sample_cycles']:,} + "
               f"update {tp['update_cycles']:,} / batch {tp['batch']}; host transfers not included)"
-              + "".join(f"; {r:,.1f} samples/s at {port}'s Fmax" for port, r in tp["samples_per_s"].items()))
+              + "".join(f"; {r:,.1f} samples/s at {port}'s Fmax" for port, r in tp["samples_per_s"].items())
+              + (f"; {tp['samples_per_s_at_clock']:,.1f} samples/s at the requested clock"
+                 if "samples_per_s_at_clock" in tp else ""))
+    for res, kinds in report.get("resource_kinds", {}).items():
+        print(f"{res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+    use = report.get("dsp_use")
+    if use:
+        print(f"multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz, "
+              f"{100 * use['fraction']:.1f} % of the part's {use['multipliers']} multipliers x that clock")
     for note in report.get("mapping", {}).get("notes", []):
         print(f"mapping: {note}")
     for o in report.get("does_not_fit", []):
@@ -1052,6 +1188,15 @@ def main(argv: list[str] | None = None) -> int:
     if throughput:
         report["engine"] = engine_of(cfg)
         report["throughput"] = {**throughput, "samples_per_s": samples_per_s(throughput, fmax_of(report))}
+        net, mhz = core_clock(cfg)
+        clock = report["clocks"].get(net, {})
+        if clock.get("pass"):  # the board runs at the requested (PLL) clock
+            report["throughput"]["samples_per_s_at_clock"] = round(mhz * 1e6 / throughput["cycles_per_sample"], 1)
+            if cfg.get("capacity", {}).get("DSP"):
+                report["dsp_use"] = dsp_use(throughput, mhz, cfg["capacity"]["DSP"])
+        settings = pll_settings(cfg)
+        if settings:
+            report["pll"] = settings
         (BUILD_DIR / args.target / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     print_report(report)
 

@@ -347,13 +347,15 @@ def test_target_configuration_is_consistent(name):
     cfg = TARGETS[name]
     cons = ROOT / cfg["constraints"]
     assert cons.exists(), cfg["constraints"]
-    text = cons.read_text()
-    files = synth.expand_rtl(cfg["rtl"])
+    files = synth.rtl_files(cfg["top"], cfg["tech"])
     assert any(re.search(rf"^\s*module\s+{cfg['top']}\b", f.read_text(), re.M) for f in files), cfg["top"]
-    for port, mhz in cfg["clocks"].items():
-        assert re.search(rf"\b{port}\b", text), f"{cfg['constraints']} does not constrain {port}"
-        if cons.suffix == ".xdc":
-            assert synth.xdc_clock_periods(text)[port] == pytest.approx(1000.0 / mhz, rel=1e-3)
+    # the board's oscillator: the constraint file's clock on its pin is the target's
+    osc = cfg["oscillator"]
+    assert synth.constraint_clocks(cons) == {osc["port"]: pytest.approx(osc["mhz"])}
+    # the core clock: the PLL makes exactly the requested clock (the generic technology has none: the oscillator's)
+    net, mhz = synth.core_clock(cfg)
+    pll = synth.pll_settings(cfg)
+    assert (pll["achieved_mhz"] if pll else osc["mhz"]) == pytest.approx(mhz, abs=1e-3)
     for res in cfg["capacity"]:
         assert res in cfg["resources"], res
     assert cfg["yosys"] and cfg["synth"].split()[0].startswith("synth_")
@@ -396,8 +398,11 @@ def test_target_parameters_come_from_the_model(name):
     assert cfg.get("model"), f"{name}: no model"
     want = _model_params_directly(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), cfg.get("vec", 1),
                                   cfg.get("drain", 1))
-    # the model's parameters plus the target's own overrides (e.g. RAM_BLOCK_BITS, a property of the part)
-    assert synth.target_params(cfg) == {**want, **cfg.get("params", {})}
+    # the model's parameters, the technology and its PLL's dividers, then the target's own overrides (e.g.
+    # RAM_BLOCK_BITS, a property of the part)
+    pll = synth.pll_settings(cfg)
+    assert synth.target_params(cfg) == {**want, "TECH": cfg["tech"], **(pll["params"] if pll else {}),
+                                        **cfg.get("params", {})}
     # nothing the model decides is copied into the JSON
     assert not set(cfg.get("params", {})) & set(want), f"{name}: params copy the model's parameters"
 
@@ -414,7 +419,8 @@ def test_engine_override_builds_the_top_for_that_engine():
     """--lanes/--buf-depth/--vec/--drain (make synth LANES=... VEC=...): the model's parameters for that engine."""
     cfg = {**TARGETS["ecp5-85k"], "lanes": 32, "vec": 4, "drain": 4}
     params = synth.target_params(cfg)
-    assert params == {**_model_params_directly(cfg["model"], 32, cfg["buf_depth"], 4, 4), **cfg.get("params", {})}
+    assert params == {**_model_params_directly(cfg["model"], 32, cfg["buf_depth"], 4, 4), "TECH": cfg["tech"],
+                      **synth.pll_settings(cfg)["params"], **cfg.get("params", {})}
     assert (params["LANES"], params["VEC"], params["DRAIN"]) == (32, 4, 4)
     with pytest.raises(SystemExit):  # an engine is the target top's: not with another top
         synth.main(["--target", "ecp5-85k", "--top", "tt_contract", "--lanes", "4"])
@@ -434,7 +440,7 @@ def test_model_throughput_per_sample():
 
 
 def _top_ports(cfg):
-    for f in synth.expand_rtl(cfg["rtl"]):
+    for f in synth.rtl_files(cfg["top"], cfg["tech"]):
         m = re.search(rf"^\s*module\s+{cfg['top']}\b.*?\)\s*;", f.read_text(), re.M | re.S)
         if m:
             return re.findall(r"\b(?:input|output|inout)\s+wire\s+(?:\[[^]]*\]\s*)?(\w+)", m.group(0))
@@ -445,7 +451,7 @@ def _top_ports(cfg):
 def test_constraints_name_every_top_port(name):
     cfg = TARGETS[name]
     ports = _top_ports(cfg)
-    assert "clk" in ports and len(ports) <= cfg["capacity"].get("IO", 39)  # fits the smallest board's pins
+    assert cfg["oscillator"]["port"] in ports and len(ports) <= cfg["capacity"].get("IO", 39)  # the smallest board
     text = "\n".join(l.split("#", 1)[0] for l in (ROOT / cfg["constraints"]).read_text().splitlines())
     for port in ports:
         assert re.search(rf"(?<![\w\[]){port}\b", text), f"{cfg['constraints']} does not name {port}"
@@ -482,3 +488,36 @@ def test_seed_sweep_reports_each_seed_and_the_spread(tmp_path):
     clk = got["clocks"]["clk"]
     assert clk["fmax_mhz"] == [61.0, 62.0, None, 64.0]
     assert (clk["min"], clk["median"], clk["max"]) == (61.0, 62.0, 64.0)
+
+
+def test_constraint_clocks_of_each_format(tmp_path):
+    (tmp_path / "a.lpf").write_text('LOCATE COMP "clk_osc" SITE "G2";\nFREQUENCY PORT "clk_osc" 25 MHZ;\n'
+                                    '# FREQUENCY PORT "x" 9 MHZ;\n')
+    (tmp_path / "a.pcf").write_text("set_io clk_osc 35\nset_frequency clk_osc 12\n")
+    (tmp_path / "a.xdc").write_text("create_clock -period 5.000 -name clk [get_ports clk_osc]\n")
+    assert synth.constraint_clocks(tmp_path / "a.lpf") == {"clk_osc": 25.0}
+    assert synth.constraint_clocks(tmp_path / "a.pcf") == {"clk_osc": 12.0}
+    assert synth.constraint_clocks(tmp_path / "a.xdc") == {"clk_osc": pytest.approx(200.0)}
+
+
+def test_a_clock_the_pll_cannot_make_is_refused_naming_the_nearest():
+    cfg = {**TARGETS["ecp5-85k"], "clocks": {"clk": 37.0}}
+    with pytest.raises(synth.ToolError, match=r"cannot make 37 MHz .* nearest clocks it can make are 35.71 MHz or "
+                                              r"37.5 MHz"):
+        synth.pll_settings(cfg)
+
+
+def test_match_clocks_gives_the_slack_at_nextpnr_constraint():
+    got = synth.match_clocks({"clk": 100.0}, {"$glbnet$clk": {"achieved": 125.0, "constraint": 100.0}})["clk"]
+    assert got["constraint_mhz"] == 100.0 and got["slack_ns"] == pytest.approx(2.0) and got["pass"] is True
+
+
+@pytest.mark.parametrize("name,kind", [
+    ("u_accel.u_contract.g_lanes.g_buf[3].u_buf.g_copy[0].g_col[0].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram",
+     "lane buffers"),
+    ("u_accel.u_banks.g_bank[3].u_bank.g_copy[1].g_col[5].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram", "bank state"),
+    ("u_accel.u_prog.g_ecp5.u_ram.g_tile[2].u_bram", "program"),
+    ("u_accel.u_contract.u_mac.g_lane[7].u_mul.g_ecp5.u_mul.u_mult", "MAC lanes"),
+    ("u_accel.u_sce.exp_rom.0.0", "sce"), ("x.y", "other")])
+def test_cell_kind(name, kind):
+    assert synth.cell_kind(name) == kind
