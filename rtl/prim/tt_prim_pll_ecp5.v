@@ -14,7 +14,7 @@ module tt_prim_pll_ecp5 #(
   output wire locked
 );
 
-  wire unused_intfb;
+  wire [5:0] unused_out;  // the secondary outputs, the internal lock and feedback, the reference clock
   (* ICP_CURRENT = "12" *) (* LPF_RESISTOR = "8" *) (* MFG_ENABLE_FILTEROPAMP = "1" *) (* MFG_GMCREF_SEL = "2" *)
   EHXPLLL #(
     .PLLRST_ENA      ("DISABLED"),
@@ -38,7 +38,7 @@ module tt_prim_pll_ecp5 #(
     .CLKI         (clk_in),
     .CLKOP        (clk_out),
     .CLKFB        (clk_out),
-    .CLKINTFB     (unused_intfb),
+    .CLKINTFB     (unused_out[5]),
     .PHASESEL0    (1'b0),
     .PHASESEL1    (1'b0),
     .PHASEDIR     (1'b1),
@@ -46,6 +46,14 @@ module tt_prim_pll_ecp5 #(
     .PHASELOADREG (1'b1),
     .PLLWAKESYNC  (1'b0),
     .ENCLKOP      (1'b0),
+    .ENCLKOS      (1'b0),
+    .ENCLKOS2     (1'b0),
+    .ENCLKOS3     (1'b0),
+    .CLKOS        (unused_out[0]),
+    .CLKOS2       (unused_out[1]),
+    .CLKOS3       (unused_out[2]),
+    .INTLOCK      (unused_out[3]),
+    .REFCLK       (unused_out[4]),
     .LOCK         (locked)
   );
 

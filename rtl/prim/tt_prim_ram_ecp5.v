@@ -128,6 +128,7 @@ module tt_prim_ram_ecp5 #(
     end
   endgenerate
   assign rd_data = rdata[WIDTH-1:0];
+  wire unused_rdata = ^rdata;  // the last block RAM's bits past WIDTH
 
 endmodule
 `default_nettype wire
