@@ -91,17 +91,11 @@ def param_tag(parameters: Mapping[str, object]) -> str:
 
 
 def _for_simulator(sources: Iterable[os.PathLike | str], sim: str) -> list:
-    """The sources as the simulator takes them: Verilator control files (.vlt) tagged for Verilator, dropped for the
-    other simulators."""
+    """The sources as the simulator takes them: Verilator control files (.vlt) first (cocotb's runner reads the
+    toplevel's language off the last source) and tagged, for Verilator only."""
     from cocotb_tools.runner import VerilatorControlFile
-    out: list = []
-    for s in sources:
-        if str(s).endswith(".vlt"):
-            if sim == "verilator":
-                out.append(VerilatorControlFile(str(s)))
-        else:
-            out.append(str(s))
-    return out
+    control = [VerilatorControlFile(str(s)) for s in sources if str(s).endswith(".vlt")] if sim == "verilator" else []
+    return control + [str(s) for s in sources if not str(s).endswith(".vlt")]
 
 
 def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object] | None = None,

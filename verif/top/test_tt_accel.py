@@ -6,7 +6,7 @@ import pytest
 from golden import program as P
 from golden.compiler import compile_network
 from verif.filelist import sources
-from verif.runner import BUILD, RTL, SIMS, run_block
+from verif.runner import BUILD, SIMS, run_block
 from verif.top.accel_env import hdl_parameters, model_config
 
 SOURCES = sources("tt_accel")
@@ -18,14 +18,20 @@ SOURCES = sources("tt_accel")
 CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),
          "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
          "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct"),
-         "paper-lanes": ("paper", 2, 1, 1, "direct")}
+         "paper-lanes": ("paper", 2, 1, 1, "direct"), "tiny-lanes-ecp5": ("tiny", None, 2, 4, "direct"),
+         "tiny-lanes-ice40": ("tiny", None, 2, 4, "direct"), "digits-lanes-ecp5": ("digits", 2, 1, 2, "direct")}
 OPTIMIZER = {"tiny-adam": "adam"}
+# The cases built on a vendor technology (rtl/prim/: the block RAMs, multipliers of the MAC lanes and the program
+# memory on the cells' models), bit-exact like the generic build: tiny's lane build on both families, and digits at
+# make train's engine on ECP5.
+TECH = {"tiny-lanes-ecp5": "ecp5", "tiny-lanes-ice40": "ice40", "digits-lanes-ecp5": "ecp5"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
 # have one): tiny loads its buffers 4 words a cycle, drains 2 a cycle (banks in rows of 4: runs of half a row) and sums
 # the lanes of four ops (one with 2 output lanes beside 2 sum lanes, drained 2 a cycle), digits loads one word a cycle.
 # paper-lanes: the default 128 lanes (rows of 16, a drain of 16): its lane sums with output lanes (loading along the sum
 # loop where R = 16) and its rows.
-LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1), "paper-lanes": (128, 512, 16, 16)}
+LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1), "paper-lanes": (128, 512, 16, 16),
+         "tiny-lanes-ecp5": (4, 64, 4, 2), "tiny-lanes-ice40": (4, 64, 4, 2), "digits-lanes-ecp5": (8, 512, 8, 8)}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
@@ -67,13 +73,13 @@ def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
     monkeypatch.setenv("BUS", bus)
     comp = compile_network(model_config(model, batch, optimizer=OPTIMIZER.get(case)))
     params = hdl_parameters(accel_params(comp, case)) | {"MEM_PIPE": mem_pipe} | \
-        ({} if mem_pipe else {"RAM_BLOCK_BITS": 256})
+        ({} if mem_pipe else {"RAM_BLOCK_BITS": 256}) | ({"TECH": f'"{TECH[case]}"'} if case in TECH else {})
     monkeypatch.setenv("MODEL", model)
     monkeypatch.setenv("BATCH", str(batch or ""))
     monkeypatch.setenv("OPTIMIZER", OPTIMIZER.get(case, ""))
     monkeypatch.setenv("UPDATES", str(updates))
     monkeypatch.setenv("TEST_SAMPLES", str(tests))
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=params, sim=sim,
+    run_block(toplevel="tt_accel", sources=sources("tt_accel", TECH.get(case, "generic")), parameters=params, sim=sim,
               build_dir=BUILD / "tt_accel" / f"{case}-mem_pipe{mem_pipe}" / (sim + ("-waves" if WAVES else "")),
               test_module="verif.top.tb_tt_accel", testcase="train_steps")
 

@@ -1,7 +1,7 @@
 """pytest runner for rtl/tt_bank.v: every simulator x a few shapes (cocotb module: tb_tt_bank.py)."""
 import pytest
 
-from verif.filelist import sources
+from verif.filelist import TECHS, sources
 from verif.runner import BUILD, assert_elaboration, param_tag, RTL, run_block, SIMS
 
 SOURCES = sources("tt_bank")
@@ -32,6 +32,19 @@ SHAPES = {
 def test_tt_bank(sim, shape):
     run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
               test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
+
+
+# The vendor block RAMs behind the same bank (rtl/prim/): the act-like bank (copies split into block RAMs, the output
+# register) and the banks in rows (runs across rows and block RAMs), on the cell models.
+VENDOR_SHAPES = ("w16_two_ports_blocks", "w16_rows4_blocks", "w8_rows8_blocks")
+
+
+@pytest.mark.parametrize("shape", VENDOR_SHAPES)
+@pytest.mark.parametrize("tech", [t for t in TECHS if t != "generic"])
+@pytest.mark.parametrize("sim", SIMS)
+def test_tt_bank_on_vendor_block_rams(sim, tech, shape):
+    run_block(toplevel="tt_bank", sources=sources("tt_bank", tech), parameters={**SHAPES[shape], "TECH": f'"{tech}"'},
+              sim=sim, test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
 
 
 # no_rw_check's premise: a read of the word written in the same cycle (with rows: a run read holding the word written;
