@@ -3,7 +3,7 @@
 // (Lattice TN1264) and checked against yosys's mapping of inferred memories onto the cell (verif/models/tests). yosys
 // ships only a black box of it. It covers what this project's netlists use: both ports the same width (1, 2, 4, 9 or
 // 18 bits), NORMAL, WRITETHROUGH and READBEFOREWRITE write modes, the output register (REGMODE "OUTREG", clocked
-// when OCE is high), synchronous reset of the output, chip selects against CSDECODE, and INITVAL contents. Anything
+// when OCE is high), synchronous or asynchronous reset of the output, chip selects against CSDECODE, and INITVAL contents. Anything
 // else stops the simulation instead of being modelled wrongly. A port reading a word that the other port writes at
 // the same edge gets X (the silicon leaves it undefined).
 //
@@ -129,8 +129,8 @@ module DP16KD (
                DATA_WIDTH_A, DATA_WIDTH_B);
       $finish;
     end
-    if (CLKAMUX != "CLKA" || CLKBMUX != "CLKB" || RESETMODE != "SYNC") begin
-      $display("ERROR: DP16KD model %m: inverted clocks and asynchronous reset are not modelled");
+    if (CLKAMUX != "CLKA" || CLKBMUX != "CLKB") begin
+      $display("ERROR: DP16KD model %m: inverted clocks are not modelled");
       $finish;
     end
     for (i = 0; i < 1024; i = i + 1) begin
@@ -198,6 +198,20 @@ module DP16KD (
       end
     end
   endtask
+
+  // RESETMODE "ASYNC": the reset clears the outputs at once (SYNC: at the clock edge, below)
+  always @(posedge RSTA) begin
+    if (RESETMODE == "ASYNC") begin
+      latch_a = 18'd0;
+      doa <= 18'd0;
+    end
+  end
+  always @(posedge RSTB) begin
+    if (RESETMODE == "ASYNC") begin
+      latch_b = 18'd0;
+      dob <= 18'd0;
+    end
+  end
 
   reg [17:0] latch_a_prev;
   reg [17:0] latch_b_prev;
