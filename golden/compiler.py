@@ -504,15 +504,28 @@ class CompileError(ValueError):
     """A network the accelerator cannot run as configured, with the op and the reason."""
 
 
+def contraction_bits(comp: Compiled, op: Op) -> tuple[int, int, int, int]:
+    """(bits, k, wa, wb) of a contraction: it sums k products of wa- and wb-bit signed words, whose worst case
+    (magnitude below k 2^(wa-1) 2^(wb-1)) a signed accumulator of `bits` bits holds without wrapping."""
+    lhs, out = op.spec.split("->")
+    k = math.prod(comp.letter_sizes[c] for c in set(lhs.replace(",", "")) - set(out))
+    wa, wb = (comp.tensors[n].fmt.width for n in op.ins)
+    return (k << (wa - 1 + wb - 1)).bit_length() + 1, k, wa, wb
+
+
+def accumulator_bits(comp: Compiled) -> int:
+    """The narrowest accumulator that every contraction of the network fits (SPEC 1.2): a build of the contraction
+    engine that wide gives the same sums as the spec's ACC_W-bit one."""
+    return max((contraction_bits(comp, op)[0] for op in comp.train_sample if op.kind == "contract"), default=2)
+
+
 def _check_accumulator_bounds(comp: Compiled) -> None:
     """SPEC 1.2: the worst-case sum of every contraction must fit the accumulator, so it can never wrap."""
     for op in comp.train_sample:
         if op.kind != "contract":
             continue
-        lhs, out = op.spec.split("->")
-        k = math.prod(comp.letter_sizes[c] for c in set(lhs.replace(",", "")) - set(out))
-        wa, wb = (comp.tensors[n].fmt.width for n in op.ins)
-        if k << (wa - 1 + wb - 1) >= 1 << (ACC_W - 1):
+        bits, k, wa, wb = contraction_bits(comp, op)
+        if bits > ACC_W:
             raise CompileError(f"contraction {op.out} <- {' x '.join(op.ins)} sums {k} products of {wa}- and "
                                f"{wb}-bit values: the worst case needs more than the {ACC_W}-bit accumulator; "
                                f"use narrower formats or smaller factors")

@@ -25,9 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-
-from golden import isa
-from golden.compiler import Compiled
+from golden import fxp, isa
+from golden.compiler import Compiled, accumulator_bits
 
 # Bank index = position: the RTL's bank order. The moment bank (Adam's 32-bit second moments) is built only for a
 # network that trains with Adam (AccelParams.banks).
@@ -149,6 +148,7 @@ class AccelParams:
     vec: int = 1  # words a vector load reads (1: none)
     bank_vec: tuple[bool, ...] = ()  # with vec > 1, per bank: built in rows of vec words (vector loads, wide drains)
     drain: int = 1  # elements the contraction engine's drain writes a cycle (1: one; a power of two up to vec)
+    acc_w: int = fxp.ACC_W  # the contraction engine's accumulator bits (the network's bound suffices: SPEC 1.2)
     lane_sum: bool = True  # with vec > 1: lane sums may be planned (the engine has them wherever it loads vectors)
     rows: bool = True  # with vec > 1: rows of lanes may be planned (likewise)
 
@@ -208,7 +208,7 @@ def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth
     p = AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
                     prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, adam=adam,
                     rank=comp.cfg.train.rank.enabled, vec=vec, bank_vec=(True,) * len(banks) if vec > 1 else (),
-                    drain=drain)
+                    drain=drain, acc_w=accumulator_bits(comp))
     if vec > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # the forms do not depend on the formats
         descs = [contract_desc(comp, p, op, frac) for prog in PROGRAMS for op in getattr(comp, prog)
@@ -234,6 +234,9 @@ def check_fits(comp: Compiled, p: AccelParams) -> None:
         widths = {t.fmt.width for t in comp.tensors.values() if t.bank == b}
         if widths and max(widths) > p.bank_width[i]:
             problems.append(f"bank {b} holds {max(widths)}-bit words, is {p.bank_width[i]} bits wide")
+    need = accumulator_bits(comp)
+    if need > p.acc_w:
+        problems.append(f"its contractions need a {need}-bit accumulator, the contraction engine's is {p.acc_w} bits")
     if problems:
         raise ProgramError("the network does not fit the accelerator: " + "; ".join(problems))
 

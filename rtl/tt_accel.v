@@ -18,7 +18,7 @@
 //     0x2E slots, 0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops),
 //     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM),
 //     0x35 RANK (the rank-update unit is built), 0x36 VEC (words of a vector load), 0x37 VEC_BANKS,
-//     0x38 DRAIN (elements the contraction engine's drain writes a cycle)
+//     0x38 DRAIN (elements the contraction engine's drain writes a cycle), 0x39 ACC_W (its accumulator bits)
 //   0x10_0000 program memory (32-bit words)
 //   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
 //   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks
@@ -80,6 +80,9 @@ module tt_accel #(
   // The contraction engine's wide drain (tt_contract DRAIN): DRAIN elements requantised and written a cycle, as a run
   // of a row of a bank in VEC_BANKS (golden/program.py AccelParams drain; bank_vec also names the banks written so).
   parameter integer DRAIN        = 1,
+  // The contraction engine's accumulator bits: the network's bound is enough (golden/compiler.py accumulator_bits;
+  // SPEC 1.2: no legal program's sum needs more), and the assembler refuses a program that needs more.
+  parameter integer ACC_W        = 48,
   // 1: the element-wise unit has Adam's ops (tt_ewise ADAM) and the data memory the moment bank (bank 4); the data
   // paths between the banks and the element-wise unit follow the widest bank (the moments' 32 bits).
   parameter integer ADAM         = 0,
@@ -344,7 +347,8 @@ module tt_accel #(
   localparam integer CT_NRED = 4;
   tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
                 .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
-                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC), .DRAIN(DRAIN), .TECH(TECH)) u_contract (
+                .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC), .DRAIN(DRAIN), .ACC_W(ACC_W),
+                .TECH(TECH)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
     .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
@@ -671,6 +675,7 @@ module tt_accel #(
       8'h36: reg_rdata = VEC;
       8'h37: reg_rdata = VEC_BANKS;
       8'h38: reg_rdata = DRAIN;
+      8'h39: reg_rdata = ACC_W;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end

@@ -57,6 +57,7 @@ module tt_accel_pins #(
   parameter integer VEC          = 1,
   parameter integer VEC_BANKS    = 0,
   parameter integer DRAIN        = 1,
+  parameter integer ACC_W        = 48,
   parameter integer ADAM         = 0,
   parameter integer RANK         = 0,
   // the technology of the memories, multipliers and PLL (rtl/prim/), and the PLL's dividers (tt_prim_pll)
@@ -236,7 +237,8 @@ module tt_accel_pins #(
     .STATE_DEPTH (STATE_DEPTH), .STATE_WIDTH (STATE_WIDTH), .STATE_PORTS (STATE_PORTS),
     .MOMENT_DEPTH (MOMENT_DEPTH), .MOMENT_WIDTH (MOMENT_WIDTH), .MOMENT_PORTS (MOMENT_PORTS),
     .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS),
-    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ADAM (ADAM), .RANK (RANK),
+    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ACC_W (ACC_W),
+    .ADAM (ADAM), .RANK (RANK),
     .TECH (TECH)
   ) u_accel (
     .clk (clk), .rst (rst_q),

@@ -871,6 +871,10 @@ module tt_contract #(
         .d   (la_addr_a[VEC_SH-1:0]),
         .q   (run_m)
       );
+      // The run in order, once for every lane: word r of the run is the row's word run_m + r, wrapping (the bank read
+      // the columns before the first one a row further on), so the row rotates by run_m words.
+      wire [2*A_W*VEC-1:0] row_twice = {a_rd_vec_data, a_rd_vec_data};
+      wire [A_W*VEC-1:0]   run_row = row_twice[A_W*run_m +: A_W*VEC];
       genvar gl;
       genvar gs;
       for (gl = 0; gl < LANES; gl = gl + 1) begin : g_lane_a
@@ -880,11 +884,9 @@ module tt_contract #(
           localparam [31:0] RUN_WORD = gl / (LANES >> gs);  // r of lane gl = c + (LANES >> gs) r
           assign run_words[VEC_SH*gs +: VEC_SH] = RUN_WORD[VEC_SH-1:0];
         end
-        // word r of the run is the row's word first + r, wrapping (the bank read the columns before the first one a
-        // row further on)
-        wire [VEC_SH-1:0] word = run_m + run_words[VEC_SH*sum_sh_q +: VEC_SH];
+        wire [VEC_SH-1:0] word = run_words[VEC_SH*sum_sh_q +: VEC_SH];
         always @* begin
-          mac_a[A_W*gl +: A_W] = run_q ? a_rd_vec_data[A_W*word +: A_W] : a_rd_data;
+          mac_a[A_W*gl +: A_W] = run_q ? run_row[A_W*word +: A_W] : a_rd_data;
         end
       end
     end else begin : g_one_a
@@ -966,7 +968,9 @@ module tt_contract #(
   wire [ACC_W*LANES-1:0] drain_in  = sum_q ? sum_acc : acc;  // the sums a group brings, element c in lane c's place
 
   // ---- drain: a group's elements leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the nest's
-  // order), row by row in rows (each row's first element the rows loop's output stride after the previous row's) ----
+  // order), row by row in rows (each row's first element the rows loop's output stride after the previous row's).
+  // The drain register only loads a group or moves on by DRAIN lanes (one multiplexer a bit): a wide beat moves it,
+  // a one-element beat takes the element from the lowest DRAIN lanes by a counter and moves it once they are out. ----
   localparam integer RUN_ACC = DRAIN * ACC_W;  // the sums of one drain beat
   reg [ACC_W*LANES-1:0] drain_q;
   reg [7:0]             drain_n_q;    // beats left
@@ -989,15 +993,39 @@ module tt_contract #(
       drain_n_q <= drain_n_q - 8'd1;
     end
   end
+  wire             shift_run;    // the drain register moves on by DRAIN lanes
+  wire [RUN_ACC-1:0] beat_run;   // the beat's elements: the run, or first the one-element beat's element
+  generate
+    if (DRAIN > 1) begin : g_drain_sub
+      reg [DRAIN_SH-1:0] sub_q;  // a one-element beat's lane among the lowest DRAIN
+      always @(posedge clk) begin
+        if (rst || drain_take) begin
+          sub_q <= {DRAIN_SH{1'b0}};
+        end else if (emit && !store_q) begin
+          sub_q <= sub_q + 1'b1;
+        end
+      end
+      assign shift_run  = emit && (store_q || sub_q == DRAIN_M1[DRAIN_SH-1:0]);
+      assign beat_run   = {drain_q[RUN_ACC-1:ACC_W], store_q ? drain_q[ACC_W-1:0] : drain_q[ACC_W*sub_q +: ACC_W]};
+    end else begin : g_drain_one
+      assign shift_run  = emit;
+      assign beat_run   = drain_q[ACC_W-1:0];
+    end
+  endgenerate
   always @(posedge clk) begin
     if (drain_take) begin
-      drain_q      <= drain_in;
+      drain_q <= drain_in;
+    end else if (shift_run) begin
+      drain_q <= drain_q >> RUN_ACC;
+    end
+  end
+  always @(posedge clk) begin
+    if (drain_take) begin
       drain_addr_q <= take_addr;
       drain_row_q  <= take_addr;
       drain_col_q  <= row_beats_q;
       drain_last_q <= sum_q ? sum_last : grp_last;
     end else if (emit) begin
-      drain_q      <= store_q ? drain_q >> RUN_ACC : drain_q >> ACC_W;
       if (SUM_SH_MAX > 0 && drain_col_q == 8'd1) begin  // the row's last beat: the next row (builds with rows)
         drain_addr_q <= drain_row_q + row_step;
         drain_row_q  <= drain_row_q + row_step;
@@ -1023,7 +1051,7 @@ module tt_contract #(
   ) u_old_wait (
     .clk (clk),
     .rst (rst),
-    .d   ({drain_q[RUN_ACC-1:0], drain_addr_q, emit_fin, emit}),
+    .d   ({beat_run, drain_addr_q, emit_fin, emit}),
     .q   (rq_tag)
   );
   wire               rq_in_q   = rq_tag[0];

@@ -25,7 +25,7 @@ P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x2
 P_LANES, P_BUF_DEPTH, P_ADAM = 0x2F, 0x30, 0x31
 P_MOMENT = 0x32  # the moment bank's (bank 4's) depth, then its width and read ports
 P_RANK = 0x35
-P_VEC, P_VEC_BANKS, P_DRAIN = 0x36, 0x37, 0x38
+P_VEC, P_VEC_BANKS, P_DRAIN, P_ACC_W = 0x36, 0x37, 0x38, 0x39
 RANK_CYCLES = 0x18  # the rank unit's cycle counter (the other units' follow UNIT_CYCLES)
 STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
 ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
@@ -168,7 +168,7 @@ class AccelHost:
                            prog_depth=await self.rd(P_PROG_DEPTH), lanes=await self.rd(P_LANES),
                            buf_depth=await self.rd(P_BUF_DEPTH), adam=adam, rank=bool(await self.rd(P_RANK)),
                            vec=vec, bank_vec=tuple(bool(vec_banks >> b & 1) for b in range(len(depth))) if vec > 1 else (),
-                           drain=await self.rd(P_DRAIN))
+                           drain=await self.rd(P_DRAIN), acc_w=await self.rd(P_ACC_W))
 
     async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:
         """(depths, widths, read ports) of the banks built (banks 0..3, and the moment bank with Adam)."""

@@ -27,7 +27,7 @@ def hdl_parameters(p: P.AccelParams) -> dict:
     """rtl/tt_accel.v's parameters for bank parameters `p`."""
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
     out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth, "LANES": p.lanes,
-           "BUF_DEPTH": max(p.buf_depth, 1)} | ({"ADAM": 1} if p.adam else {}) | ({"RANK": 1} if p.rank else {})
+           "BUF_DEPTH": max(p.buf_depth, 1), "ACC_W": p.acc_w} | ({"ADAM": 1} if p.adam else {}) | ({"RANK": 1} if p.rank else {})
     if p.vec > 1:
         out |= {"VEC": p.vec, "VEC_BANKS": sum(1 << b for b, v in enumerate(p.bank_vec) if v)}
     if p.drain > 1:

@@ -594,12 +594,12 @@ async def bad_register_accesses(dut):
     for r in stream_regs:
         await host.wr(r, 0x1234 + r)
     ro = [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL] + list(range(CYCLES, CYCLES + 8)) + \
-        [RANK_CYCLES, RANK_CYCLES + 1] + list(range(0x20, 0x39))
+        [RANK_CYCLES, RANK_CYCLES + 1] + list(range(0x20, 0x3A))
     regs = ro + [START_PC, LABEL, SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
         await env.slverr_wr(r, ~vals[r], what="read-only register")
-    for r in (0x1A, 0x1F, 0x39, 0xFF):
+    for r in (0x1A, 0x1F, 0x3A, 0xFF):
         await env.slverr_wr(r, 0xFFFFFFFF, what="unmapped register")
         await env.slverr_rd(r, "unmapped register")
     for strb in (0x0, 0x1, 0x7, 0xE, 0x8):
