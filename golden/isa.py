@@ -363,7 +363,7 @@ def buffer_words(desc: ContractDesc) -> int:
     return _buffer_layout(desc.loops, desc.lane_loops)[1] if desc.lanes > 1 else 0
 
 
-MEM_LAT = 5  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 1)
+MEM_LAT = 6  # rtl/tt_accel.v's bank read latency (MEM_PIPE = 2)
 MAC_REG = 2  # tt_contract's registers in the multiply: the operands and the product
 SLICE_LAT = 1  # tt_contract's register slice between the compute nest and the issue (rtl/tt_skid.v)
 

@@ -59,11 +59,11 @@ module tt_accel #(
   parameter integer MOMENT_PORTS = 1,
   parameter integer PROG_AW      = 11,
   parameter integer PROG_DEPTH   = 2048,
-  // 1: registers around the bank routing and RAMs (requests in, routed requests, RAM outputs, read data out):
-  // read latency 5
-  // instead of 1, so descriptor -> address -> unit mux, the routing, and RAM -> mux -> datapath each get a
-  // cycle (Fmax).
-  parameter integer MEM_PIPE     = 1,
+  // Registers around the bank routing and RAMs, for Fmax. 1: requests in, routed requests, RAM outputs, read data
+  // out (read latency 5 instead of 1), so descriptor -> address -> unit mux, the routing, and RAM -> mux -> datapath
+  // each get a cycle. 2: also a fabric register behind each block RAM's own output register (latency 6), so the
+  // route from a block RAM across the chip and the multiplexers behind it each get a cycle.
+  parameter integer MEM_PIPE     = 2,
   // Bits of one block RAM of the target part (16384: ECP5 DP16KD, Xilinx RAMB18): each bank copy is built from
   // memories of that size, each with its own read and output registers (tt_bank), for Fmax. 0: one memory per
   // copy (the iCE40 target: its clock is low and the per-block registers cost logic cells it does not have).
@@ -160,8 +160,8 @@ module tt_accel #(
     if (VEC_BANKS < 0 || VEC_BANKS >= (1 << NBANK)) begin : g_bad_vec_banks
       error_tt_accel_VEC_BANKS_must_name_built_banks u_error ();
     end
-    if (MEM_PIPE < 0 || MEM_PIPE > 1) begin : g_bad_mem_pipe
-      error_tt_accel_MEM_PIPE_must_be_0_or_1 u_error ();
+    if (MEM_PIPE < 0 || MEM_PIPE > 2) begin : g_bad_mem_pipe
+      error_tt_accel_MEM_PIPE_must_be_0_to_2 u_error ();
     end
     if (ADAM < 0 || ADAM > 1) begin : g_bad_adam
       error_tt_accel_ADAM_must_be_0_or_1 u_error ();
@@ -173,7 +173,8 @@ module tt_accel #(
       error_tt_accel_bank_widths_must_be_at_most_32 u_error ();
     end
   endgenerate
-  localparam integer MEM_LAT = 1 + 4 * MEM_PIPE;  // bank read latency every unit is built for
+  localparam integer MEM_PIPED = (MEM_PIPE > 0) ? 1 : 0;  // the request and read-data registers
+  localparam integer MEM_LAT = 1 + 3 * MEM_PIPED + MEM_PIPE;  // bank read latency every unit is built for
 
   // ---- host bus ----
   wire        bus_req;
@@ -610,8 +611,8 @@ module tt_accel #(
 
   tt_banks #(.NBANK(NBANK), .ADDR_W(ADDR_W), .DATA_W(DATA_W), .BANK_SHIFT(BANK_SHIFT),
              .BANK_DEPTH(BANK_DEPTH[NBANK*32-1:0]), .BANK_WIDTH(BANK_WIDTH[NBANK*32-1:0]),
-             .BANK_PORTS(BANK_PORTS[NBANK*32-1:0]), .REG_IN(MEM_PIPE), .REG_REQ(MEM_PIPE),
-             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPE), .BLOCK_BITS(RAM_BLOCK_BITS),
+             .BANK_PORTS(BANK_PORTS[NBANK*32-1:0]), .REG_IN(MEM_PIPED), .REG_REQ(MEM_PIPED),
+             .REG_OUT(MEM_PIPE), .REG_DATA(MEM_PIPED), .BLOCK_BITS(RAM_BLOCK_BITS),
              .BANK_VEC(BANK_VEC[NBANK*32-1:0]), .VEC(VEC), .RUN(DRAIN), .TECH(TECH)) u_banks (
     .clk (clk), .rst (rst), .rd_en (rd_en_c), .rd_addr (rd_addr_c), .rd_data (rd_data),
     .rd_run_n1 ({ct_o_n1, ct_b_n1, ct_a_n1} & {12{seq_busy && unit == 2'd0}}), .rd_vec_data (rd_vec),

@@ -10,7 +10,9 @@
 // happens. The words are not reset: a reset of the accelerator leaves the state readable.
 // Each memory is a tt_prim_ram of the build's technology (TECH). OUT_REG = 1 adds its output register (data valid two
 // cycles after rd_en), which takes the block RAM's slow read clock-to-out off the paths behind it: on ECP5 the
-// DP16KD's own register, elsewhere a fabric register.
+// DP16KD's own register, elsewhere a fabric register. OUT_REG = 2 adds a fabric register behind each block RAM's
+// (data valid three cycles after rd_en): the route from a block RAM across the chip and the multiplexer over a copy's
+// block RAMs then each get a cycle.
 // VEC > 1 builds each copy in VEC columns (word i in column i % VEC, row i / VEC), each column a memory of its own. A
 // read takes the n1 + 1 consecutive words addr .. addr + n1, n1 = rd_run_n1 (0: the word alone; at most VEC - 1;
 // tt_contract's vector load a whole row, a lane sum's or rows' run of R words of a, a wide drain's old run). The run
@@ -25,7 +27,7 @@ module tt_bank #(
   parameter integer DEPTH      = 1024,
   parameter integer AW         = 10,  // local address width: DEPTH <= 2^AW
   parameter integer READ_PORTS = 1,   // 1..3
-  parameter integer OUT_REG    = 0,   // 1: an output register (read latency 2)
+  parameter integer OUT_REG    = 0,   // output registers: 0, 1 (read latency 2) or 2 (read latency 3)
   parameter integer BLOCK_BITS = 0,   // bits per block RAM of the part (0: one memory per column)
   parameter integer VEC        = 1,   // words per row (columns): 1, 2, 4, 8 or 16
   parameter [63:0] TECH       = "generic"  // the block RAMs' technology (rtl/prim/tt_prim_ram.v)
@@ -52,8 +54,8 @@ module tt_bank #(
     if (READ_PORTS < 1 || READ_PORTS > 3) begin : g_bad_ports
       error_tt_bank_READ_PORTS_must_be_1_to_3 u_error ();
     end
-    if (OUT_REG < 0 || OUT_REG > 1) begin : g_bad_out_reg
-      error_tt_bank_OUT_REG_must_be_0_or_1 u_error ();
+    if (OUT_REG < 0 || OUT_REG > 2) begin : g_bad_out_reg
+      error_tt_bank_OUT_REG_must_be_0_to_2 u_error ();
     end
     if (BLOCK_BITS < 0) begin : g_bad_block_bits
       error_tt_bank_BLOCK_BITS_must_be_0_or_positive u_error ();
@@ -126,16 +128,21 @@ module tt_bank #(
         end
       end
       // Every column's block of its last read (blk_q below), and the selects of the output multiplexers: the column
-      // and the blocks of the last read, behind the output register with OUT_REG.
+      // and the blocks of the last read, behind the output registers (OUT_REG of them).
       wire [VEC*SW-1:0] blk_q_all;
       wire [VEC*SW-1:0] sel_blk_all;
       wire [CW:0]       sel_col;
       if (OUT_REG != 0) begin : g_sel_out
-        reg [VEC*SW+CW:0] sel_out_q;
-        always @(posedge clk) begin
-          sel_out_q <= {blk_q_all, col_q};
-        end
-        assign {sel_blk_all, sel_col} = sel_out_q;
+        tt_delay #(
+          .WIDTH (VEC*SW+CW+1),
+          .DEPTH (OUT_REG),
+          .RESET (0)
+        ) u_sel_out (
+          .clk (clk),
+          .rst (1'b0),
+          .d   ({blk_q_all, col_q}),
+          .q   ({sel_blk_all, sel_col})
+        );
       end else begin : g_sel_direct
         assign {sel_blk_all, sel_col} = {blk_q_all, col_q};
       end
@@ -178,11 +185,12 @@ module tt_bank #(
         for (b = 0; b < NBLK; b = b + 1) begin : g_blk
           localparam integer N = (b == NBLK - 1) ? ROWS - b * BLK : BLK;
           localparam integer NW = (N > 1) ? $clog2(N) : 1;  // <= BW: only the last block can be shorter
+          wire [WIDTH-1:0] ram_data;
           tt_prim_ram #(
             .WIDTH   (WIDTH),
             .DEPTH   (N),
             .AW      (NW),
-            .OUT_REG (OUT_REG),
+            .OUT_REG (OUT_REG != 0 ? 1 : 0),
             .TECH    (TECH)
           ) u_ram (
             .clk     (clk),
@@ -191,8 +199,17 @@ module tt_bank #(
             .wr_data (wr_data[WIDTH*c +: WIDTH]),
             .rd_en   (col_rd[c] && rd_blk == b[SW-1:0]),
             .rd_addr (rd_word[NW-1:0]),
-            .rd_data (blk_data[b*WIDTH +: WIDTH])
+            .rd_data (ram_data)
           );
+          if (OUT_REG == 2) begin : g_fabric_reg
+            reg [WIDTH-1:0] ram_q;
+            always @(posedge clk) begin
+              ram_q <= ram_data;
+            end
+            assign blk_data[b*WIDTH +: WIDTH] = ram_q;
+          end else begin : g_ram_out
+            assign blk_data[b*WIDTH +: WIDTH] = ram_data;
+          end
         end
         assign row_data[c*WIDTH +: WIDTH] = blk_data[sel_blk*WIDTH +: WIDTH];
       end

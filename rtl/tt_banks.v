@@ -5,8 +5,9 @@
 // sign-extended from the bank's width to DATA_W.
 //
 // Pipelining (for Fmax): REG_IN registers the requests as they arrive (before the decode and routing), REG_REQ
-// the routed read requests and the write between the routing and the RAMs, REG_OUT the RAMs' output (block RAM
-// output registers), REG_DATA the read data after the output mux; the read latency is
+// the routed read requests and the write between the routing and the RAMs, REG_OUT the RAMs' output (1: the block
+// RAMs' output registers; 2: a fabric register behind each of them too, tt_bank), REG_DATA the read data after the
+// output mux; the read latency is
 // 1 + REG_IN + REG_REQ + REG_OUT + REG_DATA. A write lands REG_IN + REG_REQ cycles later,
 // as every read does, so the order of reads and writes a unit sees is the unregistered one: a read in the cycle
 // of a write to its address returns the old word, a read in any later cycle the new. addr_err and port_err
@@ -42,7 +43,7 @@ module tt_banks #(
   parameter integer          RUN        = 1,   // words of a run write (1: none; a power of two up to VEC)
   parameter integer          REG_IN     = 0,   // 1: a register on the incoming requests
   parameter integer          REG_REQ    = 0,   // 1: a register between the routing and the RAMs
-  parameter integer          REG_OUT    = 0,   // 1: the RAMs' output registers
+  parameter integer          REG_OUT    = 0,   // the RAMs' output registers: 0, 1 or 2 (tt_bank OUT_REG)
   parameter integer          REG_DATA   = 0,   // 1: a register after the read data mux
   parameter integer          BLOCK_BITS = 0,   // bits per block RAM of the part (tt_bank); 0: one memory per copy
   parameter [63:0] TECH       = "generic"  // the block RAMs' technology (rtl/prim/tt_prim_ram.v)
@@ -76,9 +77,9 @@ module tt_banks #(
     if (DATA_W < 2 || DATA_W > 32) begin : g_bad_data_w
       error_tt_banks_DATA_W_must_be_2_to_32 u_error ();
     end
-    if (REG_IN < 0 || REG_IN > 1 || REG_REQ < 0 || REG_REQ > 1 || REG_OUT < 0 || REG_OUT > 1 || REG_DATA < 0 ||
+    if (REG_IN < 0 || REG_IN > 1 || REG_REQ < 0 || REG_REQ > 1 || REG_OUT < 0 || REG_OUT > 2 || REG_DATA < 0 ||
         REG_DATA > 1) begin : g_bad_reg
-      error_tt_banks_REG_IN_REG_REQ_REG_OUT_and_REG_DATA_must_be_0_or_1 u_error ();
+      error_tt_banks_REG_IN_REG_REQ_and_REG_DATA_must_be_0_or_1_and_REG_OUT_0_to_2 u_error ();
     end
     if (VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) begin : g_bad_vec
       error_tt_banks_VEC_must_be_1_2_4_8_or_16 u_error ();

@@ -313,7 +313,7 @@ def test_lane_sum_of_a_matrix_vector_product():
     the direct form's 128 MACs, which therefore stays without vector loads); the lane sum splits
     k into 4 x 8 instead: lane l takes a[i, 8 k' + l] from a's row and b[8 k' + l] from its buffer (4 words, loaded in
     4 row beats), a group is one output of 4 steps, and the tree adds the 8 lanes in 3 stages. Group starts: the
-    first after the slice (all 4 beats) and MEM_LAT, i.e. cycle 9, then every 4 cycles: 9, 13, 17, 21. Cycles: the
+    first after the slice (all 4 beats) and MEM_LAT (4 + MEM_LAT), then every 4 cycles. Cycles: the
     check cycle, 21, then the last group's 4 beats, the tree's 3 stages, its drain beat, 2 MEM_LAT + MAC_REG + 8."""
     d = matvec(4, 32)
     lane = with_lanes(d, 8, 4096, vec=8, vec_banks=frozenset({"A", "B"}))
@@ -322,9 +322,9 @@ def test_lane_sum_of_a_matrix_vector_product():
     assert lane.red_loops[-1] == Loop(4, sa=8, sb=8, index="k", sbuf=1)
     assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (4, 4, 128, 4, 4)
     assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["lane_sum"]) == (1, 3, 1)
-    assert list(group_starts(lane)) == [9, 13, 17, 21]
-    assert contract_cycles(lane) == 1 + 21 + 4 + 3 + 1 + 2 * MEM_LAT + MAC_REG + 8
-    assert with_lanes(d, 8, 4096) is d and contract_cycles(lane) < contract_cycles(d) - 100
+    assert list(group_starts(lane)) == [s + MEM_LAT for s in (4, 8, 12, 16)]
+    assert contract_cycles(lane) == 1 + 16 + MEM_LAT + 4 + 3 + 1 + 2 * MEM_LAT + MAC_REG + 8
+    assert with_lanes(d, 8, 4096) is d and contract_cycles(lane) <= contract_cycles(d) - 100
     for v in (False, True):  # the values are those of the direct form, by both walks
         case = matmul_case(d, np.random.default_rng(7 + v))
         check_lane_form(case, lane, direct(case))
@@ -383,11 +383,11 @@ def matmul_ikj(m: int, k: int, n: int) -> ContractDesc:
 
 def test_lane_sum_with_output_lanes():
     """out[i, j] = sum_k a[i, k] b[k, j], i 2, k 8, j 4, on 8 lanes loading rows of 4. Output lanes alone use 4 lanes
-    (j): 2 groups of K = 8 after the slice of 8 words (8 row beats) and MEM_LAT, starts 13 and 21, 1 + 21 + 32 = 54
-    cycles. The lane sum of R = 2 by L = 4 uses all 8: lane (c, r) takes a[i, 2 k' + r] and b[2 k' + r, c] (k' 0..3
+    (j): 2 groups of K = 8 after the slice of 8 words (8 row beats) and MEM_LAT, starts 8 + MEM_LAT and 16 + MEM_LAT.
+    The lane sum of R = 2 by L = 4 uses all 8: lane (c, r) takes a[i, 2 k' + r] and b[2 k' + r, c] (k' 0..3
     in its buffer, loaded along j, whose 4 lanes are consecutive on the engine: 8 / 2 >= 4, in 8 row beats), 2
-    groups of K = 4 whose 4 elements drain one a cycle; starts 13 (the slice and MEM_LAT) and 17; cycles: the check
-    cycle, 17, the last group's 4 beats, the tree's 1 stage, 4 drain beats, 2 MEM_LAT + MAC_REG + 8. R = 4 leaves
+    groups of K = 4 whose 4 elements drain one a cycle; starts 8 + MEM_LAT (the slice and MEM_LAT) and 4 later; cycles:
+    the check cycle, 12 + MEM_LAT, the last group's 4 beats, the tree's 1 stage, 4 drain beats, 2 MEM_LAT + MAC_REG + 8. R = 4 leaves
     L = 2 and no vector load (8 / 4 < 4): slower. A drain of 2 runs along j: 2 drain beats a group."""
     d = matmul_ikj(2, 8, 4)
     lane = with_lanes(d, 8, 4096, vec=4)
@@ -396,11 +396,11 @@ def test_lane_sum_with_output_lanes():
     assert lane.red_loops[-1] == Loop(4, sa=2, sb=8, index="k", sbuf=1) and lane.lane_loops == (LANE_LOOP - 1, LANE_LOOP)
     assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (2, 4, 64, 4, 8)
     assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["lane_sum"]) == (4, 1, 1)
-    assert list(group_starts(lane)) == [13, 17]
-    assert contract_cycles(lane) == 1 + 17 + 4 + 1 + 4 + 2 * MEM_LAT + MAC_REG + 8
+    assert list(group_starts(lane)) == [8 + MEM_LAT, 12 + MEM_LAT]
+    assert contract_cycles(lane) == 1 + 12 + MEM_LAT + 4 + 1 + 4 + 2 * MEM_LAT + MAC_REG + 8
     outputs = with_lanes(d, 8, 4096, vec=4, lane_sum=False)
-    assert (outputs.lanes, outputs.vec, list(group_starts(outputs))) == (4, 4, [13, 21])
-    assert contract_cycles(outputs) == 1 + 21 + 8 + 4 + 2 * MEM_LAT + MAC_REG + 8
+    assert (outputs.lanes, outputs.vec, list(group_starts(outputs))) == (4, 4, [8 + MEM_LAT, 16 + MEM_LAT])
+    assert contract_cycles(outputs) == 1 + 16 + MEM_LAT + 8 + 4 + 2 * MEM_LAT + MAC_REG + 8
     assert lane_offsets(lane) == [(r, c) for c in range(4) for r in range(2)]
     wide = with_lanes(d, 8, 4096, vec=4, drain=2)
     assert wide == replace(lane, drain=2) and drain_beats(wide) == 2 and drain_ok(wide, 2) and not drain_ok(wide, 8)
@@ -463,9 +463,9 @@ def test_rows_of_an_outer_product():
     lanes alone use 4 lanes (j): 8 groups of K = 3, each draining 4 elements 2 a cycle (max(3, 2) = 3 cycles a group).
     Rows use all 8: L = 4 columns (j) x R = 2 rows (i split into 4 x 2), lane (c, r) c + 4 r taking a[k, 2 i' + r]
     from a's run and b[k, c] from its buffer, loaded once per column (3 words, 3 row beats) into both rows' lanes; 4
-    groups of K = 3 draining 8 elements 2 a cycle: 4 cycles a group. Starts: the slice (3 beats) and MEM_LAT, 8, then
-    every 4: 8, 12, 16, 20; cycles: the check cycle, 20, the last group's 3 beats, 4 drain beats, 2 MEM_LAT + MAC_REG
-    + 8 (no tree)."""
+    groups of K = 3 draining 8 elements 2 a cycle: 4 cycles a group. Starts: the slice (3 beats) and MEM_LAT, then
+    every 4; cycles: the check cycle, the last group's start, its 3 beats, 4 drain beats, 2 MEM_LAT + MAC_REG + 8 (no
+    tree)."""
     d = matmul_ijk_rows(8, 3, 4)
     lane = with_lanes(d, 8, 4096, vec=4, drain=2)
     assert lane.rows and not lane.lane_sum and (lane.lanes, lane.row_lanes, lane.load_lanes, lane.vec, lane.drain) \
@@ -474,8 +474,8 @@ def test_rows_of_an_outer_product():
                                    Loop(4, sb=1, so=1, index="j"))
     assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (4, 3, 96, 3, 3)
     assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["rows"]) == (4, 0, 1)
-    assert list(group_starts(lane)) == [8, 12, 16, 20]
-    assert contract_cycles(lane) == 1 + 20 + 3 + 4 + 2 * MEM_LAT + MAC_REG + 8
+    assert list(group_starts(lane)) == [s + MEM_LAT for s in (3, 7, 11, 15)]
+    assert contract_cycles(lane) == 1 + 15 + MEM_LAT + 3 + 4 + 2 * MEM_LAT + MAC_REG + 8
     outputs = with_lanes(d, 8, 4096, vec=4, drain=2, rows=False)
     assert (outputs.lanes, outputs.rows, outputs.groups) == (4, False, 8)
     assert contract_cycles(outputs) > contract_cycles(lane)
@@ -510,8 +510,8 @@ def test_rows_over_a_count_they_do_not_divide():
     a cycle: L = 4 columns x R = 2 rows, i split into a chunk loop of 3 (strides 2) and the rows loop. a's runs start
     at words 1 + 5 k + 2 i' (most of them off a row of 4). The chunk loop's last index (i = 4, 5) has one idle row, so
     the third group drains 4 elements (2 beats) instead of 8 (4); the groups still start 4 apart: the slice (3 beats)
-    and MEM_LAT, 8, then 12 and 16; the last group is the short one: the check cycle, 16, its 3 beats, 2 drain beats,
-    2 MEM_LAT + MAC_REG + 8. The output holds 20 elements, 20 draws."""
+    and MEM_LAT, then 4 and 8 cycles later; the last group is the short one: the check cycle, its start, its 3 beats,
+    2 drain beats, 2 MEM_LAT + MAC_REG + 8. The output holds 20 elements, 20 draws."""
     d = replace(matmul_ijk_rows(5, 3, 4), a_base=1)
     lane = with_lanes(d, 8, 4096, vec=4, drain=2)
     assert lane.rows and (lane.lanes, lane.row_lanes, lane.idle_rows, lane.out_count, lane.groups) == (8, 2, 1, 20, 3)
@@ -519,8 +519,8 @@ def test_rows_over_a_count_they_do_not_divide():
                                    Loop(4, sb=1, so=1, index="j"))
     assert (drain_beats(lane), drain_beats(lane, ragged=True), pack_ports(lane)["idle_rows"]) == (4, 2, 1)
     assert [live_lanes(lane, g) for g in range(3)] == [8, 8, 4]
-    assert list(group_starts(lane)) == [8, 12, 16]
-    assert contract_cycles(lane) == 1 + 16 + 3 + 2 + 2 * MEM_LAT + MAC_REG + 8
+    assert list(group_starts(lane)) == [s + MEM_LAT for s in (3, 7, 11)]
+    assert contract_cycles(lane) == 1 + 11 + MEM_LAT + 3 + 2 + 2 * MEM_LAT + MAC_REG + 8
     assert lane.macs == 5 * 3 * 4
     for v in (False, True):
         case = matmul_case(d, np.random.default_rng(17 + v))

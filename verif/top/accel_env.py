@@ -83,8 +83,14 @@ async def open_accel(dut, check: str = "sample", fast_bus: bool = False, stalls:
         axil.set_stalls(np.random.default_rng(seed), dict.fromkeys(axil.channels, stalls))
     host = AccelHost(axil, dut, period_ns=CLOCK_NS)
     params = await host.params()
-    mem_lat = 1 + 4 * int(dut.MEM_PIPE.value)  # rtl/tt_accel.v MEM_LAT, the bank read latency the units are built for
+    mem_lat = bank_latency(int(dut.MEM_PIPE.value))
     return lambda golden: RtlDevice(host, Backdoor(dut, params), params, golden, check=check, mem_lat=mem_lat)
+
+
+def bank_latency(mem_pipe: int) -> int:
+    """rtl/tt_accel.v MEM_LAT, the bank read latency the units are built for: 1, plus the request, routed-request and
+    read-data registers and MEM_PIPE output registers when MEM_PIPE > 0."""
+    return 1 + (3 if mem_pipe else 0) + mem_pipe
 
 
 async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False,

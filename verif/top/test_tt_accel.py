@@ -61,10 +61,11 @@ PAIRS = [(sim, case) for sim in SIMS for case in CASES
          if not (sim == "icarus" and case.startswith(("digits", "paper")))]
 
 
-# MEM_PIPE=0 (bank read latency 1 instead of the default 5) on tiny only: the units' latencies are swept at block
-# level; this proves the top's host reads and the banks without their registers. It also builds the banks from
-# 256-bit block memories (RAM_BLOCK_BITS), so tiny's banks are split too (digits' are at the default 16384 bits).
-RUNS = [(sim, case, 1) for sim, case in PAIRS] + [(sim, "tiny", 0) for sim in SIMS]
+# MEM_PIPE=0 and 1 (bank read latency 1 and 5 instead of the default 6) on tiny only: the units' latencies are swept
+# at block level; this proves the top's host reads and the banks without their registers, or without the fabric
+# register behind the block RAMs. MEM_PIPE=0 also builds the banks from 256-bit block memories (RAM_BLOCK_BITS), so
+# tiny's banks are split too (digits' are at the default 16384 bits).
+RUNS = [(sim, case, 2) for sim, case in PAIRS] + [(sim, "tiny", p) for sim in SIMS for p in (0, 1)]
 
 
 @pytest.mark.parametrize("sim,case,mem_pipe", RUNS)

@@ -75,7 +75,7 @@ BAD_PARAMS = [
     ({"DEPTH": 2000, "AW": 10}, "error_tt_bank_DEPTH_must_be_1_to_2_pow_AW"),
     ({"READ_PORTS": 4}, "error_tt_bank_READ_PORTS_must_be_1_to_3"),
     ({"READ_PORTS": 0}, "error_tt_bank_READ_PORTS_must_be_1_to_3"),
-    ({"OUT_REG": 2}, "error_tt_bank_OUT_REG_must_be_0_or_1"),
+    ({"OUT_REG": 3}, "error_tt_bank_OUT_REG_must_be_0_to_2"),
     ({"BLOCK_BITS": -1}, "error_tt_bank_BLOCK_BITS_must_be_0_or_positive"),
     ({"VEC": 3}, "error_tt_bank_VEC_must_be_1_2_4_8_or_16"),
     ({"VEC": 32}, "error_tt_bank_VEC_must_be_1_2_4_8_or_16"),
