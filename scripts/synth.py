@@ -868,8 +868,17 @@ def parse_params(items: list[str]) -> dict:
     return out
 
 
+def out_dir(name: str, cfg: dict, engine: dict) -> Path:
+    """Where a run writes: build/synth/<target>, or for another engine than the target's
+    build/synth/<target>-lanes<L>-vec<V>-drain<D> (runs of several engines may go on side by side)."""
+    if not engine:
+        return BUILD_DIR / name
+    e = engine_of(cfg)
+    return BUILD_DIR / f"{name}-lanes{e['lanes']}-vec{e['vec']}-drain{e['drain']}"
+
+
 def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, ooc: bool = False,
-               seeds: int = 1) -> dict:
+               seeds: int = 1, out: Path | None = None) -> dict:
     """Synthesize (and place and route) one target; return the report dict (also written to disk).
 
     ooc (out of context): for measuring a block whose ports are not pins. I/O is not checked against the
@@ -877,7 +886,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
     mode, so ice40 stops after synthesis.
     """
     cfg = {**cfg, "_name": name}
-    out = BUILD_DIR / name
+    out = out or BUILD_DIR / name
     out.mkdir(parents=True, exist_ok=True)
     for stale in ("report.json", "stat.json", "stat.txt", "pre_map.json", "pnr_report.json", "pnr.log", "yosys.log"):
         (out / stale).unlink(missing_ok=True)
@@ -1183,7 +1192,8 @@ def main(argv: list[str] | None = None) -> int:
         params = target_params(cfg, args.optimizer, args.rank_adaptation) if top == cfg["top"] else {}
         throughput = model_throughput(cfg, args.optimizer, args.rank_adaptation) if modelled else None
         params.update(parse_params(args.param))
-        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds)
+        out = out_dir(args.target, cfg, engine)
+        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds, out)
     except ToolError as e:
         print(f"synth: ERROR: {e}", file=sys.stderr)
         return 2
@@ -1199,7 +1209,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = pll_settings(cfg)
         if settings:
             report["pll"] = settings
-        (BUILD_DIR / args.target / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+        (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     print_report(report)
 
     failed = report["status"] != "ok" or report["timing"] == "FAIL"
