@@ -306,6 +306,7 @@ module tt_contract #(
   wire [31:0]       lanes_u    = {24'd0, lanes};
   wire [3:0]        sum_sh     = sum_shift(lane_count);  // a lane sum's log2 R (0: not a sum loop the trees take)
   wire              sum_outs   = lanes_u != {{(32-CNT_W){1'b0}}, lane_count};  // a lane sum with output lanes (L > 1)
+  wire              lane2      = SUM_SH_MAX > 0 && ((lane_sum && sum_outs) || rows);  // loop OUT_LANE is a lane loop
   // A lane sum's rules (golden/isa.py lane_sum_ok, and drain_ok along its output lanes).
   wire [ADDR_W-1:0] sum_mask   = {{(ADDR_W-CNT_W){1'b0}}, lane_count - 1'b1};  // R - 1
   wire              bad_sum    = !lane_form || sum_sh == 4'd0 || stride_o[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
@@ -390,7 +391,7 @@ module tt_contract #(
           ln1_q     <= run_n1 - idle_rows;
           lsum_q    <= SUM_SH_MAX > 0 && lane_sum;
           lrun_q    <= SUM_SH_MAX > 0 && (lane_sum || rows);
-          llane2_q  <= SUM_SH_MAX > 0 && ((lane_sum && sum_outs) || rows);
+          llane2_q  <= lane2;
           lsum_sh_q <= rows ? row_sh : sum_sh;
           beats_q   <= wide ? out_lanes >> DRAIN_SH : out_lanes;
           rbeats_q  <= wide ? row_lanes >> DRAIN_SH : row_lanes;
@@ -440,16 +441,26 @@ module tt_contract #(
     .error_code (err_q)
   );
 
-  // ---- the compute nest: without the lane loop in the lane form, where b walks the buffer word ----
+  // ---- the compute nest: without the lane loop in the lane form, where b walks the buffer word. Its counts and b
+  // strides are registered when the op is taken (from the descriptor, like the form), so the nest's adders start from
+  // flip-flops, not from the form's multiplexers. ----
+  reg [NLOOPS*CNT_W-1:0]  nest_counts_d;
+  reg [NLOOPS*ADDR_W-1:0] nest_sb_d;
   reg [NLOOPS*CNT_W-1:0]  nest_counts;
   reg [NLOOPS*ADDR_W-1:0] nest_sb;
   integer l;
   always @* begin
     for (l = 0; l < NLOOPS; l = l + 1) begin
-      nest_counts[CNT_W*l +: CNT_W] = ((l == LANE && lane_form_q) || (l == OUT_LANE && lane2_q)) ?
-                                      {{(CNT_W-1){1'b0}}, 1'b1} : counts[CNT_W*l +: CNT_W];
-      nest_sb[ADDR_W*l +: ADDR_W] = lane_form_q ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
-                                    stride_b[ADDR_W*l +: ADDR_W];
+      nest_counts_d[CNT_W*l +: CNT_W] = ((l == LANE && lane_form) || (l == OUT_LANE && lane2)) ?
+                                        {{(CNT_W-1){1'b0}}, 1'b1} : counts[CNT_W*l +: CNT_W];
+      nest_sb_d[ADDR_W*l +: ADDR_W] = lane_form ? {{(ADDR_W-BUF_W){1'b0}}, stride_buf[BUF_W*l +: BUF_W]} :
+                                      stride_b[ADDR_W*l +: ADDR_W];
+    end
+  end
+  always @(posedge clk) begin
+    if (start && !busy) begin
+      nest_counts <= nest_counts_d;
+      nest_sb     <= nest_sb_d;
     end
   end
 
@@ -981,6 +992,7 @@ module tt_contract #(
   wire                  emit      = drain_n_q != 8'd0;
   wire                  emit_fin  = emit && drain_last_q && drain_n_q == 8'd1;
   wire [ADDR_W-1:0]     lane_step = stride_o[ADDR_W*((sum_q && lane2_q) ? OUT_LANE : LANE) +: ADDR_W];
+  wire                  unused_lane2 = lane2_q;  // with one output loop, OUT_LANE is LANE
   wire [ADDR_W-1:0]     row_step  = stride_o[ADDR_W*OUT_LANE +: ADDR_W];  // rows: the rows loop's
   wire [ADDR_W-1:0]     take_addr = sum_q ? sum_addr : grp_addr;
   wire [ADDR_W-1:0]     run_step  = DRAIN_MASK + 1'b1;  // a wide drain's beat: DRAIN words (the lane loop's stride 1)

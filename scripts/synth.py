@@ -503,6 +503,8 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
         "does_not_fit": [{k: o.get(k) for k in ("resource", "used", "available", "over")}
                          for o in report.get("does_not_fit", [])],
         "tolerances": {**tol, "rule": TOLERANCE_RULE},
+        "timing": report.get("timing"),
+        "clocks_requested_mhz": {p: c["requested_mhz"] for p, c in report.get("clocks", {}).items()},
         "metrics": {
             "fmax_mhz": {p: f for p, (f, _) in fmax_of(report).items()},
             "fmax_seeds": {p: n for p, (_, n) in fmax_of(report).items()},
@@ -870,11 +872,14 @@ def parse_params(items: list[str]) -> dict:
 
 def out_dir(name: str, cfg: dict, engine: dict) -> Path:
     """Where a run writes: build/synth/<target>, or for another engine than the target's
-    build/synth/<target>-lanes<L>-vec<V>-drain<D> (runs of several engines may go on side by side)."""
-    if not engine:
-        return BUILD_DIR / name
-    e = engine_of(cfg)
-    return BUILD_DIR / f"{name}-lanes{e['lanes']}-vec{e['vec']}-drain{e['drain']}"
+    build/synth/<target>-lanes<L>-vec<V>-drain<D>, and with other nextpnr options -<router>, -<placer> (runs of
+    several engines or options may go on side by side)."""
+    tag = ""
+    if engine:
+        e = engine_of(cfg)
+        tag += f"-lanes{e['lanes']}-vec{e['vec']}-drain{e['drain']}"
+    tag += "".join("-" + o.split("=", 1)[1] for o in cfg.get("pnr_options", []))
+    return BUILD_DIR / f"{name}{tag}"
 
 
 def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, ooc: bool = False,
@@ -909,7 +914,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         "constraints": cfg["constraints"], "synth_command": cfg["synth"],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git_commit(), "status": "ok", "problems": [], "tools": {}, "runtime_s": {},
-        "out_of_context": ooc,
+        "out_of_context": ooc, "pnr_options": cfg.get("pnr_options", []),
     }
     progress.say(f"{cfg['part']} ({cfg.get('board')}), top {top} {params}, {len(files)} RTL files")
 
@@ -962,7 +967,7 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         def pnr_cmd(seed: int, dest: Path) -> list[str]:
             cmd = [tool, *pnr["args"], *cons, "--json", tool_path(out / "netlist.json"),
                    "--report", tool_path(dest / "pnr_report.json"), "--freq", f"{freq:g}", "--seed", str(seed),
-                   "--timing-allow-fail", "-l", tool_path(dest / "pnr.log")]
+                   "--timing-allow-fail", "-l", tool_path(dest / "pnr.log"), *cfg.get("pnr_options", [])]
             if cfg["family"] == "ice40":
                 cmd += ["--asc", tool_path(dest / f"{top}.asc")]
             elif cfg["family"] == "ecp5" and not ooc:  # nextpnr 0.11 writes no bitstream config out of context
@@ -1177,6 +1182,10 @@ def main(argv: list[str] | None = None) -> int:
                          "(nextpnr --out-of-context), ice40 synthesis only")
     ap.add_argument("--seeds", type=int, default=1, metavar="N",
                     help="also place and route with nextpnr seeds 2..N and report the Fmax spread")
+    ap.add_argument("--router", choices=("router1", "router2"),
+                    help="nextpnr's router instead of its default (router1); the run writes a directory of its own")
+    ap.add_argument("--placer", choices=("heap", "sa", "static"),
+                    help="nextpnr's placer instead of its default (heap); the run writes a directory of its own")
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error("--seeds must be at least 1")
@@ -1187,6 +1196,9 @@ def main(argv: list[str] | None = None) -> int:
     if engine and (top != cfg["top"] or not cfg.get("model")):
         ap.error("--lanes, --buf-depth, --vec and --drain set the engine of the target's top and model")
     cfg = {**cfg, **engine}
+    pnr_options = [f"--{k}={getattr(args, k)}" for k in ("router", "placer") if getattr(args, k)]
+    if pnr_options:
+        cfg["pnr_options"] = pnr_options
     try:
         modelled = top == cfg["top"] and cfg.get("model")
         params = target_params(cfg, args.optimizer, args.rank_adaptation) if top == cfg["top"] else {}

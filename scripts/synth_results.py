@@ -1,0 +1,135 @@
+"""`make qor`'s summary: results/synth.md and results/synth.json from the last run of each synthesis target and of
+each other engine or nextpnr option tried on it (build/synth/*/report.json, written by scripts/synth.py).
+
+    python scripts/synth_results.py
+
+A target without a run is listed as such; the committed baselines (scripts/qor_baselines/) hold the figures that the
+QoR check compares with.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "synth"
+OUT = ROOT / "results"
+RESOURCES = ("LUT", "FF", "BRAM", "DSP", "LC", "EBR", "SPRAM")
+
+
+def load_reports(build: Path = BUILD) -> dict[str, dict]:
+    """Every run's report by its directory name (target, or target with its engine and nextpnr options)."""
+    out = {}
+    for f in sorted(build.glob("*/report.json")):
+        try:
+            out[f.parent.name] = json.loads(f.read_text())
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def _clock(r: dict) -> tuple[str, dict]:
+    (net, c), = r["clocks"].items() if len(r.get("clocks", {})) == 1 else (("-", {}),)
+    return net, c
+
+
+def _engine(r: dict) -> str:
+    e = r.get("engine") or {}
+    p = r.get("params", {})
+    lanes, vec, drain = e.get("lanes", p.get("LANES", 1)), e.get("vec", p.get("VEC", 1)), e.get("drain", p.get("DRAIN", 1))
+    return f"{lanes} lanes, vec {vec}, drain {drain}"
+
+
+def _res(r: dict, key: str) -> str:
+    used = r.get("resources", {}).get(key)
+    if used is None:
+        return ""
+    cap = r.get("capacity", {}).get(key)
+    return f"{used:,.0f}" + (f" / {cap:,} ({100 * used / cap:.0f} %)" if cap else "")
+
+
+def row(name: str, r: dict) -> list[str]:
+    net, c = _clock(r)
+    fmax = c.get("fmax_mhz")
+    slack = c.get("slack_ns")
+    tp = r.get("throughput", {})
+    at_clock = tp.get("samples_per_s_at_clock")
+    status = r.get("status", "?")
+    verdict = r.get("timing", "") if status == "ok" else status
+    keys = [k for k in RESOURCES if k in r.get("resources", {})]
+    return [name, r.get("part", ""), r.get("model") or "", _engine(r), r.get("params", {}).get("TECH", "generic"),
+            f"{c.get('requested_mhz', 0):g}", "" if fmax is None else f"{fmax:.2f}",
+            "" if slack is None else f"{slack:+.2f}", verdict,
+            "; ".join(f"{k} {_res(r, k)}" for k in keys),
+            "" if at_clock is None else f"{at_clock:,.0f}",
+            " ".join(r.get("pnr_options", [])) or "default",
+            f"{r.get('runtime_s', {}).get('pnr', 0) / 60:.0f} min" if r.get("runtime_s", {}).get("pnr") else ""]
+
+
+HEADER = ["run", "part", "model", "engine", "tech", "clock MHz (requested, the PLL's)", "Fmax MHz", "slack ns",
+          "timing", "resources (used / available)", "training samples/s at the clock", "nextpnr", "place and route"]
+
+
+def details(name: str, r: dict) -> list[str]:
+    out = [f"### {name}", ""]
+    net, c = _clock(r)
+    pll = r.get("pll")
+    if pll:
+        out.append(f"- Clock: the PLL makes {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz; "
+                   + ", ".join(f"{k} {v}" for k, v in pll["params"].items()) + f"); nextpnr timed `{net}` at "
+                   f"{c.get('constraint_mhz')} MHz.")
+    crit = r.get("critical_paths", {}).get(c.get("net") or "")
+    if crit:
+        out.append(f"- Critical path: {crit['delay_ns']:.2f} ns ({crit['logic_ns']:.2f} logic, {crit['routing_ns']:.2f} "
+                   f"routing), `{crit['from']}` -> `{crit['to']}`.")
+    for res, kinds in r.get("resource_kinds", {}).items():
+        out.append(f"- {res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ".")
+    use = r.get("dsp_use")
+    if use:
+        out.append(f"- Multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz, "
+                   f"{100 * use['fraction']:.1f} % of {use['multipliers']} multipliers x the clock.")
+    tp = r.get("throughput")
+    if tp:
+        out.append(f"- Cycles per training sample (golden/cost.py, the RTL's exact timing): {tp['cycles_per_sample']:,.0f}"
+                   f" (train_sample {tp['train_sample_cycles']:,} + update {tp['update_cycles']:,} / "
+                   f"{tp['batch']}); {tp['macs_per_sample']:,} MACs.")
+    for p in r.get("problems", []):
+        out.append(f"- Problem: {p}")
+    for o in r.get("does_not_fit", []):
+        out.append(f"- Does not fit: {o.get('resource')} needs {o.get('used')}, the part has {o.get('available')}.")
+    rt = r.get("runtime_s", {})
+    out.append(f"- Run: {r.get('date', '?')} at {r.get('git_commit', '?')}; " + ", ".join(
+        f"{k} {v:,.0f} s" for k, v in rt.items()) + ".")
+    return out + [""]
+
+
+def markdown(reports: dict[str, dict]) -> str:
+    lines = ["# Synthesis of the accelerator top", "",
+             "Written by `make qor` (`python scripts/synth_results.py`) from the last run of each synthesis target "
+             "(`make synth TARGET=...`) and of each other engine or nextpnr option tried on it (`make synth "
+             "TARGET=ecp5-85k LANES=64 VEC=16 DRAIN=4`, `python scripts/synth.py --target ecp5-85k --router router2`). "
+             "The baselines in scripts/qor_baselines/ hold the target runs' figures with their tolerances.", "",
+             "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    for name, r in reports.items():
+        lines.append("| " + " | ".join(row(name, r)) + " |")
+    lines.append("")
+    for name, r in reports.items():
+        lines += details(name, r)
+    return "\n".join(lines)
+
+
+def main() -> int:
+    reports = load_reports()
+    if not reports:
+        print("synth_results: no run in build/synth: run `make synth TARGET=...` or `make qor` first", file=sys.stderr)
+        return 2
+    OUT.mkdir(exist_ok=True)
+    (OUT / "synth.md").write_text(markdown(reports))
+    (OUT / "synth.json").write_text(json.dumps(reports, indent=1) + "\n")
+    print(f"synth_results: {len(reports)} runs -> results/synth.md, results/synth.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
