@@ -76,8 +76,9 @@ lint: setup ## verilator --lint-only -Wall over rtl/
 synth: setup ## synthesize for TARGET and compare with the stored baseline
 	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(SYNTH_ENGINE)
 
-qor: setup ## synthesize every target and fail on an area or Fmax regression against the baselines
-	@for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || exit 1; done
+qor: setup ## synthesize every target, fail on an area or Fmax regression against the baselines; results/synth.md
+	@fail=0; for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || fail=1; done; \
+	$(PY) scripts/synth_results.py; exit $$fail
 
 coverage: setup ## Verilator line and toggle coverage of rtl/ from the block tests, in build/coverage
 	$(PY) scripts/rtl_coverage.py
