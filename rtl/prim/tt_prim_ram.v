@@ -12,8 +12,10 @@
 //   the accelerator never makes one (tt_bank checks it in simulation);
 // - the words are not initialised.
 module tt_prim_ram #(
-  parameter integer WIDTH   = 16,  // bits per word, 1..64
-  parameter integer DEPTH   = 512, // words, 1..2^AW
+  // public: the host's backdoor (verif/host.py) reads the shape of every memory it reads, also from builds that
+  // make only the ports and the memories public (make train's)
+  parameter integer WIDTH /* verilator public */ = 16,  // bits per word, 1..64
+  parameter integer DEPTH /* verilator public */ = 512, // words, 1..2^AW
   parameter integer AW      = 9,   // address bits
   parameter integer OUT_REG = 0,   // 1: an output register (read latency 2)
   parameter [63:0] TECH    = "generic"
