@@ -443,9 +443,11 @@ BANK_NAMES = ("act", "core", "master", "state", "moment")
 
 
 def cell_kind(name: str) -> str:
-    """The use of a netlist cell by its name: lane buffers, MAC lanes, bank <name>, program, <unit>, other."""
+    """The use of a netlist cell by its name: lane buffers, MAC lanes, bank <name>, program, <unit>, other. yosys
+    escapes the names of a flattened hierarchy (`$flatten\\u_accel.\\u_contract...`): the backslashes are dropped."""
+    plain = name.replace("\\", "")
     for pattern, kind in _KIND_PATTERNS:
-        m = pattern.search(name)
+        m = pattern.search(plain)
         if m:
             if kind == "bank":
                 k = int(m.group(1))
@@ -1216,8 +1218,11 @@ def main(argv: list[str] | None = None) -> int:
         clock = report["clocks"].get(net, {})
         if clock.get("pass"):  # the board runs at the requested (PLL) clock
             report["throughput"]["samples_per_s_at_clock"] = round(mhz * 1e6 / throughput["cycles_per_sample"], 1)
-            if cfg.get("capacity", {}).get("DSP"):
-                report["dsp_use"] = dsp_use(throughput, mhz, cfg["capacity"]["DSP"])
+        # the multipliers' use at the clock the build runs at: the PLL's when timing is met, else its Fmax
+        runs_at = mhz if clock.get("pass") else clock.get("fmax_mhz")
+        if runs_at and cfg.get("capacity", {}).get("DSP"):
+            report["dsp_use"] = {**dsp_use(throughput, runs_at, cfg["capacity"]["DSP"]),
+                                 "at": "clock" if clock.get("pass") else "fmax"}
         settings = pll_settings(cfg)
         if settings:
             report["pll"] = settings

@@ -62,9 +62,24 @@ def row(name: str, r: dict) -> list[str]:
             f"{c.get('requested_mhz', 0):g}", "" if fmax is None else f"{fmax:.2f}",
             "" if slack is None else f"{slack:+.2f}", verdict,
             "; ".join(f"{k} {_res(r, k)}" for k in keys),
-            "" if at_clock is None else f"{at_clock:,.0f}",
+            _samples_per_s(tp, at_clock, fmax),
             " ".join(r.get("pnr_options", [])) or "default",
-            f"{r.get('runtime_s', {}).get('pnr', 0) / 60:.0f} min" if r.get("runtime_s", {}).get("pnr") else ""]
+            _duration(r.get("runtime_s", {}).get("pnr"))]
+
+
+def _duration(s: float | None) -> str:
+    if not s:
+        return ""
+    return f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def _samples_per_s(tp: dict, at_clock: float | None, fmax: float | None) -> str:
+    """At the requested clock when timing is met; else at the Fmax, said so (a board would need a slower PLL)."""
+    if at_clock is not None:
+        return f"{at_clock:,.0f}"
+    if fmax and tp.get("cycles_per_sample"):
+        return f"{fmax * 1e6 / tp['cycles_per_sample']:,.0f} at the Fmax"
+    return ""
 
 
 HEADER = ["run", "part", "model", "engine", "tech", "clock MHz (requested, the PLL's)", "Fmax MHz", "slack ns",
@@ -77,8 +92,9 @@ def details(name: str, r: dict) -> list[str]:
     pll = r.get("pll")
     if pll:
         out.append(f"- Clock: the PLL makes {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz; "
-                   + ", ".join(f"{k} {v}" for k, v in pll["params"].items()) + f"); nextpnr timed `{net}` at "
-                   f"{c.get('constraint_mhz')} MHz.")
+                   + ", ".join(f"{k} {v}" for k, v in pll["params"].items()) + ")"
+                   + ("" if c.get("constraint_mhz") is None else f"; nextpnr timed `{net}` at {c['constraint_mhz']} MHz")
+                   + ".")
     crit = r.get("critical_paths", {}).get(c.get("net") or "")
     if crit:
         out.append(f"- Critical path: {crit['delay_ns']:.2f} ns ({crit['logic_ns']:.2f} logic, {crit['routing_ns']:.2f} "
@@ -87,7 +103,8 @@ def details(name: str, r: dict) -> list[str]:
         out.append(f"- {res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ".")
     use = r.get("dsp_use")
     if use:
-        out.append(f"- Multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz, "
+        at = "" if use.get("at", "clock") == "clock" else " (the Fmax: timing fails at the requested clock)"
+        out.append(f"- Multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz{at}, "
                    f"{100 * use['fraction']:.1f} % of {use['multipliers']} multipliers x the clock.")
     tp = r.get("throughput")
     if tp:

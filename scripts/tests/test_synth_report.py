@@ -518,6 +518,9 @@ def test_match_clocks_gives_the_slack_at_nextpnr_constraint():
     ("u_accel.u_banks.g_bank[3].u_bank.g_copy[1].g_col[5].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram", "bank state"),
     ("u_accel.u_prog.g_ecp5.u_ram.g_tile[2].u_bram", "program"),
     ("u_accel.u_contract.u_mac.g_lane[7].u_mul.g_ecp5.u_mul.u_mult", "MAC lanes"),
-    ("u_accel.u_sce.exp_rom.0.0", "sce"), ("x.y", "other")])
+    ("u_accel.u_sce.exp_rom.0.0", "sce"), ("x.y", "other"),
+    # a multiplier yosys inferred into a flattened hierarchy (generic technology)
+    ("$flatten\\u_accel.\\u_contract.\\u_mac.\\g_lane[0].u_mul.\\g_generic.u_mul.$mul$rtl/prim/tt_prim_mul_generic.v:35$9",
+     "MAC lanes")])
 def test_cell_kind(name, kind):
     assert synth.cell_kind(name) == kind
