@@ -62,14 +62,14 @@ PAIRS = [(sim, case) for sim in SIMS for case in CASES
          if not (sim == "icarus" and case.startswith(("digits", "paper")))]
 
 
-# MEM_PIPE=0 and 1 (bank read latency 1 and 5 instead of the default 6) on tiny only, on Icarus (its build takes a
-# second, Verilator's a minute): the units' latencies are swept at block level; this proves the top's host reads and
+# MEM_PIPE=0 and 1 (bank read latency 1 and 5 instead of the default 6) on tiny only, on Icarus (no C++ model to
+# compile per parameter set): the units' latencies are swept at block level; this proves the top's host reads and
 # the banks without their registers, or without the fabric register behind the block RAMs. MEM_PIPE=0 also builds
 # the banks from 256-bit block memories (RAM_BLOCK_BITS), so tiny's banks are split too (digits' are at the default
 # 16384 bits).
 RUNS = [(sim, case, 2) for sim, case in PAIRS] + [(SIMS[0], "tiny", p) for p in (0, 1)]
-# The 128-lane build alone takes Verilator about 6 minutes on one core, and the run 4 more: past the regression's
-# 15-minute limit per test on a slower machine.
+# The 128-lane case (Verilator's build of 128 MAC lanes and the run) takes most of the regression's 15-minute limit
+# per test on one core: it has a limit of its own, so that a slower machine does not fail it.
 SLOW = {"paper-lanes": pytest.mark.timeout(1800)}
 
 
