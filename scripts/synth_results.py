@@ -62,7 +62,7 @@ def row(name: str, r: dict) -> list[str]:
             f"{c.get('requested_mhz', 0):g}", "" if fmax is None else f"{fmax:.2f}",
             "" if slack is None else f"{slack:+.2f}", verdict,
             "; ".join(f"{k} {_res(r, k)}" for k in keys),
-            _samples_per_s(tp, at_clock, fmax),
+            _samples_per_s(tp, at_clock, net),
             " ".join(r.get("pnr_options", [])) or "default",
             _duration(r.get("runtime_s", {}).get("pnr"))]
 
@@ -73,13 +73,13 @@ def _duration(s: float | None) -> str:
     return f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
 
 
-def _samples_per_s(tp: dict, at_clock: float | None, fmax: float | None) -> str:
-    """At the requested clock when timing is met; else at the Fmax, said so (a board would need a slower PLL)."""
+def _samples_per_s(tp: dict, at_clock: float | None, net: str) -> str:
+    """At the requested clock when timing is met; else at the Fmax (synth.py's figure), said so: a board would need
+    a slower PLL."""
     if at_clock is not None:
         return f"{at_clock:,.0f}"
-    if fmax and tp.get("cycles_per_sample"):
-        return f"{fmax * 1e6 / tp['cycles_per_sample']:,.0f} at the Fmax"
-    return ""
+    at_fmax = tp.get("samples_per_s", {}).get(net)
+    return "" if at_fmax is None else f"{at_fmax:,.0f} at the Fmax"
 
 
 HEADER = ["run", "part", "model", "engine", "tech", "clock MHz (requested, the PLL's)", "Fmax MHz", "slack ns",

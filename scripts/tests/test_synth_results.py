@@ -38,3 +38,10 @@ def test_a_run_that_does_not_fit_says_so(tmp_path):
     (tmp_path / "x" / "report.json").write_text(json.dumps(r))
     md = synth_results.markdown(synth_results.load_reports(tmp_path))
     assert "| does-not-fit |" in md and "Does not fit: BRAM needs 221, the part has 208." in md
+
+
+def test_a_run_that_fails_timing_gives_its_samples_per_s_at_the_fmax():
+    tp = {"samples_per_s": {"clk": 457.7}}
+    assert synth_results._samples_per_s(tp, None, "clk") == "458 at the Fmax"
+    assert synth_results._samples_per_s({**tp, "samples_per_s_at_clock": 433.6}, 433.6, "clk") == "434"
+    assert synth_results._samples_per_s({}, None, "clk") == ""
