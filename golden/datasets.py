@@ -8,10 +8,14 @@
 
 IDX files are parsed strictly (magic, dimensions, exact byte count, label range): a damaged file is reported
 with its path and the problem rather than silently yielding a short or shifted data set.
+
+Every data set names where its samples came from and a SHA-256 of each source's content (`Dataset.sources`), so a
+training checkpoint can refuse to resume on other data under the same name.
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import math
 import struct
 import zlib
@@ -48,6 +52,7 @@ class Dataset:
     test_y: np.ndarray
     classes: int
     image_shape: tuple  # (rows, cols) of one image, prod == D
+    sources: dict[str, tuple[str, str]]  # role (an IDX file's base name, or the set's name) -> (where, SHA-256)
 
 
 def load_dataset(name: str, data_dir: str | None = None) -> Dataset:
@@ -57,9 +62,13 @@ def load_dataset(name: str, data_dir: str | None = None) -> Dataset:
     if name == "tiny":
         return _tiny()
     if name == "fashion-mnist":
-        directory = Path(data_dir) if data_dir is not None else FASHION_MNIST_DIR
-        return _idx_dataset(name, directory,
-                            missing_hint="install the Debian package: apt-get install dataset-fashion-mnist")
+        if data_dir is None:
+            return _idx_dataset(name, FASHION_MNIST_DIR, missing_hint="install the Debian package that puts the "
+                                "files there (apt-get install dataset-fashion-mnist), or pass a directory holding "
+                                "them as data_dir (DATA_DIR)")
+        return _idx_dataset(name, Path(data_dir), missing_hint="put the Fashion-MNIST IDX files there, or leave "
+                            f"data_dir (DATA_DIR) unset to read those of Debian's dataset-fashion-mnist package in "
+                            f"{FASHION_MNIST_DIR}")
     if name == "mnist":
         if data_dir is None:
             names = ", ".join(f"{n}[.gz]" for split in IDX_NAMES.values() for n in split)
@@ -78,7 +87,8 @@ def _digits() -> Dataset:
     y = bunch.target.astype(np.int64)
     held_out = np.zeros(len(y), dtype=bool)
     held_out[stratified_test_indices(y, DIGITS_TEST_FRACTION)] = True
-    return Dataset("digits", x[~held_out], y[~held_out], x[held_out], y[held_out], classes=10, image_shape=(8, 8))
+    return Dataset("digits", x[~held_out], y[~held_out], x[held_out], y[held_out], classes=10, image_shape=(8, 8),
+                   sources={"digits": ("scikit-learn's load_digits", _digest(x, y))})
 
 
 def stratified_test_indices(y: np.ndarray, fraction: float) -> np.ndarray:
@@ -104,23 +114,32 @@ def _tiny() -> Dataset:
 
     train_x, train_y = sample(TINY_TRAIN)
     test_x, test_y = sample(TINY_TEST)
-    return Dataset("tiny", train_x, train_y, test_x, test_y, TINY_CLASSES, (TINY_SIDE, TINY_SIDE))
+    return Dataset("tiny", train_x, train_y, test_x, test_y, TINY_CLASSES, (TINY_SIDE, TINY_SIDE),
+                   sources={"tiny": ("generated from RandomState(0)", _digest(train_x, train_y, test_x, test_y))})
+
+
+def _digest(*arrays: np.ndarray) -> str:
+    """SHA-256 of arrays' contents, in order (a built-in set has no files of its own to hash)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 # --- IDX files ----------------------------------------------------------------------------------------------
 
 def _idx_dataset(name: str, directory: Path, missing_hint: str) -> Dataset:
-    splits = {}
+    splits, sources = {}, {}
     for split, (images_name, labels_name) in IDX_NAMES.items():
         images_path = _find_idx(directory, images_name, missing_hint)
         labels_path = _find_idx(directory, labels_name, missing_hint)
-        splits[split] = (images_path, *_read_idx_pair(images_path, labels_path))
+        splits[split] = (images_path, *_read_idx_pair(images_path, labels_path, sources))
     (train_path, train_x, train_y), (test_path, test_x, test_y) = splits["train"], splits["test"]
     if train_x.shape[1:] != test_x.shape[1:]:
         raise DatasetError(f"{test_path}: images are {_dims(test_x.shape[1:])}, "
                            f"but {train_path} has {_dims(train_x.shape[1:])}")
     image_shape = tuple(train_x.shape[1:])
-    return Dataset(name, _pixels(train_x), train_y, _pixels(test_x), test_y, IDX_CLASSES, image_shape)
+    return Dataset(name, _pixels(train_x), train_y, _pixels(test_x), test_y, IDX_CLASSES, image_shape, sources)
 
 
 def _find_idx(directory: Path, base: str, missing_hint: str) -> Path:
@@ -131,9 +150,13 @@ def _find_idx(directory: Path, base: str, missing_hint: str) -> Path:
     raise DatasetError(f"{directory / base}.gz: no such file (nor uncompressed {base}); {missing_hint}")
 
 
-def _read_idx_pair(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _read_idx_pair(images_path: Path, labels_path: Path, sources: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of one split; adds each file's (path, SHA-256 of its samples) to `sources` under its
+    base name: the same data, compressed or not, in any directory, has one digest."""
     images = read_idx(images_path, IMAGES_MAGIC)
     labels = read_idx(labels_path, LABELS_MAGIC)
+    for path, array in ((images_path, images), (labels_path, labels)):
+        sources[path.name.removesuffix(".gz")] = (str(path), _digest(array))
     if len(labels) != len(images):
         raise DatasetError(f"{labels_path}: {len(labels)} labels, but {images_path} has {len(images)} images")
     bad = np.flatnonzero(labels >= IDX_CLASSES)

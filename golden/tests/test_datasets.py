@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from golden import datasets
 from golden.datasets import (FASHION_MNIST_DIR, IDX_NAMES, IMAGES_MAGIC, KNOWN_DATASETS, LABELS_MAGIC,
                              DatasetError, load_dataset, read_idx, stratified_test_indices)
 
@@ -104,9 +105,20 @@ def test_missing_file_names_the_path(tmp_path):
         load_dataset("mnist", str(tmp_path))
 
 
-def test_missing_fashion_mnist_says_how_to_install(tmp_path):
+def test_missing_fashion_mnist_says_how_to_install(tmp_path, monkeypatch):
+    """Without data_dir the files come from Debian's package, so the hint names it."""
+    monkeypatch.setattr(datasets, "FASHION_MNIST_DIR", tmp_path)
     with pytest.raises(DatasetError, match=r"no such file.*apt-get install dataset-fashion-mnist"):
+        load_dataset("fashion-mnist")
+
+
+def test_fashion_mnist_data_dir_without_the_files_says_to_put_them_there(tmp_path):
+    """A given data_dir is where the files must be: no package puts them there, so no apt-get in the hint."""
+    with pytest.raises(DatasetError) as e:
         load_dataset("fashion-mnist", str(tmp_path))
+    msg = str(e.value)
+    assert msg.startswith(str(tmp_path / "train-images-idx3-ubyte")) and "put the Fashion-MNIST IDX files there" in msg
+    assert "apt-get" not in msg and str(FASHION_MNIST_DIR) in msg
 
 
 # --- Fashion-MNIST from Debian ----------------------------------------------------------------------------
@@ -176,6 +188,23 @@ def test_gz_and_raw_may_be_mixed(tmp_path):
     raw.unlink()
     ds = load_dataset("mnist", str(tmp_path))
     assert np.array_equal(ds.test_y, arrays["test"][1])
+
+
+def test_sources_digest_the_samples_of_each_file(tmp_path):
+    """The same samples, compressed or not and in another directory, have the same digests; other images change
+    only their file's digest, which is the SHA-256 of the samples after the header."""
+    for d in "abc":
+        (tmp_path / d).mkdir()
+    arrays, _ = _write_set(tmp_path / "a", compress=True)
+    _write_set(tmp_path / "b", compress=False)
+    _write_set(tmp_path / "c", overrides={"train-images-idx3-ubyte": _idx_bytes(IMAGES_MAGIC, (20, 3, 2),
+                                                                                 bytes(range(120)))})
+    a, b, c = (load_dataset("mnist", str(tmp_path / d)).sources for d in "abc")
+    assert a.keys() == {n for split in IDX_NAMES.values() for n in split}
+    assert a["train-images-idx3-ubyte"] == (str(tmp_path / "a" / "train-images-idx3-ubyte.gz"),
+                                            hashlib.sha256(arrays["train"][0].tobytes()).hexdigest())
+    assert {k: v[1] for k, v in a.items()} == {k: v[1] for k, v in b.items()}
+    assert [k for k in a if a[k][1] != c[k][1]] == ["train-images-idx3-ubyte"]
 
 
 def test_fashion_mnist_reads_a_given_data_dir(tmp_path):
