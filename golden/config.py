@@ -8,7 +8,7 @@ used and `load_config` can read it again.
 JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it does not know):
 
     {
-      "name": str,
+      "name": str,                     # letters, digits, '.', '_', '-' (not first '.'): it names output files
       "input_size": int >= 1,          # flattened image size; zero-padded to prod(layers[0].in_shape)
       "classes": int >= 2,             # classes used; the last layer may have more (padded) outputs
       "layers": [                      # at least one; layer i's prod(out_shape) == layer i+1's prod(in_shape)
@@ -49,11 +49,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from golden.fxp import Fmt
+from golden.fxp import SHIFT_MAX, SHIFT_MIN, Fmt
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 MAX_RANK = 64
@@ -61,6 +62,7 @@ MAX_CORES = 6
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("constant", "cosine")
 ADAPTIVE_FORMATS = ("act", "bwd", "grad")  # formats whose fraction bits move within [frac_min, frac_max]
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # a config's name is part of output paths: no / or ..
 
 
 class ConfigError(ValueError):
@@ -220,6 +222,9 @@ def config_from_dict(data: object) -> NetConfig:
     """Validate the JSON form (see the module docstring) and build the config."""
     top = _object(data, "", required=("name", "input_size", "classes", "layers"), optional=("formats", "train"))
     name = _str(top["name"], "name")
+    if not NAME_PATTERN.fullmatch(name):
+        _fail("name", f"{name!r} is part of the output paths (build/train/<name>-...): use letters, digits, '.', "
+              f"'_' and '-' only, not starting with '.'")
     input_size = _int(top["input_size"], "input_size", lo=1)
     classes = _int(top["classes"], "classes", lo=2)
     layers = _layers(top["layers"], input_size, classes)
@@ -313,6 +318,12 @@ def _formats(value: object) -> Formats:
     if formats.core.width > formats.master.width:
         raise ConfigError(f"formats.core: width {formats.core.width} exceeds the master width "
                           f"{formats.master.width} (compute cores are derived from the master copy)")
+    derive_shift = formats.master.frac - formats.core.frac  # the compute cores are requantised from the master
+    if not SHIFT_MIN <= derive_shift <= SHIFT_MAX:
+        raise ConfigError(f"formats.master: {formats.master.frac} fraction bits against the core's "
+                          f"{formats.core.frac} make the compute cores' requantisation shift {derive_shift}, outside "
+                          f"the accelerator's {SHIFT_MIN}..{SHIFT_MAX}; use master fraction bits in "
+                          f"{formats.core.frac + SHIFT_MIN}..{formats.core.frac + SHIFT_MAX}")
     if formats.frac_min >= formats.frac_max:
         raise ConfigError(f"formats.frac_min: {formats.frac_min} must be < frac_max {formats.frac_max}")
     for key in ADAPTIVE_FORMATS:

@@ -181,6 +181,14 @@ INVALID = [
     (_set("formats.core", [10, 3]), r"^formats\.core: width 10 exceeds the master width 8"),
     (_set("formats.frac_min", 30), r"^formats\.frac_min: 30 must be < frac_max 30"),
     (_set("formats.act", [16, 31]), r"^formats\.act: initial fraction bits 31 outside frac_min\.\.frac_max"),
+    # the compute cores are derived from the master by a shift of master.frac - core.frac (here 3)
+    (_set("formats.master", [8, -20]), (r"^formats\.master: -20 fraction bits against the core's 3 make the compute "
+                                        r"cores' requantisation shift -23, outside the accelerator's -16\.\.47; use "
+                                        r"master fraction bits in -13\.\.50$")),
+    # the name is part of output paths
+    (_set("name", "../../escape"), r"^name: '\.\./\.\./escape' is part of the output paths"),
+    (_set("name", "a/b"), r"^name: 'a/b' is part of the output paths"),
+    (_set("name", ".hidden"), r"^name: '\.hidden' is part of the output paths"),
     # training
     (_set("train.optimizer", "rmsprop"), r"^train\.optimizer: unknown optimizer 'rmsprop'; known: sgd, adam"),
     (_set("train.lr", 0), r"^train\.lr: must be > 0"),
