@@ -80,7 +80,7 @@ def load_dataset(name: str, data_dir: str | None = None) -> Dataset:
 # --- built-in sets ----------------------------------------------------------------------------------------
 
 def _digits() -> Dataset:
-    from sklearn.datasets import load_digits  # imported here: sklearn costs ~1 s to import, IDX sets skip it
+    from sklearn.datasets import load_digits  # imported here: sklearn is slow to import, IDX sets skip it
 
     bunch = load_digits()
     x = (bunch.data / 16).astype(np.float32)

@@ -1,7 +1,9 @@
 """Lowering of compiled ops to the accelerator's op descriptors, and a plain reference of each descriptor.
 
-v1 covers CONTRACT (SPEC 5.1): one `ContractDesc` per op is what `rtl/tt_contract.v` executes. A descriptor is
-a loop nest over element addresses, nothing else: the engine knows no einsum, no tensor and no format.
+One descriptor class per unit: `ContractDesc` (CONTRACT, SPEC 5.1, rtl/tt_contract.v; this docstring), then in
+sections of their own `EwiseDesc` (rtl/tt_ewise.v), `SceDesc` (rtl/tt_sce.v) and `RankDesc` (rtl/tt_rank.v). A
+contraction's descriptor is a loop nest over element addresses, nothing else: the engine knows no einsum, no tensor
+and no format.
 
 Loop nest: up to MAX_OUT output loops (outer to inner, the output indices in the op's element order, SPEC 5.1:
 the order the spec writes them, a row-major walk of the output, unless the compiler gives the op another

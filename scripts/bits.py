@@ -7,7 +7,7 @@ Two sweeps, each changing one family and keeping the others at the config's form
     then settle by shift control).
 The runs are resumable golden training runs under build/bits/ and run in one worker process per core.
 
-    python scripts/bits.py --model digits --dataset digits       # about 1 min on 2 cores
+    python scripts/bits.py --model digits --dataset digits       # one short golden run per width and family
 """
 from __future__ import annotations
 

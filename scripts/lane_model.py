@@ -1,6 +1,6 @@
-"""Cycle model of a two-dimensional multi-lane contraction engine, per contraction of a compiled training step: the
-plan for the engine after today's (rtl/ARCHITECTURE.md), not a measurement. The RTL has a one-dimensional lane array
-whose exact cycles are golden/isa.py contract_cycles; the measured ones come from `python -m verif.top.bench_rtl`.
+"""Cycle model of two-dimensional multi-lane contraction engines, per contraction of a compiled training step: a
+model for deciding which lane forms to build, not a measurement. The built engine's exact cycles are golden/isa.py
+contract_cycles (`python -m golden cost`); the simulated RTL's come from `python -m verif.top.bench_rtl`.
 
 The modelled engine: LA x LB MAC lanes (LA * LB = --lanes) computing an outer-product tile of the output. Per
 contraction `out[i, j] = sum_k a[i, k] b[k, j]`, with i the output indices of one operand only and j those of the
@@ -13,20 +13,20 @@ compiler owns intermediates' index order, and may keep permuted copies of 4-bit 
 
     python scripts/lane_model.py --model paper [--lanes 128] [--width 16] [--requant 16] [--one-dimensional]
 
---reduction-lanes R models another two-dimensional array, built from today's engine with the layouts the compiler
-gives: its L output lanes (the compiled lane form at --lanes / R lanes, vector loads and a drain of --width) times R
-reduction lanes, as the lane sum splits a reduction (rtl/ARCHITECTURE.md): lane (c, r) MACs word r of a's row with
-its own buffer word, and an adder tree per output lane adds the R partial sums. An op qualifies where a reduction
-loop steps a at stride 1 (a's run of R words aligned) and b: its groups then take max(K / R, drain) cycles and its
-load the same beats (the same b words into R times the buffers); every other op keeps its compiled cycles. With
---rows, the outer product's rows too, where the layouts allow them: the output loop just outside the lane loop steps
-a at stride 1 and not b (R rows of a read as one aligned run), R x L outputs a group drained --requant a cycle;
-each op takes the faster kind.
+--reduction-lanes R models another two-dimensional array, built from the one-dimensional lane form with the layouts
+the compiler gives: its L output lanes (the compiled lane form at --lanes / R lanes, vector loads and a drain of
+--width) times R reduction lanes, as the lane sum splits a reduction (rtl/ARCHITECTURE.md): lane (c, r) MACs word r
+of a's row with its own buffer word, and an adder tree per output lane adds the R partial sums. An op qualifies
+where a reduction loop steps a at stride 1 (a's run of R words aligned) and b: its groups then take max(K / R,
+drain) cycles and its load the same beats (the same b words into R times the buffers); every other op keeps its
+compiled cycles. With --rows, the outer product's rows too, where the layouts allow them: the output loop just
+outside the lane loop steps a at stride 1 and not b (R rows of a read as one aligned run), R x L outputs a group
+drained --requant a cycle; each op takes the faster kind.
 
     python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8 [--rows]
 
-Both kinds are built (session 24: lane sums with output lanes and rows, R chosen per op, golden/isa.py with_lanes);
-the engine's exact cycles are `python -m golden cost --lanes 128 ...`.
+Both kinds are built (lane sums with output lanes, and rows; R chosen per op by golden/isa.py with_lanes), so for
+them this model is an approximation; the engine's exact cycles are `python -m golden cost --lanes 128 ...`.
 
 --two-indices gives a ceiling for pruned ranks, which the built forms serve poorly at 128 lanes: lanes over any two
 of an op's indices (output or reduction), L1 x L2 <= --lanes of any counts, each op taking ceil(n / L) steps of

@@ -61,7 +61,8 @@ class DirectAxil:
     """An AXI4-Lite master with the AxilHost interface (write32, read32) and no background coroutines: it
     touches the channels only inside a transaction, so the simulator runs free between transactions.
     cocotbext-axi's AxiLiteMaster (verif/axil.py) watches its response channels on every clock edge, which
-    caps a long co-simulation at about 130k cycles/s; the protocol tests keep using it (with stalls)."""
+    slows a long co-simulation down to the speed of those coroutines; the protocol tests keep using it (with
+    stalls)."""
 
     def __init__(self, dut, clk, prefix: str = "s_axil"):
         self.clk = clk

@@ -114,9 +114,9 @@ async def start(dut) -> Bank:
 def draw_read(b: Bank, first, written: set, wr_row, edges: list):
     """One port's read: (address, n1), its run never holding a word written this cycle, or None (no read).
     first: port 0's address (port 1 sometimes reads the same word); wr_row: the row written this cycle, or None.
-    With VEC > 1 half the reads take a run: aligned (the callers of today), anywhere, from late in a row on into
-    the next, from a block RAM's last row on into the next block RAM's, ending at the last word, or beside this
-    cycle's write (from its row or the one before)."""
+    With VEC > 1 half the reads take a run: aligned (a vector load's, a wide drain's), anywhere, from late in a row
+    on into the next, from a block RAM's last row on into the next block RAM's, ending at the last word, or beside
+    this cycle's write (from its row or the one before)."""
     rng = b.rng
     a = int(rng.choice(edges)) if rng.random() < 0.2 else int(rng.integers(0, b.depth))
     if first is not None and rng.random() < 0.2:
