@@ -13,8 +13,8 @@ def main(argv=None) -> int:
     tr.add_argument("--model", default="digits", help="tiny|digits|paper or a config JSON file")
     tr.add_argument("--dataset", default="digits", help="digits|fashion-mnist|mnist|tiny")
     tr.add_argument("--data-dir", default=None, help="directory of MNIST-format IDX files")
-    tr.add_argument("--epochs", type=int, default=None, help="override the config's epochs")
-    tr.add_argument("--seed", type=int, default=1)
+    tr.add_argument("--epochs", type=int, default=None, help="override the config's epochs (at least 1)")
+    tr.add_argument("--seed", type=int, default=1, help="the one seed behind the run (0..2^32-1)")
     tr.add_argument("--out", required=True, help="output directory (resumes if it holds a checkpoint)")
     optimizer_help = "sgd|adam instead of the config's optimizer"
     rank_help = "with rank adaptation (the rank_update and rank_prune programs, the rank state)"
@@ -28,11 +28,12 @@ def main(argv=None) -> int:
     co.add_argument("--optimizer", choices=("sgd", "adam"), help=optimizer_help)
     co.add_argument("--rank-adaptation", action="store_true", help=rank_help)
     co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
-    co.add_argument("--buf-depth", type=int, default=0, help="words per lane buffer (with more than one lane)")
-    co.add_argument("--vec", type=int, default=1,
-                    help="words a vector load reads into the lane buffers (1: none; cut to the lanes)")
+    co.add_argument("--buf-depth", type=int, default=512,
+                    help="words per lane buffer (with more than one lane; default 512, as make train builds)")
+    co.add_argument("--vec", type=int, default=1, help="words a vector load reads into the lane buffers (1: none; "
+                                                       "a power of two is cut to the largest one within the lanes)")
     co.add_argument("--drain", type=int, default=1,
-                    help="elements the contraction engine's drain writes a cycle (1: one; at most --vec)")
+                    help="elements the contraction engine's drain writes a cycle (1: one; cut to --vec)")
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     co.add_argument("--fit-ranks", action="store_true",
                     help="take --ranks as a pruned network's live ranks and report the ranks between them and the "
@@ -45,9 +46,11 @@ def main(argv=None) -> int:
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
     args = ap.parse_args(argv)
 
+    from golden.compiler import CompileError
     from golden.config import ConfigError
     from golden.datasets import DatasetError
     from golden.program import ProgramError
+    from golden.train import TrainError
     try:
         if args.cmd == "train":
             from golden.train import main_train
@@ -61,9 +64,9 @@ def main(argv=None) -> int:
             cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
         if args.cmd == "cost":
             from golden.cost import cost_report, fit_ranks, format_report
-            from golden.program import PROGRAMS
-            engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=min(args.vec, args.lanes),
-                          drain=min(args.drain, args.vec, args.lanes))
+            from golden.program import PROGRAMS, cut_to_lanes
+            vec, drain = cut_to_lanes(args.lanes, args.vec, args.drain)
+            engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=vec, drain=drain)
             ranks = None
             if args.ranks is not None:
                 try:
@@ -99,7 +102,7 @@ def main(argv=None) -> int:
                     order = f" (in order {op.order})" if op.order else ""
                     print(f"  {op.kind:9s} {op.out:28s} <- {', '.join(op.ins):40s} {op.spec + order:24s} {op.macs}")
         return 0
-    except (ConfigError, DatasetError, ProgramError) as e:
+    except (ConfigError, DatasetError, ProgramError, CompileError, TrainError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -458,10 +458,14 @@ def compile_network(cfg: NetConfig) -> Compiled:
                                       mode=NEAREST, note=f"bond {l}.{k}"))
 
     tr = cfg.train
+    try:
+        step = quant_const(-tr.lr / tr.batch)  # the host writes each update's step; this is the constant schedule's
+    except ValueError:
+        raise CompileError(f"train.lr {tr.lr:g}: the step lr / batch is too large for the accelerator's 16-bit step "
+                           f"register; use a smaller train.lr") from None
     for l, layer in enumerate(cfg.layers):
         params = [(f"W{l}.{k}", f"dG{l}.{k}", f"{l}.{k}", core_name(l, k)) for k in range(layer.d)]
         params.append((f"B{l}", f"dB{l}", f"B{l}", None))
-        step = quant_const(-tr.lr / tr.batch)
         for k, (w, g, suffix, compute) in enumerate(params):
             left = bonds.get((l, k - 1)) if compute else None
             right = bonds.get((l, k)) if compute else None
@@ -496,7 +500,11 @@ def compile_network(cfg: NetConfig) -> Compiled:
     comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, rank_prune, all_sizes)
     _check_accumulator_bounds(comp)
     _allocate(comp)
-    refine_orders(comp)
+    try:
+        refine_orders(comp)
+    except ValueError as e:  # a loop nest or memory that no descriptor's fields hold, on any engine
+        raise CompileError(f"the network does not fit the accelerator's op descriptors: {e}; use smaller factors "
+                           f"or ranks") from None
     return comp
 
 

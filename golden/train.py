@@ -2,16 +2,27 @@
 
 The device it drives is anything with the Machine interface (`train_batch`, `infer`, `calibrate`,
 `state_dict`/`load_state_dict`): the golden model here; the co-simulated RTL uses the same loop.
+
+Nothing a run was given is trusted: `check_args` and `check_run` refuse settings that cannot train (before any file
+is written), `load_checkpoint` a checkpoint that is damaged, belongs to another run or data, or does not fit the
+network, and `locked` a second run on an OUT directory in use, each with a TrainError that names the file or
+setting and what to do. A checkpoint holds a SHA-256 of its content and of the data set's sources; report.json,
+weights.npz and the checkpoint are replaced whole, so a failed run leaves the last good ones.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import inspect
 import json
+import os
 import signal
 import sys
 import time
+import zipfile
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from golden.compact import compact
-from golden.compiler import compile_network
+from golden.compiler import Compiled, compile_network
 from golden.config import NetConfig, config_to_dict, load_config, with_ranks
 from golden.cost import fit_ranks
 from golden.datasets import Dataset, load_dataset
@@ -29,6 +40,12 @@ from golden.memory import memory_report
 
 CHECKPOINT = "checkpoint.npz"
 CHECKPOINT_EVERY_S = 30.0
+LOCK = "lock"
+SEED_MAX = 2**32 - 1  # numpy's legacy seeding in the cocotb modules takes 32 bits
+
+
+class TrainError(ValueError):
+    """A run that cannot start or go on as asked; the message names the setting or file and what to do."""
 
 
 def init_float_params(cfg: NetConfig, rng: np.random.Generator):
@@ -38,14 +55,192 @@ def init_float_params(cfg: NetConfig, rng: np.random.Generator):
     return cores, biases
 
 
+def check_args(epochs: int | None, seed: int) -> None:
+    """The command line's --epochs (None: the config's) and --seed, which make passes as EPOCHS and SEED."""
+    if epochs is not None and epochs < 1:
+        raise TrainError(f"--epochs {epochs} (EPOCHS): a run trains at least 1 epoch; leave it out for the "
+                         f"config's train.epochs")
+    if not 0 <= seed <= SEED_MAX:
+        raise TrainError(f"--seed {seed} (SEED): must be in 0..{SEED_MAX}")
+
+
 def check_compatible(cfg: NetConfig, data: Dataset) -> None:
     d = data.train_x.shape[1]
     if d != cfg.input_size:
-        raise SystemExit(f"error: dataset {data.name} has {d} inputs per image but model {cfg.name} expects "
+        raise TrainError(f"dataset {data.name} has {d} inputs per image but model {cfg.name} expects "
                          f"{cfg.input_size}")
     if data.classes > cfg.classes:
-        raise SystemExit(f"error: dataset {data.name} has {data.classes} classes but model {cfg.name} "
+        raise TrainError(f"dataset {data.name} has {data.classes} classes but model {cfg.name} "
                          f"has {cfg.classes}")
+
+
+def check_run(cfg: NetConfig, data: Dataset, epochs: int) -> Compiled:
+    """The compiled network of a run of `epochs` epochs of `cfg` on `data`, once it is sure to train: the data fits
+    the model, a mini-batch fits the training set, and the learning rate gives the update a step the accelerator's
+    step register holds and that is not zero. Raises TrainError (or the compiler's CompileError) otherwise."""
+    check_compatible(cfg, data)
+    comp = compile_network(cfg)
+    tr, n = cfg.train, len(data.train_y)
+    if n < tr.batch:
+        raise TrainError(f"train.batch {tr.batch} is larger than the {n} training samples of {data.name}, so no "
+                         f"mini-batch would run; use a batch of at most {n}")
+    probe = Machine(comp, seed=0)
+    probe.total_updates = epochs * (n // tr.batch)
+    # the first update has the largest step of a decaying schedule, the last Adam's largest bias correction
+    for update in sorted({0, probe.total_updates - 1}):
+        probe.updates = update
+        try:
+            step = probe.host_step()[0]
+        except ValueError:
+            raise TrainError(f"train.lr {tr.lr:g}: update {update + 1}'s step is too large for the accelerator's "
+                             f"16-bit step register; use a smaller train.lr") from None
+        if update == 0 and step == 0:
+            raise TrainError(f"train.lr {tr.lr:g}: the first update's step rounds to zero in the accelerator's "
+                             f"16-bit step register, so no weight would ever change; use a larger train.lr")
+    return comp
+
+
+@contextlib.contextmanager
+def locked(out: Path):
+    """OUT/lock, holding this process's pid, for as long as a run writes to `out` (made if missing): a second run on
+    it is refused while the first is alive. The lock is an flock on that file, which the kernel drops when its
+    process dies, so a lock file left by a dead run is taken over."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise TrainError(f"{out} is in use by another run (pid {holder}, see {path}); wait for it to end or "
+                             f"use another OUT directory") from None
+        if path.exists() and os.stat(path).st_ino == os.fstat(fd).st_ino:
+            break
+        os.close(fd)  # the holder removed the file between our open and our lock: lock the new one
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def run_identity(cfg: NetConfig, data: Dataset, seed: int) -> dict:
+    """What a checkpoint must match to be resumed; the epoch count may grow (to extend a run, load_checkpoint)."""
+    config = config_to_dict(cfg)
+    del config["train"]["epochs"]
+    return {"config": config, "dataset": data.name, "seed": seed, "golden": golden_version()}
+
+
+def content_digest(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 of a checkpoint's entries: names, dtypes, shapes and bytes."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _unusable(path: Path, problem: str) -> TrainError:
+    return TrainError(f"{path} {problem}; use another OUT directory, or delete it to start this run afresh")
+
+
+def read_checkpoint(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The meta and the arrays of a checkpoint file whose content matches its digest (TrainError otherwise)."""
+    unreadable = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)  # np.load's, and its members'
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except unreadable as e:
+        raise _unusable(path, f"is damaged: not a readable .npz archive ({e})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise _unusable(path, "is damaged: not a readable .npz archive (it holds one .npy array)")
+    try:
+        with archive:
+            arrays = {k: archive[k] for k in archive.files}
+    except unreadable as e:
+        raise _unusable(path, f"is damaged: not a readable .npz archive ({e})") from None
+    if "meta" not in arrays:
+        raise _unusable(path, "is damaged: it has no meta entry")
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except json.JSONDecodeError:
+        raise _unusable(path, "is damaged: its meta entry is not JSON") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("identity"), dict):
+        raise _unusable(path, "is damaged: its meta entry is not a checkpoint's")
+    if meta["identity"].get("golden") != golden_version():
+        raise _unusable(path, "was written by another version of the golden model (golden/*.py changed since), "
+                              "whose numbers may differ")
+    stored = arrays.pop("digest", None)
+    if stored is None or str(stored) != content_digest(arrays):
+        raise _unusable(path, "is damaged: its content does not match the digest stored with it")
+    return meta, arrays
+
+
+def load_checkpoint(path: Path, cfg: NetConfig, data: Dataset, seed: int, epochs: int,
+                    comp: Compiled) -> tuple[dict, np.ndarray, Machine] | None:
+    """The checkpoint at `path` (None if there is none) checked against the run that resumes it: its meta, its
+    permutation of the epoch in progress (empty between epochs) and a Machine of its network (`comp`, or `cfg`
+    recompiled at the ranks it was recompiled at) holding its state. A TrainError says what does not match: the
+    file (read_checkpoint), the run (config, dataset name, seed), the data set's sources (their digests), the epochs
+    (fewer than it trained, or another count under a schedule that spans the run) or the network (the names,
+    dtypes, shapes and value ranges of its tensors, its formats)."""
+    if not path.exists():
+        return None
+    meta, arrays = read_checkpoint(path)
+    if meta["identity"] != run_identity(cfg, data, seed):
+        raise _unusable(path, "belongs to another run (config, dataset or seed differ)")
+    for role, (where, digest) in data.sources.items():
+        if meta.get("data", {}).get(role) != digest:
+            raise TrainError(f"{path} was trained on other data than {where} ({role} differs); resume it with the "
+                             f"data it started with (the same DATA_DIR), or use another OUT directory")
+    perm = arrays.get("perm", np.zeros(0, dtype=np.int64))
+    started = meta["epoch"] + (perm.size > 0)  # the epochs it trained, the one in progress included
+    if started > epochs:
+        raise TrainError(f"{path} holds a run that has trained {started} epochs, more than the {epochs} asked for, "
+                         f"and a shorter run is not refused silently; ask for at least {started} epochs (EPOCHS) to "
+                         f"go on with it, or use another OUT directory")
+    if epochs != meta["epochs"] and cfg.train.lr_schedule != "constant":
+        raise TrainError(f"{path} holds a run of {meta['epochs']} epochs whose {cfg.train.lr_schedule} learning-rate "
+                         f"schedule spans the whole run, so it resumes only with {meta['epochs']} epochs (EPOCHS); "
+                         f"use another OUT directory for {epochs}")
+    if meta.get("recompiled") is not None:  # saved after train.rank.recompile
+        comp = compile_network(with_ranks(cfg, meta["recompiled"]))
+    golden = Machine(comp, seed)
+    mem = {k[4:]: a for k, a in arrays.items() if k.startswith("mem/")}
+    _check_state(path, meta, mem, golden)
+    golden.load_state_dict({**meta, "mem": mem})
+    return meta, perm, golden
+
+
+def _check_state(path: Path, meta: dict, mem: dict[str, np.ndarray], golden: Machine) -> None:
+    """The checkpoint's tensors and formats are those of `golden`'s network: the same names, int64 of the same
+    shapes, every value within its tensor's width; the same fraction-bit entries, the adaptive ones within
+    frac_min..frac_max."""
+    expected = golden.mem
+    if mem.keys() != expected.keys():
+        missing, extra = sorted(expected.keys() - mem.keys()), sorted(mem.keys() - expected.keys())
+        raise _unusable(path, f"does not hold the network's tensors (missing {missing or 'none'}, unexpected "
+                              f"{extra or 'none'})")
+    for name, a in mem.items():
+        if a.dtype != np.int64 or a.shape != expected[name].shape:
+            raise _unusable(path, f"is damaged: {name} is {a.dtype} {a.shape}, the network's is int64 "
+                                  f"{expected[name].shape}")
+        fmt = golden.fmt(name)
+        if a.size and (a.min() < fmt.qmin or a.max() > fmt.qmax):
+            raise _unusable(path, f"is damaged: {name} holds values outside its {fmt.width}-bit format")
+    frac = meta.get("frac")
+    if not isinstance(frac, dict) or frac.keys() != golden.frac.keys() or \
+            not all(isinstance(f, int) and not isinstance(f, bool) for f in frac.values()):
+        raise _unusable(path, "is damaged: its formats are not the network's")
+    formats = golden.cfg.formats
+    for name, tensor in golden.comp.tensors.items():
+        if tensor.adaptive and not formats.frac_min <= frac[name] <= formats.frac_max:
+            raise _unusable(path, f"is damaged: {name}'s fraction bits {frac[name]} are outside frac_min..frac_max "
+                                  f"({formats.frac_min}..{formats.frac_max})")
 
 
 async def settle(x):
@@ -67,7 +262,9 @@ class Run:
         self.device = device
         self.recompiled = None  # the ranks train.rank.recompile recompiled the network at, once it has
         self.device_before_recompile = None  # the device's report of the programs it ran before the recompile
-        self._adopt(Machine(compile_network(cfg), seed))
+        comp = check_run(cfg, data, epochs)
+        resumed = load_checkpoint(out / CHECKPOINT, cfg, data, seed, epochs, comp)
+        self._adopt(resumed[2] if resumed else Machine(comp, seed))
         self.rng = np.random.default_rng(seed)
         self.xq_train = self.golden.quantize_input(data.train_x)
         self.xq_test = self.golden.quantize_input(data.test_x)
@@ -79,8 +276,8 @@ class Run:
         self.batches_trained = 0
         out.mkdir(parents=True, exist_ok=True)
         self.calibration_batch = None
-        if (out / CHECKPOINT).exists():
-            self._resume()
+        if resumed:
+            self._resume(*resumed[:2])
         else:
             cores, biases = init_float_params(cfg, self.rng)
             self.golden.load_float_params(cores, biases)
@@ -116,45 +313,24 @@ class Run:
             f"training sample")
 
     # --- checkpoints --------------------------------------------------------------------------------------
-    def _identity(self) -> dict:
-        """What a checkpoint must match to be resumed; the epoch count may grow (to extend a run)."""
-        cfg = config_to_dict(self.cfg)
-        del cfg["train"]["epochs"]
-        return {"config": cfg, "dataset": self.data.name, "seed": self.seed, "golden": golden_version()}
-
     def save(self) -> None:
         st = self.golden.state_dict()
-        tmp = self.out / (CHECKPOINT + ".tmp.npz")
-        np.savez(tmp, **{f"mem/{k}": v for k, v in st["mem"].items()},
-                 meta=json.dumps({"identity": self._identity(), "frac": st["frac"], "maxabs": st["maxabs"],
-                                  "lfsr": st["lfsr"], "drawn": st["drawn"], "sat_total": st["sat_total"],
-                                  "sat_by_tensor": st["sat_by_tensor"],
-                                  "samples_seen": st["samples_seen"], "updates": st["updates"],
-                                  "epoch": self.epoch, "recompiled": self.recompiled,
-                                  "batch_pos": self.batch_pos, "history": self.history,
-                                  "calibration_batch": None if self.calibration_batch is None
-                                  else [int(i) for i in self.calibration_batch],
-                                  "rng": self.rng.bit_generator.state, "stats": self.stats}),
-                 perm=self.perm if self.perm is not None else np.zeros(0, dtype=np.int64))
-        tmp.replace(self.out / CHECKPOINT)  # atomic: a kill mid-write leaves the previous checkpoint
+        arrays = {f"mem/{k}": v for k, v in st["mem"].items()}
+        arrays["meta"] = np.array(json.dumps({
+            "identity": run_identity(self.cfg, self.data, self.seed),
+            "data": {role: digest for role, (_, digest) in self.data.sources.items()}, "epochs": self.epochs,
+            "frac": st["frac"], "maxabs": st["maxabs"], "lfsr": st["lfsr"], "drawn": st["drawn"],
+            "sat_total": st["sat_total"], "sat_by_tensor": st["sat_by_tensor"],
+            "samples_seen": st["samples_seen"], "updates": st["updates"],
+            "epoch": self.epoch, "recompiled": self.recompiled, "batch_pos": self.batch_pos, "history": self.history,
+            "calibration_batch": None if self.calibration_batch is None else [int(i) for i in self.calibration_batch],
+            "rng": self.rng.bit_generator.state, "stats": self.stats}))
+        arrays["perm"] = self.perm if self.perm is not None else np.zeros(0, dtype=np.int64)
+        replace_npz(self.out / CHECKPOINT, **arrays, digest=np.array(content_digest(arrays)))
 
-    def _resume(self) -> None:
-        with np.load(self.out / CHECKPOINT) as z:
-            meta = json.loads(str(z["meta"]))
-            ident = self._identity()
-            if meta["identity"].get("golden") != ident["golden"]:
-                raise SystemExit(f"error: {self.out / CHECKPOINT} was written by another version of the golden "
-                                 f"model (golden/*.py changed since), whose numbers may differ; use another OUT "
-                                 f"directory or delete it")
-            if meta["identity"] != ident:
-                raise SystemExit(f"error: {self.out / CHECKPOINT} belongs to another run (config, dataset or "
-                                 f"seed differ); use another OUT directory or delete it")
-            mem = {k[4:]: z[k] for k in z.files if k.startswith("mem/")}
-            perm = z["perm"]
-        if meta.get("recompiled") is not None:  # saved after train.rank.recompile
-            self.recompiled = meta["recompiled"]
-            self._adopt(Machine(compile_network(with_ranks(self.cfg, self.recompiled)), self.seed))
-        self.golden.load_state_dict({**meta, "mem": mem})
+    def _resume(self, meta: dict, perm: np.ndarray) -> None:
+        """Go on from a checkpoint load_checkpoint accepted (the machine, already adopted, holds its state)."""
+        self.recompiled = meta.get("recompiled")
         self.epoch, self.batch_pos, self.history = meta["epoch"], meta["batch_pos"], meta["history"]
         self.stats = meta["stats"]
         if meta.get("calibration_batch") is not None:  # saved before the calibration ran
@@ -286,7 +462,7 @@ class Run:
             report["device"] = self.machine.device_report()
             if self.device_before_recompile is not None:
                 report["device"]["before_recompile"] = self.device_before_recompile
-        (self.out / "report.json").write_text(json.dumps(report, indent=1))
+        replace_file(self.out / "report.json", json.dumps(report, indent=1))
         self.save_weights()
         plot_history(self.history, self.out)
         print(f"wrote {self.out / 'report.json'}, weights.npz and plots")
@@ -295,8 +471,22 @@ class Run:
     def save_weights(self) -> None:
         cores, biases = self.golden.float_params()
         arrays = {f"mem/{k}": v for k, v in self.golden.mem.items() if not k.startswith(("d", "V"))}
-        np.savez(self.out / "weights.npz", **arrays,
-                 frac=json.dumps(self.golden.frac), config=json.dumps(config_to_dict(self.cfg)))
+        replace_npz(self.out / "weights.npz", **arrays, frac=json.dumps(self.golden.frac),
+                    config=json.dumps(config_to_dict(self.cfg)))
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: a run killed while writing leaves the previous file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def replace_npz(path: Path, **arrays) -> None:
+    """np.savez to `path`, whole or not at all (replace_file)."""
+    tmp = path.with_name(path.stem + ".tmp.npz")  # np.savez adds .npz to a name without it
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
 
 
 def golden_version() -> str:
@@ -378,15 +568,16 @@ def plot_history(history: list[dict], out: Path) -> None:
 
 
 def main_train(args) -> int:
+    check_args(args.epochs, args.seed)
     cfg = load_config(args.model)
-    if args.epochs:
+    if args.epochs is not None:
         cfg = replace(cfg, train=replace(cfg.train, epochs=args.epochs))
     data = load_dataset(args.dataset, args.data_dir)
-    check_compatible(cfg, data)
+    check_run(cfg, data, cfg.train.epochs)  # before the lock makes OUT
     print(f"seed {args.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / "
           f"{len(data.test_y)} test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  out {args.out}")
-    run = Run(cfg, data, args.seed, Path(args.out), cfg.train.epochs)
-    report = run.run()
+    with locked(Path(args.out)):
+        report = Run(cfg, data, args.seed, Path(args.out), cfg.train.epochs).run()
     print(f"test accuracy {report['test_acc']:.4f}")
     return 0
 

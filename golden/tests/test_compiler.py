@@ -10,7 +10,7 @@ import pytest
 
 from golden import compiler
 from golden import program as P
-from golden.compiler import PLAN_ENGINES, compile_network, core_name, lane_order, plan_contraction
+from golden.compiler import PLAN_ENGINES, CompileError, compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
 
 # ---------------------------------------------------------------------------------------------------------
@@ -425,6 +425,18 @@ def test_compiler_rejects_a_program_that_could_overflow_the_accumulator():
         "layers": [{"in_shape": [1024], "out_shape": [4], "ranks": [], "relu": False}],
         "formats": {"input": [32, 20], "core": [8, 7], "master": [8, 7]}})
     with pytest.raises((ValueError, OverflowError)):
+        compile_network(cfg)
+
+
+def test_compiler_rejects_a_network_wider_than_the_descriptor_fields():
+    """A stride of 64^3 * 4^2 words does not fit a contraction descriptor's 20-bit stride field: a CompileError
+    naming the op and the field, as for any other network the accelerator cannot run."""
+    cfg = config_from_dict({
+        "name": "huge", "input_size": 16, "classes": 4,
+        "layers": [{"in_shape": [64, 64, 64, 4], "out_shape": [64, 64, 64, 1], "ranks": [64, 64, 64], "relu": True},
+                   {"in_shape": [64 ** 3], "out_shape": [4], "ranks": [], "relu": False}]})
+    with pytest.raises(CompileError, match=r"^the network does not fit the accelerator's op descriptors: contract "
+                                           r"descriptor for .*\(20-bit stride field\); use smaller factors or ranks$"):
         compile_network(cfg)
 
 

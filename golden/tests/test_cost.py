@@ -132,6 +132,26 @@ def test_cli(capsys):
         assert why in capsys.readouterr().err, bad
 
 
+@pytest.mark.parametrize("lanes, asked, built", [
+    (3, (8, 8), (2, 2)), (1, (8, 8), (1, 1)), (5, (4, 8), (4, 4)), (16, (8, 8), (8, 8)), (16, (8, 2), (8, 2)),
+    (8, (3, 8), (3, 8)), (8, (8, 6), (8, 6))])
+def test_cut_to_lanes(lanes, asked, built):
+    """A power-of-two vec is cut to the largest power of two within the lanes and a power-of-two drain to that vec;
+    other values stay as asked, for AccelParams.check to name them."""
+    assert P.cut_to_lanes(lanes, *asked) == built
+
+
+def test_cli_defaults_suit_any_lanes(capsys):
+    """`make cost LANES=3` passes the default VEC=8 DRAIN=8: an engine with 2-word loads and drain, not an error
+    about a vec of 3 the user never set; without --buf-depth, 512 words (a valid depth at any lane count)."""
+    assert main(["cost", "--model", "tiny", "--lanes", "3", "--vec", "8", "--drain", "8", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["lanes"], report["buf_depth"], report["vec"], report["drain"]) == (3, 512, 2, 2)
+    assert report == cost_report(load_config("tiny"), lanes=3, buf_depth=512, vec=2, drain=2)
+    assert main(["cost", "--model", "tiny", "--lanes", "8", "--vec", "3"]) == 2
+    assert "vec 3: must be a power of two" in capsys.readouterr().err
+
+
 def test_cli_optimizer(capsys):
     """--optimizer adam: the same training sample, an update with Adam's ops (each 5 pipeline cycles longer)."""
     runs = {}
