@@ -36,7 +36,8 @@ given = $(filter command line,$(origin $(1)))
 SYNTH_ENGINE = $(if $(call given,LANES),--lanes $(LANES)) $(if $(call given,BUF_DEPTH),--buf-depth $(BUF_DEPTH)) \
                $(if $(call given,VEC),--vec $(VEC)) $(if $(call given,DRAIN),--drain $(DRAIN))
 TRAIN_SIM = $(or $(SIM),verilator)
-OUT      ?= build/train/$(MODEL)-$(DATASET)-seed$(SEED)-$(TRAIN_SIM)$(if $(OPTIMIZER),-$(OPTIMIZER))$(if $(RANK_ADAPTATION),-rank)
+# make train's output directory; verif/train.py names the default one after the config (build/train/...)
+OUT      ?=
 export SIM SEED WAVES
 
 .PHONY: help setup train cost regress lint synth qor coverage mutate bench clean
@@ -57,10 +58,10 @@ setup: ## create .venv with the pinned toolchain; apt-get what is missing (idemp
 	@bash scripts/setup.sh
 
 train: setup ## train MODEL on DATASET (default: digits) on the co-simulated accelerator, checked by the golden model
-	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK) -> $(OUT)"
+	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK)$(if $(OUT), -> $(OUT))"
 	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
 	    $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) \
-	    --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) --out $(OUT) \
+	    --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) $(if $(OUT),--out $(OUT)) \
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN)
 
 cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH, VEC-word loads, DRAIN-element drain (no simulation)

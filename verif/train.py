@@ -4,8 +4,9 @@
                           [--optimizer sgd|adam] [--rank-adaptation] [--sim verilator|icarus|golden]
                           [--check every|sample|batch|off] [--out DIR]
 
-Everything that can be wrong with the inputs (model, dataset files, sizes, a network the accelerator cannot
-hold or run) fails here, before any simulation starts. Then the accelerator is built for the model
+Everything that can be wrong with the inputs (arguments, model, dataset files, sizes, a network the accelerator
+cannot hold or run, a checkpoint in OUT that this run cannot resume, another run on OUT) fails here with one line,
+before any simulation starts. Then the accelerator is built for the model
 (rtl/tt_accel.v parameters from golden/program.py params_for) and verif/top/tb_train.py runs golden/train.py's
 Run in the simulator: the same progress lines, report.json, plots, weights and resumable checkpoints as a
 golden run, plus the device's cycle counts. `--sim golden` trains on the golden model alone (fast).
@@ -19,10 +20,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from golden import program as P
-from golden.compiler import compile_network
-from golden.config import load_config
-from golden.datasets import load_dataset
-from golden.train import check_compatible
+from golden.compiler import CompileError
+from golden.config import ConfigError, load_config
+from golden.datasets import DatasetError, load_dataset
+from golden.train import (
+    CHECKPOINT,
+    Run,
+    TrainError,
+    check_args,
+    check_run,
+    load_checkpoint,
+    locked,
+)
 from verif.rtl_device import CHECKS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,8 +42,8 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default="digits")
     ap.add_argument("--dataset", default="digits")
     ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--epochs", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=None, help="the config's train.epochs unless given (at least 1)")
+    ap.add_argument("--seed", type=int, default=1, help="the one seed behind the run (0..2^32-1)")
     ap.add_argument("--optimizer", default=None, choices=("sgd", "adam"),
                     help="the config's optimizer unless given (adam: the accelerator is built with its Adam ops)")
     ap.add_argument("--rank-adaptation", action="store_true",
@@ -42,48 +51,57 @@ def main(argv=None) -> int:
                          "the config's prior, threshold and phases)")
     ap.add_argument("--sim", default="verilator", choices=("verilator", "icarus", "golden"))
     ap.add_argument("--check", default="sample", choices=CHECKS)
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=None, help="output directory (default build/train/<model>-<dataset>-seed<seed>-"
+                                                "<sim>[-<optimizer>][-rank]; resumes if it holds a checkpoint)")
     ap.add_argument("--lanes", type=int, default=8, help="MAC lanes of the contraction engine (default 8)")
     ap.add_argument("--buf-depth", type=int, default=512, help="words per lane buffer (default 512)")
-    ap.add_argument("--vec", type=int, default=8, help="words a vector load reads into the lane buffers (default 8, "
-                                                       "cut to the lanes; 1: one word a cycle)")
+    ap.add_argument("--vec", type=int, default=8, help="words a vector load reads into the lane buffers (default 8; "
+                                                       "a power of two is cut to the largest one within the lanes; "
+                                                       "1: one word a cycle)")
     ap.add_argument("--drain", type=int, default=8, help="elements the contraction engine's drain writes a cycle "
                                                          "(default 8, cut to --vec; 1: one a cycle)")
     ap.add_argument("--interrupt-after", type=int, default=0, help=argparse.SUPPRESS)  # tests: a Ctrl-C after n batches
     a = ap.parse_args(argv)
     try:
+        check_args(a.epochs, a.seed)
         cfg = load_config(a.model)
-        if a.epochs:
+        if a.epochs is not None:
             cfg = replace(cfg, train=replace(cfg.train, epochs=a.epochs))
         if a.optimizer:
             cfg = replace(cfg, train=replace(cfg.train, optimizer=a.optimizer))
         if a.rank_adaptation:
             cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
         data = load_dataset(a.dataset, a.data_dir)
-    except (ValueError, OSError) as e:
+        comp = check_run(cfg, data, cfg.train.epochs)
+        if a.sim != "golden":
+            vec, drain = P.cut_to_lanes(a.lanes, a.vec, a.drain)
+            params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth, vec=vec, drain=drain)
+            P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
+    except (ConfigError, DatasetError, CompileError, P.ProgramError, TrainError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    check_compatible(cfg, data)
     # an optimizer other than the config's, or rank adaptation switched on: another run
     suffix = (f"-{a.optimizer}" if a.optimizer else "") + ("-rank" if a.rank_adaptation else "")
     out = Path(a.out or ROOT / "build" / "train" / f"{cfg.name}-{data.name}-seed{a.seed}-{a.sim}{suffix}")
     print(f"seed {a.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / {len(data.test_y)} "
           f"test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  device {a.sim}  check {a.check}  lanes {a.lanes}"
           f"  out {out}")
-    if a.sim == "golden":
-        from golden.train import Run
-        report = Run(cfg, data, a.seed, out, cfg.train.epochs).run()
-        print(f"test accuracy {report['test_acc']:.4f}")
-        return 0
-    comp = compile_network(cfg)
     try:
-        vec = min(a.vec, a.lanes)
-        params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth, vec=vec, drain=min(a.drain, vec))
-        P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
-    except P.ProgramError as e:
+        with locked(out):
+            if a.sim == "golden":
+                report = Run(cfg, data, a.seed, out, cfg.train.epochs).run()
+                print(f"test accuracy {report['test_acc']:.4f}")
+                return 0
+            # the run inside the simulator refuses such a checkpoint too, but only once the accelerator is built
+            load_checkpoint(out / CHECKPOINT, cfg, data, a.seed, cfg.train.epochs, comp)
+            return cosimulate(a, cfg, params, out, suffix)
+    except TrainError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
+
+def cosimulate(a: argparse.Namespace, cfg, params: P.AccelParams, out: Path, suffix: str) -> int:
+    """Build the accelerator for `params` and run verif/top/tb_train.py's training in the simulator `a.sim`."""
     from verif.runner import BUILD, run_block
     from verif.top.accel_env import hdl_parameters, long_run_build_args
     from verif.top.test_tt_accel import SOURCES
