@@ -116,9 +116,12 @@ def locked(out: Path):
             os.close(fd)
             raise TrainError(f"{out} is in use by another run (pid {holder}, see {path}); wait for it to end or "
                              f"use another OUT directory") from None
-        if path.exists() and os.stat(path).st_ino == os.fstat(fd).st_ino:
-            break
-        os.close(fd)  # the holder removed the file between our open and our lock: lock the new one
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder removed the file between our open and our lock: lock the one there now
     try:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
