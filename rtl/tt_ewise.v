@@ -1,5 +1,5 @@
 `default_nettype none
-// tt_ewise: the element-wise unit, v1 (one element per cycle). Executes one element-wise descriptor
+// tt_ewise: the element-wise unit (one element per cycle). Executes one element-wise descriptor
 // (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 AXPBY_RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK and PENALTY)
 // bit-exactly. Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
 //   t = A(alpha * x, align_x) + A(b * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor((p + 2^(-e-1)) / 2^-e) (e < 0)

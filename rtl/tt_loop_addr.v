@@ -15,8 +15,8 @@
 // no compare against the counts and no chain over the loops; the flag a loop takes when it steps (idx + 1 is its
 // final index) is a register as well, so the index's carry chain ends in a register, not in the chain over the
 // loops behind it. first_red is a register as well: a consumer's ready may depend on it (tt_contract waits for its
-// buffer only at a new output element), and a compare of the indices ahead of ready ahead of every enable was the
-// critical path.
+// buffer only at a new output element), and a compare of the indices ahead of ready would sit ahead of every enable on
+// one path.
 //
 // Strides are ADDR_W-bit and the sums wrap modulo 2^ADDR_W, so a two's-complement stride walks backwards;
 // the lowering emits only non-negative strides. The a and o walks can be narrower (A_AW, O_AW bits: their sums wrap

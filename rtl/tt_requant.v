@@ -13,7 +13,7 @@
 //
 // Pipeline: LATENCY = 3 cycles, fully pipelined (one set of LANES elements per cycle, no stall):
 //   stage 1 registers acc + bias and the shift amount, stage 2 the shifted sum, stage 3 the saturated result
-//   (the shifter and the saturation each get a cycle: together they were the longest path of the ECP5 build).
+//   (the shifter and the saturation each get a cycle: together they make a path too long for the ECP5 clock).
 // out_valid is in_valid delayed by LATENCY; data registers are not reset (only valid is).
 module tt_requant #(
   parameter integer ACC_W = 48,  // accumulator width, 2..64

@@ -360,7 +360,7 @@ module tt_sce #(
     rom_q     <= rom;
   end
 
-  // ---- stage X: the ROM word leaves its block RAM through a flip-flop (5.6 ns clock-to-out on ECP5) ----
+  // ---- stage X: the ROM word leaves its block RAM through a flip-flop (a block RAM's read has a slow clock-to-out) ----
   reg  [15:0]    rom_x_q;
   wire [1:0]     sx_ph;
   wire           sx_last;
@@ -492,7 +492,7 @@ module tt_sce #(
   end
 
   // ---- stage 4: the label's 2^err_frac off (its own stage: a 33-bit subtraction and the 33-bit compares in
-  // one cycle were the ECP5 critical path) ----
+  // one cycle are too long a path) ----
   reg               s5_out_q;
   reg               s5_last_q;
   reg [N_W-1:0]     s5_idx_q;
