@@ -44,7 +44,7 @@
 //   of R words (a_rd_n1; lane (c, r) MACs word r of the run with its buffer word), and a group's sums enter the fold
 //   trees (tt_lane_sum, log2 R stages), whose L sums drain as the group's L elements (DRAIN a cycle in a wide drain
 //   along the output lane loop): a group takes max(K, L / DRAIN) cycles. A vector load runs along the sum loop where
-//   R = LANES, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
+//   R = VEC, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
 //   It needs a's base and other strides multiples of R (golden/isa.py lane_sum_ok, vec_ok and drain_ok with the
 //   build's lanes).
 //   Rows (rows, with VEC > 1): the outer product of a column of b and a run of a. lanes = LANES = L x R: the lane
@@ -1055,21 +1055,31 @@ module tt_contract #(
   assign o_rd_addr = drain_addr_q;
   assign o_rd_n1   = (emit && accumulate && store_q) ? DRAIN_N1 : 4'd0;
 
-  wire [RUN_ACC+ADDR_W+1:0] rq_tag;
+  // The element's valid and last flags are reset; its sums and address are data (no reset fan-out: with 64 lanes
+  // they are thousands of flip-flops).
+  wire               rq_in_q;
+  wire               rq_fin_q;
+  wire [ADDR_W-1:0]  rq_addr_q;
+  wire [RUN_ACC-1:0] rq_acc;
   tt_delay #(
-    .WIDTH (RUN_ACC + ADDR_W + 2),
+    .WIDTH (2),
     .DEPTH (MEM_LAT),
     .RESET (1)
-  ) u_old_wait (
+  ) u_old_wait_tag (
     .clk (clk),
     .rst (rst),
-    .d   ({beat_run, drain_addr_q, emit_fin, emit}),
-    .q   (rq_tag)
+    .d   ({emit_fin, emit}),
+    .q   ({rq_fin_q, rq_in_q})
   );
-  wire               rq_in_q   = rq_tag[0];
-  wire               rq_fin_q  = rq_tag[1];
-  wire [ADDR_W-1:0]  rq_addr_q = rq_tag[ADDR_W+1:2];
-  wire [RUN_ACC-1:0] rq_acc    = rq_tag[RUN_ACC+ADDR_W+1:ADDR_W+2];
+  tt_delay #(
+    .WIDTH (RUN_ACC + ADDR_W),
+    .DEPTH (MEM_LAT)
+  ) u_old_wait_data (
+    .clk (clk),
+    .rst (rst),
+    .d   ({beat_run, drain_addr_q}),
+    .q   ({rq_acc, rq_addr_q})
+  );
 
   // The old words of the element(s) entering the requantiser: one word, or the run of the row it sits in.
   wire [DRAIN*OUT_W-1:0] old_run;

@@ -6,14 +6,15 @@
 //                                                   lane sum, where each lane has its own)
 // clear starts a new dot product (its first product is loaded, not added). A product reaches the
 // accumulators 1 + IN_REG + PROD_REG cycles after its en edge (the latency); they hold while no product arrives.
-// rst zeroes the accumulators and drops a product in flight.
+// rst drops a product in flight. The accumulators are not reset (they are undefined until the first clear): every
+// dot product starts with clear, and a reset of LANES x ACC_W flip-flops is the largest net of a wide engine.
 //
 // One multiply and one add per lane. PROD_REG = 1 puts a register between them (the multiplier's output
 // register in a DSP slice: SB_MAC16, DSP48E2, ECP5 MULT18X18D), so the multiply and the wide accumulate each
 // get a cycle; PROD_REG = 0 feeds the product to the accumulator directly (fewer flip-flops, slower clock).
 // IN_REG = 1 registers the operands ahead of the multiply (a DSP's input registers): the operands come from
 // block RAMs (the lane buffers) and a bank's read port fanned out to every lane, which a placer cannot put
-// beside all the multipliers, so the long route gets a cycle of its own (ECP5: the route alone was 5.6 ns).
+// beside all the multipliers, so the long route gets a cycle of its own (on ECP5 that route is most of a clock period).
 // The accumulator never wraps in a legal program (SPEC 1.2: the compiler bounds every reduction).
 module tt_mac_array #(
   parameter integer LANES = 1,   // MAC lanes, >= 1
@@ -114,9 +115,7 @@ module tt_mac_array #(
       wire signed [ACC_W-1:0]  acc_d = base + {{(ACC_W-PROD_W){prod[PROD_W-1]}}, prod};
 
       always @(posedge clk) begin
-        if (rst) begin
-          acc_q <= {ACC_W{1'b0}};
-        end else if (acc_en) begin
+        if (acc_en) begin
           acc_q <= acc_d;
         end
       end

@@ -21,8 +21,8 @@ module tt_op_ctrl (
   reg       busy_q;
   reg       done_q;
   reg [3:0] err_q;
+  reg       legal_q;  // err_q == 0, registered with it: run starts the datapath's wide enables
   wire      go = start && !busy_q;
-  wire      legal = (err_q == 4'd0);
 
   always @(posedge clk) begin
     if (rst) begin
@@ -30,20 +30,22 @@ module tt_op_ctrl (
       busy_q  <= 1'b0;
       done_q  <= 1'b0;
       err_q   <= 4'd0;
+      legal_q <= 1'b1;
     end else begin
       check_q <= go;
       if (go) begin
         busy_q <= 1'b1;
         done_q <= 1'b0;
         err_q  <= err_d;
-      end else if ((check_q && !legal) || fin) begin
+        legal_q <= err_d == 4'd0;
+      end else if ((check_q && !legal_q) || fin) begin
         busy_q <= 1'b0;
         done_q <= 1'b1;
       end
     end
   end
 
-  assign run = check_q && legal;
+  assign run = check_q && legal_q;
   assign busy = busy_q;
   assign done = done_q;
   assign error_code = err_q;

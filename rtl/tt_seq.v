@@ -143,6 +143,7 @@ module tt_seq #(
   reg               f_next_fits_q;
   reg [31:0]        f_hdr_q;
   reg [7:0]         f_widx_q;      // payload word being loaded
+  reg [DESC_WORDS-1:0] f_wsel_q;   // in F_LOAD: one-hot of f_widx_q, each word's own write enable; 0 otherwise
   reg [1:0]         f_unit_q;
   reg [3:0]         f_err_q;
   reg [DESC_BITS-1:0] f_desc_q;
@@ -343,6 +344,7 @@ module tt_seq #(
   // Front end: fetches a record's header, checks it and loads its payload into f_desc_q while the op before it
   // runs; the back end takes it (or the END, or the error) only when that op is done.
   always @(posedge clk) begin
+    f_wsel_q <= {DESC_WORDS{1'b0}};  // kept only on the paths that stay in or enter F_LOAD
     if (rst) begin
       f_state_q <= F_IDLE;
       f_pc_q <= {PROG_AW{1'b0}};
@@ -382,6 +384,7 @@ module tt_seq #(
             f_err_q <= ERR_OVERRUN;
           end else begin
             f_state_q <= F_LOAD;
+            f_wsel_q <= {{(DESC_WORDS-1){1'b0}}, 1'b1};
           end
         end
         F_LOAD: begin
@@ -389,6 +392,8 @@ module tt_seq #(
           f_widx_q <= f_widx_q + 8'd1;
           if (f_widx_q + 8'd1 == f_nwords) begin
             f_state_q <= F_READY;
+          end else begin
+            f_wsel_q <= f_wsel_q << 1;
           end
         end
         F_READY: begin
@@ -409,12 +414,17 @@ module tt_seq #(
   end
 
   // The descriptor registers: the front end's is cleared with the header, so the words a short record does not carry
-  // read as 0, and payload word f_widx_q arrives in F_LOAD; the op in flight's is copied from it when taken.
+  // read as 0, and payload word f_widx_q arrives in F_LOAD (enabled by its own bit of f_wsel_q: a decoder of
+  // f_widx_q for every word would sit on the path to DESC_BITS flip-flops); the op in flight's is copied from it when
+  // taken.
+  integer w;
   always @(posedge clk) begin
-    if (f_state_q == F_HDR) begin
-      f_desc_q <= {DESC_BITS{1'b0}};
-    end else if (f_state_q == F_LOAD) begin
-      f_desc_q[32*f_widx_q +: 32] <= prog_rd_data;
+    for (w = 0; w < DESC_WORDS; w = w + 1) begin
+      if (f_state_q == F_HDR) begin
+        f_desc_q[32*w +: 32] <= 32'd0;
+      end else if (f_wsel_q[w]) begin
+        f_desc_q[32*w +: 32] <= prog_rd_data;
+      end
     end
     if (take) begin
       desc_q <= f_desc_q;
