@@ -22,6 +22,7 @@ import json
 import multiprocessing
 import os
 import platform
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -32,10 +33,10 @@ import numpy as np
 
 from golden.compiler import compile_network
 from golden.config import ConfigError, config_from_dict, config_to_dict, load_config
-from golden.datasets import load_dataset
+from golden.datasets import DatasetError, load_dataset
 from golden.float_model import train_float
 from golden.memory import dense_sizes, memory_report
-from golden.train import Run, check_compatible, golden_version
+from golden.train import Run, TrainError, check_compatible, golden_version
 from verif.runner import environ
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -315,7 +316,24 @@ def write_results(stem: str, result: dict, markdown, plot) -> None:
     plot(result, out / f"{stem}.png")
 
 
-def main() -> int:
+# A model, dataset or pairing of the two that cannot train is refused with these before any run starts
+INPUT_ERRORS = (ConfigError, DatasetError, TrainError)
+
+
+def refuse(e: Exception) -> int:
+    """One line on stderr and exit status 2, as make train and python -m golden refuse bad input."""
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+
+
+def main(argv=None) -> int:
+    try:
+        return tables(argv)
+    except INPUT_ERRORS as e:
+        return refuse(e)
+
+
+def tables(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     run_args(ap)
     ap.add_argument("--epochs", type=int, default=None)
@@ -336,7 +354,7 @@ def main() -> int:
     ap.add_argument("--seeds", default=None,
                     help="comma-separated seeds, e.g. 1,2,3: run the rows once per seed and write the statistics "
                          "over seeds to results/accuracy-<model>-<dataset>-seeds.{json,md} (instead of --seed)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     rank_options = {"prior": a.prior, "threshold": a.threshold, "warmup_epochs": a.warmup, "end_epoch": a.end_epoch,
                     "budget": a.budget}
     if a.seeds is not None:

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from accuracy import run_args, worker_pool, write_results
+from accuracy import INPUT_ERRORS, refuse, run_args, worker_pool, write_results
 from golden.config import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
@@ -106,11 +106,14 @@ def plot(r: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     run_args(ap)
-    a = ap.parse_args()
-    print(markdown(bits_table(a.model, a.dataset, a.data_dir, a.seed, a.jobs)))
+    a = ap.parse_args(argv)
+    try:
+        print(markdown(bits_table(a.model, a.dataset, a.data_dir, a.seed, a.jobs)))
+    except INPUT_ERRORS as e:
+        return refuse(e)
     return 0
 
 
