@@ -21,6 +21,7 @@ declare -A DEB_PROBE=(
   [python3-venv]="py:ensurepip"
   [ccache]="cmd:ccache"                    # Verilator builds reuse the compiled runtime (about 30 s each)
   [liblz4-dev]="file:/usr/include/lz4.h"   # Verilator's FST writer (WAVES=1)
+  [z3]="cmd:z3"                            # the SMT solver of the formal proofs (make formal)
 )
 
 missing=()
