@@ -57,9 +57,8 @@ help: ## list the targets and variables
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
 
-train: setup ## train MODEL on DATASET (default: digits) on the co-simulated accelerator, checked by the golden model
-	@echo "train: MODEL=$(MODEL) DATASET=$(DATASET) SEED=$(SEED) SIM=$(TRAIN_SIM) CHECK=$(CHECK)$(if $(OUT), -> $(OUT))"
-	$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
+train: setup ## train MODEL on DATASET (default: digits, 2 epochs co-simulated; EPOCHS=20: the full run), checked by the golden model
+	@$(PY) -m verif.train --model $(MODEL) --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR)) \
 	    $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) \
 	    --seed $(SEED) --sim $(TRAIN_SIM) --check $(CHECK) $(if $(OUT),--out $(OUT)) \
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN)

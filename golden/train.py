@@ -41,6 +41,7 @@ from golden.memory import memory_report
 CHECKPOINT = "checkpoint.npz"
 CHECKPOINT_EVERY_S = 30.0
 LOCK = "lock"
+GOLDEN_ONLY = "bit-exact: not applicable, the golden model alone trained (no RTL)"
 SEED_MAX = 2**32 - 1  # numpy's legacy seeding in the cocotb modules takes 32 bits
 
 
@@ -276,6 +277,8 @@ class Run:
         self.stats = self._fresh_stats()
         self.interrupted = False
         self.stop_after = 0  # tests: stop as on SIGINT once this object has trained this many mini-batches (0: never)
+        self.checkpoint_every_s = CHECKPOINT_EVERY_S  # tests: 0 saves after every mini-batch
+        self.bar = None  # the run's progress while the loop runs: lines go through it, above the bar
         self.batches_trained = 0
         out.mkdir(parents=True, exist_ok=True)
         self.calibration_batch = None
@@ -362,17 +365,18 @@ class Run:
         b = self.cfg.train.batch
         n_batches = len(self.data.train_y) // b  # a last partial batch is dropped: the program's lr is per B
         last_save = time.time()
+        # one bar for the whole run, so that its rate and ETA are the run's, evaluations included
+        self.bar = bar = RunProgress(self.epochs, n_batches * b, initial=(self.epoch * n_batches + self.batch_pos) * b)
         while self.epoch < self.epochs and not self.interrupted:
             if self.perm is None:
                 self.perm = self.rng.permutation(len(self.data.train_y))
                 self.batch_pos, self.stats = 0, self._fresh_stats()
                 if self.cfg.train.rank.frozen(self.epoch):  # the prune phase is over: penalty off (SPEC 5.6)
                     await settle(self.machine.rank_freeze())
-                    await self._recompile(print)
+                    await self._recompile(self.say)
             stats = self.stats
             stats["t0"] = time.time() - stats["elapsed"]
-            bar = progress(total=n_batches * b, initial=self.batch_pos * b,
-                           desc=f"epoch {self.epoch + 1}/{self.epochs}")
+            bar.epoch(self.epoch + 1, self.batch_pos * b)
             while self.batch_pos < n_batches and not self.interrupted:
                 idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
                 cycles0 = getattr(self.machine, "sim_cycles", None)  # a co-simulated device's
@@ -396,14 +400,12 @@ class Run:
                 self.batches_trained += 1
                 if self.batches_trained == self.stop_after:
                     self.interrupted = True
-                bar.update(len(idx))
                 rate = device_rate(stats)
-                bar.set_postfix(loss=f"{stats['loss'] / stats['n']:.3f}",
-                                **({} if rate is None else {"sim_cycles_per_s": f"{rate:.0f}"}))
-                if time.time() - last_save > CHECKPOINT_EVERY_S:
+                bar.note(f"loss {stats['loss'] / stats['n']:.3f}" + ("" if rate is None else f", {rate:.0f} sim cycles/s"))
+                bar.update(len(idx))
+                if time.time() - last_save >= self.checkpoint_every_s:
                     self.save()
                     last_save = time.time()
-            bar.close()
             if self.interrupted:
                 break
             await self._end_epoch(stats)
@@ -411,11 +413,20 @@ class Run:
             self.perm = None
             self.save()
             last_save = time.time()
+        bar.close()
+        self.bar = None
         if self.interrupted:
             self.save()
             print(f"interrupted: checkpoint saved in {self.out}; run the same command again to resume")
             raise SystemExit(130)
         return self.finish()
+
+    def say(self, line: str) -> None:
+        """Print a line, above the progress bar while there is one."""
+        if self.bar is not None:
+            self.bar.write(line)
+        else:
+            print(line, flush=True)
 
     def within_budget(self) -> bool:
         """Whether the live core parameters are down to the rank budget (train.rank.budget): a function of the
@@ -438,10 +449,9 @@ class Run:
         if rate is not None:  # the epoch's training loop, host and lock-step checks included
             rec["sim_cycles_per_s"] = rate
         self.history.append(rec)
-        print(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
-              f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  "
-              f"{rec['samples_per_s']:.0f} samples/s" + ("" if rate is None else f"  {rate:.0f} sim cycles/s"),
-              flush=True)
+        self.say(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
+                 f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  "
+                 f"{rec['samples_per_s']:.0f} samples/s" + ("" if rate is None else f"  {rate:.0f} sim cycles/s"))
 
     async def evaluate(self) -> float:
         preds = np.concatenate([await settle(self.machine.infer(self.xq_test[i:i + 512]))
@@ -468,7 +478,6 @@ class Run:
         replace_file(self.out / "report.json", json.dumps(report, indent=1))
         self.save_weights()
         plot_history(self.history, self.out)
-        print(f"wrote {self.out / 'report.json'}, weights.npz and plots")
         return report
 
     def save_weights(self) -> None:
@@ -505,41 +514,76 @@ def device_rate(stats: dict) -> float | None:
     return stats["sim_cycles"] / max(stats["elapsed"], 1e-9) if "sim_cycles" in stats else None
 
 
-class LogProgress:
-    """Progress for a log file: a line every `every` seconds with the count, the rate and the ETA."""
+def clock(seconds: float) -> str:
+    """A duration as h:mm:ss or m:ss."""
+    m, sec = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
-    def __init__(self, total: int, initial: int, desc: str, every: float = 15.0):
-        self.total, self.n, self.desc, self.every = total, initial, desc, every
-        self.start_n, self.t0 = initial, time.time()
-        self.last, self.postfix = self.t0, ""
+
+class RunProgress:
+    """The progress of a whole run, epoch by epoch: a tqdm bar on a terminal, a line every `every` seconds in a log.
+    Counts training samples over all epochs, so its rate and ETA are the run's; the rate is taken over the wall time
+    since this process started training, so the test-set inference after each epoch is in it."""
+
+    def __init__(self, epochs: int, epoch_samples: int, initial: int, every: float = 15.0):
+        self.epochs, self.epoch_samples, self.every = epochs, epoch_samples, every
+        self.total, self.n, self.start_n = epochs * epoch_samples, initial, initial
+        self.t0 = self.last = time.time()
+        self.postfix = ""
+        self.desc = ""
+        self.bar = tqdm(total=self.total, initial=initial, unit=" samples", file=sys.stdout, leave=False,
+                        mininterval=1.0, smoothing=0, dynamic_ncols=True,
+                        bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} samples "
+                                   "[{elapsed}, run ETA {remaining}, {rate_fmt}{postfix}]") \
+            if sys.stdout.isatty() else None
+
+    def epoch(self, epoch: int, done: int) -> None:
+        """Epoch `epoch` (1-based) starts or resumes with `done` of its samples trained."""
+        self.desc = f"epoch {epoch}/{self.epochs}"
+        if self.bar is not None:
+            self.bar.set_description_str(self.desc, refresh=False)
 
     def update(self, k: int) -> None:
         self.n += k
+        if self.bar is not None:
+            self.bar.update(k)
+            return
         now = time.time()
         if now - self.last >= self.every:
             self.last = now
             rate = (self.n - self.start_n) / max(now - self.t0, 1e-9)
             eta = (self.total - self.n) / max(rate, 1e-9)
-            print(f"{self.desc}: {self.n}/{self.total} samples, {rate:.0f} samples/s, eta {eta:.0f} s"
-                  f"{self.postfix}", flush=True)
+            print(f"{self.desc}: {self.n}/{self.total} samples of the run, {rate:.1f} samples/s, run ETA "
+                  f"{clock(eta)}{self.postfix}", flush=True)
 
-    @staticmethod
-    def write(line: str) -> None:  # as tqdm's: a line between the progress lines
-        print(line, flush=True)
+    def write(self, line: str) -> None:
+        """A line between the progress lines (above the bar on a terminal)."""
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stdout)
+        else:
+            print(line, flush=True)
 
-    def set_postfix(self, **kw) -> None:
-        self.postfix = "".join(f", {k}={v}" for k, v in kw.items())
+    def note(self, text: str) -> None:
+        """What follows the rate: the loss so far, a co-simulated device's speed."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(text, refresh=False)
+        self.postfix = f", {text}"
 
     def close(self) -> None:
-        pass
+        if self.bar is not None:
+            self.bar.close()
 
 
-def progress(total: int, initial: int, desc: str):
-    """A tqdm bar on a terminal, periodic lines in a log file."""
-    if not sys.stdout.isatty():
-        return LogProgress(total, initial, desc)
-    return tqdm(total=total, initial=initial, unit="sample", desc=desc, file=sys.stdout, leave=False,
-                mininterval=1.0)
+def summary(report: dict, out: Path, verdict: str) -> str:
+    """The lines a finished run ends with: its test accuracy, whether it is bit-exact (`verdict`), the files in
+    `out`."""
+    names = ("report.json", "weights.npz", "training.png", "ranks.png", CHECKPOINT, "rtl_state.npz")
+    written = [n for n in names if (out / n).exists()]
+    return (f"result: test accuracy {report['test_acc']:.4f} after {report['epochs']} epochs "
+            f"({report['model']} on {report['dataset']}, seed {report['seed']}, {report['executor']})\n"
+            f"  {verdict}\n"
+            f"  files in {out}: {', '.join(written)}")
 
 
 def plot_history(history: list[dict], out: Path) -> None:
@@ -581,6 +625,6 @@ def main_train(args) -> int:
           f"{len(data.test_y)} test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  out {args.out}")
     with locked(Path(args.out)):
         report = Run(cfg, data, args.seed, Path(args.out), cfg.train.epochs).run()
-    print(f"test accuracy {report['test_acc']:.4f}")
+    print(summary(report, Path(args.out), GOLDEN_ONLY))
     return 0
 

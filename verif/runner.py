@@ -31,6 +31,7 @@ RTL = Path(os.environ.get("RTL_DIR") or ROOT / "rtl").resolve()
 _BUILD_TAG = os.environ.get("BUILD_TAG", "").strip()
 BUILD = ROOT / "build" / (f"sim-{_BUILD_TAG}" if _BUILD_TAG else "sim")
 ALL_SIMS = ("icarus", "verilator")
+BUILD_LOG = "build.log"  # in the build directory: the simulator's build output
 
 
 def _selected_sims() -> tuple[str, ...]:
@@ -146,18 +147,27 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
                 print("runner: liblz4-dev missing, Verilator records VCD (dump.vcd) instead of FST", file=sys.stderr)
 
     runner = cocotb_runner.get_runner(sim)
-    runner.build(
-        sources=_for_simulator(sources, sim),
-        hdl_toplevel=toplevel,
-        parameters=parameters,
-        build_dir=build_dir,
-        build_args=build_args,
-        includes=[str(RTL)],  # the generated descriptor table rtl/tt_desc_fields.vh
-        # Icarus only checks source dates, not parameters; its build is < 1 s
-        always=(sim == "icarus") if always is None else always,
-        timescale=("1ns", "1ps"),
-        waves=waves,
-    )
+    # The build's compiler lines go to a log, shown only when the build fails: they bury a run's first useful line
+    build_log = build_dir / BUILD_LOG
+    build_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        runner.build(
+            sources=_for_simulator(sources, sim),
+            hdl_toplevel=toplevel,
+            parameters=parameters,
+            build_dir=build_dir,
+            build_args=build_args,
+            includes=[str(RTL)],  # the generated descriptor table rtl/tt_desc_fields.vh
+            # Icarus only checks source dates, not parameters; its build is < 1 s
+            always=(sim == "icarus") if always is None else always,
+            timescale=("1ns", "1ps"),
+            waves=waves,
+            log_file=build_log,
+        )
+    except RuntimeError as exc:  # cocotb's runner: a build command's non-zero exit
+        print(build_log.read_text(errors="replace") if build_log.exists() else "", file=sys.stderr, end="")
+        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim}: the build failed ({exc}); its output is "
+                             f"above and in {build_log}") from None
     try:
         results = runner.test(
             hdl_toplevel=toplevel,
@@ -175,6 +185,9 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         # cocotb's runner exits on failure; turn that into a plain test failure with the log's location.
         raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: cocotb tests failed "
                              f"(exit {exc.code}); results {results_xml}") from None
+    except RuntimeError as exc:  # the simulator ended abnormally (killed, crashed): cocotb's runner raises this
+        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: the simulation ended "
+                             f"abnormally ({exc})") from None
     # cocotb's runner reads the results only under pytest: a command (make train, the bench) checks them here
     from cocotb_tools.check_results import get_results
     tests, failed = get_results(results_xml)

@@ -2,6 +2,7 @@
 exit 2, and the engine it builds from make's defaults. The simulation itself is replaced by a stand-in that records
 its call (the co-simulated runs: verif/top/test_train_resume.py)."""
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -89,3 +90,35 @@ def test_make_defaults_build_an_engine_for_any_lanes(tmp_path, simulations):
     [(params, where)] = simulations
     assert (params.lanes, params.vec, params.drain, where) == (3, 2, 2, out)
     assert not (out / "lock").exists()
+
+
+def test_cosimulated_runs_default_to_a_short_run_in_a_directory_of_their_own(tmp_path, monkeypatch):
+    """A co-simulated digits epoch takes minutes: without EPOCHS the run trains COSIM_EPOCHS epochs. digits' cosine
+    schedule spans the run, so the short run and the config's full run (EPOCHS=20) could not resume one another and
+    get default directories of their own; the golden model trains the config's epochs."""
+    epochs = []
+    monkeypatch.setattr(train, "cosimulate", lambda a, cfg, params, out, suffix: epochs.append(cfg.train.epochs) or 0)
+    assert train.main(["--model", "digits", "--dataset", "digits", "--out", str(tmp_path / "short")]) == 0
+    assert train.main(["--model", "digits", "--dataset", "digits", "--epochs", "20", "--out", str(tmp_path / "full")]) == 0
+    assert epochs == [train.COSIM_EPOCHS, 20] and train.COSIM_EPOCHS < 20
+    cfg = load_config("digits")
+    short = replace(cfg, train=replace(cfg.train, epochs=train.COSIM_EPOCHS))
+    assert train.default_out(short, "digits", 1, "verilator", "", 20).name == \
+        f"digits-digits-seed1-verilator-{train.COSIM_EPOCHS}epochs"
+    assert train.default_out(cfg, "digits", 1, "verilator", "", 20).name == "digits-digits-seed1-verilator"
+    # a constant schedule extends a finished run in place (EPOCHS larger): the same directory
+    tiny = load_config("tiny")
+    assert tiny.train.lr_schedule == "constant"
+    longer = replace(tiny, train=replace(tiny.train, epochs=tiny.train.epochs + 3))
+    assert train.default_out(longer, "tiny", 1, "verilator", "", tiny.train.epochs).name == "tiny-tiny-seed1-verilator"
+
+
+def test_the_summary_says_whether_the_accelerator_ended_with_the_golden_weights(tmp_path):
+    golden = {"mem/G0.0": np.arange(6), "mem/b0": np.zeros(3, dtype=np.int64)}
+    np.savez(tmp_path / "weights.npz", **golden, frac="{}")
+    np.savez(tmp_path / "rtl_state.npz", **golden, **{"mem/V0.0": np.ones(6)})  # the state has momenta too
+    exact, verdict = train.bit_exact_verdict(tmp_path, "sample")
+    assert exact and verdict.startswith("bit-exact: ") and "(2 tensors)" in verdict and "CHECK=sample" in verdict
+    np.savez(tmp_path / "rtl_state.npz", **{**golden, "mem/b0": np.array([0, 1, 0])})
+    exact, verdict = train.bit_exact_verdict(tmp_path, "off")
+    assert not exact and verdict.startswith("NOT bit-exact: the accelerator's final b0 differs") and "CHECK=off" in verdict

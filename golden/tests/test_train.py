@@ -587,3 +587,21 @@ def test_a_second_run_on_an_out_in_use_is_refused_and_a_dead_ones_lock_taken_ove
         assert (finished / LOCK).read_text() == f"{os.getpid()}\n"
     assert not (finished / LOCK).exists()
     assert main(_train_cli(finished)) == 0
+
+
+def test_progress_in_a_log_gives_the_whole_runs_rate_and_eta(monkeypatch, capsys):
+    """Not a terminal (capsys): a line every `every` seconds whose ETA is the rest of the run, not of the epoch."""
+    from golden import train as T
+    now = [1000.0]
+    monkeypatch.setattr(T.time, "time", lambda: now[0])
+    bar = T.RunProgress(epochs=3, epoch_samples=100, initial=100, every=10)  # resumed in epoch 2
+    assert bar.bar is None
+    bar.epoch(2, 0)
+    bar.note("loss 0.500")
+    now[0] += 10
+    bar.update(50)
+    assert capsys.readouterr().out == ("epoch 2/3: 150/300 samples of the run, 5.0 samples/s, run ETA 0:30, "
+                                       "loss 0.500\n")
+    now[0] += 5
+    bar.update(10)  # within `every` of the last line: quiet
+    assert capsys.readouterr().out == ""

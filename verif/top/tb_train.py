@@ -2,10 +2,13 @@
 
 verif/train.py (the command) checks the inputs, builds the accelerator for the model and passes the run's
 settings in the environment: TRAIN_MODEL, TRAIN_DATASET, TRAIN_DATA_DIR, TRAIN_EPOCHS, TRAIN_OPTIMIZER, TRAIN_SEED,
-TRAIN_RANK (1: rank adaptation on), TRAIN_CHECK, TRAIN_OUT (and TRAIN_INTERRUPT_AFTER=n for the resume test: stop as Ctrl-C would after n batches).
-A finished run also writes rtl_state.npz: every persistent tensor read back from the RTL over the host bus.
+TRAIN_RANK (1: rank adaptation on), TRAIN_CHECK, TRAIN_OUT, TRAIN_CHECKPOINT_EVERY (seconds between checkpoints
+within an epoch), and for the resume tests TRAIN_INTERRUPT_AFTER=n: stop as Ctrl-C would after n batches.
+A finished run also writes rtl_state.npz: every persistent tensor read back from the RTL over the host bus, which
+verif/train.py compares with the golden model's weights.npz.
 """
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,8 +17,9 @@ import numpy as np
 
 from golden.config import load_config
 from golden.datasets import load_dataset
-from golden.train import Run
+from golden.train import Run, replace_npz
 from verif.top.accel_env import open_accel
+from verif.train import INTERRUPTED
 
 
 @cocotb.test()
@@ -34,10 +38,20 @@ async def train(dut):
     run = Run(cfg, data, int(env["TRAIN_SEED"]), Path(env["TRAIN_OUT"]), cfg.train.epochs, device=make_device,
               executor=f"rtl ({sim})")
     run.stop_after = int(env.get("TRAIN_INTERRUPT_AFTER") or 0)  # tests: behave as if Ctrl-C came after n batches
-    report = await run.arun()
-    dut._log.info(f"test accuracy {report['test_acc']:.4f} (bit-identical to the golden model)")
-    if not run.interrupted:
+    if env.get("TRAIN_CHECKPOINT_EVERY"):
+        run.checkpoint_every_s = float(env["TRAIN_CHECKPOINT_EVERY"])
+    try:
+        await run.arun()
+    except SystemExit:  # an interrupted run, once its checkpoint is saved and it said so: not a failure
+        if not run.interrupted:
+            raise
+        (Path(env["TRAIN_OUT"]) / "sim" / INTERRUPTED).touch()
+    else:
         await save_rtl_state(run.machine, Path(env["TRAIN_OUT"]) / "rtl_state.npz")
+    # The run's output ends here: Verilator's "$finish" line as cocotb ends the simulation would come between the
+    # last epoch and the summary verif/train.py prints. A failure raises above and keeps the output.
+    sys.stdout.flush()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 async def save_rtl_state(dev, path: Path) -> None:
@@ -48,4 +62,4 @@ async def save_rtl_state(dev, path: Path) -> None:
         bank, base = dev.comp.layout[name]
         arrays[f"mem/{name}"] = np.array(await dev.host.read_bank(bank, base, dev.golden.mem[name].size),
                                          dtype=np.int64)
-    np.savez(path, **arrays)
+    replace_npz(path, **arrays)
