@@ -36,6 +36,8 @@ given = $(filter command line,$(origin $(1)))
 SYNTH_ENGINE = $(if $(call given,LANES),--lanes $(LANES)) $(if $(call given,BUF_DEPTH),--buf-depth $(BUF_DEPTH)) \
                $(if $(call given,VEC),--vec $(VEC)) $(if $(call given,DRAIN),--drain $(DRAIN))
 TRAIN_SIM = $(or $(SIM),verilator)
+# make regress draws a fresh seed per run unless SEED is given (command line or environment); the others use 1
+SEED_GIVEN = $(filter command line environment environment override,$(origin SEED))
 # make train's output directory; verif/train.py names the default one after the config (build/train/...)
 OUT      ?=
 export SIM SEED WAVES
@@ -67,8 +69,7 @@ cost: setup ## the accelerator's modelled cycles per program and op for MODEL at
 	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(if $(RANKS),--ranks '$(RANKS)') $(if $(filter 1,$(FIT)),--fit-ranks)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
-	@echo "regress: SEED=$(SEED) J=$(J)"
-	@$(PY) scripts/regress.py --jobs $(J) --seed $(SEED)
+	@$(PY) scripts/regress.py --jobs $(J) $(if $(SEED_GIVEN),--seed $(SEED))
 
 lint: setup ## verilator --lint-only -Wall over rtl/
 	@bash scripts/lint.sh

@@ -1,13 +1,16 @@
 """`make regress`: lint, then every pytest suite (golden model, RTL blocks on both simulators) in parallel.
 
 Writes build/regress/junit.xml and build/regress/summary.json, prints a summary table, and fails when a
-test fails or when no test ran. The seed is passed to every test through the SEED environment variable.
+test fails or when no test ran. The seed is passed to every test through the SEED environment variable. Without
+--seed each run draws a fresh one, printed first, so that the regression covers other stimulus and reset values every
+time and a failure is replayed with `make regress SEED=n` (or --seed n).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -18,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "build" / "regress"
 SUITES = ["golden/tests", "scripts/tests", "verif"]
+# A drawn seed stays short enough to retype; the tests derive others from it (SEED + k, within 32 bits)
+DRAWN_SEEDS = 1_000_000
 
 
 def run_lint() -> bool:
@@ -65,9 +70,17 @@ def summarise(seed: int, wall: float) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=None,
+                    help="the seed of every test (0..2^32-1; default: a fresh one per run, printed first)")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. -k name)")
     args = ap.parse_args()
+    if args.seed is None:
+        args.seed = 1 + secrets.randbelow(DRAWN_SEEDS - 1)
+        print(f"regress: SEED={args.seed} (drawn for this run; replay with make regress SEED={args.seed})", flush=True)
+    elif not 0 <= args.seed <= 2**32 - 1:
+        ap.error(f"--seed {args.seed} (SEED): must be in 0..{2**32 - 1}")
+    else:
+        print(f"regress: SEED={args.seed}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "junit.xml").unlink(missing_ok=True)
     t0 = time.time()
@@ -79,7 +92,8 @@ def main() -> int:
         return 1
     ok = lint_ok and rc == 0 and summary["failed"] == 0
     print(f"{summary['passed']} passed, {summary['failed']} failed, {summary['skipped']} skipped")
-    print("regress:", "PASSED" if ok else "FAILED" + ("" if lint_ok else " (lint)"))
+    print("regress:", "PASSED" if ok else "FAILED" + ("" if lint_ok else " (lint)") +
+          f"; replay with make regress SEED={args.seed}")
     return 0 if ok else 1
 
 
