@@ -60,33 +60,41 @@ module tt_mac_array #(
   endgenerate
 
   // The accumulate stage's controls: en and clear, delayed with their product through the operand and product
-  // registers (CTRL_LAT cycles).
-  localparam integer CTRL_LAT = IN_REG + PROD_REG;
-  wire acc_en;
-  wire acc_clear;
+  // registers (CTRL_LAT cycles). Each group of GROUP_LANES lanes has its own copy of the delay: one enable net to
+  // every accumulator of a wide engine spans the whole device. The copies' processes are (* keep *), or yosys
+  // merges their identical flip-flops back into one.
+  localparam integer CTRL_LAT    = IN_REG + PROD_REG;
+  localparam integer GROUP_LANES = 8;
+  localparam integer NGROUPS     = (LANES + GROUP_LANES - 1) / GROUP_LANES;
+  wire [NGROUPS-1:0] acc_en;
+  wire [NGROUPS-1:0] acc_clear;
+  genvar g;
   generate
     if (CTRL_LAT > 0) begin : g_ctrl_reg
-      reg [CTRL_LAT-1:0] en_q;  // stage k: en of k + 1 cycles ago
-      reg [CTRL_LAT-1:0] clear_q;
-      integer k;
-      always @(posedge clk) begin
-        if (rst) begin
-          en_q    <= {CTRL_LAT{1'b0}};
-          clear_q <= {CTRL_LAT{1'b0}};
-        end else begin
-          en_q[0]    <= en;
-          clear_q[0] <= clear;
-          for (k = 1; k < CTRL_LAT; k = k + 1) begin
-            en_q[k]    <= en_q[k - 1];
-            clear_q[k] <= clear_q[k - 1];
+      for (g = 0; g < NGROUPS; g = g + 1) begin : g_copy
+        reg [CTRL_LAT-1:0] en_q;  // stage k: en of k + 1 cycles ago
+        reg [CTRL_LAT-1:0] clear_q;
+        integer k;
+        (* keep *)
+        always @(posedge clk) begin
+          if (rst) begin
+            en_q    <= {CTRL_LAT{1'b0}};
+            clear_q <= {CTRL_LAT{1'b0}};
+          end else begin
+            en_q[0]    <= en;
+            clear_q[0] <= clear;
+            for (k = 1; k < CTRL_LAT; k = k + 1) begin
+              en_q[k]    <= en_q[k - 1];
+              clear_q[k] <= clear_q[k - 1];
+            end
           end
         end
+        assign acc_en[g]    = en_q[CTRL_LAT-1];
+        assign acc_clear[g] = clear_q[CTRL_LAT-1];
       end
-      assign acc_en    = en_q[CTRL_LAT-1];
-      assign acc_clear = clear_q[CTRL_LAT-1];
     end else begin : g_ctrl_direct
-      assign acc_en    = en;
-      assign acc_clear = clear;
+      assign acc_en    = {NGROUPS{en}};
+      assign acc_clear = {NGROUPS{clear}};
     end
   endgenerate
 
@@ -111,11 +119,13 @@ module tt_mac_array #(
       wire signed [PROD_W-1:0] prod = $signed(prod_u);
 
       reg  signed [ACC_W-1:0]  acc_q;
-      wire signed [ACC_W-1:0]  base = acc_clear ? {ACC_W{1'b0}} : acc_q;
+      wire                     lane_en    = acc_en[l / GROUP_LANES];
+      wire                     lane_clear = acc_clear[l / GROUP_LANES];
+      wire signed [ACC_W-1:0]  base = lane_clear ? {ACC_W{1'b0}} : acc_q;
       wire signed [ACC_W-1:0]  acc_d = base + {{(ACC_W-PROD_W){prod[PROD_W-1]}}, prod};
 
       always @(posedge clk) begin
-        if (acc_en) begin
+        if (lane_en) begin
           acc_q <= acc_d;
         end
       end
