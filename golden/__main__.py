@@ -1,4 +1,5 @@
 """Command line of the golden model: `python -m golden train|memory|plan|cost ...` (see --help)."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,21 +29,42 @@ def main(argv=None) -> int:
     co.add_argument("--optimizer", choices=("sgd", "adam"), help=optimizer_help)
     co.add_argument("--rank-adaptation", action="store_true", help=rank_help)
     co.add_argument("--lanes", type=int, default=1, help="MAC lanes of the contraction engine")
-    co.add_argument("--buf-depth", type=int, default=512,
-                    help="words per lane buffer (with more than one lane; default 512, as make train builds)")
-    co.add_argument("--vec", type=int, default=1, help="words a vector load reads into the lane buffers (1: none; "
-                                                       "a power of two is cut to the largest one within the lanes)")
-    co.add_argument("--drain", type=int, default=1,
-                    help="elements the contraction engine's drain writes a cycle (1: one; cut to --vec)")
+    co.add_argument(
+        "--buf-depth",
+        type=int,
+        default=512,
+        help="words per lane buffer (with more than one lane; default 512, as make train builds)",
+    )
+    co.add_argument(
+        "--vec",
+        type=int,
+        default=1,
+        help="words a vector load reads into the lane buffers (1: none; "
+        "a power of two is cut to the largest one within the lanes)",
+    )
+    co.add_argument(
+        "--drain",
+        type=int,
+        default=1,
+        help="elements the contraction engine's drain writes a cycle (1: one; cut to --vec)",
+    )
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
-    co.add_argument("--fit-ranks", action="store_true",
-                    help="take --ranks as a pruned network's live ranks and report the ranks between them and the "
-                         "built ones that run fastest on this engine (golden/cost.py fit_ranks)")
-    co.add_argument("--fit-for", choices=("train", "train_sample", "infer"), default="train",
-                    help="what --fit-ranks makes fastest: train (a training sample with its share of the update, "
-                         "the default), or one program")
-    co.add_argument("--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"),
-                    default="all")
+    co.add_argument(
+        "--fit-ranks",
+        action="store_true",
+        help="take --ranks as a pruned network's live ranks and report the ranks between them and the "
+        "built ones that run fastest on this engine (golden/cost.py fit_ranks)",
+    )
+    co.add_argument(
+        "--fit-for",
+        choices=("train", "train_sample", "infer"),
+        default="train",
+        help="what --fit-ranks makes fastest: train (a training sample with its share of the update, "
+        "the default), or one program",
+    )
+    co.add_argument(
+        "--program", choices=("train_sample", "update", "infer", "rank_update", "rank_prune", "all"), default="all"
+    )
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
     args = ap.parse_args(argv)
 
@@ -51,12 +73,15 @@ def main(argv=None) -> int:
     from golden.datasets import DatasetError
     from golden.program import ProgramError
     from golden.train import TrainError
+
     try:
         if args.cmd == "train":
             from golden.train import main_train
+
             return main_train(args)
         from dataclasses import replace
         from golden.config import load_config, with_ranks
+
         cfg = load_config(args.model)
         if args.optimizer:
             cfg = replace(cfg, train=replace(cfg.train, optimizer=args.optimizer))
@@ -65,6 +90,7 @@ def main(argv=None) -> int:
         if args.cmd == "cost":
             from golden.cost import cost_report, fit_ranks, format_report
             from golden.program import PROGRAMS, cut_to_lanes
+
             vec, drain = cut_to_lanes(args.lanes, args.vec, args.drain)
             engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=vec, drain=drain)
             ranks = None
@@ -77,9 +103,11 @@ def main(argv=None) -> int:
                 if ranks is None:
                     raise ConfigError("--fit-ranks needs --ranks: the live ranks of the pruned network")
                 fit = fit_ranks(cfg, ranks, **engine, program=args.fit_for)
-                print(f"fitted ranks {fit['ranks']} for {args.fit_for}: {fit['cycles']:,.0f} cycles; the live ranks "
-                      f"{fit['live']} {fit['live_cycles']:,.0f}, the built ones {fit['built']} "
-                      f"{fit['built_cycles']:,.0f} ({fit['evaluated']} rank sets evaluated)")
+                print(
+                    f"fitted ranks {fit['ranks']} for {args.fit_for}: {fit['cycles']:,.0f} cycles; the live ranks "
+                    f"{fit['live']} {fit['live_cycles']:,.0f}, the built ones {fit['built']} "
+                    f"{fit['built_cycles']:,.0f} ({fit['evaluated']} rank sets evaluated)"
+                )
                 ranks = fit["ranks"]
             if ranks is not None:
                 cfg = with_ranks(cfg, ranks)
@@ -91,9 +119,11 @@ def main(argv=None) -> int:
             return 0
         from golden.compiler import compile_network
         from golden.program import PROGRAMS
+
         comp = compile_network(cfg)
         if args.cmd == "memory":
             from golden.memory import memory_report
+
             print(json.dumps(memory_report(comp), indent=1))
         else:
             for prog in PROGRAMS:

@@ -15,6 +15,7 @@ machine's: a different stochastic rounding of the same training, not a bit-exact
     from golden.compact import compact
     small = compact(machine, [[11, 9, 15], [15]])   # or the ranks `python -m golden cost --fit-ranks` prints
 """
+
 from __future__ import annotations
 
 import re
@@ -42,10 +43,12 @@ def kept_slices(m: Machine, ranks) -> list[list[list[int]]]:
             mask = m.mem.get(f"MASK{l}.{k}")
             live = [r for r in range(old) if mask is None or mask[r] != 0]
             if not len(live) <= new <= old:
-                raise ValueError(f"ranks {ranks}: bond {k} of layer {l} at {new}, outside {len(live)} (its live "
-                                 f"slices) .. {old} (its rank now)")
+                raise ValueError(
+                    f"ranks {ranks}: bond {k} of layer {l} at {new}, outside {len(live)} (its live "
+                    f"slices) .. {old} (its rank now)"
+                )
             pruned = [r for r in range(old) if r not in live]
-            bonds.append(sorted(live + pruned[:new - len(live)]))
+            bonds.append(sorted(live + pruned[: new - len(live)]))
         out.append(bonds)
     return out
 
@@ -64,8 +67,10 @@ def compact(m: Machine, ranks, calibration=None, rounds: int = 48) -> Machine:
     comp = compile_network(with_ranks(m.cfg, ranks))
     new_formats = sorted(n for n, t in comp.tensors.items() if t.adaptive and n not in m.frac)
     if new_formats and calibration is None:
-        raise ValueError(f"the programs at ranks {ranks} form tensors the old ones do not ({', '.join(new_formats)}): "
-                         "their formats need a calibration batch")
+        raise ValueError(
+            f"the programs at ranks {ranks} form tensors the old ones do not ({', '.join(new_formats)}): "
+            "their formats need a calibration batch"
+        )
     out = Machine(comp, 0)
     for name in out.mem:
         old = m.mem[name].reshape(m.comp.tensors[name].shape)

@@ -3,6 +3,7 @@
 The golden machine (golden/machine.py) and the RTL execute the same op lists. A program never holds a shift:
 every op derives it from the current formats of its tensors (SPEC 4.2), so shift control needs no rewrite.
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,7 +54,9 @@ class Op:
     beta: tuple[int, int] = (1, 0)
     macs: int = 0
     note: str = ""
-    host_step: bool = False  # axpby: beta, adam_step: alpha is the step-size register the host writes before each update
+    host_step: bool = (
+        False  # axpby: beta, adam_step: alpha is the step-size register the host writes before each update
+    )
     # contract: the output indices in the order its elements are computed and draw (SPEC 5.1); "": the spec's
     order: str = ""
 
@@ -106,8 +109,14 @@ def quant_const(x: float, width: int = 16, max_frac: int = 30) -> tuple[int, int
 
 # --- contraction order ------------------------------------------------------------------------------------
 
-def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indices: str,
-                     cached: dict[frozenset, str], weights: frozenset = frozenset()) -> tuple[list[Step], int]:
+
+def plan_contraction(
+    operands: dict[str, str],
+    sizes: dict[str, int],
+    out_indices: str,
+    cached: dict[frozenset, str],
+    weights: frozenset = frozenset(),
+) -> tuple[list[Step], int]:
     """Binary contraction tree over `operands` (name -> index letters) minimising MACs.
 
     Dynamic programme over subsets. A subset in `cached` (already computed, e.g. a forward intermediate saved
@@ -144,8 +153,9 @@ def plan_contraction(operands: dict[str, str], sizes: dict[str, int], out_indice
                         continue
                     idx = set(indices_of(a)) | set(indices_of(b))
                     macs = math.prod(sizes[c] for c in idx)
-                    cands.append((best[a][0] + best[b][0] + macs, best[a][1] + best[b][1]
-                                  + [Step(a, b, s, indices_of(s), macs)]))
+                    cands.append(
+                        (best[a][0] + best[b][0] + macs, best[a][1] + best[b][1] + [Step(a, b, s, indices_of(s), macs)])
+                    )
             if cands:
                 best[s] = min(cands, key=lambda t: t[0])
     cost, steps = best[full]
@@ -202,6 +212,7 @@ def respec(op: Op, name: str, layout: str) -> str:
 @dataclass(frozen=True)
 class PlanEngine:
     """A contraction engine the compiler plans for: MAC lanes, words per lane buffer, vector load words, drain."""
+
     lanes: int
     buf_depth: int
     vec: int
@@ -227,8 +238,10 @@ def _plan_lane_cycles(spec: str, order: str, sizes: tuple[tuple[str, int], ...])
     """plan_lane_cycles of the sizes of the spec's letters alone, cached: the planner asks the same questions many
     times, and golden/cost.py fit_ranks across rank sets that share most sizes."""
     from golden import isa  # imported here: isa imports the machine, which imports this module
-    return sum(e.lanes * isa.spec_cycles(spec, order, dict(sizes), e.lanes, e.buf_depth, e.vec, e.drain)
-               for e in PLAN_ENGINES)
+
+    return sum(
+        e.lanes * isa.spec_cycles(spec, order, dict(sizes), e.lanes, e.buf_depth, e.vec, e.drain) for e in PLAN_ENGINES
+    )
 
 
 def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) -> float:
@@ -244,8 +257,9 @@ def layout_cycles(ops: list[Op], name: str, layout: str, sizes: dict[str, int]) 
     return total
 
 
-def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dict[str, int],
-                   intermediates: list[str]) -> None:
+def refine_layouts(
+    progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dict[str, int], intermediates: list[str]
+) -> None:
     """Re-choose each intermediate's layout among lane_order's candidates (each one-sided index of the step that
     computes it as the lane index, that operand's other one-sided indices outermost) by the exact lane-cycles on
     PLAN_ENGINES (layout_cycles) of every contraction in `progs` that writes or reads it.
@@ -261,8 +275,11 @@ def refine_layouts(progs: list[list[Op]], tensors: dict[str, Tensor], sizes: dic
             touching = [op for op in contracts if op.out == name or name in op.ins]
             ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
             current = tensors[name].indices
-            best = min(layout_candidates(current, ia, ib), default=current,
-                       key=lambda layout: (layout_cycles(touching, name, layout, sizes), layout != current))
+            best = min(
+                layout_candidates(current, ia, ib),
+                default=current,
+                key=lambda layout: (layout_cycles(touching, name, layout, sizes), layout != current),
+            )
             if best != current:
                 for op in touching:
                     op.spec = respec(op, name, best)
@@ -276,6 +293,7 @@ def plan_params(comp: Compiled, engine: PlanEngine):
     buffer words, vector loads and drain, with lane sums and rows, every bank in rows (the orders decide which banks a
     build needs in rows)."""
     from golden import program as P  # imported here: program imports this module
+
     p = P.params_for(comp, lanes=engine.lanes, buf_depth=engine.buf_depth, vec=engine.vec, drain=engine.drain)
     return replace(p, bank_vec=(True,) * len(p.banks))
 
@@ -289,6 +307,7 @@ def refine_orders(comp: Compiled) -> None:
     op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
     program order over train_sample and infer; the current order stays unless another is faster."""
     from golden import program as P  # imported here: program imports this module
+
     engines = [(e.lanes, plan_params(comp, e)) for e in PLAN_ENGINES]
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
@@ -298,8 +317,14 @@ def refine_orders(comp: Compiled) -> None:
             window = [j for j in (i - 1, i, i + 1) if 0 <= j < len(prog)]
             (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
             current = op.element_order()
-            neighbours = [{j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract" else None
-                           for j in window if j != i} for _, p in engines]  # lowered once: only op i's order varies
+            neighbours = [
+                {
+                    j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract" else None
+                    for j in window
+                    if j != i
+                }
+                for _, p in engines
+            ]  # lowered once: only op i's order varies
 
             def cycles(order: str) -> float:
                 op.order = order if order != out else ""
@@ -312,12 +337,15 @@ def refine_orders(comp: Compiled) -> None:
                     total += lanes * P.linked_cycles([own if j == i else lowered[j] for j in window], p.bank_shift)
                 return total
 
-            best = min(dict.fromkeys([current, *layout_candidates(out, ia, ib)]),
-                       key=lambda order: (cycles(order), order != current))
+            best = min(
+                dict.fromkeys([current, *layout_candidates(out, ia, ib)]),
+                key=lambda order: (cycles(order), order != current),
+            )
             op.order = best if best != out else ""
 
 
 # --- network compilation ----------------------------------------------------------------------------------
+
 
 class _Letters:
     def __init__(self):
@@ -358,8 +386,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
         t[name] = Tensor(name, tuple(shape), bank, fmt, adaptive, indices)
         return name
 
-    def emit_chain(prog, operands, sizes, out_name, out_idx, out_fmt_kind, cache, weights, label,
-                   mode=STOCHASTIC, accumulate=False):
+    def emit_chain(
+        prog, operands, sizes, out_name, out_idx, out_fmt_kind, cache, weights, label, mode=STOCHASTIC, accumulate=False
+    ):
         """Emit the planned pairwise contractions; intermediates become adaptive ACT tensors."""
         steps, _ = plan_contraction(operands, sizes, out_idx, {k: v for k, v in cache.items()}, weights)
         names_of = dict(cache)
@@ -380,8 +409,19 @@ def compile_network(cfg: NetConfig) -> Compiled:
             spec = f"{ia},{ib}->{st.indices}"
             # the last step's output has its layout already: lane_order decides the element order alone
             order = lane_order(st.indices, ia, ib, sizes) if last else st.indices
-            prog.append(Op("contract", dst, (a, b), spec, mode, accumulate and last,
-                           order=order if order != st.indices else "", macs=st.macs, note=label))
+            prog.append(
+                Op(
+                    "contract",
+                    dst,
+                    (a, b),
+                    spec,
+                    mode,
+                    accumulate and last,
+                    order=order if order != st.indices else "",
+                    macs=st.macs,
+                    note=label,
+                )
+            )
             names_of[st.result] = dst
             if not last:
                 cache[st.result] = dst
@@ -425,7 +465,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
     last_y = x_name
     err = add("E_out", [cfg.layers[-1].n_out], BANK_ACT, f.err, False, layer_info[-1][7])
     bwd: list[Op] = [Op("sce", err, (last_y,))]
-    for (l, layer, x_in, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y) in reversed(layer_info):
+    for l, layer, x_in, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y in reversed(layer_info):
         if not cfg.train.reuse_forward:
             cache = {}  # recompute partial products in the backward pass instead of keeping them
         bwd.append(Op("acc", f"dB{l}", (err,), note="bias gradient"))
@@ -436,8 +476,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
             emit_chain(bwd, ops_e, sizes, e_in, n_idx, "bwd", cache, weights, f"B{l}")
         for k, g in reversed(list(enumerate(cores))):  # from the error side: shared partial products die sooner
             ops_g = {x_in: n_idx, err: m_idx, **{h: core_idx[j] for j, h in enumerate(cores) if j != k}}
-            emit_chain(bwd, ops_g, sizes, f"dG{l}.{k}", core_idx[k], "bwd", cache,
-                       weights - {g}, f"D{l}.{k}", accumulate=True)
+            emit_chain(
+                bwd, ops_g, sizes, f"dG{l}.{k}", core_idx[k], "bwd", cache, weights - {g}, f"D{l}.{k}", accumulate=True
+            )
         if l > 0:
             bwd.append(Op("relu_bwd", e_in, (e_in, x_in)))  # in place: the error keeps its format
             err = e_in
@@ -450,19 +491,24 @@ def compile_network(cfg: NetConfig) -> Compiled:
         for l, layer in enumerate(cfg.layers):
             for k in range(layer.d - 1):
                 r = layer.ranks[k]
-                names = (add(f"LAM{l}.{k}", [r, 2], BANK_STATE, LAMBDA_WORD_FMT),
-                         add(f"TAU{l}.{k}", [r], BANK_STATE, tau_fmt),
-                         add(f"MASK{l}.{k}", [r], BANK_STATE, MASK_FMT))
+                names = (
+                    add(f"LAM{l}.{k}", [r, 2], BANK_STATE, LAMBDA_WORD_FMT),
+                    add(f"TAU{l}.{k}", [r], BANK_STATE, tau_fmt),
+                    add(f"MASK{l}.{k}", [r], BANK_STATE, MASK_FMT),
+                )
                 bonds[(l, k)] = names
-                rank_update.append(Op("rank", names[0], (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]),
-                                      mode=NEAREST, note=f"bond {l}.{k}"))
+                rank_update.append(
+                    Op("rank", names[0], (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]), mode=NEAREST, note=f"bond {l}.{k}")
+                )
 
     tr = cfg.train
     try:
         step = quant_const(-tr.lr / tr.batch)  # the host writes each update's step; this is the constant schedule's
     except ValueError:
-        raise CompileError(f"train.lr {tr.lr:g}: the step lr / batch is too large for the accelerator's 16-bit step "
-                           f"register; use a smaller train.lr") from None
+        raise CompileError(
+            f"train.lr {tr.lr:g}: the step lr / batch is too large for the accelerator's 16-bit step "
+            f"register; use a smaller train.lr"
+        ) from None
     for l, layer in enumerate(cfg.layers):
         params = [(f"W{l}.{k}", f"dG{l}.{k}", f"{l}.{k}", core_name(l, k)) for k in range(layer.d)]
         params.append((f"B{l}", f"dB{l}", f"B{l}", None))
@@ -475,10 +521,26 @@ def compile_network(cfg: NetConfig) -> Compiled:
             state = [f"{prefix}{suffix}" for prefix, _, _ in optimizer_state(cfg)]
             if tr.optimizer == "adam":
                 m, v = state
-                update.append(Op("axpby", m, (m, g), alpha=quant_const(tr.momentum),
-                                 beta=quant_const(1 - tr.momentum), note="adam first moment"))
-                update.append(Op("adam_v", v, (v, g), alpha=quant_const(tr.beta2), beta=quant_const(1 - tr.beta2),
-                                 note="adam second moment"))
+                update.append(
+                    Op(
+                        "axpby",
+                        m,
+                        (m, g),
+                        alpha=quant_const(tr.momentum),
+                        beta=quant_const(1 - tr.momentum),
+                        note="adam first moment",
+                    )
+                )
+                update.append(
+                    Op(
+                        "adam_v",
+                        v,
+                        (v, g),
+                        alpha=quant_const(tr.beta2),
+                        beta=quant_const(1 - tr.beta2),
+                        note="adam second moment",
+                    )
+                )
                 update.append(Op("adam_step", w, (w, m, v), note="adam step", host_step=True))
             elif state:
                 (v,) = state
@@ -503,8 +565,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
     try:
         refine_orders(comp)
     except ValueError as e:  # a loop nest or memory that no descriptor's fields hold, on any engine
-        raise CompileError(f"the network does not fit the accelerator's op descriptors: {e}; use smaller factors "
-                           f"or ranks") from None
+        raise CompileError(
+            f"the network does not fit the accelerator's op descriptors: {e}; use smaller factors or ranks"
+        ) from None
     return comp
 
 
@@ -534,9 +597,11 @@ def _check_accumulator_bounds(comp: Compiled) -> None:
             continue
         bits, k, wa, wb = contraction_bits(comp, op)
         if bits > ACC_W:
-            raise CompileError(f"contraction {op.out} <- {' x '.join(op.ins)} sums {k} products of {wa}- and "
-                               f"{wb}-bit values: the worst case needs more than the {ACC_W}-bit accumulator; "
-                               f"use narrower formats or smaller factors")
+            raise CompileError(
+                f"contraction {op.out} <- {' x '.join(op.ins)} sums {k} products of {wa}- and "
+                f"{wb}-bit values: the worst case needs more than the {ACC_W}-bit accumulator; "
+                f"use narrower formats or smaller factors"
+            )
 
 
 def optimizer_state(cfg: NetConfig) -> list[tuple[str, Fmt, str]]:

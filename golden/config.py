@@ -44,6 +44,7 @@ at the live ranks, or on the accelerator at the ranks golden/cost.py fit_ranks f
 
 Integers must be JSON integers (16.0 is rejected); numbers may be written either way.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -186,6 +187,7 @@ class NetConfig:
 
 # --- loading ---------------------------------------------------------------------------------------------
 
+
 def builtin_configs() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in MODELS_DIR.glob("*.json")))
 
@@ -223,15 +225,17 @@ def config_from_dict(data: object) -> NetConfig:
     top = _object(data, "", required=("name", "input_size", "classes", "layers"), optional=("formats", "train"))
     name = _str(top["name"], "name")
     if not NAME_PATTERN.fullmatch(name):
-        _fail("name", f"{name!r} is part of the output paths (build/train/<name>-...): use letters, digits, '.', "
-              f"'_' and '-' only, not starting with '.'")
+        _fail(
+            "name",
+            f"{name!r} is part of the output paths (build/train/<name>-...): use letters, digits, '.', "
+            f"'_' and '-' only, not starting with '.'",
+        )
     input_size = _int(top["input_size"], "input_size", lo=1)
     classes = _int(top["classes"], "classes", lo=2)
     layers = _layers(top["layers"], input_size, classes)
     formats = _formats(top.get("formats", {}))
     train = _train(top.get("train", {}))
-    return NetConfig(name=name, input_size=input_size, classes=classes, layers=layers, formats=formats,
-                     train=train)
+    return NetConfig(name=name, input_size=input_size, classes=classes, layers=layers, formats=formats, train=train)
 
 
 def config_to_dict(cfg: NetConfig) -> dict:
@@ -244,8 +248,10 @@ def config_to_dict(cfg: NetConfig) -> dict:
         "name": cfg.name,
         "input_size": cfg.input_size,
         "classes": cfg.classes,
-        "layers": [{"in_shape": list(l.in_shape), "out_shape": list(l.out_shape), "ranks": list(l.ranks),
-                    "relu": l.relu} for l in cfg.layers],
+        "layers": [
+            {"in_shape": list(l.in_shape), "out_shape": list(l.out_shape), "ranks": list(l.ranks), "relu": l.relu}
+            for l in cfg.layers
+        ],
         "formats": formats,
         "train": dataclasses.asdict(cfg.train),
     }
@@ -267,12 +273,16 @@ def _layers(value: object, input_size: int, classes: int) -> tuple[LayerCfg, ...
         raise ConfigError(f"layers: expected a non-empty list of layers, got {_kind(value)}")
     layers = tuple(_layer(item, f"layers[{i}]") for i, item in enumerate(value))
     if layers[0].n_in < input_size:
-        raise ConfigError(f"layers[0].in_shape: product {layers[0].n_in} < input_size {input_size} "
-                          "(the input is zero-padded to the product, never cut)")
+        raise ConfigError(
+            f"layers[0].in_shape: product {layers[0].n_in} < input_size {input_size} "
+            "(the input is zero-padded to the product, never cut)"
+        )
     for i in range(1, len(layers)):
         if layers[i].n_in != layers[i - 1].n_out:
-            raise ConfigError(f"layers[{i}].in_shape: product {layers[i].n_in} != product of "
-                              f"layers[{i - 1}].out_shape {layers[i - 1].n_out}")
+            raise ConfigError(
+                f"layers[{i}].in_shape: product {layers[i].n_in} != product of "
+                f"layers[{i - 1}].out_shape {layers[i - 1].n_out}"
+            )
     last = len(layers) - 1
     if layers[last].n_out < classes:
         raise ConfigError(f"layers[{last}].out_shape: product {layers[last].n_out} < classes {classes}")
@@ -293,8 +303,7 @@ def _layer(value: object, where: str) -> LayerCfg:
     if len(out_shape) != d:
         raise ConfigError(f"{where}.out_shape: expected {d} factors like in_shape, got {len(out_shape)}")
     if len(ranks) != d - 1:
-        raise ConfigError(f"{where}.ranks: expected {_count(d - 1, 'rank')} for {_count(d, 'core')}, "
-                          f"got {len(ranks)}")
+        raise ConfigError(f"{where}.ranks: expected {_count(d - 1, 'rank')} for {_count(d, 'core')}, got {len(ranks)}")
     return LayerCfg(in_shape=in_shape, out_shape=out_shape, ranks=ranks, relu=relu)
 
 
@@ -316,21 +325,27 @@ def _formats(value: object) -> Formats:
             raise ConfigError(f"{where}: {e}") from None
     formats = Formats(**kwargs)
     if formats.core.width > formats.master.width:
-        raise ConfigError(f"formats.core: width {formats.core.width} exceeds the master width "
-                          f"{formats.master.width} (compute cores are derived from the master copy)")
+        raise ConfigError(
+            f"formats.core: width {formats.core.width} exceeds the master width "
+            f"{formats.master.width} (compute cores are derived from the master copy)"
+        )
     derive_shift = formats.master.frac - formats.core.frac  # the compute cores are requantised from the master
     if not SHIFT_MIN <= derive_shift <= SHIFT_MAX:
-        raise ConfigError(f"formats.master: {formats.master.frac} fraction bits against the core's "
-                          f"{formats.core.frac} make the compute cores' requantisation shift {derive_shift}, outside "
-                          f"the accelerator's {SHIFT_MIN}..{SHIFT_MAX}; use master fraction bits in "
-                          f"{formats.core.frac + SHIFT_MIN}..{formats.core.frac + SHIFT_MAX}")
+        raise ConfigError(
+            f"formats.master: {formats.master.frac} fraction bits against the core's "
+            f"{formats.core.frac} make the compute cores' requantisation shift {derive_shift}, outside "
+            f"the accelerator's {SHIFT_MIN}..{SHIFT_MAX}; use master fraction bits in "
+            f"{formats.core.frac + SHIFT_MIN}..{formats.core.frac + SHIFT_MAX}"
+        )
     if formats.frac_min >= formats.frac_max:
         raise ConfigError(f"formats.frac_min: {formats.frac_min} must be < frac_max {formats.frac_max}")
     for key in ADAPTIVE_FORMATS:
         frac = getattr(formats, key).frac
         if not formats.frac_min <= frac <= formats.frac_max:
-            raise ConfigError(f"formats.{key}: initial fraction bits {frac} outside "
-                              f"frac_min..frac_max ({formats.frac_min}..{formats.frac_max})")
+            raise ConfigError(
+                f"formats.{key}: initial fraction bits {frac} outside "
+                f"frac_min..frac_max ({formats.frac_min}..{formats.frac_max})"
+            )
     return formats
 
 
@@ -340,8 +355,9 @@ def _train(value: object) -> TrainCfg:
     if "optimizer" in obj:
         kwargs["optimizer"] = _str(obj["optimizer"], "train.optimizer")
         if kwargs["optimizer"] not in OPTIMIZERS:
-            raise ConfigError(f"train.optimizer: unknown optimizer {kwargs['optimizer']!r}; "
-                              f"known: {', '.join(OPTIMIZERS)}")
+            raise ConfigError(
+                f"train.optimizer: unknown optimizer {kwargs['optimizer']!r}; known: {', '.join(OPTIMIZERS)}"
+            )
     if "lr" in obj:
         kwargs["lr"] = _number(obj["lr"], "train.lr", lo=0.0, lo_open=True)
     if "momentum" in obj:
@@ -357,8 +373,9 @@ def _train(value: object) -> TrainCfg:
     if "lr_schedule" in obj:
         kwargs["lr_schedule"] = _str(obj["lr_schedule"], "train.lr_schedule")
         if kwargs["lr_schedule"] not in LR_SCHEDULES:
-            raise ConfigError(f"train.lr_schedule: unknown schedule {kwargs['lr_schedule']!r}; "
-                              f"known: {', '.join(LR_SCHEDULES)}")
+            raise ConfigError(
+                f"train.lr_schedule: unknown schedule {kwargs['lr_schedule']!r}; known: {', '.join(LR_SCHEDULES)}"
+            )
     if "reuse_forward" in obj:
         kwargs["reuse_forward"] = _bool(obj["reuse_forward"], "train.reuse_forward")
     if "rank" in obj:
@@ -383,8 +400,11 @@ def _rank(value: object) -> RankCfg:
         warmup = kwargs.get("warmup_epochs", RankCfg.warmup_epochs)
         kwargs["end_epoch"] = _int(obj["end_epoch"], "train.rank.end_epoch", lo=1)
         if kwargs["end_epoch"] <= warmup:
-            _fail("train.rank.end_epoch", f"must be > warmup_epochs ({warmup}), or null for no end; got "
-                  f"{kwargs['end_epoch']} (the prune phase is the epochs warmup_epochs..end_epoch - 1)")
+            _fail(
+                "train.rank.end_epoch",
+                f"must be > warmup_epochs ({warmup}), or null for no end; got "
+                f"{kwargs['end_epoch']} (the prune phase is the epochs warmup_epochs..end_epoch - 1)",
+            )
     if obj.get("budget") is not None:
         kwargs["budget"] = _number(obj["budget"], "train.rank.budget", lo=0.0, hi=1.0, lo_open=True)
     if "recompile" in obj:
@@ -394,13 +414,21 @@ def _rank(value: object) -> RankCfg:
 
 # --- typed field readers: each names the field it rejects ------------------------------------------------
 
+
 def _fail(where: str, problem: str) -> NoReturn:
     raise ConfigError(f"{where}: {problem}")
 
 
 def _kind(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
-            int: "an integer", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "an integer",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _count(n: int, noun: str) -> str:

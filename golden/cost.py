@@ -12,6 +12,7 @@ same counters on the simulated RTL; host cycles (writing a sample, polling) are 
     python -m golden cost --model paper --lanes 128 --buf-depth 512 --vec 16 --drain 16 --ranks '[[11, 9, 15], [15]]'
                           --fit-ranks [--fit-for train_sample|infer]
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,8 +30,9 @@ LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # isa.contract_los
 FIT_EXHAUSTIVE = 64  # fit_ranks tries every rank set of a space this small, else descends coordinate by coordinate
 
 
-def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048, vec: int = 1,
-                drain: int = 1) -> dict:
+def cost_report(
+    cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048, vec: int = 1, drain: int = 1
+) -> dict:
     """Modelled cycles of every program of `cfg` compiled for an accelerator with `lanes` MAC lanes, `buf_depth`
     words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle (golden/program.py
     params_for): per program the busy
@@ -38,21 +40,34 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
     the sequencer's, the MACs and their ideal (MACs / lanes), the contractions' cycles over the ideal by cause,
     and one row per op. Raises golden.program.ProgramError when the programs do not fit."""
     comp = compile_network(cfg)
-    params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec,
-                          drain=drain)
+    params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     image = P.assemble(comp, params, frac, host_step=Machine(comp, seed=0).host_step())  # the first update's
-    report = {"model": cfg.name, "ranks": [list(layer.ranks) for layer in cfg.layers], "lanes": lanes,
-              "buf_depth": buf_depth, "vec": vec, "drain": drain, "mem_lat": isa.MEM_LAT, "programs": {}}
+    report = {
+        "model": cfg.name,
+        "ranks": [list(layer.ranks) for layer in cfg.layers],
+        "lanes": lanes,
+        "buf_depth": buf_depth,
+        "vec": vec,
+        "drain": drain,
+        "mem_lat": isa.MEM_LAT,
+        "programs": {},
+    }
     for prog in P.PROGRAMS:
         counted = P.program_cycles(image, prog)
         rows, losses = [], dict.fromkeys(LOSSES, 0.0)
         for rec, unit_cycles, seq_cycles, head in counted["records"]:
-            row = {"index": rec.index, "unit": P.UNIT_OF_KIND[rec.kind], "out": rec.op.out,
-                   "op": _op_text(rec.op) + (f" (preloaded, head start {head:,})" if head else ""),
-                   "lanes": getattr(rec.desc, "lanes", None), "macs": getattr(rec.desc, "macs", 0),
-                   "form": _form_text(rec.desc) if rec.kind == P.KIND_CONTRACT else "",
-                   "cycles": unit_cycles, "sequencer": seq_cycles}
+            row = {
+                "index": rec.index,
+                "unit": P.UNIT_OF_KIND[rec.kind],
+                "out": rec.op.out,
+                "op": _op_text(rec.op) + (f" (preloaded, head start {head:,})" if head else ""),
+                "lanes": getattr(rec.desc, "lanes", None),
+                "macs": getattr(rec.desc, "macs", 0),
+                "form": _form_text(rec.desc) if rec.kind == P.KIND_CONTRACT else "",
+                "cycles": unit_cycles,
+                "sequencer": seq_cycles,
+            }
             if rec.kind == P.KIND_CONTRACT:
                 split = isa.contract_losses(rec.desc, lanes, head=head)
                 row["over_ideal"] = unit_cycles - split["ideal"]
@@ -61,17 +76,32 @@ def cost_report(cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: 
                 losses["fill"] += 1  # the counter's start cycle
             rows.append(row)
         macs = sum(r["macs"] for r in rows)
-        report["programs"][prog] = {"cycles": counted["cycles"], "units": counted["units"],
-                                    "sequencer": counted["sequencer"], "end": counted["end"], "macs": macs,
-                                    "ideal": macs / lanes, "contract_over_ideal": losses, "ops": rows}
+        report["programs"][prog] = {
+            "cycles": counted["cycles"],
+            "units": counted["units"],
+            "sequencer": counted["sequencer"],
+            "end": counted["end"],
+            "macs": macs,
+            "ideal": macs / lanes,
+            "contract_over_ideal": losses,
+            "ops": rows,
+        }
     return report
 
 
 FIT_FOR = ("train", "train_sample", "infer")  # fit_ranks' objectives; train: train_sample + update / batch
 
 
-def fit_ranks(cfg: NetConfig, live, lanes: int = 1, buf_depth: int = 0, vec: int = 1, drain: int = 1,
-              program: str = "train", log=sys.stderr) -> dict:
+def fit_ranks(
+    cfg: NetConfig,
+    live,
+    lanes: int = 1,
+    buf_depth: int = 0,
+    vec: int = 1,
+    drain: int = 1,
+    program: str = "train",
+    log=sys.stderr,
+) -> dict:
     """The ranks to recompile a pruned network at on one engine: per bond, between its live rank (`live`, as
     `--ranks` gives them) and the rank `cfg` builds, the rank set whose `program` takes the fewest modelled cycles
     (cost_report; fewer MACs among equals): "train", a training sample with its share of the mini-batch's update
@@ -112,9 +142,12 @@ def fit_ranks(cfg: NetConfig, live, lanes: int = 1, buf_depth: int = 0, vec: int
             seen[flat] = (r["cycles"] + extra, r["macs"])
             if log is not None and len(seen) % 10 == 0:
                 best = min(seen, key=seen.get)
-                print(f"fit_ranks: {len(seen)} rank sets in {time.time() - t0:.0f} s "
-                      f"({len(seen) / (time.time() - t0):.1f}/s), best {nest(best)} at {seen[best][0]:,.0f} cycles",
-                      file=log, flush=True)
+                print(
+                    f"fit_ranks: {len(seen)} rank sets in {time.time() - t0:.0f} s "
+                    f"({len(seen) / (time.time() - t0):.1f}/s), best {nest(best)} at {seen[best][0]:,.0f} cycles",
+                    file=log,
+                    flush=True,
+                )
         return seen[flat]
 
     choices = [range(a, b + 1) for a, b in zip(lo, hi)]
@@ -127,13 +160,21 @@ def fit_ranks(cfg: NetConfig, live, lanes: int = 1, buf_depth: int = 0, vec: int
             while moved:
                 moved = False
                 for i, values in enumerate(choices):
-                    best = min((cur[:i] + (v,) + cur[i + 1:] for v in values), key=cost)
+                    best = min((cur[:i] + (v,) + cur[i + 1 :] for v in values), key=cost)
                     if cost(best) < cost(cur):
                         cur, moved = best, True
     best = min(seen, key=seen.get)
-    return {"program": program, "live": nest(lo), "built": nest(hi), "ranks": nest(best),
-            "cycles": seen[best][0], "macs": seen[best][1], "live_cycles": seen[tuple(lo)][0],
-            "built_cycles": seen[tuple(hi)][0], "evaluated": len(seen)}
+    return {
+        "program": program,
+        "live": nest(lo),
+        "built": nest(hi),
+        "ranks": nest(best),
+        "cycles": seen[best][0],
+        "macs": seen[best][1],
+        "live_cycles": seen[tuple(lo)][0],
+        "built_cycles": seen[tuple(hi)][0],
+        "evaluated": len(seen),
+    }
 
 
 def _op_text(op) -> str:
@@ -148,7 +189,8 @@ def _form_text(desc: isa.ContractDesc) -> str:
         return "direct"
     if desc.rows:
         form = f"rows: {desc.load_lanes} columns x {desc.row_lanes}" + (
-            f", {desc.idle_rows} idle in the last chunk" if desc.idle_rows else "")
+            f", {desc.idle_rows} idle in the last chunk" if desc.idle_rows else ""
+        )
     elif desc.lane_sum:
         form = f"lane sum: {desc.out_lanes} x {desc.sum_lanes}"
     else:
@@ -157,26 +199,37 @@ def _form_text(desc: isa.ContractDesc) -> str:
 
 
 def format_report(report: dict, programs=P.PROGRAMS) -> str:
-    lines = [f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} "
-             f"words per lane buffer, vector loads of {report['vec']} words, a drain of {report['drain']} "
-             f"elements a cycle (modelled: golden/cost.py)"]
+    lines = [
+        f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} "
+        f"words per lane buffer, vector loads of {report['vec']} words, a drain of {report['drain']} "
+        f"elements a cycle (modelled: golden/cost.py)"
+    ]
     for prog in programs:
         r = report["programs"][prog]
         if not r["ops"]:  # rank_update and rank_prune of a network without rank adaptation
             continue
         units = ", ".join(f"{u} {c:,}" for u, c in r["units"].items())
         ratio = f": {r['cycles'] / r['ideal']:.3f}x the ideal of {r['ideal']:,.0f}" if r["macs"] else ""
-        lines += ["", f"{prog}: {r['cycles']:,} cycles ({units}, sequencer {r['sequencer']:,}) for {r['macs']:,} "
-                      f"MACs{ratio}"]
+        lines += [
+            "",
+            f"{prog}: {r['cycles']:,} cycles ({units}, sequencer {r['sequencer']:,}) for {r['macs']:,} MACs{ratio}",
+        ]
         if r["macs"]:
             over = r["contract_over_ideal"]
-            lines.append("  contraction cycles over the ideal: " + ", ".join(
-                f"{k.replace('_', ' ')} {v:,.0f}" for k, v in over.items()))
-        lines += ["", "| # | unit | out | op | lanes | MACs | cycles | over the ideal | sequencer |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+            lines.append(
+                "  contraction cycles over the ideal: "
+                + ", ".join(f"{k.replace('_', ' ')} {v:,.0f}" for k, v in over.items())
+            )
+        lines += [
+            "",
+            "| # | unit | out | op | lanes | MACs | cycles | over the ideal | sequencer |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for row in r["ops"]:
             over = f"{row['over_ideal']:,.0f}" if "over_ideal" in row else ""
             lanes = f"{row['lanes']} ({row['form']})" if row["lanes"] is not None else ""
-            lines.append(f"| {row['index']} | {row['unit']} | {row['out']} | {row['op']} | {lanes} | "
-                         f"{row['macs']:,} | {row['cycles']:,} | {over} | {row['sequencer']} |")
+            lines.append(
+                f"| {row['index']} | {row['unit']} | {row['out']} | {row['op']} | {lanes} | "
+                f"{row['macs']:,} | {row['cycles']:,} | {over} | {row['sequencer']} |"
+            )
     return "\n".join(lines)

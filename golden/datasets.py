@@ -12,6 +12,7 @@ with its path and the problem rather than silently yielding a short or shifted d
 Every data set names where its samples came from and a SHA-256 of each source's content (`Dataset.sources`), so a
 training checkpoint can refuse to resume on other data under the same name.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -63,12 +64,20 @@ def load_dataset(name: str, data_dir: str | None = None) -> Dataset:
         return _tiny()
     if name == "fashion-mnist":
         if data_dir is None:
-            return _idx_dataset(name, FASHION_MNIST_DIR, missing_hint="install the Debian package that puts the "
-                                "files there (apt-get install dataset-fashion-mnist), or pass a directory holding "
-                                "them as data_dir (DATA_DIR)")
-        return _idx_dataset(name, Path(data_dir), missing_hint="put the Fashion-MNIST IDX files there, or leave "
-                            f"data_dir (DATA_DIR) unset to read those of Debian's dataset-fashion-mnist package in "
-                            f"{FASHION_MNIST_DIR}")
+            return _idx_dataset(
+                name,
+                FASHION_MNIST_DIR,
+                missing_hint="install the Debian package that puts the "
+                "files there (apt-get install dataset-fashion-mnist), or pass a directory holding "
+                "them as data_dir (DATA_DIR)",
+            )
+        return _idx_dataset(
+            name,
+            Path(data_dir),
+            missing_hint="put the Fashion-MNIST IDX files there, or leave "
+            f"data_dir (DATA_DIR) unset to read those of Debian's dataset-fashion-mnist package in "
+            f"{FASHION_MNIST_DIR}",
+        )
     if name == "mnist":
         if data_dir is None:
             names = ", ".join(f"{n}[.gz]" for split in IDX_NAMES.values() for n in split)
@@ -79,6 +88,7 @@ def load_dataset(name: str, data_dir: str | None = None) -> Dataset:
 
 # --- built-in sets ----------------------------------------------------------------------------------------
 
+
 def _digits() -> Dataset:
     from sklearn.datasets import load_digits  # imported here: sklearn is slow to import, IDX sets skip it
 
@@ -87,16 +97,23 @@ def _digits() -> Dataset:
     y = bunch.target.astype(np.int64)
     held_out = np.zeros(len(y), dtype=bool)
     held_out[stratified_test_indices(y, DIGITS_TEST_FRACTION)] = True
-    return Dataset("digits", x[~held_out], y[~held_out], x[held_out], y[held_out], classes=10, image_shape=(8, 8),
-                   sources={"digits": ("scikit-learn's load_digits", _digest(x, y))})
+    return Dataset(
+        "digits",
+        x[~held_out],
+        y[~held_out],
+        x[held_out],
+        y[held_out],
+        classes=10,
+        image_shape=(8, 8),
+        sources={"digits": ("scikit-learn's load_digits", _digest(x, y))},
+    )
 
 
 def stratified_test_indices(y: np.ndarray, fraction: float) -> np.ndarray:
     """Sorted indices of the held-out samples: round(fraction * n_c) of each class c, drawn from one
     RandomState(SPLIT_SEED) permuting the classes in increasing order (so the split never depends on a run)."""
     rs = np.random.RandomState(SPLIT_SEED)
-    picks = [rs.permutation(np.flatnonzero(y == c))[:round(fraction * np.count_nonzero(y == c))]
-             for c in np.unique(y)]
+    picks = [rs.permutation(np.flatnonzero(y == c))[: round(fraction * np.count_nonzero(y == c))] for c in np.unique(y)]
     return np.sort(np.concatenate(picks))
 
 
@@ -114,8 +131,16 @@ def _tiny() -> Dataset:
 
     train_x, train_y = sample(TINY_TRAIN)
     test_x, test_y = sample(TINY_TEST)
-    return Dataset("tiny", train_x, train_y, test_x, test_y, TINY_CLASSES, (TINY_SIDE, TINY_SIDE),
-                   sources={"tiny": ("generated from RandomState(0)", _digest(train_x, train_y, test_x, test_y))})
+    return Dataset(
+        "tiny",
+        train_x,
+        train_y,
+        test_x,
+        test_y,
+        TINY_CLASSES,
+        (TINY_SIDE, TINY_SIDE),
+        sources={"tiny": ("generated from RandomState(0)", _digest(train_x, train_y, test_x, test_y))},
+    )
 
 
 def _digest(*arrays: np.ndarray) -> str:
@@ -128,6 +153,7 @@ def _digest(*arrays: np.ndarray) -> str:
 
 # --- IDX files ----------------------------------------------------------------------------------------------
 
+
 def _idx_dataset(name: str, directory: Path, missing_hint: str) -> Dataset:
     splits, sources = {}, {}
     for split, (images_name, labels_name) in IDX_NAMES.items():
@@ -136,8 +162,9 @@ def _idx_dataset(name: str, directory: Path, missing_hint: str) -> Dataset:
         splits[split] = (images_path, *_read_idx_pair(images_path, labels_path, sources))
     (train_path, train_x, train_y), (test_path, test_x, test_y) = splits["train"], splits["test"]
     if train_x.shape[1:] != test_x.shape[1:]:
-        raise DatasetError(f"{test_path}: images are {_dims(test_x.shape[1:])}, "
-                           f"but {train_path} has {_dims(train_x.shape[1:])}")
+        raise DatasetError(
+            f"{test_path}: images are {_dims(test_x.shape[1:])}, but {train_path} has {_dims(train_x.shape[1:])}"
+        )
     image_shape = tuple(train_x.shape[1:])
     return Dataset(name, _pixels(train_x), train_y, _pixels(test_x), test_y, IDX_CLASSES, image_shape, sources)
 
@@ -161,8 +188,10 @@ def _read_idx_pair(images_path: Path, labels_path: Path, sources: dict) -> tuple
         raise DatasetError(f"{labels_path}: {len(labels)} labels, but {images_path} has {len(images)} images")
     bad = np.flatnonzero(labels >= IDX_CLASSES)
     if bad.size:
-        raise DatasetError(f"{labels_path}: label {labels[bad[0]]} at index {bad[0]} is outside "
-                           f"0..{IDX_CLASSES - 1} ({bad.size} such labels)")
+        raise DatasetError(
+            f"{labels_path}: label {labels[bad[0]]} at index {bad[0]} is outside "
+            f"0..{IDX_CLASSES - 1} ({bad.size} such labels)"
+        )
     return images, labels.astype(np.int64)
 
 
@@ -199,8 +228,9 @@ def read_idx(path: str | Path, magic: int) -> np.ndarray:
     if len(data) < expected:
         raise DatasetError(f"{path}: truncated: {len(data)} bytes, dimensions {_dims(dims)} need {expected}")
     if len(data) > expected:
-        raise DatasetError(f"{path}: {len(data) - expected} trailing bytes after the {expected} that "
-                           f"dimensions {_dims(dims)} need")
+        raise DatasetError(
+            f"{path}: {len(data) - expected} trailing bytes after the {expected} that dimensions {_dims(dims)} need"
+        )
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims)
 
 

@@ -23,6 +23,7 @@ Pure numpy (float32 by default for speed, float64 for gradient checks). Contents
 Loss and gradient scaling: the data term is the mean cross-entropy over the mini-batch, so every gradient is the
 batch mean. The rank penalty is added to that mean loss as is (not divided by the batch size).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,16 +37,32 @@ import numpy as np
 from golden.config import LayerCfg, NetConfig, RankCfg, TrainCfg
 
 __all__ = [
-    "tt_to_dense", "tt_plan", "tt_forward", "tt_backward", "tt_input_grad", "tt_core_grads", "bias_grad",
-    "tt_init_std", "init_tt_cores", "softmax_xent",
-    "RankAdapter", "FloatTTNet", "FloatDenseNet", "SGD", "Adam", "make_optimizer",
-    "pad_inputs", "train_float", "measure_speed",
+    "tt_to_dense",
+    "tt_plan",
+    "tt_forward",
+    "tt_backward",
+    "tt_input_grad",
+    "tt_core_grads",
+    "bias_grad",
+    "tt_init_std",
+    "init_tt_cores",
+    "softmax_xent",
+    "RankAdapter",
+    "FloatTTNet",
+    "FloatDenseNet",
+    "SGD",
+    "Adam",
+    "make_optimizer",
+    "pad_inputs",
+    "train_float",
+    "measure_speed",
 ]
 
 
 # ================================================================================================
 # TT-matrix layer math
 # ================================================================================================
+
 
 def _shape_of(cores: Sequence[np.ndarray]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """(out_shape, in_shape, full ranks r_0..r_d) of a list of cores, checked for consistency."""
@@ -93,8 +110,14 @@ class TTPlan:
 
 
 @lru_cache(maxsize=256)
-def tt_plan(out_shape: tuple[int, ...], in_shape: tuple[int, ...], ranks: tuple[int, ...], batch: int,
-            p: int | None = None, order: str | None = None) -> TTPlan:
+def tt_plan(
+    out_shape: tuple[int, ...],
+    in_shape: tuple[int, ...],
+    ranks: tuple[int, ...],
+    batch: int,
+    p: int | None = None,
+    order: str | None = None,
+) -> TTPlan:
     """The split and order minimising training MACs for this shape at this batch size (cached).
     ``ranks`` are the full ranks r_0..r_d. ``p`` / ``order`` force the split / order (tests use them)."""
     d = len(in_shape)
@@ -103,15 +126,29 @@ def tt_plan(out_shape: tuple[int, ...], in_shape: tuple[int, ...], ranks: tuple[
     force_p, force_order, best = p, order, None
     if force_p is not None and not 1 <= force_p < d:
         raise ValueError(f"split p={force_p} outside 1..{d - 1}")
-    for p in (range(1, d) if force_p is None else (force_p,)):
+    for p in range(1, d) if force_p is None else (force_p,):
         ML, NL = math.prod(out_shape[:p]), math.prod(in_shape[:p])
         MR, NR = math.prod(out_shape[p:]), math.prod(in_shape[p:])
         r = ranks[p]
         merge = 0
         for j in range(1, p):  # left partial (M, N, r_j) times core j
-            merge += math.prod(out_shape[:j]) * math.prod(in_shape[:j]) * ranks[j] * out_shape[j] * in_shape[j] * ranks[j + 1]
+            merge += (
+                math.prod(out_shape[:j])
+                * math.prod(in_shape[:j])
+                * ranks[j]
+                * out_shape[j]
+                * in_shape[j]
+                * ranks[j + 1]
+            )
         for j in range(p, d - 1):  # core j times right partial (r_{j+1}, M, N)
-            merge += ranks[j] * out_shape[j] * in_shape[j] * ranks[j + 1] * math.prod(out_shape[j + 1:]) * math.prod(in_shape[j + 1:])
+            merge += (
+                ranks[j]
+                * out_shape[j]
+                * in_shape[j]
+                * ranks[j + 1]
+                * math.prod(out_shape[j + 1 :])
+                * math.prod(in_shape[j + 1 :])
+            )
         for order, fwd in (("L", ML * r * NR * (NL + MR)), ("R", NL * r * MR * (NR + ML))):
             if force_order is not None and order != force_order:
                 continue
@@ -239,8 +276,9 @@ def tt_backward(cores: Sequence[np.ndarray], cache, dy: np.ndarray, need_dx: boo
         if need_dx:
             R3 = R.transpose(2, 0, 1).reshape(NR, r * MR)
             dx = (dU2 @ R3.T).reshape(B, NL * NR)
-    grads = _merge_left_backward(cores[:p], Ls, np.ascontiguousarray(dL)) + \
-        _merge_right_backward(cores[p:], Rs, np.ascontiguousarray(dR))
+    grads = _merge_left_backward(cores[:p], Ls, np.ascontiguousarray(dL)) + _merge_right_backward(
+        cores[p:], Rs, np.ascontiguousarray(dR)
+    )
     return (dx if need_dx else None), grads
 
 
@@ -290,6 +328,7 @@ def softmax_xent(logits: np.ndarray, y: np.ndarray, classes: int):
 # Rank adaptation
 # ================================================================================================
 
+
 class RankAdapter:
     """Bayesian rank adaptation over the bonds of TT layers (PAPER.md, SPEC 5.6).
 
@@ -311,8 +350,9 @@ class RankAdapter:
     fall, those with the largest lambda stay. A bond of rank 0 makes its layer's output identically zero, so
     without the guard a too-strong prior kills the whole network (seen on digits with prior >= 5e-3)."""
 
-    def __init__(self, layers: Sequence[Sequence[np.ndarray]], prior: float = 5e-5, threshold: float = 1e-3,
-                 keep_min: int = 1):
+    def __init__(
+        self, layers: Sequence[Sequence[np.ndarray]], prior: float = 5e-5, threshold: float = 1e-3, keep_min: int = 1
+    ):
         self.prior = float(prior)
         self.threshold = float(threshold)
         self.keep_min = int(keep_min)
@@ -386,7 +426,7 @@ class RankAdapter:
 
     def zero_pruned(self, layers) -> None:
         """Zero the slices of pruned ranks in core-shaped arrays (cores, gradients, optimizer state)."""
-        for (l, k) in self.bonds:
+        for l, k in self.bonds:
             dead = ~self.live[(l, k)]
             if dead.any():
                 layers[l][k][..., dead] = 0
@@ -395,7 +435,7 @@ class RankAdapter:
     def live_ranks(self) -> list[tuple[int, ...]]:
         """Live rank of every bond, one tuple per layer (empty for one-core layers)."""
         out = [[] for _ in self.n_bonds]
-        for (l, k) in self.bonds:
+        for l, k in self.bonds:
             out[l].append(int(self.live[(l, k)].sum()))
         return [tuple(x) for x in out]
 
@@ -406,6 +446,7 @@ class RankAdapter:
 # ================================================================================================
 # Networks
 # ================================================================================================
+
 
 def pad_inputs(x: np.ndarray, n: int, dtype=np.float32) -> np.ndarray:
     """Zero-pad the features of a batch (B, D) to (B, n)."""
@@ -462,7 +503,7 @@ class _Net:
     def predict(self, x: np.ndarray, batch: int = 1024) -> np.ndarray:
         out = []
         for i in range(0, len(x), batch):
-            logits, _ = self._forward(pad_inputs(x[i:i + batch], self.n_in, self.dtype))
+            logits, _ = self._forward(pad_inputs(x[i : i + batch], self.n_in, self.dtype))
             out.append(np.argmax(logits[:, : self.classes], axis=1))
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
@@ -501,7 +542,7 @@ class FloatTTNet(_Net):
         """Flat param-ordered list -> per-layer core lists."""
         out, i = [], 0
         for cores in self.cores:
-            out.append(flat[i:i + len(cores)])
+            out.append(flat[i : i + len(cores)])
             i += len(cores) + 1
         return out
 
@@ -575,8 +616,15 @@ class FloatDenseNet(_Net):
     """Dense MLP sizes[0] -> ... -> sizes[-1] (He init, zero biases), ReLU after every layer but the last
     (or where ``relu[i]``). Inputs narrower than sizes[0] are zero-padded. ``params()``: W_0, b_0, W_1, ..."""
 
-    def __init__(self, sizes: Sequence[int], seed: int = 0, classes: int | None = None,
-                 relu: Sequence[bool] | None = None, dtype=np.float32, rng: np.random.Generator | None = None):
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        seed: int = 0,
+        classes: int | None = None,
+        relu: Sequence[bool] | None = None,
+        dtype=np.float32,
+        rng: np.random.Generator | None = None,
+    ):
         self.sizes = tuple(int(s) for s in sizes)
         self.dtype = np.dtype(dtype).type
         self.n_in = self.sizes[0]
@@ -584,8 +632,10 @@ class FloatDenseNet(_Net):
         n = len(self.sizes) - 1
         self.relu = tuple(relu) if relu is not None else tuple(i < n - 1 for i in range(n))
         rng = np.random.default_rng(seed) if rng is None else rng
-        self.W = [(rng.standard_normal((o, i)) * math.sqrt(2.0 / i)).astype(dtype)
-                  for i, o in zip(self.sizes[:-1], self.sizes[1:])]
+        self.W = [
+            (rng.standard_normal((o, i)) * math.sqrt(2.0 / i)).astype(dtype)
+            for i, o in zip(self.sizes[:-1], self.sizes[1:])
+        ]
         self.b = [np.zeros(o, dtype=dtype) for o in self.sizes[1:]]
         self.rank = None
 
@@ -630,6 +680,7 @@ class FloatDenseNet(_Net):
 # Optimizers
 # ================================================================================================
 
+
 class SGD:
     """SGD with momentum as SPEC 5.5: v <- mu v + g; w <- w - lr v (plain SGD when mu = 0)."""
 
@@ -655,8 +706,14 @@ class Adam:
     """Adam (Kingma & Ba): m <- b1 m + (1-b1) g; v <- b2 v + (1-b2) g^2;
     w <- w - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)."""
 
-    def __init__(self, params: Sequence[np.ndarray], lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
-                 eps: float = 1e-8):
+    def __init__(
+        self,
+        params: Sequence[np.ndarray],
+        lr: float = 1e-3,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        eps: float = 1e-8,
+    ):
         self.lr, self.beta1, self.beta2, self.eps = float(lr), float(beta1), float(beta2), float(eps)
         self.m = [np.zeros_like(p) for p in params]
         self.v = [np.zeros_like(p) for p in params]
@@ -665,8 +722,8 @@ class Adam:
     def step(self, params, grads) -> None:
         self.t += 1
         b1, b2 = self.beta1, self.beta2
-        c1 = 1.0 - b1 ** self.t
-        c2 = 1.0 - b2 ** self.t
+        c1 = 1.0 - b1**self.t
+        c2 = 1.0 - b2**self.t
         for w, g, m, v in zip(params, grads, self.m, self.v):
             m *= b1
             m += (1.0 - b1) * g
@@ -691,6 +748,7 @@ def make_optimizer(train: TrainCfg, params, lr: float | None = None):
 # Training
 # ================================================================================================
 
+
 def dense_sizes(cfg: NetConfig) -> tuple[int, ...]:
     """The dense MLP of the same shape: padded input, then every layer's output."""
     return (cfg.layers[0].n_in, *(l.n_out for l in cfg.layers))
@@ -698,13 +756,22 @@ def dense_sizes(cfg: NetConfig) -> tuple[int, ...]:
 
 def make_net(cfg: NetConfig, seed: int = 0, dense: bool = False, dtype=np.float32, rng=None):
     if dense:
-        return FloatDenseNet(dense_sizes(cfg), seed, classes=cfg.classes, relu=[l.relu for l in cfg.layers],
-                             dtype=dtype, rng=rng)
+        return FloatDenseNet(
+            dense_sizes(cfg), seed, classes=cfg.classes, relu=[l.relu for l in cfg.layers], dtype=dtype, rng=rng
+        )
     return FloatTTNet(cfg, seed, dtype=dtype, rng=rng)
 
 
-def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = None, dense: bool = False,
-                progress: bool = True, dtype=np.float32, eval_every_epoch: bool = True) -> dict:
+def train_float(
+    cfg: NetConfig,
+    dataset,
+    seed: int = 0,
+    epochs: int | None = None,
+    dense: bool = False,
+    progress: bool = True,
+    dtype=np.float32,
+    eval_every_epoch: bool = True,
+) -> dict:
     """Train the float TT net (or the dense MLP when ``dense``) on ``dataset`` with ``cfg.train``.
 
     One seed drives all randomness (init, then the per-epoch shuffles). Learning rate from
@@ -749,10 +816,13 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
         t0 = time.perf_counter()
         ce_sum, correct = 0.0, 0
         starts = range(0, N, B)
-        it = bar_mod.tqdm(starts, desc=f"{cfg.name} {'dense' if dense else 'tt'} epoch {epoch + 1}/{E}",
-                          leave=False) if bar_mod else starts
+        it = (
+            bar_mod.tqdm(starts, desc=f"{cfg.name} {'dense' if dense else 'tt'} epoch {epoch + 1}/{E}", leave=False)
+            if bar_mod
+            else starts
+        )
         for i in it:
-            idx = perm[i:i + B]
+            idx = perm[i : i + B]
             yb = Ytr[idx]
             opt.lr = tc.lr_at(updates, E * len(starts))
             updates += 1
@@ -763,7 +833,7 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
             if penalty_on:
                 step += 1
                 if step % tc.rank.every == 0:
-                    for (l, k, r) in net.rank_update(opt.states()):
+                    for l, k, r in net.rank_update(opt.states()):
                         hist["pruned"].append((epoch, l, k, r))
                     budget_met = tc.rank.budget_reached(net.n_core_params(), full_params)
                     if budget_met:
@@ -777,8 +847,10 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
         hist["core_params"].append(net.n_core_params())
         hist["time"].append(t_train)
         if progress:
-            msg = (f"epoch {epoch + 1}/{E}: loss {hist['train_loss'][-1]:.4f} train {hist['train_acc'][-1]:.4f} "
-                   f"test {hist['test_acc'][-1]} ranks {hist['live_ranks'][-1]} ({t_train:.1f}s)")
+            msg = (
+                f"epoch {epoch + 1}/{E}: loss {hist['train_loss'][-1]:.4f} train {hist['train_acc'][-1]:.4f} "
+                f"test {hist['test_acc'][-1]} ranks {hist['live_ranks'][-1]} ({t_train:.1f}s)"
+            )
             (bar_mod.tqdm.write if bar_mod else print)(msg)
     hist["final_test_acc"] = hist["test_acc"][-1] if E else None
     hist["samples_per_s"] = (N * E / t_train) if t_train > 0 else None
@@ -786,15 +858,25 @@ def train_float(cfg: NetConfig, dataset, seed: int = 0, epochs: int | None = Non
     return hist
 
 
-def measure_speed(cfg: NetConfig, batch: int = 64, n: int = 6400, dense: bool = False, threads: int | None = 1,
-                  seed: int = 0, optimizer: str | None = None, dtype=np.float32) -> float:
+def measure_speed(
+    cfg: NetConfig,
+    batch: int = 64,
+    n: int = 6400,
+    dense: bool = False,
+    threads: int | None = 1,
+    seed: int = 0,
+    optimizer: str | None = None,
+    dtype=np.float32,
+) -> float:
     """Training samples per second (forward, backward, optimizer step) on random data, after one warm-up
     batch. ``threads`` limits the BLAS threads (via threadpoolctl when installed; None leaves them alone)."""
     import contextlib
+
     ctx = contextlib.nullcontext()
     if threads is not None:
         try:
             from threadpoolctl import threadpool_limits
+
             ctx = threadpool_limits(limits=threads)
         except ImportError:  # pragma: no cover
             pass
@@ -813,7 +895,7 @@ def measure_speed(cfg: NetConfig, batch: int = 64, n: int = 6400, dense: bool = 
         t0 = time.perf_counter()
         for j in range(nb):
             s = (j * batch) % (len(X) - batch + 1)
-            _, g = net.loss_and_grads(X[s:s + batch], Y[s:s + batch])
+            _, g = net.loss_and_grads(X[s : s + batch], Y[s : s + batch])
             opt.step(params, g)
         dt = time.perf_counter() - t0
     return nb * batch / dt

@@ -4,6 +4,7 @@ Every integer here is an exact Python/numpy int64; nothing is rounded implicitly
 reference the RTL requantiser, LFSR and element-wise unit are checked against, and are themselves checked
 against the scalar `fixedpoint`-library model in golden/fxp_ref.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -146,6 +147,7 @@ def align_round(q: np.ndarray, frac: int, to: int) -> np.ndarray:
 
 # --- LFSR (SPEC 3) -------------------------------------------------------------------------------------
 
+
 def lfsr_seed_state(seed: int) -> int:
     state = (int(seed) ^ LFSR_SEED_XOR) & 0xFFFFFFFF
     return state or 1
@@ -219,9 +221,8 @@ class LfsrStream:
         while pos < n:
             m = min(self.BLOCK, n - pos)
             b = [(self.state >> (8 * p)) & 0xFF for p in range(4)]
-            out[pos:pos + m] = low[0, b[0], :m] ^ low[1, b[1], :m] ^ low[2, b[2], :m] ^ low[3, b[3], :m]
-            self.state = int(full[0, b[0], m - 1] ^ full[1, b[1], m - 1] ^ full[2, b[2], m - 1]
-                             ^ full[3, b[3], m - 1])
+            out[pos : pos + m] = low[0, b[0], :m] ^ low[1, b[1], :m] ^ low[2, b[2], :m] ^ low[3, b[3], :m]
+            self.state = int(full[0, b[0], m - 1] ^ full[1, b[1], m - 1] ^ full[2, b[2], m - 1] ^ full[3, b[3], m - 1])
             pos += m
         self.drawn += n
         return out

@@ -25,6 +25,7 @@ Modelling notes (fixedpoint 1.0.1, read from its documentation and source):
 - The library has no division: the one division of SCE (SPEC 5.4 step 4) is a restoring divider built from
   `FixedPoint` subtractions and comparisons.
 """
+
 from __future__ import annotations
 
 import functools
@@ -41,11 +42,18 @@ LOG2E_Q12 = 5909  # round(log2(e) * 2^12) (SPEC 5.4)
 EXP2_BITS = 15  # EXP2 ROM fraction bits (SPEC 5.4)
 R_BITS = 31  # R = floor(2^31 / S) (SPEC 5.4)
 
-_PROPS = dict(overflow="clamp", rounding="down", overflow_alert="error", mismatch_alert="error",
-              implicit_cast_alert="error", str_base=16)
+_PROPS = dict(
+    overflow="clamp",
+    rounding="down",
+    overflow_alert="error",
+    mismatch_alert="error",
+    implicit_cast_alert="error",
+    str_base=16,
+)
 
 
 # --- words --------------------------------------------------------------------------------------------------
+
 
 def word(q: int, width: int) -> FixedPoint:
     """A signed `width`-bit integer word (Q width.0). A value that does not fit raises (never wraps)."""
@@ -119,6 +127,7 @@ def _fit_acc(x: FixedPoint, what: str = "accumulator") -> FixedPoint:
 
 # --- SPEC 2: requantisation ---------------------------------------------------------------------------------
 
+
 def check_shift_scalar(shift: int) -> int:
     shift = operator.index(shift)  # an integer (a float is refused)
     if not SHIFT_MIN <= shift <= SHIFT_MAX:
@@ -178,6 +187,7 @@ def accumulate_scalar(buf: int, y: int, fmt: Fmt) -> tuple[int, bool]:
 
 # --- SPEC 1.2: multiply-accumulate ----------------------------------------------------------------------------
 
+
 def mac_scalar(a_vals, b_vals, wa: int, wb: int, what: str = "accumulator") -> int:
     """Exact sum of products of `wa`- and `wb`-bit signed words in the ACC_W-bit accumulator, in the given order.
 
@@ -200,6 +210,7 @@ def _operand(q: int, width: int) -> FixedPoint:
 
 # --- SPEC 5.2: AXPBY -------------------------------------------------------------------------------------------
 
+
 def _align(prod: FixedPoint, frac: int, to: int) -> FixedPoint:
     """SPEC 5.2 `A`: re-express an integer word with `frac` fraction bits with `to`: exact left shift, or round
     half up."""
@@ -213,8 +224,9 @@ def axpby_fc_scalar(fy: int, wx: int, px: int, wz: int | None, pz: int) -> int:
     return fc if wz is None else min(fc, 31 - wz + pz)
 
 
-def axpby_acc_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int,
-                     alpha: tuple[int, int], beta: tuple[int, int], fy: int) -> int:
+def axpby_acc_scalar(
+    x: int, fx: int, wx: int, z: int | None, fz: int, wz: int, alpha: tuple[int, int], beta: tuple[int, int], fy: int
+) -> int:
     """The accumulator of AXPBY: A(alpha x) + A(beta z), each product re-expressed with Fc = F_y + 8 fraction
     bits (SPEC 5.2); a term or a sum that does not fit the accumulator raises OverflowError."""
     (qa, fa), (qb, fb) = alpha, beta
@@ -225,8 +237,19 @@ def axpby_acc_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int,
     return int(_fit_acc(acc, "axpby accumulator"))
 
 
-def axpby_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int, alpha: tuple[int, int],
-                 beta: tuple[int, int], fmt_y: Fmt, mode: int, rand: int | None = None) -> tuple[int, bool]:
+def axpby_scalar(
+    x: int,
+    fx: int,
+    wx: int,
+    z: int | None,
+    fz: int,
+    wz: int,
+    alpha: tuple[int, int],
+    beta: tuple[int, int],
+    fmt_y: Fmt,
+    mode: int,
+    rand: int | None = None,
+) -> tuple[int, bool]:
     """y = RQ(A(alpha x) + A(beta z), 8, mode) -> (value in fmt_y, saturated) (SPEC 5.2)."""
     acc = axpby_acc_scalar(x, fx, wx, z, fz, wz, alpha, beta, fmt_y.frac)
     fc = axpby_fc_scalar(fmt_y.frac, wx, alpha[1] + fx, wz if z is not None else None, beta[1] + fz)
@@ -235,6 +258,7 @@ def axpby_scalar(x: int, fx: int, wx: int, z: int | None, fz: int, wz: int, alph
 
 # --- SPEC 5.5 step 3: DERIVE -----------------------------------------------------------------------------------
 
+
 def derive_scalar(w: int, frac_w: int, fmt_c: Fmt) -> tuple[int, bool]:
     """Compute-core element from a master element: RQ(w, F_w - F_c, NEAREST) saturated to the compute format."""
     return requantize_scalar(w, frac_w - fmt_c.frac, NEAREST, fmt_c)
@@ -242,13 +266,16 @@ def derive_scalar(w: int, frac_w: int, fmt_c: Fmt) -> tuple[int, bool]:
 
 # --- SPEC 5.4: SCE -------------------------------------------------------------------------------------------------
 
+
 def exp2_rom() -> tuple[int, ...]:
     """EXP2[f] = round(2^15 * 2^(-f/256)), f = 0..255, computed in 50-digit decimal arithmetic (no float)."""
     with localcontext() as ctx:
         ctx.prec = 50
         ln2 = Decimal(2).ln()
-        return tuple(int((ln2 * (Decimal(EXP2_BITS) - Decimal(f) / 256)).exp()
-                         .quantize(Decimal(1), rounding=ROUND_HALF_UP)) for f in range(256))
+        return tuple(
+            int((ln2 * (Decimal(EXP2_BITS) - Decimal(f) / 256)).exp().quantize(Decimal(1), rounding=ROUND_HALF_UP))
+            for f in range(256)
+        )
 
 
 EXP2_ROM_REF = exp2_rom()
@@ -281,8 +308,9 @@ def _fit_width(x: FixedPoint, width: int) -> FixedPoint:
     return x
 
 
-def sce_scalar(z: list[int], frac_z: int, width_z: int, label: int, classes: int,
-               err_fmt: Fmt) -> tuple[list[int], int, list[int], int]:
+def sce_scalar(
+    z: list[int], frac_z: int, width_z: int, label: int, classes: int, err_fmt: Fmt
+) -> tuple[list[int], int, list[int], int]:
     """SPEC 5.4 for one sample: (error [n_out] saturated to err_fmt, saturations, p [classes], prediction)."""
     if not 0 <= label < classes <= len(z):
         raise ValueError(f"label {label} / classes {classes} / outputs {len(z)} inconsistent")
@@ -326,13 +354,14 @@ def sce_scalar(z: list[int], frac_z: int, width_z: int, label: int, classes: int
 
 # --- host side: float -> stored word ---------------------------------------------------------------------------
 
+
 def quantize_float_scalar(x: float, fmt: Fmt) -> tuple[int, bool]:
     """A float to `fmt`, round half up, saturating (host-side loading of parameters and inputs).
 
     x * 2^F is exact in binary floating point (a power-of-two scale); the library then rounds it to an integer
     word with 'nearest' (half up) and clamps, raising its overflow alert, which is counted.
     """
-    v = float(x) * 2.0 ** fmt.frac
+    v = float(x) * 2.0**fmt.frac
     if v != v:
         raise ValueError("cannot quantise NaN")
     props = dict(_PROPS, rounding="nearest")
@@ -342,6 +371,20 @@ def quantize_float_scalar(x: float, fmt: Fmt) -> tuple[int, bool]:
         return int(FixedPoint(v, True, fmt.width, 0, **dict(props, overflow_alert="ignore"))), True
 
 
-__all__ = ["word", "check_shift_scalar", "saturate_scalar", "round_shift_scalar", "requantize_scalar",
-           "accumulate_scalar", "mac_scalar", "axpby_acc_scalar", "axpby_scalar", "derive_scalar",
-           "exp2_rom", "EXP2_ROM_REF", "divide_scalar", "sce_scalar", "quantize_float_scalar"]
+__all__ = [
+    "word",
+    "check_shift_scalar",
+    "saturate_scalar",
+    "round_shift_scalar",
+    "requantize_scalar",
+    "accumulate_scalar",
+    "mac_scalar",
+    "axpby_acc_scalar",
+    "axpby_scalar",
+    "derive_scalar",
+    "exp2_rom",
+    "EXP2_ROM_REF",
+    "divide_scalar",
+    "sce_scalar",
+    "quantize_float_scalar",
+]

@@ -85,6 +85,7 @@ walk ends, its load nest walks the next op's b into the other set, on through th
 gap, and the next op (`preloaded`) computes from that set without walking b again. Only the time changes:
 the next op's groups wait for the words loaded since its start less the head start (`group_starts`' head).
 """
+
 from __future__ import annotations
 
 import math
@@ -204,17 +205,30 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
     """Every field within its width; raises ValueError naming the field that does not fit."""
     what = f"{desc.names[2] or 'op'} <- {' x '.join(n or '?' for n in desc.names[:2])}"
     if len(desc.out_loops) != MAX_OUT or len(desc.red_loops) != MAX_RED:
-        _fail(what, f"expected {MAX_OUT} output and {MAX_RED} reduction loops, got {len(desc.out_loops)} and "
-                    f"{len(desc.red_loops)}")
+        _fail(
+            what,
+            f"expected {MAX_OUT} output and {MAX_RED} reduction loops, got {len(desc.out_loops)} and "
+            f"{len(desc.red_loops)}",
+        )
     for i, lp in enumerate(desc.loops):
         if not 1 <= lp.count < 1 << CNT_W:
-            _fail(what, f"loop {i} ({lp.index or 'pad'}) count {lp.count} outside 1..{(1 << CNT_W) - 1} "
-                        f"({CNT_W}-bit count field)")
-        for name, s, bits in (("a", lp.sa, ADDR_W), ("b", lp.sb, ADDR_W), ("out", lp.so, ADDR_W),
-                              ("buffer", lp.sbuf, BUF_W)):
+            _fail(
+                what,
+                f"loop {i} ({lp.index or 'pad'}) count {lp.count} outside 1..{(1 << CNT_W) - 1} "
+                f"({CNT_W}-bit count field)",
+            )
+        for name, s, bits in (
+            ("a", lp.sa, ADDR_W),
+            ("b", lp.sb, ADDR_W),
+            ("out", lp.so, ADDR_W),
+            ("buffer", lp.sbuf, BUF_W),
+        ):
             if not 0 <= s < 1 << bits:
-                _fail(what, f"loop {i} ({lp.index or 'pad'}) {name} stride {s} outside 0..{(1 << bits) - 1} "
-                            f"({bits}-bit stride field)")
+                _fail(
+                    what,
+                    f"loop {i} ({lp.index or 'pad'}) {name} stride {s} outside 0..{(1 << bits) - 1} "
+                    f"({bits}-bit stride field)",
+                )
     for i, lp in enumerate(desc.red_loops):
         if lp.so:
             _fail(what, f"reduction loop {i} has output stride {lp.so}; must be 0")
@@ -226,9 +240,12 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
         _fail(what, f"idle rows {desc.idle_rows}: only rows have them, fewer than the rows loop's count")
     elements = math.prod(lp.count for lp in desc.out_loops) // desc.sum_lanes - desc.idle_elements
     if desc.out_count != elements:
-        _fail(what, f"out_count {desc.out_count} is not the product of the output loop counts"
-                    + (" without the sum loop" if desc.lane_sum else "") + (" less the idle rows' elements"
-                                                                           if desc.idle_rows else ""))
+        _fail(
+            what,
+            f"out_count {desc.out_count} is not the product of the output loop counts"
+            + (" without the sum loop" if desc.lane_sum else "")
+            + (" less the idle rows' elements" if desc.idle_rows else ""),
+        )
     if not -(1 << (SHIFT_W - 1)) <= desc.shift < 1 << (SHIFT_W - 1):
         _fail(what, f"shift {desc.shift} outside the {SHIFT_W}-bit shift field")
     if not 2 <= desc.out_w <= 32:
@@ -244,19 +261,31 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
             _fail(what, "the preloaded op must be in the lane form, and carry no preload of its own")
         check_desc(desc.preload)
     if desc.vec != 1 and not vec_ok(desc, desc.vec):
-        _fail(what, f"vector load of {desc.vec} words: needs the lane form with its lanes along b a multiple of it, "
-                    f"at stride 1 in b, and b's base and other strides multiples of it")
+        _fail(
+            what,
+            f"vector load of {desc.vec} words: needs the lane form with its lanes along b a multiple of it, "
+            f"at stride 1 in b, and b's base and other strides multiples of it",
+        )
     if desc.drain != 1 and not drain_ok(desc, desc.drain):
-        _fail(what, f"wide drain of {desc.drain} words: needs the lane form with output lanes a multiple of it, the "
-                    f"output's lane loop at stride 1 and the output's base and other strides multiples of it")
+        _fail(
+            what,
+            f"wide drain of {desc.drain} words: needs the lane form with output lanes a multiple of it, the "
+            f"output's lane loop at stride 1 and the output's base and other strides multiples of it",
+        )
     if desc.rows and not rows_ok(desc):
-        _fail(what, "rows: needs the lane form with the rows loop (count R, a power of two >= 2, lanes = R times the "
-                    "lane loop's count) outside the lane loop, stepping a alone at stride 1, and not a lane sum")
+        _fail(
+            what,
+            "rows: needs the lane form with the rows loop (count R, a power of two >= 2, lanes = R times the "
+            "lane loop's count) outside the lane loop, stepping a alone at stride 1, and not a lane sum",
+        )
     if desc.lane_sum and not lane_sum_ok(desc):
-        _fail(what, "lane sum: needs the lane form with the sum loop (count R, a power of two >= 2 that divides the "
-                    "lanes) at output stride 0, the output lane loop outside it of count lanes / R stepping b only, "
-                    "and a's runs of R words aligned (the sum loop at a stride 1, a's base and other strides "
-                    "multiples of R)")
+        _fail(
+            what,
+            "lane sum: needs the lane form with the sum loop (count R, a power of two >= 2 that divides the "
+            "lanes) at output stride 0, the output lane loop outside it of count lanes / R stepping b only, "
+            "and a's runs of R words aligned (the sum loop at a stride 1, a's base and other strides "
+            "multiples of R)",
+        )
     if desc.lanes > 1:
         lane = desc.out_loops[-1]
         if lane.count != desc.load_lanes and not desc.lane_sum:
@@ -268,8 +297,15 @@ def check_desc(desc: ContractDesc) -> ContractDesc:
     want = _buffer_layout(desc.loops, desc.lane_loops)[0] if desc.lanes > 1 else (0,) * NLOOPS
     for i, (lp, s) in enumerate(zip(desc.loops, want)):
         if lp.sbuf != s:
-            why = ("the direct form has no buffer" if desc.lanes == 1 else "a lane loop" if i in desc.lane_loops
-                   else "not a buffer loop" if s == 0 else "the product of the inner buffer loops' counts")
+            why = (
+                "the direct form has no buffer"
+                if desc.lanes == 1
+                else "a lane loop"
+                if i in desc.lane_loops
+                else "not a buffer loop"
+                if s == 0
+                else "the product of the inner buffer loops' counts"
+            )
             _fail(what, f"loop {i} ({lp.index or 'pad'}) buffer stride {lp.sbuf}; must be {s} ({why})")
     return desc
 
@@ -284,8 +320,9 @@ def _buffer_layout(loops, lane_loops: tuple[int, ...]) -> tuple[tuple[int, ...],
     return tuple(sbufs), words
 
 
-def _aligned_runs(desc: ContractDesc, n: int, base: int, stride: str, loop: int = LANE_LOOP,
-                  count: int | None = None) -> bool:
+def _aligned_runs(
+    desc: ContractDesc, n: int, base: int, stride: str, loop: int = LANE_LOOP, count: int | None = None
+) -> bool:
     """Whether every n consecutive indices of the lane-form `desc`'s loop `loop` (`count` of them, the lanes by
     default) address one aligned run of n consecutive words of an operand (its `base` and loop strides `stride`):
     count a multiple of n, that loop at stride 1, the base and every other stride multiples of n. n must be a power
@@ -295,8 +332,13 @@ def _aligned_runs(desc: ContractDesc, n: int, base: int, stride: str, loop: int 
     if n == 1:
         return True
     count = desc.lanes if count is None else count
-    return (desc.lanes > 1 and count % n == 0 and getattr(desc.loops[loop], stride) == 1 and base % n == 0
-            and all(getattr(lp, stride) % n == 0 for i, lp in enumerate(desc.loops) if i != loop))
+    return (
+        desc.lanes > 1
+        and count % n == 0
+        and getattr(desc.loops[loop], stride) == 1
+        and base % n == 0
+        and all(getattr(lp, stride) % n == 0 for i, lp in enumerate(desc.loops) if i != loop)
+    )
 
 
 def vec_ok(desc: ContractDesc, vec: int, engine_lanes: int | None = None) -> bool:
@@ -311,8 +353,11 @@ def vec_ok(desc: ContractDesc, vec: int, engine_lanes: int | None = None) -> boo
     r, lanes = desc.sum_lanes, desc.out_lanes
     if r == vec:
         return _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP, r)
-    return (lanes > 1 and (engine_lanes is None or engine_lanes // r % vec == 0)
-            and _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP - 1, lanes))
+    return (
+        lanes > 1
+        and (engine_lanes is None or engine_lanes // r % vec == 0)
+        and _aligned_runs(desc, vec, desc.b_base, "sb", LANE_LOOP - 1, lanes)
+    )
 
 
 def drain_ok(desc: ContractDesc, drain: int) -> bool:
@@ -407,8 +452,9 @@ def _tail(desc: ContractDesc, mem_lat: int, mac_reg: int) -> int:
     return desc.red_count + sum_stages(desc) + drain_beats(desc, ragged=True) + 2 * mem_lat + mac_reg + 8
 
 
-def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG,
-                    head: int = 0) -> dict:
+def contract_losses(
+    desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_reg: int = MAC_REG, head: int = 0
+) -> dict:
     """Where contract_cycles(desc) goes on an engine of `lanes` MAC lanes, as cycles that sum to it: the ideal
     (MACs / lanes); fewer lanes than the engine's (the direct form, a lane loop shorter than `lanes`, or idle rows);
     the wait for the lane buffers' load (group_starts); groups shorter than their drain (L / D cycles: D elements a
@@ -417,9 +463,13 @@ def contract_losses(desc: ContractDesc, lanes: int, mem_lat: int = MEM_LAT, mac_
     groups, step = desc.groups, max(k, drain_beats(desc))
     unhindered = 1 + SLICE_LAT + (groups - 1) * step + _tail(desc, mem_lat, mac_reg)  # no group waits for its slice
     drain = groups * (step - k)
-    return {"ideal": desc.macs / lanes, "lanes_short": groups * k - desc.macs / lanes,
-            "load_wait": contract_cycles(desc, mem_lat, mac_reg, head) - unhindered, "drain_bound": drain,
-            "fill": unhindered - groups * k - drain}
+    return {
+        "ideal": desc.macs / lanes,
+        "lanes_short": groups * k - desc.macs / lanes,
+        "load_wait": contract_cycles(desc, mem_lat, mac_reg, head) - unhindered,
+        "drain_bound": drain,
+        "fill": unhindered - groups * k - drain,
+    }
 
 
 def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> np.ndarray:
@@ -445,17 +495,32 @@ def _is_pad(lp: Loop) -> bool:
 
 def _swap_operands(desc: ContractDesc) -> ContractDesc:
     """The same op with a and b exchanged (the product commutes; the shift F_a + F_b - F_out is symmetric)."""
+
     def swap(loops):
         return tuple(replace(lp, sa=lp.sb, sb=lp.sa) for lp in loops)
 
     (ba, bb, bo), (na, nb, no) = desc.banks, desc.names
-    return replace(desc, a_base=desc.b_base, b_base=desc.a_base, out_loops=swap(desc.out_loops),
-                   red_loops=swap(desc.red_loops), banks=(bb, ba, bo), names=(nb, na, no))
+    return replace(
+        desc,
+        a_base=desc.b_base,
+        b_base=desc.a_base,
+        out_loops=swap(desc.out_loops),
+        red_loops=swap(desc.red_loops),
+        banks=(bb, ba, bo),
+        names=(nb, na, no),
+    )
 
 
-def with_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int = 1,
-               vec_banks: frozenset[str] | None = None, drain: int = 1, lane_sum: bool = True,
-               rows: bool = True) -> ContractDesc:
+def with_lanes(
+    desc: ContractDesc,
+    max_lanes: int,
+    buf_depth: int,
+    vec: int = 1,
+    vec_banks: frozenset[str] | None = None,
+    drain: int = 1,
+    lane_sum: bool = True,
+    rows: bool = True,
+) -> ContractDesc:
     """The fastest lane form of `desc` (contract_cycles at the top's latencies) for an engine of max_lanes lanes with
     buf_depth words per lane buffer, or `desc` itself where none is faster: lanes over an output index
     (`_output_lanes`) or, where the engine loads vectors of `vec` words and `lane_sum` (`rows`) allows, a lane sum
@@ -474,8 +539,18 @@ def _in_rows(bank: str, vec_banks: frozenset[str] | None) -> bool:
     return vec_banks is None or bank in vec_banks
 
 
-def _buffered(desc: ContractDesc, out_loops, red_loops, lanes: int, buf_depth: int, vec: int,
-              vec_banks: frozenset[str] | None, drain: int, max_lanes: int, **form) -> ContractDesc | None:
+def _buffered(
+    desc: ContractDesc,
+    out_loops,
+    red_loops,
+    lanes: int,
+    buf_depth: int,
+    vec: int,
+    vec_banks: frozenset[str] | None,
+    drain: int,
+    max_lanes: int,
+    **form,
+) -> ContractDesc | None:
     """`desc` with these loops in a lane form of `lanes` (the lane loop the innermost output loop; `form`: further
     fields, a lane sum's) and its buffer strides, with a vector load and a wide drain where the build (`max_lanes`
     lanes) and the operands allow them; None where the buffer words exceed buf_depth."""
@@ -493,8 +568,9 @@ def _buffered(desc: ContractDesc, out_loops, red_loops, lanes: int, buf_depth: i
     return lane_desc
 
 
-def _output_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int,
-                  vec_banks: frozenset[str] | None, drain: int) -> ContractDesc | None:
+def _output_lanes(
+    desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None, drain: int
+) -> ContractDesc | None:
     """The lane form over the innermost output index (module docstring), with a vector load and a wide drain where
     the build and the operands allow them; None where there is none.
 
@@ -530,12 +606,13 @@ def _lane_split(out_loops, pos: int, lanes: int) -> tuple[Loop, ...] | None:
         return None
     # rows over a count that lanes does not divide: the last index of the outer loop is short (idle rows)
     outer = replace(lp, count=-(-lp.count // lanes), sa=lp.sa * lanes, sb=lp.sb * lanes, so=lp.so * lanes)
-    rest = out_loops[pos + 1:] if pos < -1 else ()
-    return out_loops[:pads[0]] + out_loops[pads[0] + 1:pos] + (outer, replace(lp, count=lanes)) + rest
+    rest = out_loops[pos + 1 :] if pos < -1 else ()
+    return out_loops[: pads[0]] + out_loops[pads[0] + 1 : pos] + (outer, replace(lp, count=lanes)) + rest
 
 
-def _sum_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None,
-               drain: int) -> list[ContractDesc]:
+def _sum_lanes(
+    desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None, drain: int
+) -> list[ContractDesc]:
     """The lane sums of `desc` (module docstring) for an engine of max_lanes lanes that loads vectors of `vec` words:
     R (a power of two, 2..vec, dividing max_lanes) sum lanes times L output lanes, L the largest divisor of the
     innermost output loop's count up to max_lanes / R where b alone steps it, else 1. A reduction loop that steps a at
@@ -558,17 +635,27 @@ def _sum_lanes(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec
     return forms
 
 
-def _sum_forms(cand: ContractDesc, red: int, r: int, pad: int, max_lanes: int, buf_depth: int, vec: int,
-               vec_banks: frozenset[str] | None, drain: int) -> list[ContractDesc]:
+def _sum_forms(
+    cand: ContractDesc,
+    red: int,
+    r: int,
+    pad: int,
+    max_lanes: int,
+    buf_depth: int,
+    vec: int,
+    vec_banks: frozenset[str] | None,
+    drain: int,
+) -> list[ContractDesc]:
     """The lane sums of `cand` with reduction loop `red` as the sum loop of r lanes (its output slot: padding slot
     `pad`): with one output lane, and with the most the innermost output loop allows."""
     lp = cand.red_loops[red]
     if lp.count > r:
-        red_loops = cand.red_loops[:red] + (replace(lp, count=lp.count // r, sa=r, sb=lp.sb * r),) \
-            + cand.red_loops[red + 1:]
+        red_loops = (
+            cand.red_loops[:red] + (replace(lp, count=lp.count // r, sa=r, sb=lp.sb * r),) + cand.red_loops[red + 1 :]
+        )
     else:
-        red_loops = (PAD,) + cand.red_loops[:red] + cand.red_loops[red + 1:]
-    out_loops = cand.out_loops[:pad] + cand.out_loops[pad + 1:]
+        red_loops = (PAD,) + cand.red_loops[:red] + cand.red_loops[red + 1 :]
+    out_loops = cand.out_loops[:pad] + cand.out_loops[pad + 1 :]
     shapes = [(1, out_loops)]
     inner = out_loops[-1]
     if inner.sb and not inner.sa:
@@ -579,15 +666,26 @@ def _sum_forms(cand: ContractDesc, red: int, r: int, pad: int, max_lanes: int, b
             shapes.append((lanes, split))
     forms = []
     for lanes, loops in shapes:
-        form = _buffered(cand, loops + (replace(lp, count=r),), red_loops, lanes * r, buf_depth, vec, vec_banks,
-                         drain, max_lanes, lane_sum=True)
+        form = _buffered(
+            cand,
+            loops + (replace(lp, count=r),),
+            red_loops,
+            lanes * r,
+            buf_depth,
+            vec,
+            vec_banks,
+            drain,
+            max_lanes,
+            lane_sum=True,
+        )
         if form is not None and lane_sum_ok(form):
             forms.append(form)
     return forms
 
 
-def row_forms(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None,
-               drain: int) -> list[ContractDesc]:
+def row_forms(
+    desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_banks: frozenset[str] | None, drain: int
+) -> list[ContractDesc]:
     """The rows forms of `desc` (module docstring) that with_lanes considers, for an engine of max_lanes lanes that
     loads vectors of `vec` words:
     the innermost output loop, stepped by b alone (a and b swap to find one whose a is in a bank built in rows), is the
@@ -607,8 +705,19 @@ def row_forms(desc: ContractDesc, max_lanes: int, buf_depth: int, vec: int, vec_
         out_loops = _lane_split(cand.out_loops, -2, r)
         if out_loops is None:
             continue
-        form = _buffered(cand, out_loops, cand.red_loops, max_lanes, buf_depth, vec, vec_banks, drain, max_lanes,
-                         rows=True, idle_rows=idle)
+        form = _buffered(
+            cand,
+            out_loops,
+            cand.red_loops,
+            max_lanes,
+            buf_depth,
+            vec,
+            vec_banks,
+            drain,
+            max_lanes,
+            rows=True,
+            idle_rows=idle,
+        )
         if form is not None and rows_ok(form):
             forms.append(form)
     return forms
@@ -640,20 +749,34 @@ def _spec_loops(spec: str, order: str, sizes: dict[str, int], what: str) -> tupl
     def loop(c: str) -> Loop:
         return Loop(sizes[c], st_a.get(c, 0), st_b.get(c, 0), st_o.get(c, 0), c)
 
-    return ((PAD,) * (MAX_OUT - len(out_idx)) + tuple(loop(c) for c in order),
-            (PAD,) * (MAX_RED - len(red_idx)) + tuple(loop(c) for c in red_idx))
+    return (
+        (PAD,) * (MAX_OUT - len(out_idx)) + tuple(loop(c) for c in order),
+        (PAD,) * (MAX_RED - len(red_idx)) + tuple(loop(c) for c in red_idx),
+    )
 
 
-def spec_cycles(spec: str, order: str, sizes: dict[str, int], lanes: int, buf_depth: int, vec: int = 1,
-                drain: int = 1) -> int:
+def spec_cycles(
+    spec: str, order: str, sizes: dict[str, int], lanes: int, buf_depth: int, vec: int = 1, drain: int = 1
+) -> int:
     """contract_cycles of a contraction given by its einsum and element order alone (the compiler's layout choice,
     golden/compiler.py refine_layouts), on an engine of `lanes` MAC lanes, `buf_depth` buffer words, vector loads of
     `vec` words and a drain of `drain` (every bank in rows, the operands at row boundaries); raises ValueError where
     the nest does not fit a descriptor."""
     out_loops, red_loops = _spec_loops(spec, order, sizes, spec)
-    desc = check_desc(ContractDesc(a_base=0, b_base=0, o_base=0, out_count=math.prod(lp.count for lp in out_loops),
-                                   out_loops=out_loops, red_loops=red_loops, shift=0, mode=STOCHASTIC,
-                                   accumulate=False, out_w=16))
+    desc = check_desc(
+        ContractDesc(
+            a_base=0,
+            b_base=0,
+            o_base=0,
+            out_count=math.prod(lp.count for lp in out_loops),
+            out_loops=out_loops,
+            red_loops=red_loops,
+            shift=0,
+            mode=STOCHASTIC,
+            accumulate=False,
+            out_w=16,
+        )
+    )
     return contract_cycles(with_lanes(desc, lanes, buf_depth, vec=vec, drain=drain))
 
 
@@ -687,10 +810,20 @@ def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
         _fail(what, f"accumulate={op.accumulate} but the output is {'persistent' if persistent else 'per-sample'}")
     bank = tuple(comp.layout[n][0] for n in names)
     base = tuple(comp.layout[n][1] for n in names)
-    desc = ContractDesc(a_base=base[0], b_base=base[1], o_base=base[2], out_count=out_t.size,
-                        out_loops=out_loops, red_loops=red_loops, shift=frac[a] + frac[b] - frac[op.out],
-                        mode=op.mode, accumulate=bool(op.accumulate), out_w=out_t.fmt.width, banks=bank,
-                        names=names)
+    desc = ContractDesc(
+        a_base=base[0],
+        b_base=base[1],
+        o_base=base[2],
+        out_count=out_t.size,
+        out_loops=out_loops,
+        red_loops=red_loops,
+        shift=frac[a] + frac[b] - frac[op.out],
+        mode=op.mode,
+        accumulate=bool(op.accumulate),
+        out_w=out_t.fmt.width,
+        banks=bank,
+        names=names,
+    )
     return check_desc(desc)
 
 
@@ -779,8 +912,7 @@ def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int],
     addrs, accs, acc, group = [], [], [0] * desc.lanes, 0
     for ra, rbuf, ro, first, last in compute:
         live = live_lanes(desc, group)
-        acc = [(0 if first else s) + mem_a[ra + sa] * buf[rbuf]
-               for (sa, _), s, buf in zip(offsets[:live], acc, bufs)]
+        acc = [(0 if first else s) + mem_a[ra + sa] * buf[rbuf] for (sa, _), s, buf in zip(offsets[:live], acc, bufs)]
         if last:
             addrs += [ro + so for _, so in offsets[:live]]
             accs += acc
@@ -788,8 +920,9 @@ def _lane_sums(desc: ContractDesc, mem_a: list, mem_b: list) -> tuple[list[int],
     return addrs, accs
 
 
-def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
-                 via_lanes: bool = False) -> tuple[np.ndarray, int, int]:
+def execute_desc(
+    desc: ContractDesc, mem_a, mem_b, mem_o, rand=None, via_lanes: bool = False
+) -> tuple[np.ndarray, int, int]:
     """Plain reference of one descriptor on flat memories (exact Python ints).
 
     Returns (the output memory after the op, saturations, max |word written|). `rand`: one draw per output
@@ -807,7 +940,7 @@ def execute_desc(desc: ContractDesc, mem_a, mem_b, mem_o, rand=None,
     addrs, accs = sums(desc, np.asarray(mem_a).tolist(), np.asarray(mem_b).tolist())
     if desc.lane_sum:  # each element's R sum lanes are consecutive sums at one address (output stride 0): add them up
         r = desc.sum_lanes
-        addrs, accs = addrs[::r], [sum(accs[i:i + r]) for i in range(0, len(accs), r)]
+        addrs, accs = addrs[::r], [sum(accs[i : i + r]) for i in range(0, len(accs), r)]
     acc_v = np.array(accs, dtype=np.int64)
     fxp.check_acc(acc_v, f"contract -> {desc.names[2]}")
     y = fxp.round_shift(acc_v, desc.shift, desc.mode, rand if desc.mode == STOCHASTIC else None)
@@ -840,23 +973,72 @@ def pack_ports(desc: ContractDesc) -> dict[str, int]:
     (the innermost reduction loop), loops 0..MAX_RED-1 the reductions, MAX_RED..NLOOPS-1 the output loops. The
     preload's fields are the next op's b walk (pre_lanes 0: no preload)."""
     nxt = _pack_loops(desc.preload) if desc.preload else {}
-    return {"a_base": desc.a_base, "b_base": desc.b_base, "o_base": desc.o_base, **_pack_loops(desc),
-            "shift": desc.shift & ((1 << SHIFT_W) - 1), "mode": desc.mode, "accumulate": int(desc.accumulate),
-            "out_w": desc.out_w, "lanes": desc.lanes, "preloaded": int(desc.preloaded),
-            "vec_load": int(desc.vec > 1), "vec_store": int(desc.drain > 1), "lane_sum": int(desc.lane_sum),
-            "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
-            "pre_lane_sum": int(desc.preload.lane_sum) if desc.preload else 0, "rows": int(desc.rows),
-            "pre_rows": int(desc.preload.rows) if desc.preload else 0, "idle_rows": desc.idle_rows,
-            "pre_lanes": desc.preload.lanes if desc.preload else 0,
-            "pre_b_base": desc.preload.b_base if desc.preload else 0, "pre_counts": nxt.get("counts", 0),
-            "pre_stride_b": nxt.get("stride_b", 0), "pre_stride_buf": nxt.get("stride_buf", 0)}
+    return {
+        "a_base": desc.a_base,
+        "b_base": desc.b_base,
+        "o_base": desc.o_base,
+        **_pack_loops(desc),
+        "shift": desc.shift & ((1 << SHIFT_W) - 1),
+        "mode": desc.mode,
+        "accumulate": int(desc.accumulate),
+        "out_w": desc.out_w,
+        "lanes": desc.lanes,
+        "preloaded": int(desc.preloaded),
+        "vec_load": int(desc.vec > 1),
+        "vec_store": int(desc.drain > 1),
+        "lane_sum": int(desc.lane_sum),
+        "pre_vec_load": int(desc.preload.vec > 1) if desc.preload else 0,
+        "pre_lane_sum": int(desc.preload.lane_sum) if desc.preload else 0,
+        "rows": int(desc.rows),
+        "pre_rows": int(desc.preload.rows) if desc.preload else 0,
+        "idle_rows": desc.idle_rows,
+        "pre_lanes": desc.preload.lanes if desc.preload else 0,
+        "pre_b_base": desc.preload.b_base if desc.preload else 0,
+        "pre_counts": nxt.get("counts", 0),
+        "pre_stride_b": nxt.get("stride_b", 0),
+        "pre_stride_buf": nxt.get("stride_buf", 0),
+    }
 
 
-__all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats", "lane_beats", "check_desc",
-           "pack_ports", "with_lanes", "row_forms", "lane_offsets", "live_lanes", "vec_ok", "drain_ok", "lane_sum_ok", "rows_ok",
-           "drain_beats", "sum_stages", "buffer_words", "load_beats", "preload_start", "contract_cycles",
-           "contract_losses", "spec_cycles", "MEM_LAT", "SLICE_LAT", "MAC_REG", "MAX_OUT", "MAX_RED", "NLOOPS", "CNT_W",
-           "ADDR_W", "SHIFT_W", "LANE_W", "BUF_W", "IDLE_W", "LANE_LOOP"]
+__all__ = [
+    "ContractDesc",
+    "Loop",
+    "lower_contract",
+    "execute_desc",
+    "desc_beats",
+    "lane_beats",
+    "check_desc",
+    "pack_ports",
+    "with_lanes",
+    "row_forms",
+    "lane_offsets",
+    "live_lanes",
+    "vec_ok",
+    "drain_ok",
+    "lane_sum_ok",
+    "rows_ok",
+    "drain_beats",
+    "sum_stages",
+    "buffer_words",
+    "load_beats",
+    "preload_start",
+    "contract_cycles",
+    "contract_losses",
+    "spec_cycles",
+    "MEM_LAT",
+    "SLICE_LAT",
+    "MAC_REG",
+    "MAX_OUT",
+    "MAX_RED",
+    "NLOOPS",
+    "CNT_W",
+    "ADDR_W",
+    "SHIFT_W",
+    "LANE_W",
+    "BUF_W",
+    "IDLE_W",
+    "LANE_LOOP",
+]
 
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
@@ -900,10 +1082,21 @@ __all__ = ["ContractDesc", "Loop", "lower_contract", "execute_desc", "desc_beats
 
 from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, rsqrt_parts  # noqa: E402
 
-EW_AXPBY, EW_ACC, EW_AXPBY_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY, EW_ADAM_V, EW_ADAM_STEP = range(10)
-EW_OPCODES = {"axpby": EW_AXPBY, "acc": EW_ACC, "axpby_relu": EW_AXPBY_RELU, "relu_bwd": EW_RELU_BWD, "derive": EW_DERIVE,
-              "zero": EW_ZERO, "mask": EW_MASK, "penalty": EW_PENALTY, "adam_v": EW_ADAM_V,
-              "adam_step": EW_ADAM_STEP}
+EW_AXPBY, EW_ACC, EW_AXPBY_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY, EW_ADAM_V, EW_ADAM_STEP = range(
+    10
+)
+EW_OPCODES = {
+    "axpby": EW_AXPBY,
+    "acc": EW_ACC,
+    "axpby_relu": EW_AXPBY_RELU,
+    "relu_bwd": EW_RELU_BWD,
+    "derive": EW_DERIVE,
+    "zero": EW_ZERO,
+    "mask": EW_MASK,
+    "penalty": EW_PENALTY,
+    "adam_v": EW_ADAM_V,
+    "adam_step": EW_ADAM_STEP,
+}
 EW_CORE_OPS = (EW_MASK, EW_PENALTY)  # ops over a core (r0, m*n, r1) that index its rank slices
 EW_ADAM_OPS = (EW_ADAM_V, EW_ADAM_STEP)  # built only with the unit's ADAM parameter
 EW_OP_W = 4  # opcode field
@@ -1017,12 +1210,18 @@ def check_ewise(desc: EwiseDesc) -> EwiseDesc:
 
     unsigned("opcode", desc.opcode, EW_OP_W)
     unsigned("count", desc.count, ADDR_W, lo=1)
-    for name, base, used in (("x", desc.x_base, desc.reads_x), ("z", desc.z_base, desc.reads_z),
-                             ("y", desc.y_base, True)):
+    for name, base, used in (
+        ("x", desc.x_base, desc.reads_x),
+        ("z", desc.z_base, desc.reads_z),
+        ("y", desc.y_base, True),
+    ):
         unsigned(f"{name}_base", base, ADDR_W)
         if used and base + desc.count - 1 >= 1 << ADDR_W:
-            _ewfail(what, f"operand {name} spans addresses {base}..{base + desc.count - 1}, beyond the "
-                          f"{ADDR_W}-bit address field")
+            _ewfail(
+                what,
+                f"operand {name} spans addresses {base}..{base + desc.count - 1}, beyond the "
+                f"{ADDR_W}-bit address field",
+            )
     signed("alpha", desc.alpha, EW_CONST_W)
     signed("beta", desc.beta, EW_CONST_W)
     signed("align_x", desc.align_x, EW_ALIGN_W)
@@ -1047,15 +1246,22 @@ def check_ewise(desc: EwiseDesc) -> EwiseDesc:
     return desc
 
 
-def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_PORT_W,
-                out_w_max: int = EW_PORT_W, adam: bool = False, rank: bool = True) -> tuple[int, str]:
+def ewise_error(
+    desc: EwiseDesc,
+    x_w_max: int = EW_PORT_W,
+    z_w_max: int = EW_PORT_W,
+    out_w_max: int = EW_PORT_W,
+    adam: bool = False,
+    rank: bool = True,
+) -> tuple[int, str]:
     """The RTL's start-time check: (error code, reason), (0, "") for a legal descriptor. The *_max are the RTL's
     port widths X_W, Z_W, OUT_W; `adam`: the unit was built with the Adam ops (its ADAM parameter); `rank`: with
     MASK and PENALTY (its RANK parameter)."""
     r0, mn, r1 = desc.shape
     op = desc.opcode
-    known = (op in EW_OPCODES.values() and (adam or op not in EW_ADAM_OPS)
-             and (rank or op not in EW_CORE_OPS))  # an unknown opcode forms no term
+    known = (
+        op in EW_OPCODES.values() and (adam or op not in EW_ADAM_OPS) and (rank or op not in EW_CORE_OPS)
+    )  # an unknown opcode forms no term
     x_max = min(x_w_max, EW_ADAM_X_W) if op == EW_ADAM_STEP else x_w_max
     z_max = min(z_w_max, EW_ADAM_Z_W) if op == EW_ADAM_V else z_w_max
     wx, wz = desc.term_widths
@@ -1068,8 +1274,10 @@ def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_POR
     if known and op == EW_ADAM_STEP:
         h_lo, h_hi = adam_h_range(desc.z_w, desc.align_z)
         if desc.shift + h_lo < fxp.SHIFT_MIN or desc.shift + h_hi > fxp.SHIFT_MAX:
-            return EW_ERR_SHIFT, (f"adam step shift {desc.shift} + h in {h_lo}..{h_hi} (v: {desc.z_w} bits, "
-                                  f"F_v {desc.align_z}) leaves {fxp.SHIFT_MIN}..{fxp.SHIFT_MAX}")
+            return EW_ERR_SHIFT, (
+                f"adam step shift {desc.shift} + h in {h_lo}..{h_hi} (v: {desc.z_w} bits, "
+                f"F_v {desc.align_z}) leaves {fxp.SHIFT_MIN}..{fxp.SHIFT_MAX}"
+            )
     if not 2 <= desc.y_w <= out_w_max:
         return EW_ERR_WIDTH, f"y_w {desc.y_w} outside 2..{out_w_max}"
     for name, w, w_max in widths:
@@ -1082,11 +1290,18 @@ def ewise_error(desc: EwiseDesc, x_w_max: int = EW_PORT_W, z_w_max: int = EW_POR
     top = EW_ALIGN_TOP + (len(terms) == 1)  # one term alone may take up to 2^46
     for name, w, e in terms:
         if e < EW_ALIGN_MIN or w + e > top:
-            return EW_ERR_ALIGN, (f"align_{name} {e} with a {w}-bit {name} term: outside {EW_ALIGN_MIN}.."
-                                  f"{top - w}, the {fxp.ACC_W}-bit accumulator could overflow")
+            return EW_ERR_ALIGN, (
+                f"align_{name} {e} with a {w}-bit {name} term: outside {EW_ALIGN_MIN}.."
+                f"{top - w}, the {fxp.ACC_W}-bit accumulator could overflow"
+            )
     if not known:
-        why = " (a unit built without Adam)" if op in EW_ADAM_OPS else " (a unit built without RANK)" \
-            if op in EW_CORE_OPS else ""
+        why = (
+            " (a unit built without Adam)"
+            if op in EW_ADAM_OPS
+            else " (a unit built without RANK)"
+            if op in EW_CORE_OPS
+            else ""
+        )
         return EW_ERR_OPCODE, f"unknown opcode {op}{why}"
     if op == EW_ADAM_STEP and desc.beta < 1:
         return EW_ERR_EPS, f"adam step eps_q {desc.beta} below 1"
@@ -1141,8 +1356,11 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
         alpha, f_lr = host_step
         beta = adam_eps_q(comp.cfg.train, frac[z])
         if beta > EW_EPS_MAX:
-            _ewfail(what, f"eps_q {beta} (epsilon {comp.cfg.train.eps} at batch {comp.cfg.train.batch}, F_v "
-                          f"{frac[z]}) does not fit the 16-bit beta field (at most {EW_EPS_MAX})")
+            _ewfail(
+                what,
+                f"eps_q {beta} (epsilon {comp.cfg.train.eps} at batch {comp.cfg.train.batch}, F_v "
+                f"{frac[z]}) does not fit the 16-bit beta field (at most {EW_EPS_MAX})",
+            )
         align_z, shift, mode = frac[z], f_lr + frac[x] + 16 - frac[w], op.mode
     elif op.kind == "acc":
         (x,) = op.ins
@@ -1179,12 +1397,30 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     width = lambda name: comp.tensors[name].fmt.width if name else 0  # noqa: E731
     base = lambda name: comp.layout[name][1] if name else 0  # noqa: E731
     bank = lambda name: comp.layout[name][0] if name else ""  # noqa: E731
-    desc = EwiseDesc(opcode=opcode, count=out_t.size, x_base=base(x), z_base=base(z), y_base=base(y),
-                     alpha=alpha, beta=beta, align_x=align_x, align_z=align_z, shift=shift, mode=mode,
-                     x_w=width(x), z_w=width(z), y_w=out_t.fmt.width, shape=shape,
-                     tab_left=base(tables[0]), tab_right=base(tables[1]),
-                     tab_on=int(bool(tables[0])) | int(bool(tables[1])) << 1, banks=(bank(x), bank(z), bank(y)),
-                     tab_banks=(bank(tables[0]), bank(tables[1])), names=(x, z, y), tables=tables)
+    desc = EwiseDesc(
+        opcode=opcode,
+        count=out_t.size,
+        x_base=base(x),
+        z_base=base(z),
+        y_base=base(y),
+        alpha=alpha,
+        beta=beta,
+        align_x=align_x,
+        align_z=align_z,
+        shift=shift,
+        mode=mode,
+        x_w=width(x),
+        z_w=width(z),
+        y_w=out_t.fmt.width,
+        shape=shape,
+        tab_left=base(tables[0]),
+        tab_right=base(tables[1]),
+        tab_on=int(bool(tables[0])) | int(bool(tables[1])) << 1,
+        banks=(bank(x), bank(z), bank(y)),
+        tab_banks=(bank(tables[0]), bank(tables[1])),
+        names=(x, z, y),
+        tables=tables,
+    )
     check_ewise(desc)
     # legal on the widest unit; golden/program.py checks the op against the accelerator's build
     code, why = ewise_error(desc, EW_WIDEST, EW_WIDEST, EW_WIDEST, adam=True)
@@ -1259,7 +1495,7 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mem_tab=None)
             t += int(fxp.align_round(np.array([beta(i) * z]), 0, desc.align_z)[0])
         acc = np.array([t], dtype=np.int64)
         fxp.check_acc(acc, f"ewise -> {desc.names[2]}")
-        v = fxp.round_shift(acc, shift, desc.mode, rand[i:i + 1] if desc.mode == STOCHASTIC else None)
+        v = fxp.round_shift(acc, shift, desc.mode, rand[i : i + 1] if desc.mode == STOCHASTIC else None)
         if desc.opcode == EW_ADAM_STEP:  # w - SAT_16(delta): the delta's clamp does not count
             v, k = fxp.saturate(olds[i] - fxp.saturate(v, ADAM_DELTA_FMT)[0], fmt)
         else:
@@ -1278,12 +1514,28 @@ def pack_ewise_ports(desc: EwiseDesc) -> dict[str, int]:
     r0, mn, r1 = desc.shape
     sgn = lambda v, bits: v & ((1 << bits) - 1)  # noqa: E731
 
-    return {"opcode": desc.opcode, "count": desc.count, "x_base": desc.x_base, "z_base": desc.z_base,
-            "y_base": desc.y_base, "alpha": sgn(desc.alpha, EW_CONST_W), "beta": sgn(desc.beta, EW_CONST_W),
-            "align_x": sgn(desc.align_x, EW_ALIGN_W), "align_z": sgn(desc.align_z, EW_ALIGN_W),
-            "shift": sgn(desc.shift, SHIFT_W), "mode": desc.mode, "x_w": desc.x_w, "z_w": desc.z_w,
-            "y_w": desc.y_w, "r0": r0, "mn": mn, "r1": r1, "tab_left": desc.tab_left, "tab_right": desc.tab_right,
-            "tab_on": desc.tab_on}
+    return {
+        "opcode": desc.opcode,
+        "count": desc.count,
+        "x_base": desc.x_base,
+        "z_base": desc.z_base,
+        "y_base": desc.y_base,
+        "alpha": sgn(desc.alpha, EW_CONST_W),
+        "beta": sgn(desc.beta, EW_CONST_W),
+        "align_x": sgn(desc.align_x, EW_ALIGN_W),
+        "align_z": sgn(desc.align_z, EW_ALIGN_W),
+        "shift": sgn(desc.shift, SHIFT_W),
+        "mode": desc.mode,
+        "x_w": desc.x_w,
+        "z_w": desc.z_w,
+        "y_w": desc.y_w,
+        "r0": r0,
+        "mn": mn,
+        "r1": r1,
+        "tab_left": desc.tab_left,
+        "tab_right": desc.tab_right,
+        "tab_on": desc.tab_on,
+    }
 
 
 # tt_ewise's cycles besides the elements and MEM_LAT: check, gate, multiply, align, add, requant x3, clamp, write,
@@ -1301,8 +1553,19 @@ def ewise_cycles(desc: EwiseDesc, mem_lat: int = MEM_LAT) -> int:
     return desc.count + mem_lat + EW_PIPE + tables + (EW_ADAM_PIPE if desc.opcode in EW_ADAM_OPS else 0)
 
 
-__all__ += ["EwiseDesc", "lower_ewise", "execute_ewise", "check_ewise", "ewise_error", "pack_ewise_ports",
-            "ewise_tables", "ewise_cycles", "EW_PIPE", "EW_OPCODES", "EW_MASK_N"]
+__all__ += [
+    "EwiseDesc",
+    "lower_ewise",
+    "execute_ewise",
+    "check_ewise",
+    "ewise_error",
+    "pack_ewise_ports",
+    "ewise_tables",
+    "ewise_cycles",
+    "EW_PIPE",
+    "EW_OPCODES",
+    "EW_MASK_N",
+]
 
 
 # === Softmax cross-entropy gradient unit (rtl/tt_sce.v) ======================================================
@@ -1351,6 +1614,7 @@ def _scefail(desc: SceDesc, problem: str):
 
 def check_sce(desc: SceDesc) -> SceDesc:
     """Every field within its width; raises ValueError naming the field that does not fit."""
+
     def unsigned(name, v, bits):
         if not 0 <= v < 1 << bits:
             _scefail(desc, f"{name} {v} outside 0..{(1 << bits) - 1} ({bits}-bit field)")
@@ -1393,8 +1657,18 @@ def lower_sce(comp, op, frac: dict[str, int], label: int) -> SceDesc:
     e = op.out
     zt, et = comp.tensors[z], comp.tensors[e]
     (zbank, zbase), (ebank, ebase) = comp.layout[z], comp.layout[e]
-    desc = SceDesc(z_base=zbase, e_base=ebase, n_out=et.size, classes=comp.cfg.classes, label=int(label),
-                   frac_z=frac[z], err_w=et.fmt.width, err_frac=frac[e], banks=(zbank, ebank), names=(z, e))
+    desc = SceDesc(
+        z_base=zbase,
+        e_base=ebase,
+        n_out=et.size,
+        classes=comp.cfg.classes,
+        label=int(label),
+        frac_z=frac[z],
+        err_w=et.fmt.width,
+        err_frac=frac[e],
+        banks=(zbank, ebank),
+        names=(z, e),
+    )
     if zt.size != et.size:
         _scefail(desc, f"{z} has {zt.size} elements, {e} {et.size}")
     if zbank == ebank and zbase < ebase < zbase + zt.size:
@@ -1414,19 +1688,27 @@ def execute_sce(desc: SceDesc, mem_z, mem_e, out_w_max: int = SCE_PORT_W) -> tup
     code, why = sce_error(desc, out_w_max)
     if code:
         raise ValueError(f"sce descriptor for {desc.names[1] or 'op'}: error {code}: {why}")
-    z = np.array([int(v) for v in mem_z[desc.z_base:desc.z_base + desc.n_out]], dtype=np.int64)
-    err, n_sat, p, pred = sce_gradient(z[None, :], desc.frac_z, np.array([desc.label]), desc.classes,
-                                       Fmt(desc.err_w, desc.err_frac))
+    z = np.array([int(v) for v in mem_z[desc.z_base : desc.z_base + desc.n_out]], dtype=np.int64)
+    err, n_sat, p, pred = sce_gradient(
+        z[None, :], desc.frac_z, np.array([desc.label]), desc.classes, Fmt(desc.err_w, desc.err_frac)
+    )
     mem_e = np.array(mem_e, dtype=np.int64, copy=True)
-    mem_e[desc.e_base:desc.e_base + desc.n_out] = err[0]
+    mem_e[desc.e_base : desc.e_base + desc.n_out] = err[0]
     return mem_e, int(n_sat), int(p[0, desc.label]), int(pred[0])
 
 
 def pack_sce_ports(desc: SceDesc) -> dict[str, int]:
     """The descriptor as the RTL's port values (rtl/tt_sce.v)."""
-    return {"z_base": desc.z_base, "e_base": desc.e_base, "n_out": desc.n_out, "classes": desc.classes,
-            "label": desc.label, "frac_z": desc.frac_z & ((1 << SHIFT_W) - 1), "err_w": desc.err_w,
-            "err_frac": desc.err_frac}
+    return {
+        "z_base": desc.z_base,
+        "e_base": desc.e_base,
+        "n_out": desc.n_out,
+        "classes": desc.classes,
+        "label": desc.label,
+        "frac_z": desc.frac_z & ((1 << SHIFT_W) - 1),
+        "err_w": desc.err_w,
+        "err_frac": desc.err_frac,
+    }
 
 
 SCE_PIPE = 35  # cycles besides 2 classes + n_out + 2 MEM_LAT (the header of rtl/tt_sce.v)
@@ -1438,9 +1720,21 @@ def sce_cycles(desc: SceDesc, mem_lat: int = MEM_LAT) -> int:
     return 2 * desc.classes + desc.n_out + 2 * mem_lat + SCE_PIPE
 
 
-__all__ += ["SceDesc", "lower_sce", "execute_sce", "check_sce", "sce_error", "pack_sce_ports", "SCE_N_W",
-            "sce_cycles", "SCE_PIPE",
-            "SCE_ERR_COUNT", "SCE_ERR_LABEL", "SCE_ERR_WIDTH", "SCE_ERR_FRAC"]
+__all__ += [
+    "SceDesc",
+    "lower_sce",
+    "execute_sce",
+    "check_sce",
+    "sce_error",
+    "pack_sce_ports",
+    "SCE_N_W",
+    "sce_cycles",
+    "SCE_PIPE",
+    "SCE_ERR_COUNT",
+    "SCE_ERR_LABEL",
+    "SCE_ERR_WIDTH",
+    "SCE_ERR_FRAC",
+]
 
 
 # === Rank-update unit (rtl/tt_rank.v) ===============================================================================
@@ -1491,11 +1785,13 @@ class RankDesc:
 
     def regions(self) -> dict[str, tuple[int, int]]:
         """The words each part of the op touches: name -> (first, end)."""
-        return {"left core": (self.left_base, self.left_base + self.left_rows * self.rank),
-                "right core": (self.right_base, self.right_base + self.right_cols * self.rank),
-                "lambda": (self.lam_base, self.lam_base + 2 * self.rank),
-                "mask": (self.mask_base, self.mask_base + self.rank),
-                "tau": (self.tau_base, self.tau_base + self.rank)}
+        return {
+            "left core": (self.left_base, self.left_base + self.left_rows * self.rank),
+            "right core": (self.right_base, self.right_base + self.right_cols * self.rank),
+            "lambda": (self.lam_base, self.lam_base + 2 * self.rank),
+            "mask": (self.mask_base, self.mask_base + self.rank),
+            "tau": (self.tau_base, self.tau_base + self.rank),
+        }
 
 
 def _rankfail(desc: RankDesc, problem: str):
@@ -1506,6 +1802,7 @@ def check_rank(desc: RankDesc) -> RankDesc:
     """Every field within its width and the state apart from the cores and from itself (in one bank: a lowered
     descriptor's bases are bank-local until golden/program.py globalises them); raises ValueError naming the field
     or the overlap."""
+
     def unsigned(name, bits):
         v = getattr(desc, name)
         if not 0 <= v < 1 << bits:
@@ -1513,8 +1810,15 @@ def check_rank(desc: RankDesc) -> RankDesc:
 
     for name in ("left_base", "right_base", "lam_base", "mask_base", "tau_base"):
         unsigned(name, ADDR_W)
-    for name, bits in (("rank", RANK_W), ("left_rows", CNT_W), ("right_cols", CNT_W), ("inv_d", RANK_INV_W),
-                       ("q_shift", RANK_Q_SHIFT_W), ("threshold", RANK_THR_W), ("tau_num", RANK_NUM_W)):
+    for name, bits in (
+        ("rank", RANK_W),
+        ("left_rows", CNT_W),
+        ("right_cols", CNT_W),
+        ("inv_d", RANK_INV_W),
+        ("q_shift", RANK_Q_SHIFT_W),
+        ("threshold", RANK_THR_W),
+        ("tau_num", RANK_NUM_W),
+    ):
         unsigned(name, bits)
     regions = desc.regions()
     for name, (lo, hi) in regions.items():
@@ -1554,14 +1858,20 @@ def rank_fields(comp, op, frac: dict[str, int]) -> dict[str, int]:
     r0, m, n, r = comp.tensors[w_left].shape
     _, m2, n2, r1 = comp.tensors[w_right].shape
     if frac[w_left] != frac[w_right]:
-        raise ValueError(f"rank update of {w_left} - {w_right}: the cores have {frac[w_left]} and "
-                         f"{frac[w_right]} fraction bits")
+        raise ValueError(
+            f"rank update of {w_left} - {w_right}: the cores have {frac[w_left]} and {frac[w_right]} fraction bits"
+        )
     rank = comp.cfg.train.rank
     c_q, c_f = quant_const(rank.prior * comp.cfg.train.batch)
-    return {"rank": r, "left_rows": r0 * m * n, "right_cols": m2 * n2 * r1,
-            "inv_d": inv_d(r0 * m * n + m2 * n2 * r1), "q_shift": 2 * frac[w_left] + 24 - LAMBDA_FMT.frac,
-            "threshold": round(rank.threshold * 2**LAMBDA_FMT.frac),
-            "tau_num": c_q << (LAMBDA_FMT.frac + frac[tau] - c_f)}
+    return {
+        "rank": r,
+        "left_rows": r0 * m * n,
+        "right_cols": m2 * n2 * r1,
+        "inv_d": inv_d(r0 * m * n + m2 * n2 * r1),
+        "q_shift": 2 * frac[w_left] + 24 - LAMBDA_FMT.frac,
+        "threshold": round(rank.threshold * 2**LAMBDA_FMT.frac),
+        "tau_num": c_q << (LAMBDA_FMT.frac + frac[tau] - c_f),
+    }
 
 
 def lower_rank(comp, op, frac: dict[str, int]) -> RankDesc:
@@ -1606,11 +1916,13 @@ def execute_rank(desc: RankDesc, mem, mask_n: int = EW_MASK_N) -> np.ndarray:
         raise ValueError(f"rank descriptor for bond {desc.names[0] or '?'}: error {code}: {why}")
     mem = np.array(mem, dtype=np.int64, copy=True)
     r_, lb, rb = desc.rank, desc.left_base, desc.right_base
-    lam = [(int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
-           for r in range(r_)]
+    lam = [(int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF) for r in range(r_)]
     mask = [int(mem[desc.mask_base + r]) for r in range(r_)]
-    sums = [sum(int(mem[lb + i * r_ + r]) ** 2 for i in range(desc.left_rows)) +
-            sum(int(mem[rb + r * desc.right_cols + j]) ** 2 for j in range(desc.right_cols)) for r in range(r_)]
+    sums = [
+        sum(int(mem[lb + i * r_ + r]) ** 2 for i in range(desc.left_rows))
+        + sum(int(mem[rb + r * desc.right_cols + j]) ** 2 for j in range(desc.right_cols))
+        for r in range(r_)
+    ]
     new, keep, taus = rank_bond(lam, mask, sums, desc.inv_d, desc.q_shift, desc.threshold, desc.tau_num)
     for r in range(r_):
         mem[desc.lam_base + 2 * r] = _signed16(new[r])
@@ -1622,9 +1934,23 @@ def execute_rank(desc: RankDesc, mem, mask_n: int = EW_MASK_N) -> np.ndarray:
 
 def pack_rank_ports(desc: RankDesc) -> dict[str, int]:
     """The descriptor as the RTL's port values (rtl/tt_rank.v)."""
-    return {name: getattr(desc, name) for name in
-            ("left_base", "right_base", "lam_base", "mask_base", "tau_base", "rank", "left_rows", "right_cols",
-             "inv_d", "q_shift", "threshold", "tau_num")}
+    return {
+        name: getattr(desc, name)
+        for name in (
+            "left_base",
+            "right_base",
+            "lam_base",
+            "mask_base",
+            "tau_base",
+            "rank",
+            "left_rows",
+            "right_cols",
+            "inv_d",
+            "q_shift",
+            "threshold",
+            "tau_num",
+        )
+    }
 
 
 RANK_SLICE_PIPE = 69  # cycles per slice besides its words, 2 MEM_LAT and q_shift (the header of rtl/tt_rank.v)
@@ -1636,5 +1962,18 @@ def rank_cycles(desc: RankDesc, mem_lat: int = MEM_LAT) -> int:
     return 3 + desc.rank * (desc.slice_words + 2 * mem_lat + desc.q_shift + RANK_SLICE_PIPE)
 
 
-__all__ += ["RankDesc", "check_rank", "rank_error", "rank_fields", "lower_rank", "rank_reads", "execute_rank", "pack_rank_ports",
-            "rank_cycles", "RANK_SLICE_PIPE", "RANK_ERR_RANK", "RANK_ERR_COUNT", "RANK_ERR_SHIFT"]
+__all__ += [
+    "RankDesc",
+    "check_rank",
+    "rank_error",
+    "rank_fields",
+    "lower_rank",
+    "rank_reads",
+    "execute_rank",
+    "pack_rank_ports",
+    "rank_cycles",
+    "RANK_SLICE_PIPE",
+    "RANK_ERR_RANK",
+    "RANK_ERR_COUNT",
+    "RANK_ERR_SHIFT",
+]

@@ -6,6 +6,7 @@ with saturation. Formats adapt only between mini-batches, so they are constant w
 Products are formed in float64 BLAS, exact because every sum stays far below 2^53 (the compiler bounds them
 to the 48-bit accumulator).
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from golden import fxp
-from golden.compiler import (LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op,
-                             quant_const)
+from golden.compiler import LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op, quant_const
 from golden.fxp import NEAREST, STOCHASTIC, Fmt, align, align_round, max_abs
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
@@ -100,14 +100,17 @@ def slice_mean_squares(sums: list[int], inv: int, q_shift: int) -> list[int]:
     return [(m * inv + ((1 << q_shift) >> 1)) >> q_shift for m in sums]
 
 
-def rank_bond(lam: list[int], mask: list[int], sums: list[int], inv: int, q_shift: int, threshold: int,
-              tau_num: int) -> tuple[list[int], list[int], list[int]]:
+def rank_bond(
+    lam: list[int], mask: list[int], sums: list[int], inv: int, q_shift: int, threshold: int, tau_num: int
+) -> tuple[list[int], list[int], list[int]]:
     """SPEC 5.6 steps 2-4 for one bond, on Python ints (exact at any width): the new lambdas, masks (1 live, 0
     pruned; a mask word other than 0 is live) and taus, from the old lambdas and masks and the slices' sums of squares.
     rtl/tt_rank.v computes the same (golden/isa.py execute_rank)."""
     lo, hi = LAMBDA_FMT.qmin, LAMBDA_FMT.qmax
-    new = [min(max((LAMBDA_DECAY_Q16 * l + LAMBDA_GAIN_Q16 * q + (1 << 15)) >> 16, lo), hi)
-           for l, q in zip(lam, slice_mean_squares(sums, inv, q_shift))]
+    new = [
+        min(max((LAMBDA_DECAY_Q16 * l + LAMBDA_GAIN_Q16 * q + (1 << 15)) >> 16, lo), hi)
+        for l, q in zip(lam, slice_mean_squares(sums, inv, q_shift))
+    ]
     keep = [int(l >= threshold and m != 0) for l, m in zip(new, mask)]
     if not any(keep):  # a bond never goes to rank 0: its live slice with the largest lambda stays (the first of
         live = [r for r, m in enumerate(mask) if m != 0]  # equals; slice 0 if none was live)
@@ -185,8 +188,13 @@ class Machine:
         self.init_rank_state()
 
     def float_params(self):
-        cores = [[self.mem[f"W{l}.{k}"].reshape(layer.core_shape(k)) * 2.0 ** -self.frac[f"W{l}.{k}"]
-                  for k in range(layer.d)] for l, layer in enumerate(self.cfg.layers)]
+        cores = [
+            [
+                self.mem[f"W{l}.{k}"].reshape(layer.core_shape(k)) * 2.0 ** -self.frac[f"W{l}.{k}"]
+                for k in range(layer.d)
+            ]
+            for l, layer in enumerate(self.cfg.layers)
+        ]
         biases = [self.mem[f"B{l}"] * 2.0 ** -self.frac[f"B{l}"] for l in range(len(self.cfg.layers))]
         return cores, biases
 
@@ -195,7 +203,7 @@ class Machine:
         """Host-side: float pixels [B, input_size] -> input format, zero-padded to the first layer."""
         f = self.fmt("X0")
         q = np.zeros((x.shape[0], self.cfg.padded_input), dtype=np.int64)
-        q[:, :x.shape[1]] = fxp.quantize_float(x, f)[0]
+        q[:, : x.shape[1]] = fxp.quantize_float(x, f)[0]
         return q
 
     # --- execution ----------------------------------------------------------------------------------------
@@ -203,8 +211,15 @@ class Machine:
         offs, pos = [], 0
         for op in prog:
             offs.append(pos)
-            if op.mode == STOCHASTIC and op.kind in ("contract", "acc", "axpby", "axpby_relu", "penalty", "adam_v",
-                                                     "adam_step"):
+            if op.mode == STOCHASTIC and op.kind in (
+                "contract",
+                "acc",
+                "axpby",
+                "axpby_relu",
+                "penalty",
+                "adam_v",
+                "adam_step",
+            ):
                 pos += self.comp.tensors[op.out].size
         offs.append(pos)
         return offs
@@ -245,8 +260,12 @@ class Machine:
         ba, bb = a in env, b in env
         batched = ba or bb
         sa, sb, so = ("Z" if ba else "") + ia, ("Z" if bb else "") + ib, ("Z" if batched else "") + out_idx
-        acc = np.einsum(f"{sa},{sb}->{so}", self._operand(env, a, ia, True).astype(np.float64),
-                        self._operand(env, b, ib, True).astype(np.float64), optimize=True)
+        acc = np.einsum(
+            f"{sa},{sb}->{so}",
+            self._operand(env, a, ia, True).astype(np.float64),
+            self._operand(env, b, ib, True).astype(np.float64),
+            optimize=True,
+        )
         acc = acc.astype(np.int64, order="C")  # exact: every value is an integer below 2^53
         shift = self.frac[a] + self.frac[b] - self.frac[op.out]
         if rand is not None and op.order:  # the draws go in the element order, the results in the layout
@@ -267,7 +286,7 @@ class Machine:
         for i, op in enumerate(prog):
             r = None
             if rand is not None and offs[i + 1] > offs[i]:
-                r = rand[:, offs[i]:offs[i + 1]]
+                r = rand[:, offs[i] : offs[i + 1]]
             if op.kind == "contract":
                 self._contract(env, op, r, observe)
             elif op.kind == "acc":
@@ -280,8 +299,9 @@ class Machine:
                 if op.host_step:
                     op = replace(op, beta=self.sgd_step())
                 t = self.comp.tensors
-                acc, shift = self._axpby(xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out],
-                                         (t[x].fmt.width, t[z].fmt.width))
+                acc, shift = self._axpby(
+                    xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out], (t[x].fmt.width, t[z].fmt.width)
+                )
                 if not self.comp.tensors[op.out].per_sample:  # a parameter update: one row, written in place
                     self._store(op.out, acc, shift, op.mode, r[0] if r is not None else None)
                 else:
@@ -293,8 +313,7 @@ class Machine:
                 env[op.out] = np.where(env[h] > 0, env[e], 0)
             elif op.kind == "sce":
                 (z,) = op.ins
-                err, n, p, pred = sce_gradient(env[z], self.frac[z], env["labels"], self.cfg.classes,
-                                               self.fmt(op.out))
+                err, n, p, pred = sce_gradient(env[z], self.frac[z], env["labels"], self.cfg.classes, self.fmt(op.out))
                 env[op.out], env["p"], env["pred"] = err, p, pred
                 self._count_sat(op.out, n)
             elif op.kind == "adam_v":
@@ -327,8 +346,9 @@ class Machine:
         v, g = op.ins
         gg = self.mem[g] * self.mem[g]
         t = self.comp.tensors
-        acc, shift = self._axpby(self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v],
-                                 (t[v].fmt.width, 2 * t[g].fmt.width - 1))
+        acc, shift = self._axpby(
+            self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v], (t[v].fmt.width, 2 * t[g].fmt.width - 1)
+        )
         self._store(v, acc, shift, op.mode, rand)
 
     def sgd_step(self) -> tuple[int, int]:
@@ -376,15 +396,21 @@ class Machine:
         r0, _, _, r1 = self.comp.tensors[core].shape
         left = (self.mem[mask_left] != 0) if mask_left else np.ones(r0, dtype=bool)  # a word other than 0: live
         right = (self.mem[mask_right] != 0) if mask_right else np.ones(r1, dtype=bool)
-        return (left[:, None, None, None] * right[None, None, None, :] * np.ones(
-            self.comp.tensors[core].shape, dtype=np.int64)).ravel()
+        return (
+            left[:, None, None, None]
+            * right[None, None, None, :]
+            * np.ones(self.comp.tensors[core].shape, dtype=np.int64)
+        ).ravel()
 
     def _tau_sum(self, core: str, tau_left: str, tau_right: str) -> np.ndarray:
         r0, _, _, r1 = self.comp.tensors[core].shape
         left = self.mem[tau_left] if tau_left else np.zeros(r0, dtype=np.int64)
         right = self.mem[tau_right] if tau_right else np.zeros(r1, dtype=np.int64)
-        return (left[:, None, None, None] + right[None, None, None, :] + np.zeros(
-            self.comp.tensors[core].shape, dtype=np.int64)).ravel()
+        return (
+            left[:, None, None, None]
+            + right[None, None, None, :]
+            + np.zeros(self.comp.tensors[core].shape, dtype=np.int64)
+        ).ravel()
 
     def _penalty(self, op: Op, rand: np.ndarray) -> None:
         """g <- RQ(g 2^kg + (tau_l[r_prev] + tau_r[r_next]) w 2^kw, s): the prior's gradient, batch-summed."""
@@ -411,9 +437,15 @@ class Machine:
         slices are zeroed afterwards, by rank_prune)."""
         lam, (w_left, w_right, tau, mask) = op.out, op.ins
         sums, d = self._slice_sums(w_left, w_right)
-        new_lam, keep, taus = rank_bond(self.lambdas(lam), [int(v) for v in self.mem[mask]], sums, inv_d(d),
-                                        self._q_shift(w_left, w_right), self.rank_threshold(),
-                                        self.tau_numerator(tau))
+        new_lam, keep, taus = rank_bond(
+            self.lambdas(lam),
+            [int(v) for v in self.mem[mask]],
+            sums,
+            inv_d(d),
+            self._q_shift(w_left, w_right),
+            self.rank_threshold(),
+            self.tau_numerator(tau),
+        )
         self.mem[lam] = pack_lambdas(new_lam)
         self.mem[mask], self.mem[tau] = (np.array(v, dtype=np.int64) for v in (keep, taus))
 
@@ -442,8 +474,12 @@ class Machine:
     def live_ranks(self) -> list[list[int]]:
         out = []
         for l, layer in enumerate(self.cfg.layers):
-            out.append([int(self.mem[f"MASK{l}.{k}"].sum()) if f"MASK{l}.{k}" in self.mem else layer.ranks[k]
-                        for k in range(layer.d - 1)])
+            out.append(
+                [
+                    int(self.mem[f"MASK{l}.{k}"].sum()) if f"MASK{l}.{k}" in self.mem else layer.ranks[k]
+                    for k in range(layer.d - 1)
+                ]
+            )
         return out
 
     def live_core_params(self) -> int:
@@ -474,8 +510,7 @@ class Machine:
     def train_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
         """Run train_sample for each sample (vectorised), then the update and shift control."""
         out = self.accumulate_batch(xq, labels)
-        self.run(self.comp.update, {}, self.stream.take(self._plan_draws(self.comp.update)[-1])[None, :],
-                 observe=False)
+        self.run(self.comp.update, {}, self.stream.take(self._plan_draws(self.comp.update)[-1])[None, :], observe=False)
         self.updates += 1
         self.adapt()
         return out
@@ -516,13 +551,20 @@ class Machine:
         env = {"X0": xq.astype(np.int64)}
         self.run(self.comp.infer, env, None, observe=False)
         last = self.comp.infer[-1].out
-        return np.argmax(env[last][:, :self.cfg.classes], axis=1)
+        return np.argmax(env[last][:, : self.cfg.classes], axis=1)
 
     def state_dict(self) -> dict:
-        return {"mem": {k: v.copy() for k, v in self.mem.items()}, "frac": dict(self.frac),
-                "maxabs": dict(self.maxabs), "lfsr": self.stream.state, "drawn": self.stream.drawn,
-                "sat_total": self.sat_total, "sat_by_tensor": dict(self.sat_by_tensor),
-                "samples_seen": self.samples_seen, "updates": self.updates}
+        return {
+            "mem": {k: v.copy() for k, v in self.mem.items()},
+            "frac": dict(self.frac),
+            "maxabs": dict(self.maxabs),
+            "lfsr": self.stream.state,
+            "drawn": self.stream.drawn,
+            "sat_total": self.sat_total,
+            "sat_by_tensor": dict(self.sat_by_tensor),
+            "samples_seen": self.samples_seen,
+            "updates": self.updates,
+        }
 
     def load_state_dict(self, s: dict) -> None:
         self.mem = {k: np.asarray(v, dtype=np.int64).copy() for k, v in s["mem"].items()}

@@ -1,14 +1,25 @@
 """Memory of the whole on-chip training state, by kind, against FP32 dense training of the same MLP."""
+
 from __future__ import annotations
 
 import math
 
 from golden.compiler import BANK_ACT, BANK_CORE, BANK_MASTER, Compiled
 
-KIND_OF_PREFIX = {"G": "compute cores", "W": "master cores", "dG": "core gradients", "V": "momentum",
-                  "B": "biases", "dB": "bias gradients", "VB": "momentum", "M": "adam first moments",
-                  "S": "adam second moments", "LAM": "rank adaptation", "TAU": "rank adaptation",
-                  "MASK": "rank adaptation"}
+KIND_OF_PREFIX = {
+    "G": "compute cores",
+    "W": "master cores",
+    "dG": "core gradients",
+    "V": "momentum",
+    "B": "biases",
+    "dB": "bias gradients",
+    "VB": "momentum",
+    "M": "adam first moments",
+    "S": "adam second moments",
+    "LAM": "rank adaptation",
+    "TAU": "rank adaptation",
+    "MASK": "rank adaptation",
+}
 
 
 def _kind(name: str, bank: str) -> str:
@@ -56,6 +67,7 @@ def memory_report(comp: Compiled, live_core_params: int | None = None) -> dict:
         "live_core_params": live,
         "parameter_only_ratio": weights * 32 / (live * core_bits),
         "parameter_only_note": f"FP32 dense {'-'.join(map(str, sizes))} weights vs {core_bits}-bit live TT cores",
-        "master_bytes": math.ceil(sum(t.size * t.fmt.width for t in comp.tensors.values()
-                                      if t.bank == BANK_MASTER) / 8),
+        "master_bytes": math.ceil(
+            sum(t.size * t.fmt.width for t in comp.tensors.values() if t.bank == BANK_MASTER) / 8
+        ),
     }

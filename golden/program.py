@@ -20,6 +20,7 @@ and lane buffer depth (AccelParams lanes, buf_depth), else in the direct form.
 The field lists below are the single source of the bit positions: rtl/tt_desc_fields.vh is generated from
 them (`python -m golden.program header`), and a test checks that the committed header is current.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,37 +51,88 @@ WORD = 32
 
 L = isa.NLOOPS
 CONTRACT_FIELDS = (
-    ("a_base", isa.ADDR_W), ("b_base", isa.ADDR_W), ("o_base", isa.ADDR_W), ("counts", L * isa.CNT_W),
-    ("stride_a", L * isa.ADDR_W), ("stride_b", L * isa.ADDR_W), ("stride_o", L * isa.ADDR_W),
-    ("shift", isa.SHIFT_W), ("mode", 1), ("accumulate", 1), ("out_w", isa.OUT_W_W), ("lanes", isa.LANE_W),
-    ("stride_buf", L * isa.BUF_W), ("preloaded", 1), ("vec_load", 1), ("vec_store", 1),
-    ("pre_vec_load", 1), ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1), ("idle_rows", isa.IDLE_W), ("pre_rows", 1),
+    ("a_base", isa.ADDR_W),
+    ("b_base", isa.ADDR_W),
+    ("o_base", isa.ADDR_W),
+    ("counts", L * isa.CNT_W),
+    ("stride_a", L * isa.ADDR_W),
+    ("stride_b", L * isa.ADDR_W),
+    ("stride_o", L * isa.ADDR_W),
+    ("shift", isa.SHIFT_W),
+    ("mode", 1),
+    ("accumulate", 1),
+    ("out_w", isa.OUT_W_W),
+    ("lanes", isa.LANE_W),
+    ("stride_buf", L * isa.BUF_W),
+    ("preloaded", 1),
+    ("vec_load", 1),
+    ("vec_store", 1),
+    ("pre_vec_load", 1),
+    ("lane_sum", 1),
+    ("pre_lane_sum", 1),
+    ("rows", 1),
+    ("idle_rows", isa.IDLE_W),
+    ("pre_rows", 1),
     # the next op's load walk (golden/isa.py preload): a record without a preload stops before these
-    ("pre_lanes", isa.LANE_W), ("pre_b_base", isa.ADDR_W), ("pre_counts", L * isa.CNT_W),
-    ("pre_stride_b", L * isa.ADDR_W), ("pre_stride_buf", L * isa.BUF_W),
+    ("pre_lanes", isa.LANE_W),
+    ("pre_b_base", isa.ADDR_W),
+    ("pre_counts", L * isa.CNT_W),
+    ("pre_stride_b", L * isa.ADDR_W),
+    ("pre_stride_buf", L * isa.BUF_W),
 )
-CONTRACT_SHORT_FIELDS = CONTRACT_FIELDS[:CONTRACT_FIELDS.index(("pre_rows", 1)) + 1]
+CONTRACT_SHORT_FIELDS = CONTRACT_FIELDS[: CONTRACT_FIELDS.index(("pre_rows", 1)) + 1]
 EWISE_FIELDS = (
-    ("opcode", isa.EW_OP_W), ("count", isa.ADDR_W), ("x_base", isa.ADDR_W), ("z_base", isa.ADDR_W),
-    ("y_base", isa.ADDR_W), ("alpha", isa.EW_CONST_W), ("beta", isa.EW_CONST_W), ("align_x", isa.EW_ALIGN_W),
-    ("align_z", isa.EW_ALIGN_W), ("shift", isa.SHIFT_W), ("mode", 1), ("x_w", isa.OUT_W_W), ("z_w", isa.OUT_W_W),
-    ("y_w", isa.OUT_W_W), ("r0", isa.EW_RANK_W), ("mn", isa.ADDR_W), ("r1", isa.EW_RANK_W),
-    ("tab_left", isa.ADDR_W), ("tab_right", isa.ADDR_W), ("tab_on", 2),
+    ("opcode", isa.EW_OP_W),
+    ("count", isa.ADDR_W),
+    ("x_base", isa.ADDR_W),
+    ("z_base", isa.ADDR_W),
+    ("y_base", isa.ADDR_W),
+    ("alpha", isa.EW_CONST_W),
+    ("beta", isa.EW_CONST_W),
+    ("align_x", isa.EW_ALIGN_W),
+    ("align_z", isa.EW_ALIGN_W),
+    ("shift", isa.SHIFT_W),
+    ("mode", 1),
+    ("x_w", isa.OUT_W_W),
+    ("z_w", isa.OUT_W_W),
+    ("y_w", isa.OUT_W_W),
+    ("r0", isa.EW_RANK_W),
+    ("mn", isa.ADDR_W),
+    ("r1", isa.EW_RANK_W),
+    ("tab_left", isa.ADDR_W),
+    ("tab_right", isa.ADDR_W),
+    ("tab_on", 2),
 )
 EWISE_SHORT_FIELDS = EWISE_FIELDS[:-3]  # without the tables' addresses: every element-wise op but MASK and PENALTY
 SCE_N_W = 8  # rtl/tt_sce.v N_W: n_out, classes, label
 SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL register before each sample
-    ("z_base", isa.ADDR_W), ("e_base", isa.ADDR_W), ("n_out", SCE_N_W), ("classes", SCE_N_W), ("frac_z", 7),
-    ("err_w", 6), ("err_frac", 6),
+    ("z_base", isa.ADDR_W),
+    ("e_base", isa.ADDR_W),
+    ("n_out", SCE_N_W),
+    ("classes", SCE_N_W),
+    ("frac_z", 7),
+    ("err_w", 6),
+    ("err_frac", 6),
 )
 RANK_FIELDS = (
-    ("left_base", isa.ADDR_W), ("right_base", isa.ADDR_W), ("lam_base", isa.ADDR_W), ("mask_base", isa.ADDR_W),
-    ("tau_base", isa.ADDR_W), ("rank", isa.RANK_W), ("left_rows", isa.CNT_W), ("right_cols", isa.CNT_W),
-    ("inv_d", isa.RANK_INV_W), ("q_shift", isa.RANK_Q_SHIFT_W), ("threshold", isa.RANK_THR_W),
+    ("left_base", isa.ADDR_W),
+    ("right_base", isa.ADDR_W),
+    ("lam_base", isa.ADDR_W),
+    ("mask_base", isa.ADDR_W),
+    ("tau_base", isa.ADDR_W),
+    ("rank", isa.RANK_W),
+    ("left_rows", isa.CNT_W),
+    ("right_cols", isa.CNT_W),
+    ("inv_d", isa.RANK_INV_W),
+    ("q_shift", isa.RANK_Q_SHIFT_W),
+    ("threshold", isa.RANK_THR_W),
     ("tau_num", isa.RANK_NUM_W),
 )
 UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS, "RK": RANK_FIELDS}
-SHORT_FIELDS = {"CT": CONTRACT_SHORT_FIELDS, "EW": EWISE_SHORT_FIELDS}  # units whose records may also carry only a leading part of the fields
+SHORT_FIELDS = {
+    "CT": CONTRACT_SHORT_FIELDS,
+    "EW": EWISE_SHORT_FIELDS,
+}  # units whose records may also carry only a leading part of the fields
 # rank_update and rank_prune (SPEC 5.6) are empty (an END only) for a network without rank adaptation
 PROGRAMS = ("train_sample", "update", "infer", "rank_update", "rank_prune")
 
@@ -164,7 +216,7 @@ class AccelParams:
     @property
     def read_ports(self) -> tuple[int, ...]:
         """Read ports per bank built (BANK_READ_PORTS)."""
-        return BANK_READ_PORTS[:len(self.banks)]
+        return BANK_READ_PORTS[: len(self.banks)]
 
     @property
     def ewise_ports(self) -> tuple[int, int, int]:
@@ -182,14 +234,19 @@ class AccelParams:
         if not 1 <= self.lanes < 1 << isa.LANE_W:
             raise ProgramError(f"lanes {self.lanes} outside 1..{(1 << isa.LANE_W) - 1} ({isa.LANE_W}-bit lanes field)")
         if self.lanes > 1 and not 1 <= self.buf_depth <= 1 << isa.BUF_W:
-            raise ProgramError(f"buf_depth {self.buf_depth} outside 1..{1 << isa.BUF_W} with {self.lanes} lanes "
-                               f"(buffer addresses from {isa.BUF_W}-bit strides)")
+            raise ProgramError(
+                f"buf_depth {self.buf_depth} outside 1..{1 << isa.BUF_W} with {self.lanes} lanes "
+                f"(buffer addresses from {isa.BUF_W}-bit strides)"
+            )
         if self.vec < 1 or self.vec & (self.vec - 1) or self.vec > max(self.lanes, 1) or self.vec > MAX_VEC:
-            raise ProgramError(f"vec {self.vec}: must be a power of two, at most the lanes ({self.lanes}) and "
-                               f"{MAX_VEC}")
+            raise ProgramError(
+                f"vec {self.vec}: must be a power of two, at most the lanes ({self.lanes}) and {MAX_VEC}"
+            )
         if self.drain < 1 or self.drain & (self.drain - 1) or (self.drain > 1 and self.drain > self.vec):
-            raise ProgramError(f"drain {self.drain}: must be a power of two and at most vec ({self.vec}): a wide "
-                               f"drain writes part of a bank row")
+            raise ProgramError(
+                f"drain {self.drain}: must be a power of two and at most vec ({self.vec}): a wide "
+                f"drain writes part of a bank row"
+            )
         if self.vec > 1 and len(self.bank_vec) != len(self.banks):
             raise ProgramError(f"need a bank_vec flag for each of the banks {self.banks}")
 
@@ -198,6 +255,7 @@ def cut_to_lanes(lanes: int, vec: int, drain: int) -> tuple[int, int]:
     """The vector load and drain widths an engine of `lanes` lanes is built with when `vec` and `drain` are asked
     for: a power-of-two vec is cut to the largest power of two within the lanes, a power-of-two drain to that vec
     (so the defaults, 8 and 8, suit any lane count); any other value stays, for AccelParams.check to refuse."""
+
     def power_of_two(v: int) -> bool:
         return v >= 1 and not v & (v - 1)
 
@@ -208,8 +266,9 @@ def cut_to_lanes(lanes: int, vec: int, drain: int) -> tuple[int, int]:
     return vec, drain
 
 
-def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0,
-               vec: int = 1, drain: int = 1) -> AccelParams:
+def params_for(
+    comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0, vec: int = 1, drain: int = 1
+) -> AccelParams:
     """The smallest bank parameters that hold `comp` (power-of-two bank windows), the given program memory and
     contraction lanes, the Adam ops where the network trains with Adam, the rank unit where it adapts ranks. With
     vec > 1 the banks in rows of vec words are those a vector load of the programs reads or a wide drain (`drain`
@@ -219,16 +278,30 @@ def params_for(comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth
     banks = banks_built(adam)
     depth = tuple(max(comp.bank_words.get(b, 0), 1) for b in banks)
     width = tuple(max([t.fmt.width for t in comp.tensors.values() if t.bank == b], default=16) for b in banks)
-    p = AccelParams(bank_shift=max(d - 1 for d in depth).bit_length(), bank_depth=depth, bank_width=width,
-                    prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, adam=adam,
-                    rank=comp.cfg.train.rank.enabled, vec=vec, bank_vec=(True,) * len(banks) if vec > 1 else (),
-                    drain=drain, acc_w=accumulator_bits(comp))
+    p = AccelParams(
+        bank_shift=max(d - 1 for d in depth).bit_length(),
+        bank_depth=depth,
+        bank_width=width,
+        prog_depth=prog_depth,
+        lanes=lanes,
+        buf_depth=buf_depth,
+        adam=adam,
+        rank=comp.cfg.train.rank.enabled,
+        vec=vec,
+        bank_vec=(True,) * len(banks) if vec > 1 else (),
+        drain=drain,
+        acc_w=accumulator_bits(comp),
+    )
     if vec > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # the forms do not depend on the formats
-        descs = [contract_desc(comp, p, op, frac) for prog in PROGRAMS for op in getattr(comp, prog)
-                 if op.kind == "contract"]
-        used = ({d.banks[1] for d in descs if d.vec > 1} | {d.banks[2] for d in descs if d.drain > 1}
-                | {d.banks[0] for d in descs if d.lane_sum or d.rows})
+        descs = [
+            contract_desc(comp, p, op, frac) for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == "contract"
+        ]
+        used = (
+            {d.banks[1] for d in descs if d.vec > 1}
+            | {d.banks[2] for d in descs if d.drain > 1}
+            | {d.banks[0] for d in descs if d.lane_sum or d.rows}
+        )
         p = replace(p, bank_vec=tuple(b in used for b in banks))
     return p
 
@@ -239,8 +312,10 @@ def check_fits(comp: Compiled, p: AccelParams) -> None:
     problems = []
     for b in comp.bank_words:
         if b not in p.banks:
-            problems.append(f"tensors in bank {b!r}, which the accelerator does not have"
-                            + (" (built without Adam)" if b in BANKS else ""))
+            problems.append(
+                f"tensors in bank {b!r}, which the accelerator does not have"
+                + (" (built without Adam)" if b in BANKS else "")
+            )
     for i, b in enumerate(p.banks):
         need = comp.bank_words.get(b, 0)
         if need > p.bank_depth[i]:
@@ -277,7 +352,9 @@ class Record:
     index: int  # position in the compiled program
     kind: int
     op: object  # the compiled golden.compiler.Op
-    desc: object = None  # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc, SceDesc or RankDesc)
+    desc: object = (
+        None  # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc, SceDesc or RankDesc)
+    )
     nwords: int = 0  # payload words
 
 
@@ -289,8 +366,15 @@ class Image:
     slots: dict  # tensor name -> statistics slot
 
 
-def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: bool,
-             host_step: tuple[int, int] | None, slots: dict[str, int]) -> tuple[int, list[int], object]:
+def lower_op(
+    comp: Compiled,
+    p: AccelParams,
+    op,
+    frac: dict[str, int],
+    observe: bool,
+    host_step: tuple[int, int] | None,
+    slots: dict[str, int],
+) -> tuple[int, list[int], object]:
     """(kind, words, descriptor) of one op: its header and packed descriptor."""
     if op.kind == "contract":
         d = contract_desc(comp, p, op, frac)
@@ -314,8 +398,17 @@ def lower_op(comp: Compiled, p: AccelParams, op, frac: dict[str, int], observe: 
         if not p.rank:
             raise ProgramError("the accelerator is built without the rank unit (RANK = 0)")
         d = isa.lower_rank(comp, op, frac)
-        d = isa.check_rank(replace(d, **dict(zip(("left_base", "right_base", "lam_base", "mask_base", "tau_base"),
-                                                 _globalise(p, d.banks, d.bases())))))
+        d = isa.check_rank(
+            replace(
+                d,
+                **dict(
+                    zip(
+                        ("left_base", "right_base", "lam_base", "mask_base", "tau_base"),
+                        _globalise(p, d.banks, d.bases()),
+                    )
+                ),
+            )
+        )
         kind, payload = KIND_RANK, pack_fields(RANK_FIELDS, isa.pack_rank_ports(d))
     else:
         raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
@@ -326,8 +419,18 @@ def contract_desc(comp: Compiled, p: AccelParams, op, frac: dict[str, int]) -> i
     """The descriptor of contract `op` at its global addresses, in the lane form where `p`'s lanes pay."""
     d = isa.lower_contract(comp, op, frac)
     a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
-    return isa.check_desc(isa.with_lanes(replace(d, a_base=a, b_base=b, o_base=o), p.lanes, p.buf_depth, p.vec,
-                                         p.vec_banks, p.drain, p.lane_sum, p.rows))
+    return isa.check_desc(
+        isa.with_lanes(
+            replace(d, a_base=a, b_base=b, o_base=o),
+            p.lanes,
+            p.buf_depth,
+            p.vec,
+            p.vec_banks,
+            p.drain,
+            p.lane_sum,
+            p.rows,
+        )
+    )
 
 
 def contract_payload(d: isa.ContractDesc) -> list[int]:
@@ -380,8 +483,9 @@ def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]
     heads = [0] * len(out)
     for i in range(len(out) - 1):
         d, nxt = out[i], out[i + 1]
-        if not (isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc)
-                and can_preload(d, nxt, bank_shift)):
+        if not (
+            isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc) and can_preload(d, nxt, bank_shift)
+        ):
             continue
         new_head = head_start(d, heads[i], payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
         if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
@@ -399,8 +503,7 @@ def observes(comp: Compiled, program: str, op) -> bool:
     return program == "train_sample" and via_write and t.adaptive
 
 
-def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
-             host_step: tuple[int, int] | None = None) -> Image:
+def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int], host_step: tuple[int, int] | None = None) -> Image:
     """The program memory image of every program of PROGRAMS (each ended by END) for formats `frac`.
 
     `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step). The host re-assembles (and
@@ -429,8 +532,10 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int],
             words += rec
         words.append(header(KIND_END))
     if len(words) > p.prog_depth:
-        raise ProgramError(f"the programs need {len(words)} words, the program memory has {p.prog_depth} "
-                           f"({len(words) - p.prog_depth} short)")
+        raise ProgramError(
+            f"the programs need {len(words)} words, the program memory has {p.prog_depth} "
+            f"({len(words) - p.prog_depth} short)"
+        )
     return Image(tuple(words), entry, tuple(records), slots)
 
 
@@ -449,8 +554,9 @@ def record_wait(prev_unit: int | None, nwords: int) -> int:
     return max(0, nwords + SEQ_FETCH_CYCLES - prev_unit - SEQ_OP_CYCLES)
 
 
-def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0,
-                  prev_unit: int | None = None) -> tuple[int, int]:
+def record_cycles(
+    rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0, prev_unit: int | None = None
+) -> tuple[int, int]:
     """(unit cycles, sequencer cycles) of one record as rtl/tt_seq.v counts them: its unit counter holds the op from
     the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and the
     record_wait after the op before it (`prev_unit`: that op's unit cycles, None for the first record). The unit
@@ -460,7 +566,8 @@ def record_cycles(rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0,
         unit = isa.contract_cycles(rec.desc, mem_lat, head=head)
     else:
         unit = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles, KIND_RANK: isa.rank_cycles}[rec.kind](
-            rec.desc, mem_lat)
+            rec.desc, mem_lat
+        )
     return unit + 1, SEQ_OP_CYCLES + record_wait(prev_unit, rec.nwords)
 
 
@@ -502,18 +609,23 @@ def program_cycles(image: Image, program: str, mem_lat: int = isa.MEM_LAT) -> di
 
 def verilog_header() -> str:
     """rtl/tt_desc_fields.vh: the descriptor bit positions and header layout, generated from this module."""
-    out = ["// Generated by `python -m golden.program header` from golden/program.py: do not edit.",
-           "// Descriptor fields in the payload bits of a program record (LSB first), and the header layout.",
-           "// Each including module uses only its part of this table, hence the lint waiver.",
-           "/* verilator lint_off UNUSEDPARAM */",
-           f"localparam integer HDR_KIND_W = {KIND_W};", f"localparam integer HDR_SLOT_LSB = {SLOT_LSB};",
-           f"localparam integer HDR_SLOT_W = {SLOT_W};", f"localparam integer HDR_OBSERVE_BIT = {OBSERVE_BIT};",
-           f"localparam integer HDR_NWORDS_LSB = {NWORDS_LSB};", f"localparam integer HDR_NWORDS_W = {NWORDS_W};",
-           f"localparam [{KIND_W - 1}:0] KIND_END = {KIND_W}'d{KIND_END};",
-           f"localparam [{KIND_W - 1}:0] KIND_CONTRACT = {KIND_W}'d{KIND_CONTRACT};",
-           f"localparam [{KIND_W - 1}:0] KIND_EWISE = {KIND_W}'d{KIND_EWISE};",
-           f"localparam [{KIND_W - 1}:0] KIND_SCE = {KIND_W}'d{KIND_SCE};",
-           f"localparam [{KIND_W - 1}:0] KIND_RANK = {KIND_W}'d{KIND_RANK};"]
+    out = [
+        "// Generated by `python -m golden.program header` from golden/program.py: do not edit.",
+        "// Descriptor fields in the payload bits of a program record (LSB first), and the header layout.",
+        "// Each including module uses only its part of this table, hence the lint waiver.",
+        "/* verilator lint_off UNUSEDPARAM */",
+        f"localparam integer HDR_KIND_W = {KIND_W};",
+        f"localparam integer HDR_SLOT_LSB = {SLOT_LSB};",
+        f"localparam integer HDR_SLOT_W = {SLOT_W};",
+        f"localparam integer HDR_OBSERVE_BIT = {OBSERVE_BIT};",
+        f"localparam integer HDR_NWORDS_LSB = {NWORDS_LSB};",
+        f"localparam integer HDR_NWORDS_W = {NWORDS_W};",
+        f"localparam [{KIND_W - 1}:0] KIND_END = {KIND_W}'d{KIND_END};",
+        f"localparam [{KIND_W - 1}:0] KIND_CONTRACT = {KIND_W}'d{KIND_CONTRACT};",
+        f"localparam [{KIND_W - 1}:0] KIND_EWISE = {KIND_W}'d{KIND_EWISE};",
+        f"localparam [{KIND_W - 1}:0] KIND_SCE = {KIND_W}'d{KIND_SCE};",
+        f"localparam [{KIND_W - 1}:0] KIND_RANK = {KIND_W}'d{KIND_RANK};",
+    ]
     longest = 0
     for unit, fields in UNIT_FIELDS.items():
         pos = 0

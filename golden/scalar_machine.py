@@ -26,6 +26,7 @@ accelerator's sequencer would:
 
 It is slow (~0.2 s per training sample of the `tiny` model); use it on tiny models only.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -122,11 +123,18 @@ class ScalarMachine:
             self.mem[b] = [ref.quantize_float_scalar(float(v), f)[0] for v in np.asarray(biases[l]).ravel()]
 
     def float_params(self):
-        cores = [[np.array(self.mem[f"W{l}.{k}"], dtype=np.float64).reshape(layer.core_shape(k))
-                  * 2.0 ** -self.frac[f"W{l}.{k}"] for k in range(layer.d)]
-                 for l, layer in enumerate(self.cfg.layers)]
-        biases = [np.array(self.mem[f"B{l}"], dtype=np.float64) * 2.0 ** -self.frac[f"B{l}"]
-                  for l in range(len(self.cfg.layers))]
+        cores = [
+            [
+                np.array(self.mem[f"W{l}.{k}"], dtype=np.float64).reshape(layer.core_shape(k))
+                * 2.0 ** -self.frac[f"W{l}.{k}"]
+                for k in range(layer.d)
+            ]
+            for l, layer in enumerate(self.cfg.layers)
+        ]
+        biases = [
+            np.array(self.mem[f"B{l}"], dtype=np.float64) * 2.0 ** -self.frac[f"B{l}"]
+            for l in range(len(self.cfg.layers))
+        ]
         return cores, biases
 
     def quantize_input(self, x: np.ndarray) -> np.ndarray:
@@ -148,7 +156,7 @@ class ScalarMachine:
     def values(self, name: str) -> list[int]:
         """The current contents of a tensor (a copy)."""
         arr, base = self._where(name)
-        return arr[base:base + self.comp.tensors[name].size]
+        return arr[base : base + self.comp.tensors[name].size]
 
     def _count(self, name: str, sat: bool | int) -> None:
         if sat:
@@ -254,10 +262,11 @@ class ScalarMachine:
                 self._elementwise(op, lambda e, h: e if h > 0 else 0, observe)
             elif op.kind == "sce":
                 (z,) = op.ins
-                err, n_sat, p, pred = ref.sce_scalar(self.values(z), self.frac[z], self.width(z), env["label"],
-                                                     self.cfg.classes, self.fmt(op.out))
+                err, n_sat, p, pred = ref.sce_scalar(
+                    self.values(z), self.frac[z], self.width(z), env["label"], self.cfg.classes, self.fmt(op.out)
+                )
                 out, bo = self._where(op.out)
-                out[bo:bo + len(err)] = err
+                out[bo : bo + len(err)] = err
                 env["p"], env["pred"] = p, pred
                 self._count(op.out, n_sat)
             elif op.kind == "derive":
@@ -270,7 +279,7 @@ class ScalarMachine:
     def _load_input(self, row) -> None:
         """The host writes one sample's input words into the ACT bank."""
         base = self.base["X0"]
-        self.act[base:base + self.comp.tensors["X0"].size] = [int(v) for v in row]
+        self.act[base : base + self.comp.tensors["X0"].size] = [int(v) for v in row]
 
     # --- the host's view ----------------------------------------------------------------------------------
     def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
@@ -317,7 +326,7 @@ class ScalarMachine:
         for b in range(xq.shape[0]):
             self._load_input(xq[b])
             self.run(self.comp.infer, {}, observe=False)
-            logits = self.values(last)[:self.cfg.classes]
+            logits = self.values(last)[: self.cfg.classes]
             best = 0
             for j in range(1, len(logits)):
                 if logits[j] > logits[best]:
@@ -326,9 +335,16 @@ class ScalarMachine:
         return np.array(preds, dtype=np.int64)
 
     def state_dict(self) -> dict:
-        return {"mem": {k: np.array(v, dtype=np.int64) for k, v in self.mem.items()}, "frac": dict(self.frac),
-                "maxabs": dict(self.maxabs), "lfsr": self.lfsr_state, "drawn": self.drawn,
-                "sat_total": self.sat_total, "samples_seen": self.samples_seen, "updates": self.updates}
+        return {
+            "mem": {k: np.array(v, dtype=np.int64) for k, v in self.mem.items()},
+            "frac": dict(self.frac),
+            "maxabs": dict(self.maxabs),
+            "lfsr": self.lfsr_state,
+            "drawn": self.drawn,
+            "sat_total": self.sat_total,
+            "samples_seen": self.samples_seen,
+            "updates": self.updates,
+        }
 
     def load_state_dict(self, s: dict) -> None:
         self.mem = {k: [int(x) for x in np.asarray(v).ravel()] for k, v in s["mem"].items()}

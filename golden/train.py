@@ -9,6 +9,7 @@ network, and `locked` a second run on an OUT directory in use, each with a Train
 setting and what to do. A checkpoint holds a SHA-256 of its content and of the data set's sources; report.json,
 weights.npz and the checkpoint are replaced whole, so a failed run leaves the last good ones.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -59,8 +60,9 @@ def init_float_params(cfg: NetConfig, rng: np.random.Generator):
 def check_args(epochs: int | None, seed: int) -> None:
     """The command line's --epochs (None: the config's) and --seed, which make passes as EPOCHS and SEED."""
     if epochs is not None and epochs < 1:
-        raise TrainError(f"--epochs {epochs} (EPOCHS): a run trains at least 1 epoch; leave it out for the "
-                         f"config's train.epochs")
+        raise TrainError(
+            f"--epochs {epochs} (EPOCHS): a run trains at least 1 epoch; leave it out for the config's train.epochs"
+        )
     if not 0 <= seed <= SEED_MAX:
         raise TrainError(f"--seed {seed} (SEED): must be in 0..{SEED_MAX}")
 
@@ -68,11 +70,9 @@ def check_args(epochs: int | None, seed: int) -> None:
 def check_compatible(cfg: NetConfig, data: Dataset) -> None:
     d = data.train_x.shape[1]
     if d != cfg.input_size:
-        raise TrainError(f"dataset {data.name} has {d} inputs per image but model {cfg.name} expects "
-                         f"{cfg.input_size}")
+        raise TrainError(f"dataset {data.name} has {d} inputs per image but model {cfg.name} expects {cfg.input_size}")
     if data.classes > cfg.classes:
-        raise TrainError(f"dataset {data.name} has {data.classes} classes but model {cfg.name} "
-                         f"has {cfg.classes}")
+        raise TrainError(f"dataset {data.name} has {data.classes} classes but model {cfg.name} has {cfg.classes}")
 
 
 def check_run(cfg: NetConfig, data: Dataset, epochs: int) -> Compiled:
@@ -83,8 +83,10 @@ def check_run(cfg: NetConfig, data: Dataset, epochs: int) -> Compiled:
     comp = compile_network(cfg)
     tr, n = cfg.train, len(data.train_y)
     if n < tr.batch:
-        raise TrainError(f"train.batch {tr.batch} is larger than the {n} training samples of {data.name}, so no "
-                         f"mini-batch would run; use a batch of at most {n}")
+        raise TrainError(
+            f"train.batch {tr.batch} is larger than the {n} training samples of {data.name}, so no "
+            f"mini-batch would run; use a batch of at most {n}"
+        )
     probe = Machine(comp, seed=0)
     probe.total_updates = epochs * (n // tr.batch)
     # the first update has the largest step of a decaying schedule, the last Adam's largest bias correction
@@ -93,11 +95,15 @@ def check_run(cfg: NetConfig, data: Dataset, epochs: int) -> Compiled:
         try:
             step = probe.host_step()[0]
         except ValueError:
-            raise TrainError(f"train.lr {tr.lr:g}: update {update + 1}'s step is too large for the accelerator's "
-                             f"16-bit step register; use a smaller train.lr") from None
+            raise TrainError(
+                f"train.lr {tr.lr:g}: update {update + 1}'s step is too large for the accelerator's "
+                f"16-bit step register; use a smaller train.lr"
+            ) from None
         if update == 0 and step == 0:
-            raise TrainError(f"train.lr {tr.lr:g}: the first update's step rounds to zero in the accelerator's "
-                             f"16-bit step register, so no weight would ever change; use a larger train.lr")
+            raise TrainError(
+                f"train.lr {tr.lr:g}: the first update's step rounds to zero in the accelerator's "
+                f"16-bit step register, so no weight would ever change; use a larger train.lr"
+            )
     return comp
 
 
@@ -115,8 +121,10 @@ def locked(out: Path):
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise TrainError(f"{out} is in use by another run (pid {holder}, see {path}); wait for it to end or "
-                             f"use another OUT directory") from None
+            raise TrainError(
+                f"{out} is in use by another run (pid {holder}, see {path}); wait for it to end or "
+                f"use another OUT directory"
+            ) from None
         try:
             if os.stat(path).st_ino == os.fstat(fd).st_ino:
                 break
@@ -176,16 +184,19 @@ def read_checkpoint(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     if not isinstance(meta, dict) or not isinstance(meta.get("identity"), dict):
         raise _unusable(path, "is damaged: its meta entry is not a checkpoint's")
     if meta["identity"].get("golden") != golden_version():
-        raise _unusable(path, "was written by another version of the golden model (golden/*.py changed since), "
-                              "whose numbers may differ")
+        raise _unusable(
+            path,
+            "was written by another version of the golden model (golden/*.py changed since), whose numbers may differ",
+        )
     stored = arrays.pop("digest", None)
     if stored is None or str(stored) != content_digest(arrays):
         raise _unusable(path, "is damaged: its content does not match the digest stored with it")
     return meta, arrays
 
 
-def load_checkpoint(path: Path, cfg: NetConfig, data: Dataset, seed: int, epochs: int,
-                    comp: Compiled) -> tuple[dict, np.ndarray, Machine] | None:
+def load_checkpoint(
+    path: Path, cfg: NetConfig, data: Dataset, seed: int, epochs: int, comp: Compiled
+) -> tuple[dict, np.ndarray, Machine] | None:
     """The checkpoint at `path` (None if there is none) checked against the run that resumes it: its meta, its
     permutation of the epoch in progress (empty between epochs) and a Machine of its network (`comp`, or `cfg`
     recompiled at the ranks it was recompiled at) holding its state. A TrainError says what does not match: the
@@ -199,18 +210,24 @@ def load_checkpoint(path: Path, cfg: NetConfig, data: Dataset, seed: int, epochs
         raise _unusable(path, "belongs to another run (config, dataset or seed differ)")
     for role, (where, digest) in data.sources.items():
         if meta.get("data", {}).get(role) != digest:
-            raise TrainError(f"{path} was trained on other data than {where} ({role} differs); resume it with the "
-                             f"data it started with (the same DATA_DIR), or use another OUT directory")
+            raise TrainError(
+                f"{path} was trained on other data than {where} ({role} differs); resume it with the "
+                f"data it started with (the same DATA_DIR), or use another OUT directory"
+            )
     perm = arrays.get("perm", np.zeros(0, dtype=np.int64))
     started = meta["epoch"] + (perm.size > 0)  # the epochs it trained, the one in progress included
     if started > epochs:
-        raise TrainError(f"{path} holds a run that has trained {started} epochs, more than the {epochs} asked for, "
-                         f"and a shorter run is not refused silently; ask for at least {started} epochs (EPOCHS) to "
-                         f"go on with it, or use another OUT directory")
+        raise TrainError(
+            f"{path} holds a run that has trained {started} epochs, more than the {epochs} asked for, "
+            f"and a shorter run is not refused silently; ask for at least {started} epochs (EPOCHS) to "
+            f"go on with it, or use another OUT directory"
+        )
     if epochs != meta["epochs"] and cfg.train.lr_schedule != "constant":
-        raise TrainError(f"{path} holds a run of {meta['epochs']} epochs whose {cfg.train.lr_schedule} learning-rate "
-                         f"schedule spans the whole run, so it resumes only with {meta['epochs']} epochs (EPOCHS); "
-                         f"use another OUT directory for {epochs}")
+        raise TrainError(
+            f"{path} holds a run of {meta['epochs']} epochs whose {cfg.train.lr_schedule} learning-rate "
+            f"schedule spans the whole run, so it resumes only with {meta['epochs']} epochs (EPOCHS); "
+            f"use another OUT directory for {epochs}"
+        )
     if meta.get("recompiled") is not None:  # saved after train.rank.recompile
         comp = compile_network(with_ranks(cfg, meta["recompiled"]))
     golden = Machine(comp, seed)
@@ -227,24 +244,32 @@ def _check_state(path: Path, meta: dict, mem: dict[str, np.ndarray], golden: Mac
     expected = golden.mem
     if mem.keys() != expected.keys():
         missing, extra = sorted(expected.keys() - mem.keys()), sorted(mem.keys() - expected.keys())
-        raise _unusable(path, f"does not hold the network's tensors (missing {missing or 'none'}, unexpected "
-                              f"{extra or 'none'})")
+        raise _unusable(
+            path, f"does not hold the network's tensors (missing {missing or 'none'}, unexpected {extra or 'none'})"
+        )
     for name, a in mem.items():
         if a.dtype != np.int64 or a.shape != expected[name].shape:
-            raise _unusable(path, f"is damaged: {name} is {a.dtype} {a.shape}, the network's is int64 "
-                                  f"{expected[name].shape}")
+            raise _unusable(
+                path, f"is damaged: {name} is {a.dtype} {a.shape}, the network's is int64 {expected[name].shape}"
+            )
         fmt = golden.fmt(name)
         if a.size and (a.min() < fmt.qmin or a.max() > fmt.qmax):
             raise _unusable(path, f"is damaged: {name} holds values outside its {fmt.width}-bit format")
     frac = meta.get("frac")
-    if not isinstance(frac, dict) or frac.keys() != golden.frac.keys() or \
-            not all(isinstance(f, int) and not isinstance(f, bool) for f in frac.values()):
+    if (
+        not isinstance(frac, dict)
+        or frac.keys() != golden.frac.keys()
+        or not all(isinstance(f, int) and not isinstance(f, bool) for f in frac.values())
+    ):
         raise _unusable(path, "is damaged: its formats are not the network's")
     formats = golden.cfg.formats
     for name, tensor in golden.comp.tensors.items():
         if tensor.adaptive and not formats.frac_min <= frac[name] <= formats.frac_max:
-            raise _unusable(path, f"is damaged: {name}'s fraction bits {frac[name]} are outside frac_min..frac_max "
-                                  f"({formats.frac_min}..{formats.frac_max})")
+            raise _unusable(
+                path,
+                f"is damaged: {name}'s fraction bits {frac[name]} are outside frac_min..frac_max "
+                f"({formats.frac_min}..{formats.frac_max})",
+            )
 
 
 async def settle(x):
@@ -259,8 +284,9 @@ class Run:
     lock-step with the machine, async methods; `executor` names it in the report). `run()` drives a golden
     run; a co-simulation awaits `arun()` inside the simulator."""
 
-    def __init__(self, cfg: NetConfig, data: Dataset, seed: int, out: Path, epochs: int, device=None,
-                 executor: str = "golden"):
+    def __init__(
+        self, cfg: NetConfig, data: Dataset, seed: int, out: Path, epochs: int, device=None, executor: str = "golden"
+    ):
         self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
         self.executor = executor
         self.device = device
@@ -287,7 +313,7 @@ class Run:
         else:
             cores, biases = init_float_params(cfg, self.rng)
             self.golden.load_float_params(cores, biases)
-            self.calibration_batch = self.rng.permutation(len(data.train_y))[:cfg.train.batch]
+            self.calibration_batch = self.rng.permutation(len(data.train_y))[: cfg.train.batch]
 
     def _adopt(self, golden: Machine) -> None:
         """Train `golden` (its compiled network) from here, on the device if there is one."""
@@ -304,33 +330,59 @@ class Run:
             return
         live = self.golden.live_ranks()
         engine = getattr(self.machine, "params", None)
-        ranks = live if engine is None else fit_ranks(self.cfg, live, engine.lanes, engine.buf_depth, vec=engine.vec,
-                                                      drain=engine.drain, log=sys.stdout)["ranks"]
-        first = self.perm[:self.cfg.train.batch]
+        ranks = (
+            live
+            if engine is None
+            else fit_ranks(
+                self.cfg, live, engine.lanes, engine.buf_depth, vec=engine.vec, drain=engine.drain, log=sys.stdout
+            )["ranks"]
+        )
+        first = self.perm[: self.cfg.train.batch]
         macs = self.comp.macs("train_sample")
         if hasattr(self.machine, "device_report"):  # the recompiled network runs on a new device, counting afresh
-            self.device_before_recompile = {"ranks": [list(layer.ranks) for layer in self.comp.cfg.layers],
-                                            **self.machine.device_report()}
+            self.device_before_recompile = {
+                "ranks": [list(layer.ranks) for layer in self.comp.cfg.layers],
+                **self.machine.device_report(),
+            }
         self._adopt(compact(self.golden, ranks, calibration=(self.xq_train[first], self.data.train_y[first])))
         self.recompiled = ranks
         if self.device:
             await settle(self.machine.upload())
-        say(f"recompiled at ranks {ranks} (live {live}): {macs} -> {self.comp.macs('train_sample')} MACs per "
-            f"training sample")
+        say(
+            f"recompiled at ranks {ranks} (live {live}): {macs} -> {self.comp.macs('train_sample')} MACs per "
+            f"training sample"
+        )
 
     # --- checkpoints --------------------------------------------------------------------------------------
     def save(self) -> None:
         st = self.golden.state_dict()
         arrays = {f"mem/{k}": v for k, v in st["mem"].items()}
-        arrays["meta"] = np.array(json.dumps({
-            "identity": run_identity(self.cfg, self.data, self.seed),
-            "data": {role: digest for role, (_, digest) in self.data.sources.items()}, "epochs": self.epochs,
-            "frac": st["frac"], "maxabs": st["maxabs"], "lfsr": st["lfsr"], "drawn": st["drawn"],
-            "sat_total": st["sat_total"], "sat_by_tensor": st["sat_by_tensor"],
-            "samples_seen": st["samples_seen"], "updates": st["updates"],
-            "epoch": self.epoch, "recompiled": self.recompiled, "batch_pos": self.batch_pos, "history": self.history,
-            "calibration_batch": None if self.calibration_batch is None else [int(i) for i in self.calibration_batch],
-            "rng": self.rng.bit_generator.state, "stats": self.stats}))
+        arrays["meta"] = np.array(
+            json.dumps(
+                {
+                    "identity": run_identity(self.cfg, self.data, self.seed),
+                    "data": {role: digest for role, (_, digest) in self.data.sources.items()},
+                    "epochs": self.epochs,
+                    "frac": st["frac"],
+                    "maxabs": st["maxabs"],
+                    "lfsr": st["lfsr"],
+                    "drawn": st["drawn"],
+                    "sat_total": st["sat_total"],
+                    "sat_by_tensor": st["sat_by_tensor"],
+                    "samples_seen": st["samples_seen"],
+                    "updates": st["updates"],
+                    "epoch": self.epoch,
+                    "recompiled": self.recompiled,
+                    "batch_pos": self.batch_pos,
+                    "history": self.history,
+                    "calibration_batch": None
+                    if self.calibration_batch is None
+                    else [int(i) for i in self.calibration_batch],
+                    "rng": self.rng.bit_generator.state,
+                    "stats": self.stats,
+                }
+            )
+        )
         arrays["perm"] = self.perm if self.perm is not None else np.zeros(0, dtype=np.int64)
         replace_npz(self.out / CHECKPOINT, **arrays, digest=np.array(content_digest(arrays)))
 
@@ -378,7 +430,7 @@ class Run:
             stats["t0"] = time.time() - stats["elapsed"]
             bar.epoch(self.epoch + 1, self.batch_pos * b)
             while self.batch_pos < n_batches and not self.interrupted:
-                idx = self.perm[self.batch_pos * b:(self.batch_pos + 1) * b]
+                idx = self.perm[self.batch_pos * b : (self.batch_pos + 1) * b]
                 cycles0 = getattr(self.machine, "sim_cycles", None)  # a co-simulated device's
                 res = await settle(self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx]))
                 if cycles0 is not None:
@@ -388,9 +440,11 @@ class Run:
                     await settle(self.machine.rank_update())
                     if self.within_budget():  # the prune phase ends here: penalty off, ranks fixed (SPEC 5.6)
                         await settle(self.machine.rank_freeze())
-                        bar.write(f"rank budget {rank.budget:g} reached in epoch {self.epoch + 1}: "
-                                  f"{self.golden.live_core_params()} live core parameters, ranks "
-                                  f"{self.golden.live_ranks()}; fine-tuning from here")
+                        bar.write(
+                            f"rank budget {rank.budget:g} reached in epoch {self.epoch + 1}: "
+                            f"{self.golden.live_core_params()} live core parameters, ranks "
+                            f"{self.golden.live_ranks()}; fine-tuning from here"
+                        )
                         await self._recompile(bar.write)
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
@@ -401,7 +455,9 @@ class Run:
                 if self.batches_trained == self.stop_after:
                     self.interrupted = True
                 rate = device_rate(stats)
-                bar.note(f"loss {stats['loss'] / stats['n']:.3f}" + ("" if rate is None else f", {rate:.0f} sim cycles/s"))
+                bar.note(
+                    f"loss {stats['loss'] / stats['n']:.3f}" + ("" if rate is None else f", {rate:.0f} sim cycles/s")
+                )
                 bar.update(len(idx))
                 if time.time() - last_save >= self.checkpoint_every_s:
                     self.save()
@@ -440,34 +496,47 @@ class Run:
     async def _end_epoch(self, stats: dict) -> None:
         test_acc = await self.evaluate()
         dt = max(stats["elapsed"], 1e-9)
-        rec = {"epoch": self.epoch + 1, "train_loss": stats["loss"] / max(stats["n"], 1),
-               "train_acc": stats["correct"] / max(stats["n"], 1), "test_acc": test_acc,
-               "saturations": self.golden.sat_total - stats["sat0"], "samples_per_s": stats["n"] / dt,
-               "ranks": self.golden.live_ranks(),
-               "live_core_params": self.golden.live_core_params()}
+        rec = {
+            "epoch": self.epoch + 1,
+            "train_loss": stats["loss"] / max(stats["n"], 1),
+            "train_acc": stats["correct"] / max(stats["n"], 1),
+            "test_acc": test_acc,
+            "saturations": self.golden.sat_total - stats["sat0"],
+            "samples_per_s": stats["n"] / dt,
+            "ranks": self.golden.live_ranks(),
+            "live_core_params": self.golden.live_core_params(),
+        }
         rate = device_rate(stats)
         if rate is not None:  # the epoch's training loop, host and lock-step checks included
             rec["sim_cycles_per_s"] = rate
         self.history.append(rec)
-        self.say(f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
-                 f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  "
-                 f"{rec['samples_per_s']:.0f} samples/s" + ("" if rate is None else f"  {rate:.0f} sim cycles/s"))
+        self.say(
+            f"epoch {rec['epoch']:3d}  loss {rec['train_loss']:.4f}  train acc {rec['train_acc']:.4f}  "
+            f"test acc {test_acc:.4f}  ranks {rec['ranks']}  saturations {rec['saturations']}  "
+            f"{rec['samples_per_s']:.0f} samples/s" + ("" if rate is None else f"  {rate:.0f} sim cycles/s")
+        )
 
     async def evaluate(self) -> float:
-        preds = np.concatenate([await settle(self.machine.infer(self.xq_test[i:i + 512]))
-                                for i in range(0, len(self.xq_test), 512)])
+        preds = np.concatenate(
+            [await settle(self.machine.infer(self.xq_test[i : i + 512])) for i in range(0, len(self.xq_test), 512)]
+        )
         return float((preds == self.data.test_y).mean())
 
     def finish(self) -> dict:
         report = {
-            "model": self.cfg.name, "dataset": self.data.name, "seed": self.seed, "executor": self.executor,
-            "epochs": self.epoch, "test_acc": self.history[-1]["test_acc"] if self.history else None,
+            "model": self.cfg.name,
+            "dataset": self.data.name,
+            "seed": self.seed,
+            "executor": self.executor,
+            "epochs": self.epoch,
+            "test_acc": self.history[-1]["test_acc"] if self.history else None,
             "recompiled_ranks": self.recompiled,
             "history": self.history,
             "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
             "formats": {k: v for k, v in self.golden.frac.items() if self.comp.tensors[k].adaptive},
             "saturations_total": self.golden.sat_total,
-            "saturations_by_tensor": {k: v for k, v in self.golden.sat_by_tensor.items() if v}, "lfsr_draws": self.golden.stream.drawn,
+            "saturations_by_tensor": {k: v for k, v in self.golden.sat_by_tensor.items() if v},
+            "lfsr_draws": self.golden.stream.drawn,
             "memory": memory_report(self.comp, self.golden.live_core_params()),
             "config": config_to_dict(self.cfg),
         }
@@ -483,8 +552,12 @@ class Run:
     def save_weights(self) -> None:
         cores, biases = self.golden.float_params()
         arrays = {f"mem/{k}": v for k, v in self.golden.mem.items() if not k.startswith(("d", "V"))}
-        replace_npz(self.out / "weights.npz", **arrays, frac=json.dumps(self.golden.frac),
-                    config=json.dumps(config_to_dict(self.cfg)))
+        replace_npz(
+            self.out / "weights.npz",
+            **arrays,
+            frac=json.dumps(self.golden.frac),
+            config=json.dumps(config_to_dict(self.cfg)),
+        )
 
 
 def replace_file(path: Path, text: str) -> None:
@@ -532,11 +605,22 @@ class RunProgress:
         self.t0 = self.last = time.time()
         self.postfix = ""
         self.desc = ""
-        self.bar = tqdm(total=self.total, initial=initial, unit=" samples", file=sys.stdout, leave=False,
-                        mininterval=1.0, smoothing=0, dynamic_ncols=True,
-                        bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} samples "
-                                   "[{elapsed}, run ETA {remaining}, {rate_fmt}{postfix}]") \
-            if sys.stdout.isatty() else None
+        self.bar = (
+            tqdm(
+                total=self.total,
+                initial=initial,
+                unit=" samples",
+                file=sys.stdout,
+                leave=False,
+                mininterval=1.0,
+                smoothing=0,
+                dynamic_ncols=True,
+                bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} samples "
+                "[{elapsed}, run ETA {remaining}, {rate_fmt}{postfix}]",
+            )
+            if sys.stdout.isatty()
+            else None
+        )
 
     def epoch(self, epoch: int, done: int) -> None:
         """Epoch `epoch` (1-based) starts or resumes with `done` of its samples trained."""
@@ -554,8 +638,11 @@ class RunProgress:
             self.last = now
             rate = (self.n - self.start_n) / max(now - self.t0, 1e-9)
             eta = (self.total - self.n) / max(rate, 1e-9)
-            print(f"{self.desc}: {self.n}/{self.total} samples of the run, {rate:.1f} samples/s, run ETA "
-                  f"{clock(eta)}{self.postfix}", flush=True)
+            print(
+                f"{self.desc}: {self.n}/{self.total} samples of the run, {rate:.1f} samples/s, run ETA "
+                f"{clock(eta)}{self.postfix}",
+                flush=True,
+            )
 
     def write(self, line: str) -> None:
         """A line between the progress lines (above the bar on a terminal)."""
@@ -580,18 +667,22 @@ def summary(report: dict, out: Path, verdict: str) -> str:
     `out`."""
     names = ("report.json", "weights.npz", "training.png", "ranks.png", CHECKPOINT, "rtl_state.npz")
     written = [n for n in names if (out / n).exists()]
-    return (f"result: test accuracy {report['test_acc']:.4f} after {report['epochs']} epochs "
-            f"({report['model']} on {report['dataset']}, seed {report['seed']}, {report['executor']})\n"
-            f"  {verdict}\n"
-            f"  files in {out}: {', '.join(written)}")
+    return (
+        f"result: test accuracy {report['test_acc']:.4f} after {report['epochs']} epochs "
+        f"({report['model']} on {report['dataset']}, seed {report['seed']}, {report['executor']})\n"
+        f"  {verdict}\n"
+        f"  files in {out}: {', '.join(written)}"
+    )
 
 
 def plot_history(history: list[dict], out: Path) -> None:
     if not history:
         return
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     ep = [h["epoch"] for h in history]
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     ax[0].plot(ep, [h["train_loss"] for h in history], marker="o")
@@ -621,10 +712,11 @@ def main_train(args) -> int:
         cfg = replace(cfg, train=replace(cfg.train, epochs=args.epochs))
     data = load_dataset(args.dataset, args.data_dir)
     check_run(cfg, data, cfg.train.epochs)  # before the lock makes OUT
-    print(f"seed {args.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / "
-          f"{len(data.test_y)} test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  out {args.out}")
+    print(
+        f"seed {args.seed}  model {cfg.name}  dataset {data.name} ({len(data.train_y)} train / "
+        f"{len(data.test_y)} test)  epochs {cfg.train.epochs}  batch {cfg.train.batch}  out {args.out}"
+    )
     with locked(Path(args.out)):
         report = Run(cfg, data, args.seed, Path(args.out), cfg.train.epochs).run()
     print(summary(report, Path(args.out), GOLDEN_ONLY))
     return 0
-

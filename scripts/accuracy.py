@@ -15,6 +15,7 @@ verdict on the rank target. Writes results/accuracy-<model>-<dataset>-seeds.{jso
 are left alone. Example:
     python scripts/accuracy.py --model paper --dataset fashion-mnist --seeds 1,2,3 --jobs 1
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,16 +47,25 @@ def golden_row(cfg, data, seed, out: Path) -> dict:
     run = Run(cfg, data, seed, out, cfg.train.epochs)
     rep = run.run()
     last = rep["history"][-1]
-    return {"test_acc": rep["test_acc"], "ranks": last["ranks"], "core_params": last["live_core_params"],
-            "samples_per_s": float(np.mean([h["samples_per_s"] for h in rep["history"]])),
-            "curve": [h["test_acc"] for h in rep["history"]], "memory": rep["memory"]}
+    return {
+        "test_acc": rep["test_acc"],
+        "ranks": last["ranks"],
+        "core_params": last["live_core_params"],
+        "samples_per_s": float(np.mean([h["samples_per_s"] for h in rep["history"]])),
+        "curve": [h["test_acc"] for h in rep["history"]],
+        "memory": rep["memory"],
+    }
 
 
 def float_row(cfg, data, seed, dense=False) -> dict:
     r = train_float(cfg, data, seed=seed, dense=dense, progress=True)
-    return {"test_acc": r["final_test_acc"], "ranks": None if dense else r["live_ranks"][-1],
-            "core_params": None if dense else r["core_params"][-1], "samples_per_s": r["samples_per_s"],
-            "curve": list(r["test_acc"])}
+    return {
+        "test_acc": r["final_test_acc"],
+        "ranks": None if dense else r["live_ranks"][-1],
+        "core_params": None if dense else r["core_params"][-1],
+        "samples_per_s": r["samples_per_s"],
+        "curve": list(r["test_acc"]),
+    }
 
 
 def run_row(name: str, cfg, dataset: str, data_dir, seed: int, out: Path) -> dict:
@@ -88,9 +98,17 @@ def table_setup(model, dataset, data_dir, epochs, rank_options, rows):
     return cfg, ranked.train.rank, data, f"{cfg.name}-{data.name}", row_names(rows), row_cfg
 
 
-def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epochs: int | None = None,
-                   rows: str = "dense,float,golden,float_rank,golden_rank", jobs: int | None = None,
-                   keep: bool = False, **rank_options) -> dict:
+def accuracy_table(
+    model: str,
+    dataset: str,
+    data_dir=None,
+    seed: int = 1,
+    epochs: int | None = None,
+    rows: str = "dense,float,golden,float_rank,golden_rank",
+    jobs: int | None = None,
+    keep: bool = False,
+    **rank_options,
+) -> dict:
     """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result.
     `rank_options`: train.rank settings of the rank rows over the config's (see row_configs). `keep`: rows without
     rank adaptation that are not run now are taken from the existing results file (same model, dataset, seed,
@@ -107,7 +125,10 @@ def accuracy_table(model: str, dataset: str, data_dir=None, seed: int = 1, epoch
 
     comp = compile_network(row_cfg["golden"])
     result = {
-        "model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
+        "model": cfg.name,
+        "dataset": data.name,
+        "seed": seed,
+        "epochs": cfg.train.epochs,
         "recipe": recipe,
         "rank": rank_settings(rank),
         "kept_rows": sorted(kept),
@@ -153,23 +174,35 @@ def golden_dirs(tag: str, seed: int, version: str, rank) -> dict:
     """The output directories of the two golden rows of one seed. One directory per seed and golden version: the
     runs resume after an interruption, and start afresh after a change of golden/*.py."""
     work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}-{version}"
-    rank_dir = f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}" + (
-        "" if rank.end_epoch is None else f"-e{rank.end_epoch}") + ("" if rank.budget is None else f"-b{rank.budget:g}")
+    rank_dir = (
+        f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}"
+        + ("" if rank.end_epoch is None else f"-e{rank.end_epoch}")
+        + ("" if rank.budget is None else f"-b{rank.budget:g}")
+    )
     return {"golden": work / "golden", "golden_rank": work / rank_dir}
 
 
 def rank_settings(rank) -> dict:
-    return {"prior": rank.prior, "threshold": rank.threshold, "warmup_epochs": rank.warmup_epochs,
-            "end_epoch": rank.end_epoch, "budget": rank.budget}
+    return {
+        "prior": rank.prior,
+        "threshold": rank.threshold,
+        "warmup_epochs": rank.warmup_epochs,
+        "end_epoch": rank.end_epoch,
+        "budget": rank.budget,
+    }
 
 
 def recipe_of(cfg) -> dict:
-    return {"optimizer": cfg.train.optimizer, "lr": cfg.train.lr, "momentum": cfg.train.momentum,
-            "batch": cfg.train.batch}
+    return {
+        "optimizer": cfg.train.optimizer,
+        "lr": cfg.train.lr,
+        "momentum": cfg.train.momentum,
+        "batch": cfg.train.batch,
+    }
 
 
 def parse_seeds(text: str) -> list[int]:
-    """"1,2,3" -> [1, 2, 3]: distinct integers, in the given order."""
+    """ "1,2,3" -> [1, 2, 3]: distinct integers, in the given order."""
     try:
         seeds = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
@@ -208,9 +241,14 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
         params = [per_seed[s][n]["core_params"] for s in seeds]
         m, sd = _mean_std(acc)
         pm = None if None in params else _mean_std(params)
-        rows[n] = {"test_acc": acc, "core_params": params, "mean_test_acc": m, "std_test_acc": sd,
-                   "mean_core_params": None if pm is None else pm[0],
-                   "std_core_params": None if pm is None else pm[1]}
+        rows[n] = {
+            "test_acc": acc,
+            "core_params": params,
+            "mean_test_acc": m,
+            "std_test_acc": sd,
+            "mean_core_params": None if pm is None else pm[0],
+            "std_core_params": None if pm is None else pm[1],
+        }
     pairs = {}
     for base, ranked in PAIRS:
         if base not in rows or ranked not in rows:
@@ -221,9 +259,17 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
         g, gsd = _mean_std(gap)
         rm, rsd = _mean_std(red)
         pairs[f"{base}-{ranked}"] = {
-            "base": base, "ranked": ranked, "gap_points": gap, "mean_gap_points": g, "std_gap_points": gsd,
-            "sem_gap_points": gsd / np.sqrt(len(gap)), "reduction": red, "mean_reduction": rm, "std_reduction": rsd,
-            "reduction_of_mean_params": 1 - r["mean_core_params"] / b["mean_core_params"]}
+            "base": base,
+            "ranked": ranked,
+            "gap_points": gap,
+            "mean_gap_points": g,
+            "std_gap_points": gsd,
+            "sem_gap_points": gsd / np.sqrt(len(gap)),
+            "reduction": red,
+            "mean_reduction": rm,
+            "std_reduction": rsd,
+            "reduction_of_mean_params": 1 - r["mean_core_params"] / b["mean_core_params"],
+        }
     out = {"seeds": seeds, "rows": rows, "pairs": pairs}
     key = f"{target['base']}-{target['ranked']}"
     if key in pairs:
@@ -231,14 +277,28 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
         # Accuracies are counts over the test set: round away the float noise of the subtraction before comparing.
         ok_red = round(p["mean_reduction"], 9) >= target["min_reduction"]
         ok_gap = round(p["mean_gap_points"], 9) <= target["max_gap_points"]
-        out["target"] = {**target, "pair": key, "mean_reduction": p["mean_reduction"],
-                         "mean_gap_points": p["mean_gap_points"], "reduction_met": ok_red, "gap_met": ok_gap,
-                         "met": ok_red and ok_gap}
+        out["target"] = {
+            **target,
+            "pair": key,
+            "mean_reduction": p["mean_reduction"],
+            "mean_gap_points": p["mean_gap_points"],
+            "reduction_met": ok_red,
+            "gap_met": ok_gap,
+            "met": ok_red and ok_gap,
+        }
     return out
 
 
-def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epochs: int | None = None,
-                rows: str = "golden,golden_rank", jobs: int | None = None, **rank_options) -> dict:
+def seeds_table(
+    model: str,
+    dataset: str,
+    seeds: list[int],
+    data_dir=None,
+    epochs: int | None = None,
+    rows: str = "golden,golden_rank",
+    jobs: int | None = None,
+    **rank_options,
+) -> dict:
     """Run the rows once per seed and write results/accuracy-<model>-<dataset>-seeds.{json,md}; returns the
     result. The golden runs go to the per-seed directories of accuracy_table, so finished runs of any seed
     (those of the single-seed table too) are reused and unfinished ones resume."""
@@ -248,20 +308,26 @@ def seeds_table(model: str, dataset: str, seeds: list[int], data_dir=None, epoch
     # The long rows of every seed first, so the short rows fill the other workers.
     order = sorted(((s, n) for s in seeds for n in names), key=lambda sn: sn[1] not in LONG_ROWS)
     with worker_pool(jobs) as pool:
-        futures = {(s, n): pool.submit(run_row, n, row_cfg[n], dataset, data_dir, s, dirs[s].get(n))
-                   for s, n in order}
+        futures = {(s, n): pool.submit(run_row, n, row_cfg[n], dataset, data_dir, s, dirs[s].get(n)) for s, n in order}
         per_seed = {s: {n: futures[s, n].result() for n in names} for s in seeds}
     after = golden_version()
     result = {
-        "model": cfg.name, "dataset": data.name, "seeds": seeds, "epochs": cfg.train.epochs,
+        "model": cfg.name,
+        "dataset": data.name,
+        "seeds": seeds,
+        "epochs": cfg.train.epochs,
         "recipe": recipe_of(cfg),
         "rank": rank_settings(rank),
         "golden_version": version if after == version else {"start": version, "end": after},
-        "golden_dirs": {str(s): {n: str(p.relative_to(ROOT)) for n, p in dirs[s].items() if n in names}
-                        for s in seeds},
+        "golden_dirs": {str(s): {n: str(p.relative_to(ROOT)) for n, p in dirs[s].items() if n in names} for s in seeds},
         "core_params_full": sum(l.n_core_params for l in compile_network(row_cfg["golden"]).cfg.layers),
-        "per_seed": {str(s): {n: {k: row[k] for k in ("test_acc", "ranks", "core_params", "samples_per_s", "wall_s",
-                                                 "curve")} for n, row in per_seed[s].items()} for s in seeds},
+        "per_seed": {
+            str(s): {
+                n: {k: row[k] for k in ("test_acc", "ranks", "core_params", "samples_per_s", "wall_s", "curve")}
+                for n, row in per_seed[s].items()
+            }
+            for s in seeds
+        },
         "stats": aggregate(per_seed),
         "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
     }
@@ -293,8 +359,9 @@ def worker_pool(jobs: int | None):
     """Worker processes (default one per core), each with one BLAS thread: the runs are the parallelism.
     spawn: the children import numpy afresh, under the one-thread setting."""
     with environ({v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}):
-        with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1,
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs or os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn")
+        ) as pool:
             yield pool
 
 
@@ -340,60 +407,118 @@ def tables(argv=None) -> int:
     ap.add_argument("--prior", type=float, default=None, help="rank prior (default: the config's)")
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--warmup", type=int, default=None)
-    ap.add_argument("--end-epoch", type=int, default=None,
-                    help="rank adaptation stops before this epoch (0-based) and the rest fine-tunes at the pruned "
-                         f"ranks (default: the config's; {OFF}: no end)")
-    ap.add_argument("--budget", type=float, default=None,
-                    help="rank adaptation also stops once the live core parameters are at most this fraction of the "
-                         f"full count (default: the config's; {OFF}: none)")
-    ap.add_argument("--rows", default=None,
-                    help="comma-separated rows (default: dense,float,golden,float_rank,golden_rank; with --seeds: "
-                         "golden,golden_rank)")
-    ap.add_argument("--keep", action="store_true",
-                    help="keep the dense, float and golden rows not run now from the existing results file")
-    ap.add_argument("--seeds", default=None,
-                    help="comma-separated seeds, e.g. 1,2,3: run the rows once per seed and write the statistics "
-                         "over seeds to results/accuracy-<model>-<dataset>-seeds.{json,md} (instead of --seed)")
+    ap.add_argument(
+        "--end-epoch",
+        type=int,
+        default=None,
+        help="rank adaptation stops before this epoch (0-based) and the rest fine-tunes at the pruned "
+        f"ranks (default: the config's; {OFF}: no end)",
+    )
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="rank adaptation also stops once the live core parameters are at most this fraction of the "
+        f"full count (default: the config's; {OFF}: none)",
+    )
+    ap.add_argument(
+        "--rows",
+        default=None,
+        help="comma-separated rows (default: dense,float,golden,float_rank,golden_rank; with --seeds: "
+        "golden,golden_rank)",
+    )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the dense, float and golden rows not run now from the existing results file",
+    )
+    ap.add_argument(
+        "--seeds",
+        default=None,
+        help="comma-separated seeds, e.g. 1,2,3: run the rows once per seed and write the statistics "
+        "over seeds to results/accuracy-<model>-<dataset>-seeds.{json,md} (instead of --seed)",
+    )
     a = ap.parse_args(argv)
-    rank_options = {"prior": a.prior, "threshold": a.threshold, "warmup_epochs": a.warmup, "end_epoch": a.end_epoch,
-                    "budget": a.budget}
+    rank_options = {
+        "prior": a.prior,
+        "threshold": a.threshold,
+        "warmup_epochs": a.warmup,
+        "end_epoch": a.end_epoch,
+        "budget": a.budget,
+    }
     if a.seeds is not None:
         if a.keep:
             raise SystemExit("error: --keep is for the single-seed table, not with --seeds")
-        result = seeds_table(a.model, a.dataset, parse_seeds(a.seeds), a.data_dir, a.epochs,
-                             a.rows or "golden,golden_rank", a.jobs, **rank_options)
+        result = seeds_table(
+            a.model,
+            a.dataset,
+            parse_seeds(a.seeds),
+            a.data_dir,
+            a.epochs,
+            a.rows or "golden,golden_rank",
+            a.jobs,
+            **rank_options,
+        )
         print(markdown_seeds(result))
         return 0
-    result = accuracy_table(a.model, a.dataset, a.data_dir, a.seed, a.epochs,
-                            a.rows or "dense,float,golden,float_rank,golden_rank", a.jobs, a.keep, **rank_options)
+    result = accuracy_table(
+        a.model,
+        a.dataset,
+        a.data_dir,
+        a.seed,
+        a.epochs,
+        a.rows or "dense,float,golden,float_rank,golden_rank",
+        a.jobs,
+        a.keep,
+        **rank_options,
+    )
     print(markdown(result))
     return 0
 
 
-LABELS = {"dense": "float dense MLP", "float": "float TT", "golden": "low-precision TT (bit-exact golden)",
-          "float_rank": "float TT + rank adaptation", "golden_rank": "low-precision TT + rank adaptation"}
+LABELS = {
+    "dense": "float dense MLP",
+    "float": "float TT",
+    "golden": "low-precision TT (bit-exact golden)",
+    "float_rank": "float TT + rank adaptation",
+    "golden_rank": "low-precision TT + rank adaptation",
+}
 
 
 def markdown(r: dict) -> str:
-    lines = [f"# Accuracy: {r['model']} on {r['dataset']} (seed {r['seed']}, {r['epochs']} epochs, "
-             f"{r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum {r['recipe']['momentum']} "
-             f"batch {r['recipe']['batch']})", "",
-             f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
-             f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note(r) + ". "
-             f"Full TT core parameters: {r['core_params_full']}. Dense reference: {r['dense_mlp']}."
-             + ("" if not r.get("kept_rows") else f" Rows kept from the previous results file (not rerun): "
-                f"{', '.join(LABELS[n] for n in r['kept_rows'])}."), "",
-             "| row | test accuracy | live ranks | core parameters | samples/s |", "|---|---|---|---|---|"]
+    lines = [
+        f"# Accuracy: {r['model']} on {r['dataset']} (seed {r['seed']}, {r['epochs']} epochs, "
+        f"{r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum {r['recipe']['momentum']} "
+        f"batch {r['recipe']['batch']})",
+        "",
+        f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
+        f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note(r) + ". "
+        f"Full TT core parameters: {r['core_params_full']}. Dense reference: {r['dense_mlp']}."
+        + (
+            ""
+            if not r.get("kept_rows")
+            else f" Rows kept from the previous results file (not rerun): "
+            f"{', '.join(LABELS[n] for n in r['kept_rows'])}."
+        ),
+        "",
+        "| row | test accuracy | live ranks | core parameters | samples/s |",
+        "|---|---|---|---|---|",
+    ]
     for name, row in r["rows"].items():
-        lines.append(f"| {LABELS[name]} | {100 * row['test_acc']:.2f}% | {row['ranks'] or '-'} | "
-                     f"{row['core_params'] if row['core_params'] is not None else '-'} | "
-                     f"{row['samples_per_s']:.0f} |")
+        lines.append(
+            f"| {LABELS[name]} | {100 * row['test_acc']:.2f}% | {row['ranks'] or '-'} | "
+            f"{row['core_params'] if row['core_params'] is not None else '-'} | "
+            f"{row['samples_per_s']:.0f} |"
+        )
     if "memory_after_pruning" in r:
         m = r["memory_after_pruning"]
-        lines += ["", f"Parameter-only ratio after pruning (FP32 dense {m['dense_mlp']} weights vs "
-                      f"{m['live_core_params']} live 4-bit core parameters): {m['parameter_only_ratio']:.0f}x.",
-                  f"Whole on-chip training state: {m['accelerator_total_bytes']} bytes "
-                  f"({m['accelerator_total_bytes'] / 1024:.1f} KiB)."]
+        lines += [
+            "",
+            f"Parameter-only ratio after pruning (FP32 dense {m['dense_mlp']} weights vs "
+            f"{m['live_core_params']} live 4-bit core parameters): {m['parameter_only_ratio']:.0f}x.",
+            f"Whole on-chip training state: {m['accelerator_total_bytes']} bytes "
+            f"({m['accelerator_total_bytes'] / 1024:.1f} KiB).",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -402,43 +527,64 @@ def markdown_seeds(r: dict) -> str:
     per pair the gap and reduction with the verdict on the rank target."""
     st = r["stats"]
     seeds = st["seeds"]
-    lines = [f"# Accuracy over seeds: {r['model']} on {r['dataset']} (seeds {', '.join(map(str, seeds))}, "
-             f"{r['epochs']} epochs, {r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum "
-             f"{r['recipe']['momentum']} batch {r['recipe']['batch']})", "",
-             f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
-             f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note({**r, "rows": st["rows"]}) + ". "
-             f"Full TT core parameters: {r['core_params_full']}. Golden version {r['golden_version']}. "
-             f"std: sample standard deviation over the seeds (ddof 1).", "",
-             "Test accuracy:", "",
-             "| row | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | std |",
-             "|---" * (len(seeds) + 3) + "|"]
+    lines = [
+        f"# Accuracy over seeds: {r['model']} on {r['dataset']} (seeds {', '.join(map(str, seeds))}, "
+        f"{r['epochs']} epochs, {r['recipe']['optimizer']} lr {r['recipe']['lr']} momentum "
+        f"{r['recipe']['momentum']} batch {r['recipe']['batch']})",
+        "",
+        f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
+        f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note({**r, "rows": st["rows"]}) + ". "
+        f"Full TT core parameters: {r['core_params_full']}. Golden version {r['golden_version']}. "
+        f"std: sample standard deviation over the seeds (ddof 1).",
+        "",
+        "Test accuracy:",
+        "",
+        "| row | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | std |",
+        "|---" * (len(seeds) + 3) + "|",
+    ]
     for name, row in st["rows"].items():
-        lines.append(f"| {LABELS[name]} | " + " | ".join(f"{100 * a:.2f}%" for a in row["test_acc"])
-                     + f" | {100 * row['mean_test_acc']:.3f}% | {100 * row['std_test_acc']:.3f} |")
-    lines += ["", "Core parameters (live ranks):", "",
-              "| row | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |", "|---" * (len(seeds) + 2) + "|"]
+        lines.append(
+            f"| {LABELS[name]} | "
+            + " | ".join(f"{100 * a:.2f}%" for a in row["test_acc"])
+            + f" | {100 * row['mean_test_acc']:.3f}% | {100 * row['std_test_acc']:.3f} |"
+        )
+    lines += [
+        "",
+        "Core parameters (live ranks):",
+        "",
+        "| row | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |",
+        "|---" * (len(seeds) + 2) + "|",
+    ]
     for name, row in st["rows"].items():
         if row["mean_core_params"] is None:
             continue
         ps = r.get("per_seed", {})
-        cells = [f"{p} {ps[str(s)][name]['ranks']}" if name in ps.get(str(s), {}) else f"{p}"
-                 for s, p in zip(seeds, row["core_params"])]
+        cells = [
+            f"{p} {ps[str(s)][name]['ranks']}" if name in ps.get(str(s), {}) else f"{p}"
+            for s, p in zip(seeds, row["core_params"])
+        ]
         lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + f" | {row['mean_core_params']:.1f} |")
     for key, p in st["pairs"].items():
-        lines += ["", f"{LABELS[p['base']]} against {LABELS[p['ranked']]}: accuracy gap (without minus with rank "
-                      "adaptation) per seed "
-                      + ", ".join(f"{g:.2f}" for g in p["gap_points"])
-                      + f" points, mean {p['mean_gap_points']:.3f} (std {p['std_gap_points']:.3f}, standard error "
-                        f"{p['sem_gap_points']:.3f}); core parameters fewer per seed "
-                      + ", ".join(f"{100 * x:.1f}%" for x in p["reduction"])
-                      + f", mean {100 * p['mean_reduction']:.1f}%."]
+        lines += [
+            "",
+            f"{LABELS[p['base']]} against {LABELS[p['ranked']]}: accuracy gap (without minus with rank "
+            "adaptation) per seed "
+            + ", ".join(f"{g:.2f}" for g in p["gap_points"])
+            + f" points, mean {p['mean_gap_points']:.3f} (std {p['std_gap_points']:.3f}, standard error "
+            f"{p['sem_gap_points']:.3f}); core parameters fewer per seed "
+            + ", ".join(f"{100 * x:.1f}%" for x in p["reduction"])
+            + f", mean {100 * p['mean_reduction']:.1f}%.",
+        ]
     t = st.get("target")
     if t:
-        lines += ["", f"Target ({LABELS[t['ranked']]} against {LABELS[t['base']]}: at least "
-                      f"{100 * t['min_reduction']:.0f}% fewer core parameters at <= {t['max_gap_points']} points "
-                      f"lower mean accuracy): **{'met' if t['met'] else 'not met'}** "
-                      f"(mean reduction {100 * t['mean_reduction']:.1f}%: {'ok' if t['reduction_met'] else 'short'}; "
-                      f"mean gap {t['mean_gap_points']:.3f} points: {'ok' if t['gap_met'] else 'too large'})."]
+        lines += [
+            "",
+            f"Target ({LABELS[t['ranked']]} against {LABELS[t['base']]}: at least "
+            f"{100 * t['min_reduction']:.0f}% fewer core parameters at <= {t['max_gap_points']} points "
+            f"lower mean accuracy): **{'met' if t['met'] else 'not met'}** "
+            f"(mean reduction {100 * t['mean_reduction']:.1f}%: {'ok' if t['reduction_met'] else 'short'}; "
+            f"mean gap {t['mean_gap_points']:.3f} points: {'ok' if t['gap_met'] else 'too large'}).",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -454,8 +600,10 @@ def end_note(r: dict) -> str:
 
 def plot(r: dict, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, row in r["rows"].items():
         ax.plot(range(1, len(row["curve"]) + 1), [100 * a for a in row["curve"]], marker="o", label=LABELS[name])

@@ -14,6 +14,7 @@ softmax unit, sequencer), and the simulators' speed with the environment attache
 synthesized target (committed baselines) they give the training throughput. Each model is measured at the MAC lanes
 and lane buffer depth of the synthesis target that builds it (engine_of).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,14 +86,24 @@ def section_work(rtl: dict) -> dict:
         fmax = base["metrics"].get("fmax_mhz", {}).get("clk")
         clock, clock_is = target_clock(base)
         cycles = measured.get(model)
-        targets[t] = {"model": model, "top": base["top"], "fmax_mhz": fmax, "clock_mhz": clock, "clock_is": clock_is,
-                      "cycles_per_sample": cycles, "samples_per_s": clock * 1e6 / cycles if clock and cycles else None,
-                      "fits": base.get("fits", fmax is not None)}
+        targets[t] = {
+            "model": model,
+            "top": base["top"],
+            "fmax_mhz": fmax,
+            "clock_mhz": clock,
+            "clock_is": clock_is,
+            "cycles_per_sample": cycles,
+            "samples_per_s": clock * 1e6 / cycles if clock and cycles else None,
+            "fits": base.get("fits", fmax is not None),
+        }
     models = {}
     for m in MODELS:
         comp = compile_network(load_config(m))
-        models[m] = {"train_macs_per_sample": comp.macs("train_sample"), "infer_macs_per_sample": comp.macs("infer"),
-                     "measured_cycles_per_sample": measured.get(m)}
+        models[m] = {
+            "train_macs_per_sample": comp.macs("train_sample"),
+            "infer_macs_per_sample": comp.macs("infer"),
+            "measured_cycles_per_sample": measured.get(m),
+        }
     return {"targets": targets, "models": models}
 
 
@@ -137,38 +148,59 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
         model = table["model"]
         cfg = load_config(model)
         full_ranks = [list(lay.ranks) for lay in cfg.layers]
-        pruned = [(row, [list(r) for r in table["rows"][row]["ranks"]]) for row in ("golden_rank", "float_rank")
-                  if row in table["rows"]]
+        pruned = [
+            (row, [list(r) for r in table["rows"][row]["ranks"]])
+            for row in ("golden_rank", "float_rank")
+            if row in table["rows"]
+        ]
         pruned = [(row, ranks) for row, ranks in pruned if ranks != full_ranks]
         if not pruned or rtl.get(f"{model}/verilator") is None:
             continue
         row, ranks = pruned[0]
         engines = {key: engine_of(model)}
         for engine in PRUNING_ENGINES.get(model, ()):
-            engines[f"{key}/planned-engine" if engine == astuple(PLAN_ENGINES[0]) else
-                    f"{key}/engine-{'x'.join(map(str, engine))}"] = engine
+            engines[
+                f"{key}/planned-engine"
+                if engine == astuple(PLAN_ENGINES[0])
+                else f"{key}/engine-{'x'.join(map(str, engine))}"
+            ] = engine
         measured = {engine_of(model): rtl.get(f"{model}/verilator")}  # the rtl section's full-rank runs
         if model == "paper":
             measured[astuple(PLAN_ENGINES[0])] = rtl.get(PLANNED)
         for name, engine in engines.items():
-            print(f"bench: accelerator {model} on the engine {engine}: full ranks, the pruned ranks {ranks} ({row}), "
-                  "and the ranks fitted to the engine", flush=True)
+            print(
+                f"bench: accelerator {model} on the engine {engine}: full ranks, the pruned ranks {ranks} ({row}), "
+                "and the ranks fitted to the engine",
+                flush=True,
+            )
             full = measured.get(engine) or measure_rtl(model, "verilator", None, *engine)
             lanes, buf_depth, vec, drain = engine
             fit = fit_ranks(cfg, ranks, lanes, buf_depth, vec=vec, drain=drain, log=sys.stdout)
-            out[name] = {"model": model, "row": row, "ranks": ranks, "full_ranks": full_ranks, "engine": engine,
-                         "full": program_costs(full),
-                         "pruned": program_costs(measure_rtl(model, "verilator", ranks, *engine))}
+            out[name] = {
+                "model": model,
+                "row": row,
+                "ranks": ranks,
+                "full_ranks": full_ranks,
+                "engine": engine,
+                "full": program_costs(full),
+                "pruned": program_costs(measure_rtl(model, "verilator", ranks, *engine)),
+            }
             if fit["ranks"] != ranks:
-                out[name]["fitted"] = {"ranks": fit["ranks"],
-                                       **program_costs(measure_rtl(model, "verilator", fit["ranks"], *engine))}
+                out[name]["fitted"] = {
+                    "ranks": fit["ranks"],
+                    **program_costs(measure_rtl(model, "verilator", fit["ranks"], *engine)),
+                }
     return out
 
 
 def program_costs(m: dict) -> dict:
     """MACs and measured cycles of one verif.top.bench_rtl measurement."""
-    return {"train_macs": m["macs"]["train_sample"], "train_cycles": m["train_sample"]["cycles"],
-            "infer_cycles": m["infer"]["cycles"], "update_cycles": m["update"]["cycles"]}
+    return {
+        "train_macs": m["macs"]["train_sample"],
+        "train_cycles": m["train_sample"]["cycles"],
+        "infer_cycles": m["infer"]["cycles"],
+        "update_cycles": m["update"]["cycles"],
+    }
 
 
 def golden_speed(model: str, batches: int) -> dict:
@@ -185,7 +217,7 @@ def golden_speed(model: str, batches: int) -> dict:
         m.calibrate(x[:b], y[:b])
         c0, w0 = time.process_time(), time.time()
         for i in range(0, b * batches, b):
-            m.train_batch(x[i:i + b], y[i:i + b])
+            m.train_batch(x[i : i + b], y[i : i + b])
         cpu, wall = time.process_time() - c0, time.time() - w0
     n = b * batches
     return {"batch": b, "samples_per_cpu_s": n / cpu, "samples_per_wall_s": n / wall}
@@ -219,8 +251,11 @@ def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
             continue
         c = cpu[m]
         hz = v["clock_mhz"] * 1e6
-        software = {"float_tt_batch1": c["float_tt_batch1"], "float_tt_batch64": c["float_tt_batch64"],
-                    "golden": c["golden"]["samples_per_cpu_s"]}
+        software = {
+            "float_tt_batch1": c["float_tt_batch1"],
+            "float_tt_batch64": c["float_tt_batch64"],
+            "golden": c["golden"]["samples_per_cpu_s"],
+        }
         out[t] = {"model": m, "software_samples_per_s": software, **_throughput(meas, m, hz, software)}
         if m == "paper" and PLANNED in rtl:
             out[t]["planned_engine"] = {"lanes": rtl[PLANNED]["lanes"], **_throughput(rtl[PLANNED], m, hz, software)}
@@ -230,10 +265,16 @@ def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
 def _throughput(meas: dict, model: str, hz: float, software: dict) -> dict:
     """Cycles per training sample of one bench_rtl measurement (train_sample, the stream's host cycles, the update over
     the mini-batch) and the samples/s at `hz`, against each software figure."""
-    per_sample = (meas["train_sample"]["cycles"] + meas["train_stream"]["host_cycles_per_sample"]
-                  + meas["update"]["cycles"] / load_config(model).train.batch)
-    return {"cycles_per_sample": per_sample, "samples_per_s": hz / per_sample,
-            "ratio": {k: hz / per_sample / s for k, s in software.items()}}
+    per_sample = (
+        meas["train_sample"]["cycles"]
+        + meas["train_stream"]["host_cycles_per_sample"]
+        + meas["update"]["cycles"] / load_config(model).train.batch
+    )
+    return {
+        "cycles_per_sample": per_sample,
+        "samples_per_s": hz / per_sample,
+        "ratio": {k: hz / per_sample / s for k, s in software.items()},
+    }
 
 
 def section_accuracy(quick: bool) -> dict:
@@ -255,17 +296,40 @@ def start_accelerator_accuracy(quick: bool) -> dict | None:
         return None
     import shutil
     import subprocess
+
     runs = {}
     for sim in ("verilator", "golden"):
         out = ROOT / "build" / "bench" / f"train-digits-{sim}"
         shutil.rmtree(out, ignore_errors=True)  # a finished run would be resumed as done, even after an RTL change
         out.mkdir(parents=True)
-        print(f"bench: make train on {sim}, digits, {ACCEL_EPOCHS} epoch(s), in the background (log: {out}.log)",
-              flush=True)
+        print(
+            f"bench: make train on {sim}, digits, {ACCEL_EPOCHS} epoch(s), in the background (log: {out}.log)",
+            flush=True,
+        )
         log = open(f"{out}.log", "w")
-        proc = subprocess.Popen([sys.executable, str(ROOT / "verif" / "train.py"), "--model", "digits", "--dataset",
-                                 "digits", "--epochs", str(ACCEL_EPOCHS), "--seed", "1", "--sim", sim, "--check",
-                                 "sample", "--out", str(out)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "verif" / "train.py"),
+                "--model",
+                "digits",
+                "--dataset",
+                "digits",
+                "--epochs",
+                str(ACCEL_EPOCHS),
+                "--seed",
+                "1",
+                "--sim",
+                sim,
+                "--check",
+                "sample",
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         runs[sim] = (proc, out, log)
     return runs
 
@@ -284,74 +348,118 @@ def finish_accelerator_accuracy(started: dict | None) -> dict | None:
         # the RTL run's state as read back from the RTL over the host bus; the golden run's from its machine
         state = out / ("rtl_state.npz" if sim != "golden" else "weights.npz")
         with np.load(state) as w:
-            runs[sim] = {"test_acc": report["test_acc"], "executor": report["executor"],
-                         "weights": {k: w[k].reshape(-1) for k in w.files if k.startswith("mem/")}}
+            runs[sim] = {
+                "test_acc": report["test_acc"],
+                "executor": report["executor"],
+                "weights": {k: w[k].reshape(-1) for k in w.files if k.startswith("mem/")},
+            }
     rtl, gold = runs["verilator"], runs["golden"]
     compared = sorted(gold["weights"].keys() & rtl["weights"].keys())
     same = bool(compared) and all(np.array_equal(rtl["weights"][k], gold["weights"][k]) for k in compared)
-    return {"model": "digits", "dataset": "digits", "epochs": ACCEL_EPOCHS, "seed": 1,
-            "rtl_test_acc": rtl["test_acc"], "golden_test_acc": gold["test_acc"], "executor": rtl["executor"],
-            "weights_identical": same, "tensors_compared": len(compared)}
+    return {
+        "model": "digits",
+        "dataset": "digits",
+        "epochs": ACCEL_EPOCHS,
+        "seed": 1,
+        "rtl_test_acc": rtl["test_acc"],
+        "golden_test_acc": gold["test_acc"],
+        "executor": rtl["executor"],
+        "weights_identical": same,
+        "tensors_compared": len(compared),
+    }
 
 
 def markdown(r: dict) -> str:
-    lines = [f"# Benchmarks ({r['date']}, {r['machine']})", "",
-             "Regenerate with `make bench` (`QUICK=1` for the short subset). " + r["note"], "",
-             f"This {'QUICK=1 ' if r['quick'] else 'full '}run took {r['wall_s'] / 60:.1f} min."
-             + "".join(f" Re-measured on {day}: sections {', '.join(names)} (`python scripts/bench.py --sections "
-                       f"{','.join(names)}`)." for day, names in _by_day(r.get("refreshed", {})).items()), "",
-             "## Memory: the whole on-chip training state", "",
-             "| model | accelerator bytes | FP32 dense + SGD momentum | ratio | FP32 dense + Adam | ratio | "
-             "parameter-only ratio (paper's count) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Benchmarks ({r['date']}, {r['machine']})",
+        "",
+        "Regenerate with `make bench` (`QUICK=1` for the short subset). " + r["note"],
+        "",
+        f"This {'QUICK=1 ' if r['quick'] else 'full '}run took {r['wall_s'] / 60:.1f} min."
+        + "".join(
+            f" Re-measured on {day}: sections {', '.join(names)} (`python scripts/bench.py --sections "
+            f"{','.join(names)}`)."
+            for day, names in _by_day(r.get("refreshed", {})).items()
+        ),
+        "",
+        "## Memory: the whole on-chip training state",
+        "",
+        "| model | accelerator bytes | FP32 dense + SGD momentum | ratio | FP32 dense + Adam | ratio | "
+        "parameter-only ratio (paper's count) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for m, v in r["memory"].items():
-        lines.append(f"| {m} | {v['accelerator_total_bytes']} | {v['dense_fp32_sgd_momentum_bytes']} | "
-                     f"{v['ratio_vs_dense_sgd_momentum']:.1f}x | {v['dense_fp32_adam_bytes']} | "
-                     f"{v['ratio_vs_dense_adam']:.1f}x | {v['parameter_only_ratio']:.0f}x |")
-    lines += ["", "## The accelerator, measured (simulated RTL)", "",
-              "Cycles of one run of each program, where the training sample's cycles go, and the simulator's speed "
-              "(the train_sample program back to back, host attached). Train cycles are the accelerator's busy "
-              "cycles; host is what the host adds per sample outside them: over AXI-Lite (sample upload, label, start, "
-              "status polls, pred and p[label] reads), or through the AXI4-Stream input (a frame of the sample's words "
-              "and its label, one a cycle, which starts the run itself; averaged over a few samples). Each model runs on the MAC lanes of the synthesis target "
-              "that builds it; cycles / ideal compares the train cycles with train MACs / lanes.", "",
-              "| model | simulator | lanes | train cycles | train MACs | cycles / ideal | contraction | element-wise | "
-              "softmax | sequencer | host (AXI-Lite) | host (stream) | update cycles | inference cycles | simulated cycles/s |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {m} | {v['accelerator_total_bytes']} | {v['dense_fp32_sgd_momentum_bytes']} | "
+            f"{v['ratio_vs_dense_sgd_momentum']:.1f}x | {v['dense_fp32_adam_bytes']} | "
+            f"{v['ratio_vs_dense_adam']:.1f}x | {v['parameter_only_ratio']:.0f}x |"
+        )
+    lines += [
+        "",
+        "## The accelerator, measured (simulated RTL)",
+        "",
+        "Cycles of one run of each program, where the training sample's cycles go, and the simulator's speed "
+        "(the train_sample program back to back, host attached). Train cycles are the accelerator's busy "
+        "cycles; host is what the host adds per sample outside them: over AXI-Lite (sample upload, label, start, "
+        "status polls, pred and p[label] reads), or through the AXI4-Stream input (a frame of the sample's words "
+        "and its label, one a cycle, which starts the run itself; averaged over a few samples). Each model runs on the MAC lanes of the synthesis target "
+        "that builds it; cycles / ideal compares the train cycles with train MACs / lanes.",
+        "",
+        "| model | simulator | lanes | train cycles | train MACs | cycles / ideal | contraction | element-wise | "
+        "softmax | sequencer | host (AXI-Lite) | host (stream) | update cycles | inference cycles | simulated cycles/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for key, v in r["rtl"].items():
         t, u = v["train_sample"], v["train_sample"]["units"]
-        lines.append(f"| {v['model']} | {v['sim']} | {v['lanes']} | {t['cycles']} | {v['macs']['train_sample']} | "
-                     f"{t['cycles'] * v['lanes'] / v['macs']['train_sample']:.3f} | {u['contract']} | {u['ewise']} | {u['sce']} | "
-                     f"{t['sequencer_overhead']} | {t['host_cycles']} | {v['train_stream']['host_cycles_per_sample']:.0f} | "
-                     f"{v['update']['cycles']} | {v['infer']['cycles']} | "
-                     f"{v['sim_speed']['cycles_per_s']:.0f} |")
-    lines += ["", "## Training throughput of each synthesized target", "",
-              "The clock a target's routed build runs at, from its committed synthesis baseline (scripts/qor_baselines): "
-              "the PLL's where timing is met there, else the Fmax; cycles per training sample measured on the "
-              "simulated RTL above (at the target's MAC lanes).", "",
-              "| target | model | top | clock MHz | which clock | Fmax MHz | cycles per sample | training samples/s |",
-              "|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {v['model']} | {v['sim']} | {v['lanes']} | {t['cycles']} | {v['macs']['train_sample']} | "
+            f"{t['cycles'] * v['lanes'] / v['macs']['train_sample']:.3f} | {u['contract']} | {u['ewise']} | {u['sce']} | "
+            f"{t['sequencer_overhead']} | {t['host_cycles']} | {v['train_stream']['host_cycles_per_sample']:.0f} | "
+            f"{v['update']['cycles']} | {v['infer']['cycles']} | "
+            f"{v['sim_speed']['cycles_per_s']:.0f} |"
+        )
+    lines += [
+        "",
+        "## Training throughput of each synthesized target",
+        "",
+        "The clock a target's routed build runs at, from its committed synthesis baseline (scripts/qor_baselines): "
+        "the PLL's where timing is met there, else the Fmax; cycles per training sample measured on the "
+        "simulated RTL above (at the target's MAC lanes).",
+        "",
+        "| target | model | top | clock MHz | which clock | Fmax MHz | cycles per sample | training samples/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for t, v in r["work"]["targets"].items():
         rate = f"{v['samples_per_s']:.1f}" if v["samples_per_s"] else "-"
-        lines.append(f"| {t} | {v['model']} | {v['top']} | {v.get('clock_mhz') or '-'} | {v.get('clock_is', '')} | "
-                     f"{v['fmax_mhz'] or 'no Fmax (does not fit or not placed)'} | "
-                     f"{v['cycles_per_sample'] or 'not measured'} | {rate} |")
+        lines.append(
+            f"| {t} | {v['model']} | {v['top']} | {v.get('clock_mhz') or '-'} | {v.get('clock_is', '')} | "
+            f"{v['fmax_mhz'] or 'no Fmax (does not fit or not placed)'} | "
+            f"{v['cycles_per_sample'] or 'not measured'} | {rate} |"
+        )
     lines += ["", "| model | train MACs | infer MACs | measured cycles per sample |", "|---|---|---|---|"]
     for m, v in r["work"]["models"].items():
-        lines.append(f"| {m} | {v['train_macs_per_sample']} | {v['infer_macs_per_sample']} | "
-                     f"{v['measured_cycles_per_sample'] or '-'} |")
+        lines.append(
+            f"| {m} | {v['train_macs_per_sample']} | {v['infer_macs_per_sample']} | "
+            f"{v['measured_cycles_per_sample'] or '-'} |"
+        )
     vs = r.get("versus_cpu", {})
     if vs:
-        lines += ["", "## The accelerator against CPU software (training samples/s, ratio accelerator / CPU)", "",
-                  "Accelerator cycles per sample: train_sample, the host's cycles around it (through the sample stream), "
-                  "and the update spread "
-                  "over its mini-batch, at the "
-                  "clock the target's routed build runs at (above). CPU figures from the next section (this machine, one core). The paper "
-                  "reports 59x against an "
-                  "embedded CPU it does not name; a desktop core is another class of machine. The rows at 128 lanes "
-                  "are measured cycles of a build no target fits yet (the planned engine: results/synth.md), at the "
-                  "same clock.", "",
-                  "| target | model | accelerator | float TT batch 1 | float TT batch 64 | bit-exact golden |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## The accelerator against CPU software (training samples/s, ratio accelerator / CPU)",
+            "",
+            "Accelerator cycles per sample: train_sample, the host's cycles around it (through the sample stream), "
+            "and the update spread "
+            "over its mini-batch, at the "
+            "clock the target's routed build runs at (above). CPU figures from the next section (this machine, one core). The paper "
+            "reports 59x against an "
+            "embedded CPU it does not name; a desktop core is another class of machine. The rows at 128 lanes "
+            "are measured cycles of a build no target fits yet (the planned engine: results/synth.md), at the "
+            "same clock.",
+            "",
+            "| target | model | accelerator | float TT batch 1 | float TT batch 64 | bit-exact golden |",
+            "|---|---|---|---|---|---|",
+        ]
         for t, v in vs.items():
             sw = v["software_samples_per_s"]
             rows = [(v, "measured cycles")]
@@ -359,43 +467,61 @@ def markdown(r: dict) -> str:
                 rows.append((v["planned_engine"], f"measured cycles at {v['planned_engine']['lanes']} lanes"))
             for x, label in rows:
                 ra = x["ratio"]
-                lines.append(f"| {t} | {v['model']} | {x['samples_per_s']:.1f} ({label}) | {sw['float_tt_batch1']:.0f} "
-                             f"({ra['float_tt_batch1']:.3f}x) | {sw['float_tt_batch64']:.0f} "
-                             f"({ra['float_tt_batch64']:.4f}x) | {sw['golden']:.0f} ({ra['golden']:.3f}x) |")
-    lines += ["",
-              "## CPU software on one core (samples/s)", "",
-              "| model | float TT batch 1 | float TT batch 64 | float dense batch 64 | bit-exact golden "
-              "(per CPU s) | bit-exact golden (wall) |", "|---|---|---|---|---|---|"]
+                lines.append(
+                    f"| {t} | {v['model']} | {x['samples_per_s']:.1f} ({label}) | {sw['float_tt_batch1']:.0f} "
+                    f"({ra['float_tt_batch1']:.3f}x) | {sw['float_tt_batch64']:.0f} "
+                    f"({ra['float_tt_batch64']:.4f}x) | {sw['golden']:.0f} ({ra['golden']:.3f}x) |"
+                )
+    lines += [
+        "",
+        "## CPU software on one core (samples/s)",
+        "",
+        "| model | float TT batch 1 | float TT batch 64 | float dense batch 64 | bit-exact golden "
+        "(per CPU s) | bit-exact golden (wall) |",
+        "|---|---|---|---|---|---|",
+    ]
     for m, v in r["cpu"].items():
         g = v["golden"]
-        lines.append(f"| {m} | {v['float_tt_batch1']:.0f} | {v['float_tt_batch64']:.0f} | "
-                     f"{v['float_dense_batch64']:.0f} | {g['samples_per_cpu_s']:.0f} | {g['samples_per_wall_s']:.0f} |")
-    lines += ["", "## Rank pruning shrinks the work", "",
-              "The final live ranks of a rank-adapted run (accuracy section), recompiled and measured on the simulated "
-              "RTL against the full ranks; and where the engine runs them faster, the ranks `python -m golden cost "
-              "--fit-ranks` recompiles them at (golden/cost.py fit_ranks: per bond between the live and the built "
-              "rank, the pruned slices kept zero), measured the same way. Plot: [pruning.png](pruning.png).", "",
-              "| model | engine (lanes, buffer words, vector load, drain) | ranks (row) | train MACs | train cycles | "
-              "cycles vs full | MACs vs full | inference cycles | update cycles |",
-              "|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {m} | {v['float_tt_batch1']:.0f} | {v['float_tt_batch64']:.0f} | "
+            f"{v['float_dense_batch64']:.0f} | {g['samples_per_cpu_s']:.0f} | {g['samples_per_wall_s']:.0f} |"
+        )
+    lines += [
+        "",
+        "## Rank pruning shrinks the work",
+        "",
+        "The final live ranks of a rank-adapted run (accuracy section), recompiled and measured on the simulated "
+        "RTL against the full ranks; and where the engine runs them faster, the ranks `python -m golden cost "
+        "--fit-ranks` recompiles them at (golden/cost.py fit_ranks: per bond between the live and the built "
+        "rank, the pruned slices kept zero), measured the same way. Plot: [pruning.png](pruning.png).",
+        "",
+        "| model | engine (lanes, buffer words, vector load, drain) | ranks (row) | train MACs | train cycles | "
+        "cycles vs full | MACs vs full | inference cycles | update cycles |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for v in r.get("pruning", {}).values():
         f, p = v["full"], v["pruned"]
         rows = [(f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)]
         if "fitted" in v:
             rows.append((f"{v['fitted']['ranks']} ({v['row']}, fitted to the engine)", v["fitted"]))
         for ranks, c in rows:
-            lines.append(f"| {v['model']} | {tuple(v.get('engine', ()))} | {ranks} | {c['train_macs']} | "
-                         f"{c['train_cycles']} | {c['train_cycles'] / f['train_cycles']:.3f} | "
-                         f"{c['train_macs'] / f['train_macs']:.3f} | "
-                         f"{c['infer_cycles']} | {c['update_cycles']} |")
+            lines.append(
+                f"| {v['model']} | {tuple(v.get('engine', ()))} | {ranks} | {c['train_macs']} | "
+                f"{c['train_cycles']} | {c['train_cycles'] / f['train_cycles']:.3f} | "
+                f"{c['train_macs'] / f['train_macs']:.3f} | "
+                f"{c['infer_cycles']} | {c['update_cycles']} |"
+            )
     lines += ["", "## Accuracy", ""]
     a = r.get("accelerator_accuracy")
     if a:
-        lines += [f"The accelerator itself: `make train` on {a['model']} for {a['epochs']} epoch(s) (seed {a['seed']}) on the "
-                  f"simulated RTL ({a['executor']}, every sample checked in lock-step) reaches test accuracy "
-                  f"**{100 * a['rtl_test_acc']:.2f} %**; the golden model alone, same run: {100 * a['golden_test_acc']:.2f} %. "
-                  f"Final weights identical: **{'yes' if a['weights_identical'] else 'NO'}** ({a['tensors_compared']} "
-                  "tensors). The full schedules below run on the golden model, which the RTL equals bit for bit.", ""]
+        lines += [
+            f"The accelerator itself: `make train` on {a['model']} for {a['epochs']} epoch(s) (seed {a['seed']}) on the "
+            f"simulated RTL ({a['executor']}, every sample checked in lock-step) reaches test accuracy "
+            f"**{100 * a['rtl_test_acc']:.2f} %**; the golden model alone, same run: {100 * a['golden_test_acc']:.2f} %. "
+            f"Final weights identical: **{'yes' if a['weights_identical'] else 'NO'}** ({a['tensors_compared']} "
+            "tensors). The full schedules below run on the golden model, which the RTL equals bit for bit.",
+            "",
+        ]
     for name in r["accuracy"]:
         lines.append(f"See [accuracy-{name}.md](accuracy-{name}.md).")
     for name in r.get("bits", {}):
@@ -413,8 +539,10 @@ def _by_day(refreshed: dict) -> dict:
 
 def plot(r: dict) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(8, 4))
     models = list(r["memory"])
     kinds = sorted({k for v in r["memory"].values() for k in v["accelerator_bytes"]})
@@ -479,10 +607,13 @@ SECTIONS = ("memory", "rtl", "work", "cpu", "versus_cpu", "accuracy", "accelerat
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="the short subset (digits accuracy only, fewer batches)")
-    ap.add_argument("--sections", default=None,
-                    help=f"measure only these sections (comma-separated, of {', '.join(SECTIONS)}) into the existing "
-                         "results/bench.json, whose other sections keep their figures; BENCH.md says which were "
-                         "refreshed and when")
+    ap.add_argument(
+        "--sections",
+        default=None,
+        help=f"measure only these sections (comma-separated, of {', '.join(SECTIONS)}) into the existing "
+        "results/bench.json, whose other sections keep their figures; BENCH.md says which were "
+        "refreshed and when",
+    )
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     t0 = time.time()
@@ -497,10 +628,13 @@ def main() -> int:
         r = json.loads((OUT / "bench.json").read_text())
     else:
         wanted = list(SECTIONS)
-        r = {"date": today, "machine": f"{platform.machine()}, Python {platform.python_version()}",
-             "quick": args.quick,
-             "note": "Accelerator cycles are measured on the simulated RTL (at each target's MAC lanes), Fmax from "
-                     "the committed synthesis baselines of the accelerator top."}
+        r = {
+            "date": today,
+            "machine": f"{platform.machine()}, Python {platform.python_version()}",
+            "quick": args.quick,
+            "note": "Accelerator cycles are measured on the simulated RTL (at each target's MAC lanes), Fmax from "
+            "the committed synthesis baselines of the accelerator top.",
+        }
 
     def section(name, fn):
         if name not in wanted:

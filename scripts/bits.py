@@ -9,6 +9,7 @@ The runs are resumable golden training runs under build/bits/ and run in one wor
 
     python scripts/bits.py --model digits --dataset digits       # one short golden run per width and family
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,12 +46,18 @@ def run_point(sweep: str, bits: int, cfg, dataset: str, data_dir, seed: int, out
     data = load_dataset(dataset, data_dir)
     rep = Run(cfg, data, seed, out, cfg.train.epochs).run()
     print(f"== {sweep} {bits} bits: test accuracy {rep['test_acc']:.4f}", flush=True)
-    return {"sweep": sweep, "bits": bits, "test_acc": rep["test_acc"], "saturations": rep["saturations_total"],
-            "wall_s": round(time.time() - t0, 1)}
+    return {
+        "sweep": sweep,
+        "bits": bits,
+        "test_acc": rep["test_acc"],
+        "saturations": rep["saturations_total"],
+        "wall_s": round(time.time() - t0, 1),
+    }
 
 
 def bits_table(model: str, dataset: str, data_dir=None, seed: int = 1, jobs: int | None = None) -> dict:
     from golden.float_model import train_float
+
     cfg = load_config(model)
     data = load_dataset(dataset, data_dir)
     check_compatible(cfg, data)
@@ -62,35 +69,54 @@ def bits_table(model: str, dataset: str, data_dir=None, seed: int = 1, jobs: int
         futures = [pool.submit(run_point, s, w, c, dataset, data_dir, seed, work / f"{s}{w}") for s, w, c in points]
         rows = [f.result() for f in futures]
     ref = train_float(cfg, data, seed=seed, progress=False)["final_test_acc"]
-    result = {"model": cfg.name, "dataset": data.name, "seed": seed, "epochs": cfg.train.epochs,
-              "default": {"core": [cfg.formats.core.width, cfg.formats.core.frac],
-                          "data": [getattr(cfg.formats, k).width for k in DATA_FAMILIES]},
-              "test_samples": len(data.test_y), "float_tt_acc": ref, "points": rows}
+    result = {
+        "model": cfg.name,
+        "dataset": data.name,
+        "seed": seed,
+        "epochs": cfg.train.epochs,
+        "default": {
+            "core": [cfg.formats.core.width, cfg.formats.core.frac],
+            "data": [getattr(cfg.formats, k).width for k in DATA_FAMILIES],
+        },
+        "test_samples": len(data.test_y),
+        "float_tt_acc": ref,
+        "points": rows,
+    }
     write_results(f"bits-{tag}", result, markdown, plot)
     return result
 
 
 def markdown(r: dict) -> str:
-    lines = [f"# Accuracy against bits: {r['model']} on {r['dataset']} (bit-exact golden, seed {r['seed']}, "
-             f"{r['epochs']} epochs)", "",
-             f"Float TT reference: {100 * r['float_tt_acc']:.2f}%. `core`: compute cores W bits, master W + 4. "
-             f"`data`: activations, errors, gradients and momentum W bits. The other family stays at the "
-             f"config's formats. One of the {r['test_samples']} test samples is "
-             f"{100 / r['test_samples']:.2f} points.", "",
-             "| sweep | bits | test accuracy | saturations | wall s |", "|---|---|---|---|---|"]
+    lines = [
+        f"# Accuracy against bits: {r['model']} on {r['dataset']} (bit-exact golden, seed {r['seed']}, "
+        f"{r['epochs']} epochs)",
+        "",
+        f"Float TT reference: {100 * r['float_tt_acc']:.2f}%. `core`: compute cores W bits, master W + 4. "
+        f"`data`: activations, errors, gradients and momentum W bits. The other family stays at the "
+        f"config's formats. One of the {r['test_samples']} test samples is "
+        f"{100 / r['test_samples']:.2f} points.",
+        "",
+        "| sweep | bits | test accuracy | saturations | wall s |",
+        "|---|---|---|---|---|",
+    ]
     for p in r["points"]:
-        lines.append(f"| {p['sweep']} | {p['bits']} | {100 * p['test_acc']:.2f}% | {p['saturations']} | "
-                     f"{p['wall_s']} |")
+        lines.append(
+            f"| {p['sweep']} | {p['bits']} | {100 * p['test_acc']:.2f}% | {p['saturations']} | {p['wall_s']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def plot(r: dict, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    for ax, sweep, label in ((axes[0], "core", "compute core bits (master + 4)"),
-                             (axes[1], "data", "activation / error / gradient bits")):
+    for ax, sweep, label in (
+        (axes[0], "core", "compute core bits (master + 4)"),
+        (axes[1], "data", "activation / error / gradient bits"),
+    ):
         pts = [p for p in r["points"] if p["sweep"] == sweep]
         ax.plot([p["bits"] for p in pts], [100 * p["test_acc"] for p in pts], "o-", label="bit-exact golden")
         ax.axhline(100 * r["float_tt_acc"], color="gray", ls="--", label="float TT")
@@ -99,8 +125,10 @@ def plot(r: dict, path: Path) -> None:
     low = min(100 * p["test_acc"] for p in r["points"])
     axes[0].set(ylabel="test accuracy %", ylim=(min(low - 2, 100 * r["float_tt_acc"] - 5), 100.5))
     axes[0].legend()
-    fig.suptitle(f"{r['model']} on {r['dataset']}: accuracy against bits "
-                 f"({r['test_samples']} test samples, {100 / r['test_samples']:.2f} points each)")
+    fig.suptitle(
+        f"{r['model']} on {r['dataset']}: accuracy against bits "
+        f"({r['test_samples']} test samples, {100 / r['test_samples']:.2f} points each)"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

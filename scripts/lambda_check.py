@@ -5,6 +5,7 @@ relative difference of tau, and the prune decisions on which the two disagree. W
 
     python scripts/lambda_check.py --model digits --prior 1e-3 --epochs 10
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     cfg = load_config(args.model)
-    cfg = replace(cfg, train=replace(cfg.train, epochs=args.epochs,
-                                     rank=RankCfg(enabled=True, prior=args.prior, threshold=cfg.train.rank.threshold,
-                                                  warmup_epochs=1)))
+    cfg = replace(
+        cfg,
+        train=replace(
+            cfg.train,
+            epochs=args.epochs,
+            rank=RankCfg(enabled=True, prior=args.prior, threshold=cfg.train.rank.threshold, warmup_epochs=1),
+        ),
+    )
     data = load_dataset(args.dataset or args.model)
     m = Machine(compile_network(cfg), args.seed)
     rng = np.random.default_rng(args.seed)
@@ -55,7 +61,7 @@ def main() -> int:
     for epoch in range(args.epochs):
         perm = rng.permutation(len(data.train_y))
         for i in range(0, len(perm) - b + 1, b):
-            idx = perm[i:i + b]
+            idx = perm[i : i + b]
             m.train_batch(xq[idx], data.train_y[idx])
             if epoch < 1:
                 continue
@@ -66,7 +72,7 @@ def main() -> int:
             updates += 1
             for op in bonds:
                 lam, tau, mask = op.out, op.ins[2], op.ins[3]
-                fixed = np.array(m.lambdas(lam)) * 2.0 ** -LAMBDA_FMT.frac
+                fixed = np.array(m.lambdas(lam)) * 2.0**-LAMBDA_FMT.frac
                 live = m.mem[mask] > 0
                 rel = np.abs(fixed - shadow[lam]) / np.maximum(shadow[lam], 1e-12)
                 worst_lam = max(worst_lam, float(rel[live].max(initial=0)))
@@ -79,10 +85,17 @@ def main() -> int:
                 differ = was_live[lam] & ((shadow[lam] < thr) != ~live)
                 if differ.any():
                     disagreements.append({"update": updates, "bond": lam, "slices": np.flatnonzero(differ).tolist()})
-    out = {"model": cfg.name, "prior": args.prior, "epochs": args.epochs, "rank_updates": updates,
-           "max_rel_diff_lambda": worst_lam, "max_rel_diff_tau": worst_tau,
-           "prune_decision_disagreements": disagreements[:20], "n_disagreements": len(disagreements),
-           "final_ranks": m.live_ranks()}
+    out = {
+        "model": cfg.name,
+        "prior": args.prior,
+        "epochs": args.epochs,
+        "rank_updates": updates,
+        "max_rel_diff_lambda": worst_lam,
+        "max_rel_diff_tau": worst_tau,
+        "prune_decision_disagreements": disagreements[:20],
+        "n_disagreements": len(disagreements),
+        "final_ranks": m.live_ranks(),
+    }
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results" / f"lambda-{cfg.name}.json").write_text(json.dumps(out, indent=1))
     print(json.dumps(out, indent=1))

@@ -36,6 +36,7 @@ two (the built engine's lane numbering); --ranks recompiles at other inner ranks
 
     python scripts/lane_model.py --model paper --ranks '[[11, 9, 15], [15]]' --two-indices [--pow2-lanes]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,9 @@ def tile_cycles(k: int, rows: int, cols: int, la: int, lb: int, width: int, requ
     return math.ceil(cols / lb) * max(compute, load, drain) + load
 
 
-def plan_op(spec: str, macs: int, sizes: dict[str, int], lanes: int, width: int, requant: int,
-            max_la: int | None = None) -> Plan:
+def plan_op(
+    spec: str, macs: int, sizes: dict[str, int], lanes: int, width: int, requant: int, max_la: int | None = None
+) -> Plan:
     """The cheapest lane shape (LA a power of two <= width and <= max_la, LB = lanes / LA) and operand
     assignment. max_la 1: a one-dimensional array."""
     k, only_a, only_b = split(spec, sizes)
@@ -89,19 +91,24 @@ def plan_op(spec: str, macs: int, sizes: dict[str, int], lanes: int, width: int,
     for rows, cols in ((only_a, only_b), (only_b, only_a)):
         la = 1
         while la <= min(width, lanes, max_la or lanes):
-            p = Plan(spec, macs, k, rows, cols, la, lanes // la,
-                     tile_cycles(k, rows, cols, la, lanes // la, width, requant))
+            p = Plan(
+                spec, macs, k, rows, cols, la, lanes // la, tile_cycles(k, rows, cols, la, lanes // la, width, requant)
+            )
             if best is None or p.cycles < best.cycles:
                 best = p
             la *= 2
     return best
 
 
-def plan_program(model: str, lanes: int, width: int, requant: int, max_la: int | None = None,
-                 program: str = "train_sample") -> list[Plan]:
+def plan_program(
+    model: str, lanes: int, width: int, requant: int, max_la: int | None = None, program: str = "train_sample"
+) -> list[Plan]:
     comp = compile_network(load_config(model))
-    return [plan_op(op.spec, op.macs, comp.letter_sizes, lanes, width, requant, max_la)
-            for op in getattr(comp, program) if op.kind == "contract"]
+    return [
+        plan_op(op.spec, op.macs, comp.letter_sizes, lanes, width, requant, max_la)
+        for op in getattr(comp, program)
+        if op.kind == "contract"
+    ]
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ def split_reduction(d: isa.ContractDesc, r: int) -> isa.ContractDesc | None:
         return None
     i = loops[-1]
     lp = d.red_loops[i]
-    return replace(d, red_loops=d.red_loops[:i] + (replace(lp, count=lp.count // r),) + d.red_loops[i + 1:])
+    return replace(d, red_loops=d.red_loops[:i] + (replace(lp, count=lp.count // r),) + d.red_loops[i + 1 :])
 
 
 def split_cycles(d: isa.ContractDesc, r: int) -> tuple[float, int]:
@@ -155,8 +162,9 @@ def rows_cycles(d: isa.ContractDesc, r: int, requant: int) -> float | None:
     return max(compute, isa.load_beats(d)) + fill
 
 
-def plan_split(model: str, lanes: int, r: int, width: int, rows: bool = False, requant: int = 16,
-               program: str = "train_sample") -> list[SplitPlan]:
+def plan_split(
+    model: str, lanes: int, r: int, width: int, rows: bool = False, requant: int = 16, program: str = "train_sample"
+) -> list[SplitPlan]:
     """SplitPlan of every contraction of `program` on the --reduction-lanes r array of `lanes` MAC lanes (with `rows`,
     the rows kind where it is faster)."""
     comp = compile_network(load_config(model))
@@ -193,8 +201,9 @@ def two_index_steps(sizes: dict[str, int], lanes: int, pow2: bool = False) -> tu
     return best
 
 
-def plan_two_indices(model: str, lanes: int, ranks=None, pow2: bool = False, width: int = 16,
-                     requant: int = 16) -> tuple[list[tuple], int]:
+def plan_two_indices(
+    model: str, lanes: int, ranks=None, pow2: bool = False, width: int = 16, requant: int = 16
+) -> tuple[list[tuple], int]:
     """([(spec, MACs, steps, shape)] per contraction of train_sample, the other units' and the sequencer's cycles on
     the built engine of `lanes` lanes, vector loads of `width` words and a drain of `requant`) of the --two-indices
     ceiling; `ranks`: inner ranks to recompile at."""
@@ -206,8 +215,9 @@ def plan_two_indices(model: str, lanes: int, ranks=None, pow2: bool = False, wid
             sizes = {c: comp.letter_sizes[c] for c in sorted(set(op.spec) - set(",->"))}
             rows.append((op.spec, op.macs, *two_index_steps(sizes, lanes, pow2)))
     vec = min(width, lanes)
-    report = cost_report(cfg, lanes, 512 if lanes > 1 else 0, vec=vec,
-                         drain=min(requant, vec))["programs"]["train_sample"]
+    report = cost_report(cfg, lanes, 512 if lanes > 1 else 0, vec=vec, drain=min(requant, vec))["programs"][
+        "train_sample"
+    ]
     other = report["cycles"] - report["units"]["contract"]
     return rows, other
 
@@ -219,11 +229,19 @@ def main() -> int:
     ap.add_argument("--width", type=int, default=16, help="elements a bank read delivers per cycle")
     ap.add_argument("--requant", type=int, default=16, help="requantisers (outputs drained per cycle)")
     ap.add_argument("--one-dimensional", action="store_true", help="LA = 1: lanes over one operand's outputs only")
-    ap.add_argument("--reduction-lanes", type=int, default=0, metavar="R",
-                    help="model the compiled lane forms with R reduction lanes each (module docstring)")
+    ap.add_argument(
+        "--reduction-lanes",
+        type=int,
+        default=0,
+        metavar="R",
+        help="model the compiled lane forms with R reduction lanes each (module docstring)",
+    )
     ap.add_argument("--rows", action="store_true", help="with --reduction-lanes: the outer product's R rows too")
-    ap.add_argument("--two-indices", action="store_true", help="the ceiling of lanes over any two indices of an op "
-                                                                "(module docstring)")
+    ap.add_argument(
+        "--two-indices",
+        action="store_true",
+        help="the ceiling of lanes over any two indices of an op (module docstring)",
+    )
     ap.add_argument("--pow2-lanes", action="store_true", help="with --two-indices: lane counts powers of two")
     ap.add_argument("--ranks", help="with --two-indices: inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     a = ap.parse_args()
@@ -233,27 +251,36 @@ def main() -> int:
         raise SystemExit("error: --ranks and --pow2-lanes go with --two-indices")
     if a.two_indices:
         try:
-            rows, other = plan_two_indices(a.model, a.lanes, json.loads(a.ranks) if a.ranks else None, a.pow2_lanes,
-                                           a.width, a.requant)
+            rows, other = plan_two_indices(
+                a.model, a.lanes, json.loads(a.ranks) if a.ranks else None, a.pow2_lanes, a.width, a.requant
+            )
         except (ValueError, ConfigError) as e:
             raise SystemExit(f"error: {e}")
-        print(f"{a.model}{f' at ranks {a.ranks}' if a.ranks else ''}: {a.lanes} lanes over any two indices of an op"
-              f"{' (powers of two)' if a.pow2_lanes else ''}, no load, drain or fill (a ceiling, not a measurement)")
+        print(
+            f"{a.model}{f' at ranks {a.ranks}' if a.ranks else ''}: {a.lanes} lanes over any two indices of an op"
+            f"{' (powers of two)' if a.pow2_lanes else ''}, no load, drain or fill (a ceiling, not a measurement)"
+        )
         print("| contraction | lanes | steps | ideal MACs/lanes |")
         print("|---|---|---|---|")
         for spec, macs, steps, (i, l1, j, l2) in rows:
             print(f"| {spec} | {i} {l1} x {j} {l2} = {l1 * l2} | {steps} | {macs / a.lanes:.0f} |")
         total, ideal = sum(r[2] for r in rows), sum(r[1] for r in rows) / a.lanes
-        print(f"contractions: {total} steps against {ideal:.0f} ideal ({total / ideal:.3f}x); with the other units' "
-              f"and the sequencer's {other} cycles (golden/cost.py): {total + other} a training sample")
+        print(
+            f"contractions: {total} steps against {ideal:.0f} ideal ({total / ideal:.3f}x); with the other units' "
+            f"and the sequencer's {other} cycles (golden/cost.py): {total + other} a training sample"
+        )
         return 0
     if a.reduction_lanes:
         r = a.reduction_lanes
         if r < 2 or r & (r - 1) or a.lanes % r or r > a.width:
-            raise SystemExit("error: --reduction-lanes must be a power of two >= 2 that divides --lanes, at most --width")
+            raise SystemExit(
+                "error: --reduction-lanes must be a power of two >= 2 that divides --lanes, at most --width"
+            )
         plans = plan_split(a.model, a.lanes, r, a.width, a.rows, a.requant)
-        print(f"{a.model}: {a.lanes // r} output lanes x {r} reduction lanes{' or rows' if a.rows else ''}, compiled "
-              f"layouts (a model, not a measurement)")
+        print(
+            f"{a.model}: {a.lanes // r} output lanes x {r} reduction lanes{' or rows' if a.rows else ''}, compiled "
+            f"layouts (a model, not a measurement)"
+        )
         print("| contraction | second dimension | lanes used | model cycles | ideal MACs/lanes |")
         print("|---|---|---|---|---|")
         for p in plans:

@@ -32,6 +32,7 @@ Run under `nice -n 19` on a shared machine; it runs one simulation at a time.
   python scripts/mutate.py [--block NAME] [--mutant ID ...] [--sim icarus|verilator] [--list]
   make mutate [BLOCK=name] [SIM=verilator] [SEED=n]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -140,8 +141,9 @@ def validate(cat: dict, root: Path = ROOT) -> list[str]:
             continue
         n = f.read_text().count(m["original"])
         if n != 1:
-            errors.append(f"mutant {mid}: original occurs {n} times in {m['file']} (must be exactly once: "
-                          "stale catalogue?)")
+            errors.append(
+                f"mutant {mid}: original occurs {n} times in {m['file']} (must be exactly once: stale catalogue?)"
+            )
     return errors
 
 
@@ -204,11 +206,22 @@ def first_failure(log_text: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-def run_tests(block: dict, rtl: Path, tag: str, sim: str, seed: int, timeout: float,
-              log: Path) -> tuple[str, list[str]]:
+def run_tests(
+    block: dict, rtl: Path, tag: str, sim: str, seed: int, timeout: float, log: Path
+) -> tuple[str, list[str]]:
     """Run the block's pytest tests on `rtl`: ("passed" | "failed" | "timeout" | "error", failing test ids)."""
-    cmd = [sys.executable, "-m", "pytest", str(ROOT / block["tests"]), "-x", "-q", "-rf", "-p", "no:cacheprovider",
-           f"--timeout={int(timeout) + 60}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(ROOT / block["tests"]),
+        "-x",
+        "-q",
+        "-rf",
+        "-p",
+        "no:cacheprovider",
+        f"--timeout={int(timeout) + 60}",
+    ]
     if block.get("deselect"):
         cmd += ["-k", " and ".join(f"not {name}" for name in block["deselect"])]
     env = sim_env({"SIM": sim, "SEED": str(seed), "RTL_DIR": str(rtl), "BUILD_TAG": tag})
@@ -276,17 +289,21 @@ def write_reports(rows: list[dict], meta: dict) -> None:
         key = r["result"] + (" (equivalent)" if r.get("equivalent") else "")
         counts[key] = counts.get(key, 0) + 1
     (OUT / "report.json").write_text(json.dumps({**meta, "counts": counts, "mutants": rows}, indent=1) + "\n")
-    lines = [f"# Mutation run ({meta['sim']}, SEED={meta['seed']}, {len(rows)} mutants, "
-             f"wall {fmt_s(meta['wall_s'])})", "",
-             "| id | category | block | result | time (s) | killed by | first failure |",
-             "|---|---|---|---|---:|---|---|"]
+    lines = [
+        f"# Mutation run ({meta['sim']}, SEED={meta['seed']}, {len(rows)} mutants, wall {fmt_s(meta['wall_s'])})",
+        "",
+        "| id | category | block | result | time (s) | killed by | first failure |",
+        "|---|---|---|---|---:|---|---|",
+    ]
     for r in rows:
         by = ", ".join(t.split("::", 1)[-1] for t in r.get("failed_tests", [])[:2])
         why = r.get("first_failure", "")
         why = (why[:117] + "...") if len(why) > 120 else why
         result = r["result"] + (" (equivalent)" if r.get("equivalent") else "")
-        lines.append(f"| {r['id']} | {r['category']} | {r['block']} | {result} | {r['seconds']:.1f} | {by} | "
-                     f"{why.replace('|', '/')} |")
+        lines.append(
+            f"| {r['id']} | {r['category']} | {r['block']} | {result} | {r['seconds']:.1f} | {by} | "
+            f"{why.replace('|', '/')} |"
+        )
     lines += ["", "Results: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
     (OUT / "report.md").write_text("\n".join(lines) + "\n")
 
@@ -295,10 +312,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--block", action="append", help="only this block's mutants (repeatable)")
     ap.add_argument("--mutant", nargs="+", metavar="ID", help="only these mutants")
-    ap.add_argument("--sim", choices=SIMS, default=os.environ.get("SIM") or "icarus",
-                    help="simulator (default: $SIM, else icarus, the faster build)")
-    ap.add_argument("--seed", type=int, default=int(os.environ.get("SEED") or 1),
-                    help="SEED for the tests (default: $SEED, else 1 as make regress)")
+    ap.add_argument(
+        "--sim",
+        choices=SIMS,
+        default=os.environ.get("SIM") or "icarus",
+        help="simulator (default: $SIM, else icarus, the faster build)",
+    )
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=int(os.environ.get("SEED") or 1),
+        help="SEED for the tests (default: $SEED, else 1 as make regress)",
+    )
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant before it is stopped (default 900)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the tests on the unmutated RTL")
     ap.add_argument("--keep-builds", action="store_true", help="keep build/sim-mutate-<id> of killed mutants too")
@@ -331,13 +356,23 @@ def main(argv: list[str] | None = None) -> int:
         rtl = plant(None, OUT / "_baseline")
         for b in blocks:
             t0 = time.time()
-            status, failed = run_tests(cat["blocks"][b], rtl, "mutate-baseline", args.sim, args.seed, args.timeout,
-                                       OUT / "_baseline" / f"{b}.log")
+            status, failed = run_tests(
+                cat["blocks"][b],
+                rtl,
+                "mutate-baseline",
+                args.sim,
+                args.seed,
+                args.timeout,
+                OUT / "_baseline" / f"{b}.log",
+            )
             baseline_s[b] = time.time() - t0
             print(f"mutate: baseline {b} on {args.sim}: {status} in {baseline_s[b]:.0f} s", flush=True)
             if status != "passed":
-                print(f"mutate: the {b} tests do not pass on the unmutated RTL ({status}: {failed}); see "
-                      f"{OUT / '_baseline' / (b + '.log')}. Every mutant would look killed: stopping.", file=sys.stderr)
+                print(
+                    f"mutate: the {b} tests do not pass on the unmutated RTL ({status}: {failed}); see "
+                    f"{OUT / '_baseline' / (b + '.log')}. Every mutant would look killed: stopping.",
+                    file=sys.stderr,
+                )
                 return 2
 
     rows: list[dict] = []
@@ -359,33 +394,54 @@ def main(argv: list[str] | None = None) -> int:
         secs = time.time() - t0
         if result in KILLED and not args.keep_builds:
             shutil.rmtree(ROOT / "build" / f"sim-{tag}", ignore_errors=True)
-        row = {"id": m["id"], "category": m["category"], "block": m["block"], "file": m["file"], "result": result,
-               "equivalent": bool(m.get("equivalent")), "seconds": round(secs, 1), "failed_tests": failed,
-               "first_failure": first_failure((mdir / "pytest.log").read_text()) if ok else "",
-               "log": str((mdir / ("pytest.log" if ok else "elaborate.log")).relative_to(ROOT))}
+        row = {
+            "id": m["id"],
+            "category": m["category"],
+            "block": m["block"],
+            "file": m["file"],
+            "result": result,
+            "equivalent": bool(m.get("equivalent")),
+            "seconds": round(secs, 1),
+            "failed_tests": failed,
+            "first_failure": first_failure((mdir / "pytest.log").read_text()) if ok else "",
+            "log": str((mdir / ("pytest.log" if ok else "elaborate.log")).relative_to(ROOT)),
+        }
         rows.append(row)
         done_s = time.time() - t_start - sum(baseline_s.values())
         eta = done_s / i * (n - i)
         label = result + (" [equivalent]" if row["equivalent"] else "")
         by = f" by {failed[0].split('::', 1)[-1]}" if failed else ""
-        print(f"mutant {i}/{n} {m['id']} ({m['block']}, {m['category']}): {label}{by} in {secs:.0f} s, "
-              f"ETA {fmt_s(eta)}", flush=True)
-        write_reports(rows, {"sim": args.sim, "seed": args.seed, "wall_s": round(time.time() - t_start, 1),
-                             "baseline_s": {k: round(v, 1) for k, v in baseline_s.items()}})
+        print(
+            f"mutant {i}/{n} {m['id']} ({m['block']}, {m['category']}): {label}{by} in {secs:.0f} s, ETA {fmt_s(eta)}",
+            flush=True,
+        )
+        write_reports(
+            rows,
+            {
+                "sim": args.sim,
+                "seed": args.seed,
+                "wall_s": round(time.time() - t_start, 1),
+                "baseline_s": {k: round(v, 1) for k, v in baseline_s.items()},
+            },
+        )
 
     survived = [r for r in rows if r["result"] == "survived" and not r["equivalent"]]
     equiv = [r for r in rows if r["equivalent"]]
     refuted = [r for r in equiv if r["result"] in KILLED]
     broken = [r for r in rows if r["result"] in ("stillborn", "error")]
     killed = [r for r in rows if r["result"] in KILLED and not r["equivalent"]]
-    print(f"\nmutate: {len(killed)} killed, {len(survived)} survived, {len(equiv)} equivalent, "
-          f"{len(broken)} stillborn/error of {n} in {fmt_s(time.time() - t_start)}; "
-          f"report {(OUT / 'report.md').relative_to(ROOT)}")
+    print(
+        f"\nmutate: {len(killed)} killed, {len(survived)} survived, {len(equiv)} equivalent, "
+        f"{len(broken)} stillborn/error of {n} in {fmt_s(time.time() - t_start)}; "
+        f"report {(OUT / 'report.md').relative_to(ROOT)}"
+    )
     for r in equiv:
         print(f"  equivalent {r['id']}: {r['result']}")
-    for title, group in (("SURVIVED (the tests miss these bugs)", survived),
-                         ("equivalence REFUTED (marked equivalent, but a test fails)", refuted),
-                         ("stillborn or error (fix the catalogue or the tests)", broken)):
+    for title, group in (
+        ("SURVIVED (the tests miss these bugs)", survived),
+        ("equivalence REFUTED (marked equivalent, but a test fails)", refuted),
+        ("stillborn or error (fix the catalogue or the tests)", broken),
+    ):
         if group:
             print(f"mutate: {title}:")
             for r in group:

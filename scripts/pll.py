@@ -6,6 +6,7 @@ A requested clock that the PLL cannot make exactly is refused before synthesis, 
 make below and above (`achievable`: every output of the divider ranges within the PLL's frequency limits, the
 limits the calculators use).
 """
+
 from __future__ import annotations
 
 import re
@@ -26,11 +27,23 @@ class PllError(ValueError):
 
 # ECP5 EHXPLLL (Lattice FPGA-TN-02200 and yowasp-ecppll): CLKOP = CLKI * CLKFB_DIV / CLKI_DIV with feedback from
 # CLKOP; VCO = CLKOP * CLKOP_DIV.
-ECP5 = {"ref_div": range(1, 129), "fb_div": range(1, 81), "out_div": range(1, 129),
-        "pfd": (3.125, 400.0), "vco": (400.0, 800.0), "out": (10.0, 400.0)}
+ECP5 = {
+    "ref_div": range(1, 129),
+    "fb_div": range(1, 81),
+    "out_div": range(1, 129),
+    "pfd": (3.125, 400.0),
+    "vco": (400.0, 800.0),
+    "out": (10.0, 400.0),
+}
 # iCE40 SB_PLL40 in SIMPLE feedback (Lattice TN1251 and icepll): out = in * (DIVF + 1) / ((DIVR + 1) * 2^DIVQ).
-ICE40 = {"divr": range(0, 16), "divf": range(0, 128), "divq": range(1, 7),
-         "pfd": (10.0, 133.0), "vco": (533.0, 1066.0), "out": (16.0, 275.0)}
+ICE40 = {
+    "divr": range(0, 16),
+    "divf": range(0, 128),
+    "divq": range(1, 7),
+    "pfd": (10.0, 133.0),
+    "vco": (533.0, 1066.0),
+    "out": (16.0, 275.0),
+}
 
 
 def achievable(family: str, fin: float) -> list[float]:
@@ -46,7 +59,8 @@ def achievable(family: str, fin: float) -> list[float]:
             for fb in lim["fb_div"]:
                 f = pfd * fb
                 if lim["out"][0] <= f <= lim["out"][1] and any(
-                        lim["vco"][0] <= f * d <= lim["vco"][1] for d in lim["out_div"]):
+                    lim["vco"][0] <= f * d <= lim["vco"][1] for d in lim["out_div"]
+                ):
                     out.add(f)
     elif family == "ice40":
         lim = ICE40
@@ -78,8 +92,10 @@ def nearest(family: str, fin: float, fout: float) -> tuple[float | None, float |
 def _refuse(family: str, fin: float, fout: float) -> PllError:
     lo, hi = nearest(family, fin, fout)
     near = " or ".join(f"{f:.4g} MHz" for f in (lo, hi) if f is not None)
-    return PllError(f"the {family} PLL cannot make {fout:g} MHz from the {fin:g} MHz oscillator; the nearest clocks it "
-                    f"can make are {near}: request one of them")
+    return PllError(
+        f"the {family} PLL cannot make {fout:g} MHz from the {fin:g} MHz oscillator; the nearest clocks it "
+        f"can make are {near}: request one of them"
+    )
 
 
 def _tool(name: str) -> str:
@@ -94,8 +110,12 @@ def ecp5_settings(fin: float, fout: float) -> dict:
     "achieved_mhz", "vco_mhz"}; refuses a clock it cannot make exactly."""
     # the WebAssembly tool writes files only under its working directory
     with tempfile.TemporaryDirectory(dir=ROOT / "build") as tmp:
-        run = subprocess.run([_tool("yowasp-ecppll"), "-i", f"{fin:g}", "-o", f"{fout:g}", "-f", "pll.v"],
-                             capture_output=True, text=True, cwd=tmp)
+        run = subprocess.run(
+            [_tool("yowasp-ecppll"), "-i", f"{fin:g}", "-o", f"{fout:g}", "-f", "pll.v"],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+        )
         if run.returncode != 0:
             raise PllError(f"yowasp-ecppll failed: {run.stderr.strip() or run.stdout.strip()}")
         text = run.stdout + (Path(tmp) / "pll.v").read_text()
@@ -109,8 +129,10 @@ def ecp5_settings(fin: float, fout: float) -> dict:
     achieved = num(r"clkout0 frequency: ([\d.]+) MHz")
     if abs(achieved - fout) > EXACT * max(1.0, fout) and abs(achieved - fout) > 5e-4:
         raise _refuse("ecp5", fin, fout)
-    params = {f"ECP5_{k}": int(num(rf"\.{k}\((\d+)\)")) for k in
-              ("CLKI_DIV", "CLKFB_DIV", "CLKOP_DIV", "CLKOP_CPHASE", "CLKOP_FPHASE")}
+    params = {
+        f"ECP5_{k}": int(num(rf"\.{k}\((\d+)\)"))
+        for k in ("CLKI_DIV", "CLKFB_DIV", "CLKOP_DIV", "CLKOP_CPHASE", "CLKOP_FPHASE")
+    }
     exact = fin * params["ECP5_CLKFB_DIV"] / params["ECP5_CLKI_DIV"]
     if abs(exact - fout) > 5e-4:
         raise _refuse("ecp5", fin, fout)
@@ -131,8 +153,12 @@ def ice40_settings(fin: float, fout: float) -> dict:
             raise PllError(f"icepll printed no {pattern!r}")
         return float(m.group(1))
 
-    params = {"ICE40_DIVR": int(num(r"DIVR:\s+(\d+)")), "ICE40_DIVF": int(num(r"DIVF:\s+(\d+)")),
-              "ICE40_DIVQ": int(num(r"DIVQ:\s+(\d+)")), "ICE40_FILTER_RANGE": int(num(r"FILTER_RANGE:\s+(\d+)"))}
+    params = {
+        "ICE40_DIVR": int(num(r"DIVR:\s+(\d+)")),
+        "ICE40_DIVF": int(num(r"DIVF:\s+(\d+)")),
+        "ICE40_DIVQ": int(num(r"DIVQ:\s+(\d+)")),
+        "ICE40_FILTER_RANGE": int(num(r"FILTER_RANGE:\s+(\d+)")),
+    }
     exact = fin * (params["ICE40_DIVF"] + 1) / ((params["ICE40_DIVR"] + 1) * (1 << params["ICE40_DIVQ"]))
     if abs(exact - fout) > 5e-4:
         raise _refuse("ice40", fin, fout)

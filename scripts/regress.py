@@ -5,6 +5,7 @@ test fails or when no test ran. The seed is passed to every test through the SEE
 --seed each run draws a fresh one, printed first, so that the regression covers other stimulus and reset values every
 time and a failure is replayed with `make regress SEED=n` (or --seed n).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,22 @@ def run_lint() -> bool:
 def run_pytest(jobs: int, seed: int, extra: list[str]) -> int:
     junit = OUT / "junit.xml"
     suites = [s for s in SUITES if (ROOT / s).exists()]
-    cmd = [sys.executable, "-m", "pytest", *suites, "-n", str(jobs), "--timeout=900",
-           f"--junitxml={junit}", "-o", "junit_family=xunit2", "-q", "-p", "no:cacheprovider", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *suites,
+        "-n",
+        str(jobs),
+        "--timeout=900",
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit2",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
     print("regress:", " ".join(cmd), flush=True)
     return subprocess.run(cmd, cwd=ROOT, env={**os.environ, "SEED": str(seed)}).returncode
 
@@ -60,8 +75,10 @@ def summarise(seed: int, wall: float) -> dict:
     for name in sorted(rows):
         r = rows[name]
         print(f"{name:48s} {r['tests']:6d} {r['passed']:6d} {r['failed']:6d} {r['skipped']:6d} {r['time_s']:8.1f}")
-    print(f"{'total':48s} {total['tests']:6d} {total['passed']:6d} {total['failed']:6d} {total['skipped']:6d}"
-          f"   wall {wall:.0f} s, SEED={seed}")
+    print(
+        f"{'total':48s} {total['tests']:6d} {total['passed']:6d} {total['failed']:6d} {total['skipped']:6d}"
+        f"   wall {wall:.0f} s, SEED={seed}"
+    )
     summary = {"seed": seed, "wall_s": round(wall, 1), **total, "suites": rows}
     (OUT / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
@@ -70,8 +87,12 @@ def summarise(seed: int, wall: float) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=None,
-                    help="the seed of every test (0..2^32-1; default: a fresh one per run, printed first)")
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the seed of every test (0..2^32-1; default: a fresh one per run, printed first)",
+    )
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. -k name)")
     args = ap.parse_args()
     if args.seed is None:
@@ -92,8 +113,10 @@ def main() -> int:
         return 1
     ok = lint_ok and rc == 0 and summary["failed"] == 0
     print(f"{summary['passed']} passed, {summary['failed']} failed, {summary['skipped']} skipped")
-    print("regress:", "PASSED" if ok else "FAILED" + ("" if lint_ok else " (lint)") +
-          f"; replay with make regress SEED={args.seed}")
+    print(
+        "regress:",
+        "PASSED" if ok else "FAILED" + ("" if lint_ok else " (lint)") + f"; replay with make regress SEED={args.seed}",
+    )
     return 0 if ok else 1
 
 

@@ -30,6 +30,7 @@ How the per-test coverage files come about:
      line into one count, so a line can look covered while some of its bits never toggled; the summary's
      toggle list is the exact one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,19 @@ TOGGLE = "toggle"
 _RUN_BLOCK: list = []  # verif.runner.run_block before run_tests replaces it
 
 
-def coverage_run_block(toplevel, sources, parameters=None, sim="icarus", test_module=None, test_dir=None,
-                       waves=None, testcase=None, build_dir=None, build_args=(), always=None):
+def coverage_run_block(
+    toplevel,
+    sources,
+    parameters=None,
+    sim="icarus",
+    test_module=None,
+    test_dir=None,
+    waves=None,
+    testcase=None,
+    build_dir=None,
+    build_args=(),
+    always=None,
+):
     """Drop-in for verif.runner.run_block: Verilator only, coverage build, build/test dirs under build/coverage
     (a caller's build_dir is replaced; its build_args are kept)."""
     import pytest
@@ -68,10 +80,18 @@ def coverage_run_block(toplevel, sources, parameters=None, sim="icarus", test_mo
         pytest.skip("RTL coverage is measured on Verilator only")
     tag = param_tag(dict(parameters or {}))
     module = (test_module or "default").rsplit(".", 1)[-1]
-    return _RUN_BLOCK[0](toplevel, sources, parameters, "verilator", test_module,
-                     build_dir=COV / "sim" / toplevel / tag / module,
-                     test_dir=COV / "runs" / toplevel / tag / module,
-                     build_args=COVERAGE_ARGS + list(build_args), testcase=testcase, waves=False)
+    return _RUN_BLOCK[0](
+        toplevel,
+        sources,
+        parameters,
+        "verilator",
+        test_module,
+        build_dir=COV / "sim" / toplevel / tag / module,
+        test_dir=COV / "runs" / toplevel / tag / module,
+        build_args=COVERAGE_ARGS + list(build_args),
+        testcase=testcase,
+        waves=False,
+    )
 
 
 def run_tests(select: str, extra: list[str]) -> int:
@@ -81,8 +101,16 @@ def run_tests(select: str, extra: list[str]) -> int:
 
     _RUN_BLOCK[:] = [verif.runner.run_block]  # the real one, for the wrapper
     verif.runner.run_block = coverage_run_block  # before pytest imports the test modules
-    args = ["-q", "-p", "no:cacheprovider", str(ROOT / "verif" / "blocks"), str(ROOT / "verif" / "top"), "-k", select,
-            *extra]
+    args = [
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        str(ROOT / "verif" / "blocks"),
+        str(ROOT / "verif" / "top"),
+        "-k",
+        select,
+        *extra,
+    ]
     print("rtl_coverage: pytest", " ".join(args), flush=True)
     return int(pytest.main(args))
 
@@ -144,8 +172,15 @@ def fields(key: str) -> dict:
 
 
 def find_verilator_coverage() -> str | None:
-    venv_bin = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" \
-        / "site-packages" / "verilator" / "bin" / "verilator_coverage"
+    venv_bin = (
+        Path(sys.prefix)
+        / "lib"
+        / f"python{sys.version_info.major}.{sys.version_info.minor}"
+        / "site-packages"
+        / "verilator"
+        / "bin"
+        / "verilator_coverage"
+    )
     if venv_bin.exists():
         return str(venv_bin)
     return shutil.which("verilator_coverage")
@@ -158,8 +193,7 @@ def run_verilator_coverage(tool: str, dats: list[Path]) -> dict:
     cmds = {
         "version": [tool, "--version"],
         "write": [tool, "--write", str(merged), *map(str, dats)],
-        "annotate": [tool, "--annotate", str(COV / "annotated"), "--annotate-all", "--annotate-min", "1",
-                     str(merged)],
+        "annotate": [tool, "--annotate", str(COV / "annotated"), "--annotate-all", "--annotate-min", "1", str(merged)],
         "write_info": [tool, "--write-info", str(COV / "coverage.info"), str(merged)],
     }
     env = dict(os.environ)
@@ -186,8 +220,13 @@ def summarise(points) -> dict:
         for name in (rel(f.get("f", "?")), "_total"):
             per[name][kind][1] += 1
             per[name][kind][0] += v > 0
-    return {name: {kind: {"hit": h, "total": t, "percent": round(100.0 * h / t, 2) if t else None}
-                   for kind, (h, t) in d.items()} for name, d in sorted(per.items())}
+    return {
+        name: {
+            kind: {"hit": h, "total": t, "percent": round(100.0 * h / t, 2) if t else None}
+            for kind, (h, t) in d.items()
+        }
+        for name, d in sorted(per.items())
+    }
 
 
 def rel(path: str) -> str:
@@ -239,8 +278,10 @@ def fmt_table(summary: dict) -> list[str]:
     rows = [f"{'file':36s} {'lines hit/total':>16s} {'%':>7s} {'toggles hit/total':>18s} {'%':>7s}"]
     for name, d in summary.items():
         ln, tg = d["lines"], d["toggles"]
-        rows.append(f"{name:36s} {ln['hit']:>7d}/{ln['total']:<8d} {pct(ln['percent']):>7s} "
-                    f"{tg['hit']:>8d}/{tg['total']:<9d} {pct(tg['percent']):>7s}")
+        rows.append(
+            f"{name:36s} {ln['hit']:>7d}/{ln['total']:<8d} {pct(ln['percent']):>7s} "
+            f"{tg['hit']:>8d}/{tg['total']:<9d} {pct(tg['percent']):>7s}"
+        )
     return rows
 
 
@@ -250,8 +291,11 @@ def pct(p) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-k", default="verilator and not parameter_check",
-                    help="pytest -k selection of the block tests (default: every Verilator run)")
+    ap.add_argument(
+        "-k",
+        default="verilator and not parameter_check",
+        help="pytest -k selection of the block tests (default: every Verilator run)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep earlier runs' coverage.dat files (default: delete)")
     ap.add_argument("--no-run", action="store_true", help="only merge and report the existing coverage.dat files")
     ap.add_argument("pytest_args", nargs="*")
@@ -287,26 +331,45 @@ def main() -> int:
     summary = summarise(source)
     per_instance = summarise(ours)["_total"]
     hole = holes(source)
-    report = {"tool": tool, "tool_output": tool_out, "coverage_args": COVERAGE_ARGS, "runs": per_run,
-              "files": summary, "per_instance": per_instance, "holes": hole, "tests_rc": rc}
+    report = {
+        "tool": tool,
+        "tool_output": tool_out,
+        "coverage_args": COVERAGE_ARGS,
+        "runs": per_run,
+        "files": summary,
+        "per_instance": per_instance,
+        "holes": hole,
+        "tests_rc": rc,
+    }
     (COV / "summary.json").write_text(json.dumps(report, indent=1))
-    lines = ["RTL coverage (Verilator " + " ".join(COVERAGE_ARGS) + "), merged over "
-             f"{len(dats)} runs: build/coverage/merged.dat; source points (a point is hit when any run hits it in "
-             "any instance)", ""]
+    lines = [
+        "RTL coverage (Verilator " + " ".join(COVERAGE_ARGS) + "), merged over "
+        f"{len(dats)} runs: build/coverage/merged.dat; source points (a point is hit when any run hits it in "
+        "any instance)",
+        "",
+    ]
     lines += fmt_table(summary)
-    lines += [f"per elaborated instance (a point per parameter set and instance): lines "
-              f"{pct(per_instance['lines']['percent'])} %, toggles {pct(per_instance['toggles']['percent'])} %"]
+    lines += [
+        f"per elaborated instance (a point per parameter set and instance): lines "
+        f"{pct(per_instance['lines']['percent'])} %, toggles {pct(per_instance['toggles']['percent'])} %"
+    ]
     lines += ["", "per run (toplevel/params/cocotb module): lines %, toggles %"]
-    lines += [f"  {name:60s} {pct(d['lines']['percent']):>6s} {pct(d['toggles']['percent']):>6s}"
-              for name, d in per_run.items()]
+    lines += [
+        f"  {name:60s} {pct(d['lines']['percent']):>6s} {pct(d['toggles']['percent']):>6s}"
+        for name, d in per_run.items()
+    ]
     lines += ["", f"line/branch points never hit ({len(hole['lines'])}):"] + [f"  {h}" for h in hole["lines"]]
-    lines += ["", f"signals with bits that never toggled ({len(hole['toggles'])}):"] + \
-             [f"  {h}" for h in hole["toggles"]]
+    lines += ["", f"signals with bits that never toggled ({len(hole['toggles'])}):"] + [
+        f"  {h}" for h in hole["toggles"]
+    ]
     if tool:
-        lines += ["", f"{tool} ({tool_out.get('version', '')}): {tool_out.get('annotate', '')}",
-                  f"annotated sources: {COV / 'annotated'}, lcov: {COV / 'coverage.info'}"]
+        lines += [
+            "",
+            f"{tool} ({tool_out.get('version', '')}): {tool_out.get('annotate', '')}",
+            f"annotated sources: {COV / 'annotated'}, lcov: {COV / 'coverage.info'}",
+        ]
     (COV / "summary.txt").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[:len(summary) + 5]))
+    print("\n".join(lines[: len(summary) + 5]))
     print(f"rtl_coverage: summary {COV / 'summary.txt'}; tests {'passed' if rc == 0 else 'FAILED'}")
     return rc
 

@@ -28,6 +28,7 @@ Exit status: 0 pass, 1 QoR failure (does not fit, timing, regression), 2 tool or
 
 The parsing and comparison functions are pure and tested without synthesis (scripts/tests/).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,14 +56,26 @@ DEFAULT_TOLERANCES = {
     "resource_growth_pct": 5.0,
     "resource_abs_slack": 2,
 }
-TOLERANCE_RULE = ("fail when fmax < baseline * (1 - fmax_drop_pct/100) for any clock, or when a resource "
-                  "> baseline + max(baseline * resource_growth_pct/100, resource_abs_slack)")
+TOLERANCE_RULE = (
+    "fail when fmax < baseline * (1 - fmax_drop_pct/100) for any clock, or when a resource "
+    "> baseline + max(baseline * resource_growth_pct/100, resource_abs_slack)"
+)
 
 # Cell types that say where a memory went (from yosys' "mapping memory X via Y" lines).
-_BLOCK_RAM_HINTS = ("RAM4K", "RAM40", "SPRAM", "DP16KD", "PDPW16KD", "RAMB", "BRAM", "BLOCKRAM", "URAM", "HUGERAM",
-                    "EBR")
-_LUT_RAM_HINTS = ("DPR16X4", "LUTRAM", "RAM16X", "RAM32X", "RAM64X", "RAM128X", "RAM256X", "RAM32M",
-                  "RAM64M", "SRL")
+_BLOCK_RAM_HINTS = (
+    "RAM4K",
+    "RAM40",
+    "SPRAM",
+    "DP16KD",
+    "PDPW16KD",
+    "RAMB",
+    "BRAM",
+    "BLOCKRAM",
+    "URAM",
+    "HUGERAM",
+    "EBR",
+)
+_LUT_RAM_HINTS = ("DPR16X4", "LUTRAM", "RAM16X", "RAM32X", "RAM64X", "RAM128X", "RAM256X", "RAM32M", "RAM64M", "SRL")
 
 
 class ToolError(RuntimeError):
@@ -72,6 +85,7 @@ class ToolError(RuntimeError):
 # --------------------------------------------------------------------------------------------------------
 # Pure functions: parsing, counting, judging. Tested in scripts/tests/test_synth_report.py.
 # --------------------------------------------------------------------------------------------------------
+
 
 def parse_yosys_stat_json(text: str, top: str | None = None) -> dict:
     """Cell counts from `tee -o f stat -json` (yosys 0.23 and 0.70 formats).
@@ -103,10 +117,21 @@ def parse_yosys_stat_json(text: str, top: str | None = None) -> dict:
     }
 
 
-_STAT_TEXT_OLD = re.compile(r"^\s{5,}(\$?[A-Za-z_][\w$\\.]*)\s+(\d+)\s*$")   # yosys 0.23: "     SB_LUT4   2162"
-_STAT_TEXT_NEW = re.compile(r"^\s*(\d+)\s+(\$?[A-Za-z_][\w$\\.]*)\s*$")       # yosys 0.70: "  7849   LUT4"
-_STAT_TEXT_SKIP = {"wires", "wire", "bits", "public", "ports", "port", "cells", "memories", "memory",
-                   "processes", "submodules"}
+_STAT_TEXT_OLD = re.compile(r"^\s{5,}(\$?[A-Za-z_][\w$\\.]*)\s+(\d+)\s*$")  # yosys 0.23: "     SB_LUT4   2162"
+_STAT_TEXT_NEW = re.compile(r"^\s*(\d+)\s+(\$?[A-Za-z_][\w$\\.]*)\s*$")  # yosys 0.70: "  7849   LUT4"
+_STAT_TEXT_SKIP = {
+    "wires",
+    "wire",
+    "bits",
+    "public",
+    "ports",
+    "port",
+    "cells",
+    "memories",
+    "memory",
+    "processes",
+    "submodules",
+}
 
 
 def parse_yosys_stat_text(text: str, top: str | None = None) -> dict:
@@ -181,17 +206,21 @@ def count_resources(cells: dict[str, int], spec: dict, source: str) -> dict[str,
 def parse_nextpnr_report(data: dict) -> dict:
     """nextpnr --report JSON -> {"fmax": {net: {"achieved": MHz, "constraint": MHz}},
     "utilization": {bel: {"used": n, "available": n}}, "critical": {net: summary}}."""
-    fmax = {net: {"achieved": float(v["achieved"]), "constraint": float(v.get("constraint", 0.0))}
-            for net, v in data.get("fmax", {}).items()}
-    util = {bel: {"used": int(v["used"]), "available": int(v["available"])}
-            for bel, v in data.get("utilization", {}).items()}
+    fmax = {
+        net: {"achieved": float(v["achieved"]), "constraint": float(v.get("constraint", 0.0))}
+        for net, v in data.get("fmax", {}).items()
+    }
+    util = {
+        bel: {"used": int(v["used"]), "available": int(v["available"])}
+        for bel, v in data.get("utilization", {}).items()
+    }
     critical = {}
     for cp in data.get("critical_paths", []):
         src, dst = cp.get("from", ""), cp.get("to", "")
         path = cp.get("path", [])
         if not path or not src.startswith("posedge ") or src != dst:
             continue
-        net = src[len("posedge "):]
+        net = src[len("posedge ") :]
         delay = sum(float(p.get("delay", 0.0)) for p in path)
         logic = sum(float(p.get("delay", 0.0)) for p in path if p.get("type") == "logic")
         routing = sum(float(p.get("delay", 0.0)) for p in path if p.get("type") == "routing")
@@ -212,7 +241,7 @@ def clock_port_of_net(net: str) -> str:
     n = net
     for prefix in ("$glbnet$", "$gbuf$"):
         if n.startswith(prefix):
-            n = n[len(prefix):]
+            n = n[len(prefix) :]
     return n.split("$", 1)[0] if not n.startswith("$") else n
 
 
@@ -228,8 +257,14 @@ def match_clocks(requested: dict[str, float], fmax: dict[str, dict]) -> dict[str
     unmatched = {net: v for net, v in fmax.items() if not clock_port_of_net(net).startswith("$")}
     for port, mhz in requested.items():
         hit = [net for net in unmatched if clock_port_of_net(net) == port]
-        out[port] = {"requested_mhz": float(mhz), "fmax_mhz": None, "net": None, "pass": None,
-                     "constraint_mhz": None, "slack_ns": None}
+        out[port] = {
+            "requested_mhz": float(mhz),
+            "fmax_mhz": None,
+            "net": None,
+            "pass": None,
+            "constraint_mhz": None,
+            "slack_ns": None,
+        }
         if hit:
             net = hit[0]
             out[port].update(_timed(net, unmatched.pop(net)))
@@ -310,8 +345,15 @@ def check_fit(used: dict[str, float], capacity: dict[str, float]) -> list[dict]:
         n = used.get(res)
         if n is None or cap is None or n <= cap:
             continue
-        over.append({"resource": res, "used": n, "available": cap, "over": n - cap,
-                     "over_pct": round(100.0 * (n - cap) / cap, 1) if cap else None})
+        over.append(
+            {
+                "resource": res,
+                "used": n,
+                "available": cap,
+                "over": n - cap,
+                "over_pct": round(100.0 * (n - cap) / cap, 1) if cap else None,
+            }
+        )
     return over
 
 
@@ -336,13 +378,27 @@ def inventory_from_netlist(netlist: dict) -> dict:
             t, p, c = cell.get("type", ""), cell.get("parameters", {}), cell.get("connections", {})
             if t in ("$mul", "$macc", "$macc_v2"):
                 a, b = c.get("A", []), c.get("B", [])
-                muls.append({"cell": name, "a_width": len(a), "b_width": len(b), "y_width": len(c.get("Y", [])),
-                             "const": _is_const(a) or _is_const(b)})
+                muls.append(
+                    {
+                        "cell": name,
+                        "a_width": len(a),
+                        "b_width": len(b),
+                        "y_width": len(c.get("Y", [])),
+                        "const": _is_const(a) or _is_const(b),
+                    }
+                )
             elif t in ("$mem", "$mem_v2"):
                 width, size = _param_int(p.get("WIDTH", 0)), _param_int(p.get("SIZE", 0))
-                mems.append({"name": _param_str(p.get("MEMID", name)), "width": width, "depth": size,
-                             "bits": width * size, "rd_ports": _param_int(p.get("RD_PORTS", 0)),
-                             "wr_ports": _param_int(p.get("WR_PORTS", 0))})
+                mems.append(
+                    {
+                        "name": _param_str(p.get("MEMID", name)),
+                        "width": width,
+                        "depth": size,
+                        "bits": width * size,
+                        "rd_ports": _param_int(p.get("RD_PORTS", 0)),
+                        "wr_ports": _param_int(p.get("WR_PORTS", 0)),
+                    }
+                )
     return {"multipliers": muls, "memories": mems}
 
 
@@ -392,8 +448,10 @@ def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> 
             notes.append(f"multipliers NOT mapped to DSP: {len(muls)} ({', '.join(shapes)}) built from logic")
         elif dsp < len(muls):
             ok = False
-            notes.append(f"only {dsp:g} DSP for {len(muls)} multipliers ({', '.join(shapes)}): "
-                         f"{len(muls) - int(dsp)} or more built from logic")
+            notes.append(
+                f"only {dsp:g} DSP for {len(muls)} multipliers ({', '.join(shapes)}): "
+                f"{len(muls) - int(dsp)} or more built from logic"
+            )
         else:
             notes.append(f"{len(muls)} multipliers ({', '.join(shapes)}) -> {dsp:g} DSP")
     if consts:
@@ -502,8 +560,9 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
         # it needs (no Fmax), so that growth is still caught, and every run still fails on the fit check.
         "status": report.get("status", "ok"),
         "fits": report.get("status", "ok") != "does-not-fit",
-        "does_not_fit": [{k: o.get(k) for k in ("resource", "used", "available", "over")}
-                         for o in report.get("does_not_fit", [])],
+        "does_not_fit": [
+            {k: o.get(k) for k in ("resource", "used", "available", "over")} for o in report.get("does_not_fit", [])
+        ],
         "tolerances": {**tol, "rule": TOLERANCE_RULE},
         "timing": report.get("timing"),
         "clocks_requested_mhz": {p: c["requested_mhz"] for p, c in report.get("clocks", {}).items()},
@@ -526,11 +585,20 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
     failing) when the top or the parameters differ from the baseline's. Fmax compares fmax_of (the median over
     the run's seeds); a baseline taken over more seeds than the run had is still compared, and its row says so.
     """
-    if (baseline.get("top") != report.get("top") or dict(baseline.get("params", {})) != dict(report.get("params", {}))
-            or bool(baseline.get("out_of_context")) != bool(report.get("out_of_context"))):
-        return {"comparable": False, "ok": True, "rows": [],
-                "reason": (f"baseline is for {baseline.get('top')} {baseline.get('params')}, this run is "
-                           f"{report.get('top')} {report.get('params')}")}
+    if (
+        baseline.get("top") != report.get("top")
+        or dict(baseline.get("params", {})) != dict(report.get("params", {}))
+        or bool(baseline.get("out_of_context")) != bool(report.get("out_of_context"))
+    ):
+        return {
+            "comparable": False,
+            "ok": True,
+            "rows": [],
+            "reason": (
+                f"baseline is for {baseline.get('top')} {baseline.get('params')}, this run is "
+                f"{report.get('top')} {report.get('params')}"
+            ),
+        }
     tol = {**DEFAULT_TOLERANCES, **{k: v for k, v in baseline.get("tolerances", {}).items() if k in DEFAULT_TOLERANCES}}
     rows, ok = [], True
     now_f = fmax_of(report)
@@ -550,9 +618,16 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
         metric = f"Fmax {port} MHz"
         if base_seeds.get(port, 1) > 1 or seeds > 1:
             metric += f" (median of {base_seeds.get(port, 1)} -> {seeds} seeds)"
-        rows.append({"metric": metric, "baseline": base, "now": now,
-                     "delta_pct": None if now is None else round(100.0 * (now - base) / base, 1) if base else None,
-                     "limit": f">= {floor:.2f}", "verdict": verdict})
+        rows.append(
+            {
+                "metric": metric,
+                "baseline": base,
+                "now": now,
+                "delta_pct": None if now is None else round(100.0 * (now - base) / base, 1) if base else None,
+                "limit": f">= {floor:.2f}",
+                "verdict": verdict,
+            }
+        )
     base_r = baseline.get("metrics", {}).get("resources", {})
     now_r = report.get("resources", {})
     for res in sorted(set(base_r) | set(now_r)):
@@ -560,9 +635,16 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
         ceiling = base + max(base * tol["resource_growth_pct"] / 100.0, tol["resource_abs_slack"])
         verdict = "REGRESSION" if now > ceiling else "better" if now < base else "ok"
         ok &= verdict != "REGRESSION"
-        rows.append({"metric": res, "baseline": base, "now": now,
-                     "delta_pct": round(100.0 * (now - base) / base, 1) if base else None,
-                     "limit": f"<= {ceiling:g}", "verdict": verdict})
+        rows.append(
+            {
+                "metric": res,
+                "baseline": base,
+                "now": now,
+                "delta_pct": round(100.0 * (now - base) / base, 1) if base else None,
+                "limit": f"<= {ceiling:g}",
+                "verdict": verdict,
+            }
+        )
     return {"comparable": True, "ok": ok, "rows": rows, "reason": ""}
 
 
@@ -586,8 +668,11 @@ def constraint_clocks(path: Path) -> dict[str, float]:
     out = {}
     for line in text.splitlines():
         line = line.split("#", 1)[0]
-        m = (re.search(r'^\s*FREQUENCY\s+PORT\s+"?(\w+)"?\s+([\d.]+)\s*MHZ', line, re.I) if path.suffix == ".lpf" else
-             re.search(r"^\s*set_frequency\s+(\w+)\s+([\d.]+)", line))
+        m = (
+            re.search(r'^\s*FREQUENCY\s+PORT\s+"?(\w+)"?\s+([\d.]+)\s*MHZ', line, re.I)
+            if path.suffix == ".lpf"
+            else re.search(r"^\s*set_frequency\s+(\w+)\s+([\d.]+)", line)
+        )
         if m:
             out[m.group(1)] = float(m.group(2))
     return out
@@ -613,6 +698,7 @@ def format_table(rows: list[list], header: list[str]) -> str:
 # --------------------------------------------------------------------------------------------------------
 # Running the tools
 # --------------------------------------------------------------------------------------------------------
+
 
 def load_targets() -> dict:
     data = json.loads(TARGETS_FILE.read_text())
@@ -684,8 +770,9 @@ def _last_phase(log_path: Path, kind: str) -> str:
     return ""
 
 
-def run_step(progress: Progress, name: str, cmd: list[str], log_path: Path, kind: str,
-             every: float = 15.0) -> tuple[int, float]:
+def run_step(
+    progress: Progress, name: str, cmd: list[str], log_path: Path, kind: str, every: float = 15.0
+) -> tuple[int, float]:
     """Run one tool in the repository root (its paths by tool_path) with its output in log_path, printing a progress
     line every `every` seconds."""
     progress.say(f"{name}: start ({shlex.join([Path(cmd[0]).name] + cmd[1:])[:160]})")
@@ -714,6 +801,7 @@ def rtl_files(top: str, tech: str) -> list[Path]:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from verif.filelist import RTL, sources
+
     try:
         return [f for f in sources(top, tech) if f.is_relative_to(RTL)]
     except ValueError as e:
@@ -726,11 +814,10 @@ def verilog_value(v) -> str:
 
 
 def yosys_script(cfg: dict, top: str, params: dict, files: list[Path], out: Path, write_netlist: bool) -> str:
-    chparams = (f"chparam {' '.join(f'-set {k} {verilog_value(v)}' for k, v in params.items())} {top}"
-                if params else "")
+    chparams = f"chparam {' '.join(f'-set {k} {verilog_value(v)}' for k, v in params.items())} {top}" if params else ""
     reads = "\n".join(f"read_verilog -sv {shlex.quote(tool_path(f))}" for f in files)
     netlist = f" -json {shlex.quote(tool_path(out / 'netlist.json'))}" if write_netlist else ""
-    return f"""# generated by scripts/synth.py for target {cfg['_name']}
+    return f"""# generated by scripts/synth.py for target {cfg["_name"]}
 {cfg.get("cell_library", "")}
 {reads}
 {chparams}
@@ -745,11 +832,11 @@ memory -nomap
 opt_clean
 delete t:* t:$mul t:$macc t:$mem t:$mem_v2 %u %u %u %d
 hierarchy -purge_lib -top {top}
-write_json {shlex.quote(tool_path(out / 'pre_map.json'))}
+write_json {shlex.quote(tool_path(out / "pre_map.json"))}
 design -load elaborated
-{cfg['synth']} -top {top}{netlist}
-tee -q -o {shlex.quote(tool_path(out / 'stat.json'))} stat -json
-tee -q -o {shlex.quote(tool_path(out / 'stat.txt'))} stat
+{cfg["synth"]} -top {top}{netlist}
+tee -q -o {shlex.quote(tool_path(out / "stat.json"))} stat -json
+tee -q -o {shlex.quote(tool_path(out / "stat.txt"))} stat
 """
 
 
@@ -762,8 +849,15 @@ def git_commit() -> str | None:
         return None
 
 
-def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str | None = None,
-                 adapt_ranks: bool = False, vec: int = 1, drain: int = 1) -> dict:
+def model_params(
+    model: str,
+    lanes: int = 1,
+    buf_depth: int = 0,
+    optimizer: str | None = None,
+    adapt_ranks: bool = False,
+    vec: int = 1,
+    drain: int = 1,
+) -> dict:
     """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
     with `buf_depth` words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle, trained with `optimizer` (None: the
     config's), with rank adaptation
@@ -776,9 +870,9 @@ def model_params(model: str, lanes: int = 1, buf_depth: int = 0, optimizer: str 
         from golden.compiler import compile_network
         from golden.config import load_config
         from verif.top.accel_env import hdl_parameters, model_config
+
         comp = compile_network(model_config(model, optimizer=optimizer, adapt_ranks=adapt_ranks))
-        return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec,
-                                                         drain=drain)))
+        return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain)))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
@@ -794,7 +888,7 @@ def engine_of(cfg: dict) -> dict:
 
 def core_clock(cfg: dict) -> tuple[str, float]:
     """The target's core clock: the net name and the requested MHz (the one entry of "clocks")."""
-    (net, mhz), = cfg["clocks"].items()
+    ((net, mhz),) = cfg["clocks"].items()
     return net, float(mhz)
 
 
@@ -807,6 +901,7 @@ def pll_settings(cfg: dict) -> dict | None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from scripts import pll
+
     _, mhz = core_clock(cfg)
     try:
         return pll.settings(cfg["tech"], float(cfg["oscillator"]["mhz"]), mhz)
@@ -818,8 +913,11 @@ def target_params(cfg: dict, optimizer: str | None = None, adapt_ranks: bool = F
     """The configured top's parameters: the model's (when the target names one; trained with `optimizer`, None:
     the config's; with rank adaptation when `adapt_ranks`), the technology (TECH) and its PLL's dividers for the
     requested clock, then the target's "params"."""
-    params = model_params(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks,
-                          **engine_of(cfg)) if cfg.get("model") else {}
+    params = (
+        model_params(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks, **engine_of(cfg))
+        if cfg.get("model")
+        else {}
+    )
     if cfg.get("tech"):
         params["TECH"] = cfg["tech"]
     settings = pll_settings(cfg)
@@ -838,22 +936,33 @@ def model_throughput(cfg: dict, optimizer: str | None = None, adapt_ranks: bool 
         sys.path.insert(0, str(ROOT))
     from golden.cost import cost_report
     from verif.top.accel_env import model_config
+
     net = model_config(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks)
     try:
         programs = cost_report(net, **engine_of(cfg))["programs"]
     except Exception as e:  # the programs do not fit the engine's buffers or the program memory
-        raise ToolError(f"cannot model the cycles of {cfg['model']!r} on {engine_of(cfg)}: "
-                        f"{type(e).__name__}: {e}") from e
+        raise ToolError(
+            f"cannot model the cycles of {cfg['model']!r} on {engine_of(cfg)}: {type(e).__name__}: {e}"
+        ) from e
     sample, update, batch = programs["train_sample"]["cycles"], programs["update"]["cycles"], net.train.batch
-    return {"train_sample_cycles": sample, "update_cycles": update, "batch": batch,
-            "cycles_per_sample": sample + update / batch, "macs_per_sample": programs["train_sample"]["macs"]}
+    return {
+        "train_sample_cycles": sample,
+        "update_cycles": update,
+        "batch": batch,
+        "cycles_per_sample": sample + update / batch,
+        "macs_per_sample": programs["train_sample"]["macs"],
+    }
 
 
 def dsp_use(throughput: dict, clock_mhz: float, multipliers: int) -> dict:
     """The multipliers' use while training at `clock_mhz`: MACs a second against the part's multipliers x clock."""
     macs_per_s = throughput["macs_per_sample"] * clock_mhz * 1e6 / throughput["cycles_per_sample"]
-    return {"clock_mhz": clock_mhz, "macs_per_s": macs_per_s, "multipliers": multipliers,
-            "fraction": macs_per_s / (multipliers * clock_mhz * 1e6)}
+    return {
+        "clock_mhz": clock_mhz,
+        "macs_per_s": macs_per_s,
+        "multipliers": multipliers,
+        "fraction": macs_per_s / (multipliers * clock_mhz * 1e6),
+    }
 
 
 def samples_per_s(throughput: dict, fmax: dict[str, tuple[float, int]]) -> dict[str, float]:
@@ -884,8 +993,16 @@ def out_dir(name: str, cfg: dict, engine: dict) -> Path:
     return BUILD_DIR / f"{name}{tag}"
 
 
-def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, ooc: bool = False,
-               seeds: int = 1, out: Path | None = None) -> dict:
+def run_target(
+    name: str,
+    cfg: dict,
+    top: str,
+    params: dict,
+    bitstream: bool,
+    ooc: bool = False,
+    seeds: int = 1,
+    out: Path | None = None,
+) -> dict:
     """Synthesize (and place and route) one target; return the report dict (also written to disk).
 
     ooc (out of context): for measuring a block whose ports are not pins. I/O is not checked against the
@@ -907,16 +1024,29 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
     if osc and top == cfg["top"]:
         got = constraint_clocks(constraints).get(osc["port"])
         if got is None or abs(got - float(osc["mhz"])) > 1e-3:
-            raise ToolError(f"{cfg['constraints']} puts {got} MHz on {osc['port']}, but the board's oscillator runs at "
-                            f"{osc['mhz']:g} MHz (synth_targets.json): make them agree")
+            raise ToolError(
+                f"{cfg['constraints']} puts {got} MHz on {osc['port']}, but the board's oscillator runs at "
+                f"{osc['mhz']:g} MHz (synth_targets.json): make them agree"
+            )
     report: dict = {
-        "target": name, "board": cfg.get("board"), "part": cfg["part"], "family": cfg["family"],
-        "top": top, "model": cfg.get("model") if top == cfg["top"] else None, "params": params,
+        "target": name,
+        "board": cfg.get("board"),
+        "part": cfg["part"],
+        "family": cfg["family"],
+        "top": top,
+        "model": cfg.get("model") if top == cfg["top"] else None,
+        "params": params,
         "rtl": [str(f.relative_to(ROOT)) for f in files],
-        "constraints": cfg["constraints"], "synth_command": cfg["synth"],
+        "constraints": cfg["constraints"],
+        "synth_command": cfg["synth"],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "git_commit": git_commit(), "status": "ok", "problems": [], "tools": {}, "runtime_s": {},
-        "out_of_context": ooc, "pnr_options": cfg.get("pnr_options", []),
+        "git_commit": git_commit(),
+        "status": "ok",
+        "problems": [],
+        "tools": {},
+        "runtime_s": {},
+        "out_of_context": ooc,
+        "pnr_options": cfg.get("pnr_options", []),
     }
     progress.say(f"{cfg['part']} ({cfg.get('board')}), top {top} {params}, {len(files)} RTL files")
 
@@ -929,8 +1059,13 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         pnr = None
     script = yosys_script(cfg, top, params, files, out, write_netlist=True)
     (out / "synth.ys").write_text(script)
-    rc, dt = run_step(progress, "yosys", [yosys, "-q", "-l", tool_path(out / "yosys.log"), "-s",
-                                          tool_path(out / "synth.ys")], out / "yosys.log", "yosys")
+    rc, dt = run_step(
+        progress,
+        "yosys",
+        [yosys, "-q", "-l", tool_path(out / "yosys.log"), "-s", tool_path(out / "synth.ys")],
+        out / "yosys.log",
+        "yosys",
+    )
     report["runtime_s"]["yosys"] = round(dt, 1)
     ylog = (out / "yosys.log").read_text(errors="replace") if (out / "yosys.log").exists() else ""
     if rc != 0:  # without a log (yosys could not open it), what it printed
@@ -958,8 +1093,9 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
 
     # ---- place and route ----
     res_p: dict = {}
-    report["clocks"] = {p: {"requested_mhz": float(f), "fmax_mhz": None, "net": None, "pass": None}
-                        for p, f in cfg["clocks"].items()}
+    report["clocks"] = {
+        p: {"requested_mhz": float(f), "fmax_mhz": None, "net": None, "pass": None} for p, f in cfg["clocks"].items()
+    }
     if pnr:
         tool = find_tool(pnr["tool"])
         report["tools"]["nextpnr"] = tool_version([tool, "--version"])
@@ -967,9 +1103,23 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         cons = ["--out-of-context"] if ooc else [pnr["constraint_flag"], tool_path(constraints)]
 
         def pnr_cmd(seed: int, dest: Path) -> list[str]:
-            cmd = [tool, *pnr["args"], *cons, "--json", tool_path(out / "netlist.json"),
-                   "--report", tool_path(dest / "pnr_report.json"), "--freq", f"{freq:g}", "--seed", str(seed),
-                   "--timing-allow-fail", "-l", tool_path(dest / "pnr.log"), *cfg.get("pnr_options", [])]
+            cmd = [
+                tool,
+                *pnr["args"],
+                *cons,
+                "--json",
+                tool_path(out / "netlist.json"),
+                "--report",
+                tool_path(dest / "pnr_report.json"),
+                "--freq",
+                f"{freq:g}",
+                "--seed",
+                str(seed),
+                "--timing-allow-fail",
+                "-l",
+                tool_path(dest / "pnr.log"),
+                *cfg.get("pnr_options", []),
+            ]
             if cfg["family"] == "ice40":
                 cmd += ["--asc", tool_path(dest / f"{top}.asc")]
             elif cfg["family"] == "ecp5" and not ooc:  # nextpnr 0.11 writes no bitstream config out of context
@@ -986,8 +1136,10 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
             report["clocks"] = match_clocks(cfg["clocks"], pr["fmax"])
             for port, c in report["clocks"].items():
                 if c["constraint_mhz"] is not None and abs(c["constraint_mhz"] - c["requested_mhz"]) > 0.01:
-                    report["problems"].append(f"nextpnr timed {port} at {c['constraint_mhz']:g} MHz, not the requested "
-                                              f"{c['requested_mhz']:g} MHz")
+                    report["problems"].append(
+                        f"nextpnr timed {port} at {c['constraint_mhz']:g} MHz, not the requested "
+                        f"{c['requested_mhz']:g} MHz"
+                    )
             report["critical_paths"] = pr["critical"]
         else:
             util = parse_nextpnr_log_utilisation(plog)
@@ -1007,15 +1159,30 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
                 report["does_not_fit"] = over
             elif short:
                 report["status"] = "does-not-fit"
-                report["does_not_fit"] = [{"resource": resource_name(b, res_spec), "bel": b, "used": None,
-                                           "available": None, "over": None, "over_pct": None} for b in short]
+                report["does_not_fit"] = [
+                    {
+                        "resource": resource_name(b, res_spec),
+                        "bel": b,
+                        "used": None,
+                        "available": None,
+                        "over": None,
+                        "over_pct": None,
+                    }
+                    for b in short
+                ]
             else:
                 report["status"] = "error"
             report["problems"] += [f"{pnr['tool']}: {e}" for e in errs]
         elif bitstream and pnr.get("bitstream"):
-            bcmd = [a.format(asc=tool_path(out / f"{top}.asc"), bin=tool_path(out / f"{top}.bin"),
-                             config=tool_path(out / f"{top}.config"), bit=tool_path(out / f"{top}.bit"))
-                    for a in pnr["bitstream"]]
+            bcmd = [
+                a.format(
+                    asc=tool_path(out / f"{top}.asc"),
+                    bin=tool_path(out / f"{top}.bin"),
+                    config=tool_path(out / f"{top}.config"),
+                    bit=tool_path(out / f"{top}.bit"),
+                )
+                for a in pnr["bitstream"]
+            ]
             bcmd[0] = find_tool(bcmd[0])
             rc, dt = run_step(progress, Path(bcmd[0]).name, bcmd, out / "bitstream.log", "nextpnr")
             report["runtime_s"]["bitstream"] = round(dt, 1)
@@ -1027,16 +1194,19 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
         for port, period in xdc_clock_periods(xdc).items():
             want = cfg["clocks"].get(port)
             if want is not None and abs(1000.0 / period - want) > 0.01 * want:
-                report["problems"].append(f"{cfg['constraints']}: clock {port} period {period} ns is "
-                                          f"{1000.0 / period:.1f} MHz, the target requests {want:g} MHz")
+                report["problems"].append(
+                    f"{cfg['constraints']}: clock {port} period {period} ns is "
+                    f"{1000.0 / period:.1f} MHz, the target requests {want:g} MHz"
+                )
 
     # ---- merge, judge ----
     resources = dict(res_y)
     resources.update({k: v for k, v in res_p.items()})  # post-place figures win where both exist
     report["resources"] = dict(sorted(resources.items()))
     report["capacity"] = {k: v for k, v in cfg.get("capacity", {}).items() if not (ooc and k == "IO")}
-    report["utilisation_pct"] = {k: round(100.0 * resources[k] / c, 1) for k, c in report["capacity"].items()
-                                 if k in resources and c}
+    report["utilisation_pct"] = {
+        k: round(100.0 * resources[k] / c, 1) for k, c in report["capacity"].items() if k in resources and c
+    }
     if report["status"] != "does-not-fit":
         over = check_fit(resources, report["capacity"])
         if over:
@@ -1044,8 +1214,11 @@ def run_target(name: str, cfg: dict, top: str, params: dict, bitstream: bool, oo
             report["does_not_fit"] = over
     timed = [c for c in report["clocks"].values() if c["fmax_mhz"] is not None]
     if not pnr:
-        report["timing"] = ("not measured (no open place and route for this part; see the XDC for Vivado)"
-                            if cfg.get("pnr") is None else "not measured")
+        report["timing"] = (
+            "not measured (no open place and route for this part; see the XDC for Vivado)"
+            if cfg.get("pnr") is None
+            else "not measured"
+        )
     elif report["status"] in ("does-not-fit", "error"):
         report["timing"] = "not measured"
     elif not timed:
@@ -1067,23 +1240,33 @@ def seed_sweep(progress, pnr: dict, pnr_cmd, out: Path, requested: dict, seed1: 
         dest.mkdir(exist_ok=True)
         (dest / "pnr_report.json").unlink(missing_ok=True)
         rc, _ = run_step(progress, f"{pnr['tool']} seed {seed}", pnr_cmd(seed, dest), dest / "pnr.log", "nextpnr")
-        got = (match_clocks(requested, parse_nextpnr_report(json.loads((dest / "pnr_report.json").read_text()))
-                            ["fmax"]) if rc == 0 and (dest / "pnr_report.json").exists() else {})
+        got = (
+            match_clocks(requested, parse_nextpnr_report(json.loads((dest / "pnr_report.json").read_text()))["fmax"])
+            if rc == 0 and (dest / "pnr_report.json").exists()
+            else {}
+        )
         for p in fmax:
             fmax[p].append(got.get(p, {}).get("fmax_mhz"))
     summary = {}
     for p, v in fmax.items():
         ok = sorted(f for f in v if f is not None)
-        summary[p] = {"fmax_mhz": v, "min": ok[0] if ok else None, "max": ok[-1] if ok else None,
-                      "median": statistics.median(ok) if ok else None}
+        summary[p] = {
+            "fmax_mhz": v,
+            "min": ok[0] if ok else None,
+            "max": ok[-1] if ok else None,
+            "median": statistics.median(ok) if ok else None,
+        }
     return {"seeds": list(range(1, seeds + 1)), "clocks": summary}
 
 
 def print_report(report: dict) -> None:
     print()
-    print(f"== {report['target']}: {report['part']} ({report.get('board')}), top {report['top']}"
-          + (f" for model {report['model']}" if report.get("model") else "") + f" {report['params']}"
-          + (" (out of context)" if report.get("out_of_context") else ""))
+    print(
+        f"== {report['target']}: {report['part']} ({report.get('board')}), top {report['top']}"
+        + (f" for model {report['model']}" if report.get("model") else "")
+        + f" {report['params']}"
+        + (" (out of context)" if report.get("out_of_context") else "")
+    )
     rows = []
     for res, n in report["resources"].items():
         cap = report.get("capacity", {}).get(res)
@@ -1093,40 +1276,59 @@ def print_report(report: dict) -> None:
     for port, c in report["clocks"].items():
         fm = "n/a" if c["fmax_mhz"] is None else f"{c['fmax_mhz']:.2f} MHz"
         verdict = "" if c["pass"] is None else ("pass" if c["pass"] else "FAIL")
-        timed = (f", timed at {c['constraint_mhz']:g} MHz, slack {c['slack_ns']:+.3f} ns"
-                 if c.get("constraint_mhz") is not None else "")
+        timed = (
+            f", timed at {c['constraint_mhz']:g} MHz, slack {c['slack_ns']:+.3f} ns"
+            if c.get("constraint_mhz") is not None
+            else ""
+        )
         print(f"clock {port}: Fmax {fm}, requested {c['requested_mhz']:g} MHz{timed} {verdict}")
         pll = report.get("pll")
         if pll:
-            print(f"  PLL: {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz), "
-                  + ", ".join(f"{k} {v}" for k, v in pll["params"].items()))
+            print(
+                f"  PLL: {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz), "
+                + ", ".join(f"{k} {v}" for k, v in pll["params"].items())
+            )
         sweep = report.get("seed_sweep", {}).get("clocks", {}).get(port)
         if sweep:
-            print(f"  seeds {report['seed_sweep']['seeds']}: Fmax "
-                  + ", ".join("n/a" if f is None else f"{f:.2f}" for f in sweep["fmax_mhz"])
-                  + (f" MHz (min {sweep['min']:.2f}, median {sweep['median']:.2f}, max {sweep['max']:.2f})"
-                     if sweep["min"] is not None else ""))
+            print(
+                f"  seeds {report['seed_sweep']['seeds']}: Fmax "
+                + ", ".join("n/a" if f is None else f"{f:.2f}" for f in sweep["fmax_mhz"])
+                + (
+                    f" MHz (min {sweep['min']:.2f}, median {sweep['median']:.2f}, max {sweep['max']:.2f})"
+                    if sweep["min"] is not None
+                    else ""
+                )
+            )
         crit = report.get("critical_paths", {}).get(c.get("net") or "")
         if crit:
-            print(f"  critical path {crit['delay_ns']:.1f} ns ({crit['logic_ns']:.1f} logic, "
-                  f"{crit['routing_ns']:.1f} routing): {short_cell(crit['from'])} -> {short_cell(crit['to'])}")
+            print(
+                f"  critical path {crit['delay_ns']:.1f} ns ({crit['logic_ns']:.1f} logic, "
+                f"{crit['routing_ns']:.1f} routing): {short_cell(crit['from'])} -> {short_cell(crit['to'])}"
+            )
     print(f"timing: {report['timing']}")
     tp = report.get("throughput")
     if tp:
         e = report["engine"]
-        print(f"throughput: {tp['cycles_per_sample']:,.0f} cycles per training sample on {e['lanes']} MAC "
-              f"lane{'s' if e['lanes'] != 1 else ''} "
-              f"(vec {e['vec']}, drain {e['drain']}; golden/cost.py: train_sample {tp['train_sample_cycles']:,} + "
-              f"update {tp['update_cycles']:,} / batch {tp['batch']}; host transfers not included)"
-              + "".join(f"; {r:,.1f} samples/s at {port}'s Fmax" for port, r in tp["samples_per_s"].items())
-              + (f"; {tp['samples_per_s_at_clock']:,.1f} samples/s at the requested clock"
-                 if "samples_per_s_at_clock" in tp else ""))
+        print(
+            f"throughput: {tp['cycles_per_sample']:,.0f} cycles per training sample on {e['lanes']} MAC "
+            f"lane{'s' if e['lanes'] != 1 else ''} "
+            f"(vec {e['vec']}, drain {e['drain']}; golden/cost.py: train_sample {tp['train_sample_cycles']:,} + "
+            f"update {tp['update_cycles']:,} / batch {tp['batch']}; host transfers not included)"
+            + "".join(f"; {r:,.1f} samples/s at {port}'s Fmax" for port, r in tp["samples_per_s"].items())
+            + (
+                f"; {tp['samples_per_s_at_clock']:,.1f} samples/s at the requested clock"
+                if "samples_per_s_at_clock" in tp
+                else ""
+            )
+        )
     for res, kinds in report.get("resource_kinds", {}).items():
         print(f"{res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     use = report.get("dsp_use")
     if use:
-        print(f"multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz, "
-              f"{100 * use['fraction']:.1f} % of the part's {use['multipliers']} multipliers x that clock")
+        print(
+            f"multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz, "
+            f"{100 * use['fraction']:.1f} % of the part's {use['multipliers']} multipliers x that clock"
+        )
     for note in report.get("mapping", {}).get("notes", []):
         print(f"mapping: {note}")
     for o in report.get("does_not_fit", []):
@@ -1134,8 +1336,10 @@ def print_report(report: dict) -> None:
         if o.get("used") is None:
             print(f"DOES NOT FIT: not enough {what}")
         else:
-            print(f"DOES NOT FIT: {what} needs {o['used']:g}, the part has {o['available']:g} "
-                  f"({o['over']:g} too many, +{o['over_pct']}%)")
+            print(
+                f"DOES NOT FIT: {what} needs {o['used']:g}, the part has {o['available']:g} "
+                f"({o['over']:g} too many, +{o['over_pct']}%)"
+            )
     for p in report.get("problems", []):
         print(f"problem: {p}")
     rt = report["runtime_s"]
@@ -1148,10 +1352,17 @@ def print_comparison(cmp: dict, path: Path) -> None:
     if not cmp["comparable"]:
         print(f"baseline {path.relative_to(ROOT)}: not compared ({cmp['reason']})")
         return
-    rows = [[r["metric"], f"{r['baseline']:g}" if r["baseline"] is not None else "-",
-             f"{r['now']:g}" if r["now"] is not None else "-",
-             "" if r["delta_pct"] is None else f"{r['delta_pct']:+.1f}%", r["limit"], r["verdict"]]
-            for r in cmp["rows"]]
+    rows = [
+        [
+            r["metric"],
+            f"{r['baseline']:g}" if r["baseline"] is not None else "-",
+            f"{r['now']:g}" if r["now"] is not None else "-",
+            "" if r["delta_pct"] is None else f"{r['delta_pct']:+.1f}%",
+            r["limit"],
+            r["verdict"],
+        ]
+        for r in cmp["rows"]
+    ]
     print(f"baseline {path.relative_to(ROOT)}:")
     print(format_table(rows, ["metric", "baseline", "now", "delta", "limit", "verdict"]))
     print("baseline: " + ("PASS" if cmp["ok"] else "REGRESSION (see rows marked REGRESSION)"))
@@ -1165,29 +1376,56 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", required=True, choices=sorted(targets))
     ap.add_argument("--top", help="top module (default: the target's; its parameters then do not apply)")
     ap.add_argument("--param", action="append", default=[], metavar="K=V", help="top parameter (repeatable)")
-    ap.add_argument("--optimizer", choices=("sgd", "adam"),
-                    help="the target's model trained with this optimizer (adam: the Adam ops and the 32-bit moment "
-                         "bank); the baseline check reports such a run as not comparable")
-    ap.add_argument("--rank-adaptation", action="store_true",
-                    help="the target's model with rank adaptation (the rank unit and the rank state); the baseline "
-                         "check reports such a run as not comparable")
-    for key, what in (("lanes", "MAC lanes"), ("buf_depth", "words per lane buffer"),
-                      ("vec", "words a vector load reads (rows of that many words in the banks)"),
-                      ("drain", "elements the drain writes a cycle")):
-        ap.add_argument(f"--{key.replace('_', '-')}", type=int, metavar="N",
-                        help=f"the contraction engine's {what} instead of the target's (the top's parameters follow; "
-                             f"the baseline check reports such a run as not comparable)")
+    ap.add_argument(
+        "--optimizer",
+        choices=("sgd", "adam"),
+        help="the target's model trained with this optimizer (adam: the Adam ops and the 32-bit moment "
+        "bank); the baseline check reports such a run as not comparable",
+    )
+    ap.add_argument(
+        "--rank-adaptation",
+        action="store_true",
+        help="the target's model with rank adaptation (the rank unit and the rank state); the baseline "
+        "check reports such a run as not comparable",
+    )
+    for key, what in (
+        ("lanes", "MAC lanes"),
+        ("buf_depth", "words per lane buffer"),
+        ("vec", "words a vector load reads (rows of that many words in the banks)"),
+        ("drain", "elements the drain writes a cycle"),
+    ):
+        ap.add_argument(
+            f"--{key.replace('_', '-')}",
+            type=int,
+            metavar="N",
+            help=f"the contraction engine's {what} instead of the target's (the top's parameters follow; "
+            f"the baseline check reports such a run as not comparable)",
+        )
     ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
     ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")
-    ap.add_argument("--ooc", action="store_true",
-                    help="out of context, for a block whose ports are not pins: no I/O check, ECP5 without LPF "
-                         "(nextpnr --out-of-context), ice40 synthesis only")
-    ap.add_argument("--seeds", type=int, default=1, metavar="N",
-                    help="also place and route with nextpnr seeds 2..N and report the Fmax spread")
-    ap.add_argument("--router", choices=("router1", "router2"),
-                    help="nextpnr's router instead of its default (router1); the run writes a directory of its own")
-    ap.add_argument("--placer", choices=("heap", "sa", "static"),
-                    help="nextpnr's placer instead of its default (heap); the run writes a directory of its own")
+    ap.add_argument(
+        "--ooc",
+        action="store_true",
+        help="out of context, for a block whose ports are not pins: no I/O check, ECP5 without LPF "
+        "(nextpnr --out-of-context), ice40 synthesis only",
+    )
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="also place and route with nextpnr seeds 2..N and report the Fmax spread",
+    )
+    ap.add_argument(
+        "--router",
+        choices=("router1", "router2"),
+        help="nextpnr's router instead of its default (router1); the run writes a directory of its own",
+    )
+    ap.add_argument(
+        "--placer",
+        choices=("heap", "sa", "static"),
+        help="nextpnr's placer instead of its default (heap); the run writes a directory of its own",
+    )
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error("--seeds must be at least 1")
@@ -1221,8 +1459,10 @@ def main(argv: list[str] | None = None) -> int:
         # the multipliers' use at the clock the build runs at: the PLL's when timing is met, else its Fmax
         runs_at = mhz if clock.get("pass") else clock.get("fmax_mhz")
         if runs_at and cfg.get("capacity", {}).get("DSP"):
-            report["dsp_use"] = {**dsp_use(throughput, runs_at, cfg["capacity"]["DSP"]),
-                                 "at": "clock" if clock.get("pass") else "fmax"}
+            report["dsp_use"] = {
+                **dsp_use(throughput, runs_at, cfg["capacity"]["DSP"]),
+                "at": "clock" if clock.get("pass") else "fmax",
+            }
         settings = pll_settings(cfg)
         if settings:
             report["pll"] = settings
@@ -1240,8 +1480,10 @@ def main(argv: list[str] | None = None) -> int:
             old_tol = json.loads(base_path.read_text()).get("tolerances")
         base_path.parent.mkdir(parents=True, exist_ok=True)
         base_path.write_text(json.dumps(make_baseline(report, old_tol), indent=1) + "\n")
-        print(f"\nbaseline written: {base_path.relative_to(ROOT)}"
-              + (" (a does-not-fit baseline: resources only)" if report["status"] != "ok" else ""))
+        print(
+            f"\nbaseline written: {base_path.relative_to(ROOT)}"
+            + (" (a does-not-fit baseline: resources only)" if report["status"] != "ok" else "")
+        )
     elif base_path.exists() and report["status"] in ("ok", "does-not-fit"):
         cmp = compare_to_baseline(report, json.loads(base_path.read_text()))
         print_comparison(cmp, base_path)
@@ -1254,12 +1496,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     why = ""
     if report["status"] == "does-not-fit":
-        why = " (does not fit: " + ", ".join(
-            o["resource"] + ("" if o.get("over") is None else f" {o['used']:g}/{o['available']:g}, +{o['over']:g}")
-            for o in report.get("does_not_fit", [])) + ")"
+        why = (
+            " (does not fit: "
+            + ", ".join(
+                o["resource"] + ("" if o.get("over") is None else f" {o['used']:g}/{o['available']:g}, +{o['over']:g}")
+                for o in report.get("does_not_fit", [])
+            )
+            + ")"
+        )
     elif report["timing"] == "FAIL":
-        why = " (timing: " + ", ".join(f"{p} {c['fmax_mhz']:g} < {c['requested_mhz']:g} MHz"
-                                       for p, c in report["clocks"].items() if c["pass"] is False) + ")"
+        why = (
+            " (timing: "
+            + ", ".join(
+                f"{p} {c['fmax_mhz']:g} < {c['requested_mhz']:g} MHz"
+                for p, c in report["clocks"].items()
+                if c["pass"] is False
+            )
+            + ")"
+        )
     print(f"synth {args.target}: " + ("FAILED" + why if failed else "PASSED"))
     return 1 if failed else 0
 

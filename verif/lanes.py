@@ -1,4 +1,5 @@
 """Per-lane fields on flat buses: lane l of a W-bit field sits at bits [W*l +: W] (the RTL's convention)."""
+
 from __future__ import annotations
 
 

@@ -16,6 +16,7 @@ every update; "off" compares nothing (the golden machine still runs: it is the s
 A difference raises `Mismatch` naming the sample, the program (and with "every" the op), the tensor and the
 first differing element.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,15 @@ class Mismatch(AssertionError):
 
 
 class RtlDevice:
-    def __init__(self, host: AccelHost, backdoor: Backdoor, params: P.AccelParams, golden: Machine,
-                 check: str = "sample", mem_lat: int = isa.MEM_LAT):
+    def __init__(
+        self,
+        host: AccelHost,
+        backdoor: Backdoor,
+        params: P.AccelParams,
+        golden: Machine,
+        check: str = "sample",
+        mem_lat: int = isa.MEM_LAT,
+    ):
         if check not in CHECKS:
             raise ValueError(f"check {check!r}: expected one of {CHECKS}")
         self.host, self.backdoor, self.params, self.golden, self.check = host, backdoor, params, golden, check
@@ -50,9 +58,17 @@ class RtlDevice:
         self.persistent = [n for n in self.comp.layout if not t[n].per_sample]
         self.sample_writes = sorted({op.out for op in self.comp.train_sample if not t[op.out].per_sample})
         # generous bounds: MACs + 64 cycles per element-wise element + per-op overhead; a rank op reads both cores
-        self.budget = {prog: 4 * sum(max(op.macs, t[op.out].size) + 64 + (
-            t[op.ins[0]].size + t[op.ins[1]].size + 100 * t[op.ins[3]].size if op.kind == "rank" else 0)
-            for op in getattr(self.comp, prog)) + 1000 for prog in P.PROGRAMS}
+        self.budget = {
+            prog: 4
+            * sum(
+                max(op.macs, t[op.out].size)
+                + 64
+                + (t[op.ins[0]].size + t[op.ins[1]].size + 100 * t[op.ins[3]].size if op.kind == "rank" else 0)
+                for op in getattr(self.comp, prog)
+            )
+            + 1000
+            for prog in P.PROGRAMS
+        }
 
     def recompiled(self, golden: Machine) -> "RtlDevice":
         """A device on the same RTL for another golden machine (a network recompiled, golden/compact.py); its
@@ -97,16 +113,20 @@ class RtlDevice:
         bad = np.flatnonzero(got != want)
         if bad.size:
             i = int(bad[0])
-            raise Mismatch(f"{where}: tensor {name} differs in {bad.size} of {len(want)} elements; first at "
-                           f"index {i}: RTL {got[i]}, golden {want[i]}")
+            raise Mismatch(
+                f"{where}: tensor {name} differs in {bad.size} of {len(want)} elements; first at "
+                f"index {i}: RTL {got[i]}, golden {want[i]}"
+            )
 
     async def compare_stats(self, where: str) -> None:
         for name, slot in self.image.slots.items():
             sat, mx = await self.host.read_stat(slot)
             want = (self.golden.sat_by_tensor[name], self.golden.maxabs.get(name, 0))
             if (sat, mx) != want:
-                raise Mismatch(f"{where}: statistics of {name} (slot {slot}): RTL saturations {sat}, max {mx}; "
-                               f"golden {want[0]}, {want[1]}")
+                raise Mismatch(
+                    f"{where}: statistics of {name} (slot {slot}): RTL saturations {sat}, max {mx}; "
+                    f"golden {want[0]}, {want[1]}"
+                )
 
     # --- programs -----------------------------------------------------------------------------------------
     def _golden(self, fn, *args):
@@ -157,14 +177,16 @@ class RtlDevice:
         pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
         self.samples += 1
         if self.check != "off" and (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
-            raise Mismatch(f"{where}: RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
-                           f"{int(ref['p_label'][0])}")
+            raise Mismatch(
+                f"{where}: RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} {int(ref['p_label'][0])}"
+            )
         if self.check in ("every", "sample"):
             await self.compare(self.sample_writes, where)
         return pred, p_label
 
-    async def stream_samples(self, stream: SampleStream, xq: np.ndarray, labels: np.ndarray,
-                             release=None) -> tuple[int, int]:
+    async def stream_samples(
+        self, stream: SampleStream, xq: np.ndarray, labels: np.ndarray, release=None
+    ) -> tuple[int, int]:
         """Samples through the AXI4-Stream input: the host queues all the frames and allows len(xq) of them
         (`release`, if given, is awaited instead of that allow: a test's own checks, then the allow); each frame
         starts train_sample by itself, and the stream waits while a run is busy. Checked when the last run ends:
@@ -173,8 +195,9 @@ class RtlDevice:
         p_label) of the last sample."""
         bank, base = self.comp.layout["X0"]
         n = len(xq)
-        await self.host.stream_setup((P.BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1],
-                                     self.image.entry["train_sample"])
+        await self.host.stream_setup(
+            (P.BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1], self.image.entry["train_sample"]
+        )
         c0 = await self.host.rd(CYCLES)
         for x, y in zip(xq, labels):
             stream.send(stream.frame(x, y))
@@ -182,8 +205,9 @@ class RtlDevice:
         await stream.wait(n * (self.budget["train_sample"] + 100 * xq.shape[1]))
         await self.host.wait_stream_run(self.budget["train_sample"])
         busy = (await self.host.rd(CYCLES) - c0) & 0xFFFF_FFFF
-        assert busy == n * self.model_cycles("train_sample"), \
+        assert busy == n * self.model_cycles("train_sample"), (
             f"{n} streamed samples took {busy} cycles, the cycle model says {n} x {self.model_cycles('train_sample')}"
+        )
         left = await self.host.rd(STREAM_FRAMES)
         assert left == 0, f"{left} of {n} frames not taken"
         for x, y in zip(xq, labels):
@@ -195,8 +219,10 @@ class RtlDevice:
         pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
         if self.check != "off":
             if (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
-                raise Mismatch(f"{where}: last RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
-                               f"{int(ref['p_label'][0])}")
+                raise Mismatch(
+                    f"{where}: last RTL pred {pred} p[label] {p_label}, golden {int(ref['pred'][0])} "
+                    f"{int(ref['p_label'][0])}"
+                )
             await self.compare(self.sample_writes, where)
         return pred, p_label
 
@@ -239,14 +265,26 @@ class RtlDevice:
     def device_report(self) -> dict:
         per = {p: round(self.cycles[p] / self.runs[p]) for p in self.cycles if self.runs[p]}
         ns = self.host.period_ns
-        return {"cycles_per_program_run": per, "program_runs": dict(self.runs), "check": self.check,
-                "sim_cycles": self.sim_cycles, "clock_mhz": 1e3 / ns, "simulated_s": self.sim_cycles * ns * 1e-9,
-                "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
-                "params": {"bank_shift": self.params.bank_shift, "bank_depth": list(self.params.bank_depth),
-                           "bank_width": list(self.params.bank_width), "prog_depth": self.params.prog_depth,
-                           "lanes": self.params.lanes, "buf_depth": self.params.buf_depth, "vec": self.params.vec,
-                           "adam": self.params.adam,
-                           "read_ports": list(self.params.read_ports)}}
+        return {
+            "cycles_per_program_run": per,
+            "program_runs": dict(self.runs),
+            "check": self.check,
+            "sim_cycles": self.sim_cycles,
+            "clock_mhz": 1e3 / ns,
+            "simulated_s": self.sim_cycles * ns * 1e-9,
+            "macs_per_sample": {p: self.comp.macs(p) for p in ("train_sample", "infer")},
+            "params": {
+                "bank_shift": self.params.bank_shift,
+                "bank_depth": list(self.params.bank_depth),
+                "bank_width": list(self.params.bank_width),
+                "prog_depth": self.params.prog_depth,
+                "lanes": self.params.lanes,
+                "buf_depth": self.params.buf_depth,
+                "vec": self.params.vec,
+                "adam": self.params.adam,
+                "read_ports": list(self.params.read_ports),
+            },
+        }
 
     async def rank_update(self) -> None:
         """SPEC 5.6 on the accelerator: the rank_update program (every bond's RANK op: lambda, mask and tau into

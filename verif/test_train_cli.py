@@ -1,6 +1,7 @@
 """`make train`'s command (verif/train.py): what it refuses before any simulation starts, each with one line and
 exit 2, and the engine it builds from make's defaults. The simulation itself is replaced by a stand-in that records
 its call (the co-simulated runs: verif/top/test_train_resume.py)."""
+
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -40,11 +41,17 @@ def test_a_config_name_that_leaves_build_is_refused(tmp_path, capsys, simulation
     assert not list(ROOT.glob("escape*")) and not simulations
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--epochs", "0"], ("--epochs 0 (EPOCHS): a run trains at least 1 epoch; leave it out for the config's "
-                         "train.epochs")),
-    (["--seed", "-1"], "--seed -1 (SEED): must be in 0..4294967295"),
-], ids=["epochs-0", "seed-negative"])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--epochs", "0"],
+            ("--epochs 0 (EPOCHS): a run trains at least 1 epoch; leave it out for the config's train.epochs"),
+        ),
+        (["--seed", "-1"], "--seed -1 (SEED): must be in 0..4294967295"),
+    ],
+    ids=["epochs-0", "seed-negative"],
+)
 def test_bad_arguments_are_refused(tmp_path, capsys, simulations, args, message):
     out = tmp_path / "out"
     assert train.main(["--model", "tiny", "--dataset", "tiny", "--out", str(out), *args]) == 2
@@ -99,12 +106,16 @@ def test_cosimulated_runs_default_to_a_short_run_in_a_directory_of_their_own(tmp
     epochs = []
     monkeypatch.setattr(train, "cosimulate", lambda a, cfg, params, out, suffix: epochs.append(cfg.train.epochs) or 0)
     assert train.main(["--model", "digits", "--dataset", "digits", "--out", str(tmp_path / "short")]) == 0
-    assert train.main(["--model", "digits", "--dataset", "digits", "--epochs", "20", "--out", str(tmp_path / "full")]) == 0
+    assert (
+        train.main(["--model", "digits", "--dataset", "digits", "--epochs", "20", "--out", str(tmp_path / "full")]) == 0
+    )
     assert epochs == [train.COSIM_EPOCHS, 20] and train.COSIM_EPOCHS < 20
     cfg = load_config("digits")
     short = replace(cfg, train=replace(cfg.train, epochs=train.COSIM_EPOCHS))
-    assert train.default_out(short, "digits", 1, "verilator", "", 20).name == \
-        f"digits-digits-seed1-verilator-{train.COSIM_EPOCHS}epochs"
+    assert (
+        train.default_out(short, "digits", 1, "verilator", "", 20).name
+        == f"digits-digits-seed1-verilator-{train.COSIM_EPOCHS}epochs"
+    )
     assert train.default_out(cfg, "digits", 1, "verilator", "", 20).name == "digits-digits-seed1-verilator"
     # a constant schedule extends a finished run in place (EPOCHS larger): the same directory
     tiny = load_config("tiny")
@@ -121,4 +132,6 @@ def test_the_summary_says_whether_the_accelerator_ended_with_the_golden_weights(
     assert exact and verdict.startswith("bit-exact: ") and "(2 tensors)" in verdict and "CHECK=sample" in verdict
     np.savez(tmp_path / "rtl_state.npz", **{**golden, "mem/b0": np.array([0, 1, 0])})
     exact, verdict = train.bit_exact_verdict(tmp_path, "off")
-    assert not exact and verdict.startswith("NOT bit-exact: the accelerator's final b0 differs") and "CHECK=off" in verdict
+    assert (
+        not exact and verdict.startswith("NOT bit-exact: the accelerator's final b0 differs") and "CHECK=off" in verdict
+    )

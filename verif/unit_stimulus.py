@@ -1,5 +1,6 @@
 """Stimulus shared by the testbenches: of the op-executing units (tt_contract, tt_ewise, tt_sce, tt_rank), and random
 words of any width (tt_delay, tt_lane_sum)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,9 @@ async def start_and_wait(dut, limit: int, restarts: frozenset = frozenset()) -> 
     dut.start.value = 0
     cycles = 1
     while not int(dut.done.value):
-        assert cycles < limit, f"no done after {cycles} cycles" + \
-            (f" (start pulsed again in cycles {sorted(restarts)})" if restarts else "")
+        assert cycles < limit, f"no done after {cycles} cycles" + (
+            f" (start pulsed again in cycles {sorted(restarts)})" if restarts else ""
+        )
         if cycles > 1 or cycles in restarts:
             assert int(dut.busy.value) == 1, f"busy low before done (cycle {cycles})"
         dut.start.value = int(cycles in restarts)

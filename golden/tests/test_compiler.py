@@ -1,5 +1,6 @@
 """Tests of the compiler (golden/compiler.py): the contraction planner against an independent brute force and
 numpy.einsum_path, and the compiled programs of the built-in networks (SPEC 5.1, 6)."""
+
 from __future__ import annotations
 
 import functools
@@ -24,7 +25,7 @@ def _trees(leaves: tuple[str, ...]):
         return
     first, rest = leaves[0], leaves[1:]
     n = len(rest)
-    for mask in range(2 ** n):  # the left part always holds `first`; the right part must be non-empty
+    for mask in range(2**n):  # the left part always holds `first`; the right part must be non-empty
         left = (first,) + tuple(rest[i] for i in range(n) if mask >> i & 1)
         right = tuple(rest[i] for i in range(n) if not mask >> i & 1)
         if not right:
@@ -62,8 +63,7 @@ def brute_force_min(operands: dict[str, str], sizes: dict[str, int], out: str, c
             return 0
         if len(s) >= 2 and s <= weights:
             return math.inf
-        return cost(tree[0]) + cost(tree[1]) + _pair_macs(_leafset(tree[0]), _leafset(tree[1]), operands,
-                                                         sizes, out)
+        return cost(tree[0]) + cost(tree[1]) + _pair_macs(_leafset(tree[0]), _leafset(tree[1]), operands, sizes, out)
 
     best, best_tree = math.inf, None
     for tree in _trees(tuple(sorted(operands))):
@@ -136,8 +136,12 @@ def _random_cache(rng, names: list[str], count: int) -> dict[frozenset, str]:
     return cache
 
 
-CASES = [(seed, d, kind) for d in (1, 2, 3, 4) for kind in ("forward", "error", "gradient")
-         for seed in range(6 if d < 4 else 3)]
+CASES = [
+    (seed, d, kind)
+    for d in (1, 2, 3, 4)
+    for kind in ("forward", "error", "gradient")
+    for seed in range(6 if d < 4 else 3)
+]
 
 
 @pytest.mark.parametrize("seed,d,kind", CASES)
@@ -205,8 +209,9 @@ def test_plan_against_numpy_einsum_path(seed):
     assert reported == pytest.approx(np_flops + 1, rel=1e-3), "the FLOP metric is not the one modelled here"
     plan_flops = 0
     for st in steps:
-        summed = (_open_indices(st.left, operands, out) | _open_indices(st.right, operands, out)) \
-            - _open_indices(st.result, operands, out)
+        summed = (_open_indices(st.left, operands, out) | _open_indices(st.right, operands, out)) - _open_indices(
+            st.result, operands, out
+        )
         plan_flops += st.macs * (2 if summed else 1)
     assert cost == brute_force_min(operands, sizes, out)[0]
     assert cost <= np_macs
@@ -269,8 +274,9 @@ def test_train_sample_writes_every_gradient_by_accumulation(model):
     for op in comp.train_sample:
         t = comp.tensors[op.out]
         if not t.per_sample:
-            assert op.kind == "acc" or (op.kind == "contract" and op.accumulate), \
+            assert op.kind == "acc" or (op.kind == "contract" and op.accumulate), (
                 f"{op.kind} overwrites persistent {op.out} once per sample"
+            )
             written[op.out] = written.get(op.out, 0) + 1
     n_params = sum(layer.d + 1 for layer in comp.cfg.layers)  # cores and a bias per layer
     assert len(written) == n_params and set(written.values()) == {1}
@@ -295,19 +301,22 @@ def test_contract_specs_match_tensor_sizes(model):
             (a, b), out = op.ins, op.out
             for letters, name in ((ia, a), (ib, b), (io, op.out)):
                 assert len(set(letters)) == len(letters), f"repeated index in {op.spec}"
-                assert math.prod(sizes[c] for c in letters) == comp.tensors[name].size, \
+                assert math.prod(sizes[c] for c in letters) == comp.tensors[name].size, (
                     f"{op.spec}: {letters} sizes do not multiply to {name}'s {comp.tensors[name].size}"
+                )
                 if not comp.tensors[name].per_sample:  # stored cores: (r_{k-1}, m, n, r_k) row-major (SPEC 4.1);
                     # the outer ranks (1) have no letter, so compare the shapes without their unit dimensions
-                    assert [sizes[c] for c in letters if sizes[c] > 1] == \
-                        [s for s in comp.tensors[name].shape if s > 1], (op.spec, name)
+                    assert [sizes[c] for c in letters if sizes[c] > 1] == [
+                        s for s in comp.tensors[name].shape if s > 1
+                    ], (op.spec, name)
             assert set(io) <= set(ia) | set(ib)
             assert op.macs == math.prod(sizes[c] for c in set(ia) | set(ib))
             # a per-sample intermediate is read with the index order it was written in (same layer's letters)
             for letters, name in ((ia, a), (ib, b)):
                 if name in producer_letters and set(producer_letters[name]) & set(letters):
-                    assert producer_letters[name] == letters, \
+                    assert producer_letters[name] == letters, (
                         f"{name} written as {producer_letters[name]} but read as {letters}"
+                    )
             if comp.tensors[out].per_sample:
                 producer_letters[out] = io
 
@@ -335,8 +344,7 @@ def _layer_problem(layer):
     m = [next(letters) for _ in range(layer.d)]
     r = [next(letters) for _ in range(layer.d - 1)]
     sizes = dict(zip(n, layer.in_shape)) | dict(zip(m, layer.out_shape)) | dict(zip(r, layer.ranks))
-    cores = {f"G{k}": (r[k - 1] if k else "") + m[k] + n[k] + (r[k] if k < layer.d - 1 else "")
-             for k in range(layer.d)}
+    cores = {f"G{k}": (r[k - 1] if k else "") + m[k] + n[k] + (r[k] if k < layer.d - 1 else "") for k in range(layer.d)}
     return {"X": "".join(n), **cores}, sizes, "".join(m), frozenset(cores)
 
 
@@ -345,8 +353,13 @@ def _sweep_macs(layer) -> int:
     r = layer.full_ranks
     total = 0
     for k in range(layer.d):
-        total += (math.prod(layer.out_shape[:k + 1]) * r[k] * layer.in_shape[k] * r[k + 1]
-                  * math.prod(layer.in_shape[k + 1:]))
+        total += (
+            math.prod(layer.out_shape[: k + 1])
+            * r[k]
+            * layer.in_shape[k]
+            * r[k + 1]
+            * math.prod(layer.in_shape[k + 1 :])
+        )
     return total
 
 
@@ -409,7 +422,7 @@ def test_layout_never_overlaps_live_tensors(model):
         assert 0 <= base and base + comp.tensors[n].size <= comp.bank_words[bank]
     for i, a in enumerate(names):
         ta, (bank_a, base_a) = comp.tensors[a], comp.layout[a]
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             tb, (bank_b, base_b) = comp.tensors[b], comp.layout[b]
             if bank_a != bank_b or base_a + ta.size <= base_b or base_b + tb.size <= base_a:
                 continue
@@ -420,10 +433,15 @@ def test_layout_never_overlaps_live_tensors(model):
 
 
 def test_compiler_rejects_a_program_that_could_overflow_the_accumulator():
-    cfg = config_from_dict({
-        "name": "wide", "input_size": 1024, "classes": 4,
-        "layers": [{"in_shape": [1024], "out_shape": [4], "ranks": [], "relu": False}],
-        "formats": {"input": [32, 20], "core": [8, 7], "master": [8, 7]}})
+    cfg = config_from_dict(
+        {
+            "name": "wide",
+            "input_size": 1024,
+            "classes": 4,
+            "layers": [{"in_shape": [1024], "out_shape": [4], "ranks": [], "relu": False}],
+            "formats": {"input": [32, 20], "core": [8, 7], "master": [8, 7]},
+        }
+    )
     with pytest.raises((ValueError, OverflowError)):
         compile_network(cfg)
 
@@ -431,12 +449,22 @@ def test_compiler_rejects_a_program_that_could_overflow_the_accumulator():
 def test_compiler_rejects_a_network_wider_than_the_descriptor_fields():
     """A stride of 64^3 * 4^2 words does not fit a contraction descriptor's 20-bit stride field: a CompileError
     naming the op and the field, as for any other network the accelerator cannot run."""
-    cfg = config_from_dict({
-        "name": "huge", "input_size": 16, "classes": 4,
-        "layers": [{"in_shape": [64, 64, 64, 4], "out_shape": [64, 64, 64, 1], "ranks": [64, 64, 64], "relu": True},
-                   {"in_shape": [64 ** 3], "out_shape": [4], "ranks": [], "relu": False}]})
-    with pytest.raises(CompileError, match=r"^the network does not fit the accelerator's op descriptors: contract "
-                                           r"descriptor for .*\(20-bit stride field\); use smaller factors or ranks$"):
+    cfg = config_from_dict(
+        {
+            "name": "huge",
+            "input_size": 16,
+            "classes": 4,
+            "layers": [
+                {"in_shape": [64, 64, 64, 4], "out_shape": [64, 64, 64, 1], "ranks": [64, 64, 64], "relu": True},
+                {"in_shape": [64**3], "out_shape": [4], "ranks": [], "relu": False},
+            ],
+        }
+    )
+    with pytest.raises(
+        CompileError,
+        match=r"^the network does not fit the accelerator's op descriptors: contract "
+        r"descriptor for .*\(20-bit stride field\); use smaller factors or ranks$",
+    ):
         compile_network(cfg)
 
 
@@ -444,6 +472,7 @@ def test_quant_const_of_a_vanishing_step_is_zero():
     """The last updates of a cosine schedule have a step below half an LSB of the finest format: zero, not an
     error (a run crashed on it once)."""
     from golden.compiler import quant_const
+
     assert quant_const(-4.3e-10) == (0, 0)
     assert quant_const(0.9) == (29491, 15)
     with pytest.raises(ValueError):
@@ -518,8 +547,11 @@ def _compiled(model: str, ranks=None):
 
 def _contract_cycles_total(comp) -> int:
     """Every contraction's lane-cycles on the compiler's PLAN_ENGINES (refine_layouts' measure)."""
-    return sum(compiler.plan_lane_cycles(op.spec, op.element_order(), comp.letter_sizes)
-               for op in comp.train_sample + comp.infer if op.kind == "contract")
+    return sum(
+        compiler.plan_lane_cycles(op.spec, op.element_order(), comp.letter_sizes)
+        for op in comp.train_sample + comp.infer
+        if op.kind == "contract"
+    )
 
 
 @pytest.mark.parametrize("model,ranks", [("tiny", None), ("digits", None), ("paper", None), ("paper", PRUNED_PAPER)])
@@ -544,8 +576,10 @@ def test_refined_layouts_are_locally_fastest(monkeypatch, model, ranks):
     assert checked
 
 
-@pytest.mark.parametrize("model,ranks,faster", [("tiny", None, False), ("digits", None, True), ("paper", None, True),
-                                                ("paper", PRUNED_PAPER, True)])
+@pytest.mark.parametrize(
+    "model,ranks,faster",
+    [("tiny", None, False), ("digits", None, True), ("paper", None, True), ("paper", PRUNED_PAPER, True)],
+)
 def test_refine_layouts_against_lane_order_alone(monkeypatch, model, ranks, faster):
     """refine_layouts never makes the modelled contractions slower than lane_order's layouts; on digits and paper
     (lane sums and rows: runs at stride 1 that lane_order's guess does not look for; the pruned paper model's short
@@ -563,8 +597,10 @@ def _program_contract_cycles(comp, program: str) -> int:
     total = 0
     for e in PLAN_ENGINES:
         p = compiler.plan_params(comp, e)
-        total += e.lanes * P.linked_cycles([P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None
-                                            for op in getattr(comp, program)], p.bank_shift)
+        total += e.lanes * P.linked_cycles(
+            [P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None for op in getattr(comp, program)],
+            p.bank_shift,
+        )
     return total
 
 

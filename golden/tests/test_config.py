@@ -1,11 +1,21 @@
 """Network configs: the built-in models, the JSON round trip, and one rejection per validation rule."""
+
 import json
 import re
 
 import pytest
 
-from golden.config import (MAX_CORES, MAX_RANK, ConfigError, Formats, NetConfig, builtin_configs,
-                           config_from_dict, config_to_dict, load_config)
+from golden.config import (
+    MAX_CORES,
+    MAX_RANK,
+    ConfigError,
+    Formats,
+    NetConfig,
+    builtin_configs,
+    config_from_dict,
+    config_to_dict,
+    load_config,
+)
 from golden.fxp import Fmt
 
 
@@ -65,8 +75,9 @@ def test_round_trip_keeps_non_default_formats_and_rank_settings():
     data = config_to_dict(load_config("digits"))
     data["formats"].update(core=[3, 2], act=[12, 6], frac_min=-4, frac_max=20)
     data["train"].update(optimizer="adam", lr=0.001, momentum=0)
-    data["train"]["rank"].update(enabled=True, prior=1e-4, threshold=0.01, every=4, warmup_epochs=3,
-                                 end_epoch=6, budget=0.75, recompile=True)
+    data["train"]["rank"].update(
+        enabled=True, prior=1e-4, threshold=0.01, every=4, warmup_epochs=3, end_epoch=6, budget=0.75, recompile=True
+    )
     cfg = config_from_dict(data)
     assert cfg.formats.core == Fmt(3, 2) and cfg.formats.frac_max == 20
     assert cfg.train.rank.every == 4 and cfg.train.rank.end_epoch == 6 and cfg.train.momentum == 0.0
@@ -88,6 +99,7 @@ def _base() -> dict:
 
 def _set(path: str, value):
     """A mutation of the tiny config: set the value at a dotted path (list indices as integers)."""
+
     def mutate(data):
         *parents, last = path.split(".")
         node = data
@@ -97,6 +109,7 @@ def _set(path: str, value):
             node[int(last)] = value
         else:
             node[last] = value
+
     return mutate
 
 
@@ -107,6 +120,7 @@ def _delete(path: str):
         for key in parents:
             node = node[int(key)] if isinstance(node, list) else node[key]
         del node[last]
+
     return mutate
 
 
@@ -122,6 +136,7 @@ def _then(*mutations):
     def mutate(data):
         for m in mutations:
             m(data)
+
     return mutate
 
 
@@ -157,13 +172,14 @@ INVALID = [
     (_set("train.rank.recompile", 1), r"^train\.rank\.recompile: expected true or false"),
     # core counts, factors and ranks
     (_set("layers.0.in_shape", []), rf"^layers\[0\]\.in_shape: expected 1\.\.{MAX_CORES} factors"),
-    (_set("layers.0.in_shape", [1] * (MAX_CORES + 1)),
-     rf"^layers\[0\]\.in_shape: expected 1\.\.{MAX_CORES} factors"),
+    (_set("layers.0.in_shape", [1] * (MAX_CORES + 1)), rf"^layers\[0\]\.in_shape: expected 1\.\.{MAX_CORES} factors"),
     (_set("layers.0.out_shape", [8]), r"^layers\[0\]\.out_shape: expected 2 factors like in_shape, got 1"),
     (_set("layers.0.in_shape", [16, 0]), r"^layers\[0\]\.in_shape\[1\]: must be >= 1, got 0"),
     (_set("layers.1.out_shape", [-4]), r"^layers\[1\]\.out_shape\[0\]: must be >= 1, got -4"),
-    (_then(_two_tt_layers, _set("layers.1.ranks", [2, 2, 2])),
-     r"^layers\[1\]\.ranks: expected 1 rank for 2 cores, got 3"),
+    (
+        _then(_two_tt_layers, _set("layers.1.ranks", [2, 2, 2])),
+        r"^layers\[1\]\.ranks: expected 1 rank for 2 cores, got 3",
+    ),
     (_set("layers.0.ranks", []), r"^layers\[0\]\.ranks: expected 1 rank for 2 cores, got 0"),
     (_set("layers.1.ranks", [4]), r"^layers\[1\]\.ranks: expected 0 ranks for 1 core, got 1"),
     (_set("layers.0.ranks", [0]), rf"^layers\[0\]\.ranks\[0\]: must be in 1\.\.{MAX_RANK}, got 0"),
@@ -182,9 +198,14 @@ INVALID = [
     (_set("formats.frac_min", 30), r"^formats\.frac_min: 30 must be < frac_max 30"),
     (_set("formats.act", [16, 31]), r"^formats\.act: initial fraction bits 31 outside frac_min\.\.frac_max"),
     # the compute cores are derived from the master by a shift of master.frac - core.frac (here 3)
-    (_set("formats.master", [8, -20]), (r"^formats\.master: -20 fraction bits against the core's 3 make the compute "
-                                        r"cores' requantisation shift -23, outside the accelerator's -16\.\.47; use "
-                                        r"master fraction bits in -13\.\.50$")),
+    (
+        _set("formats.master", [8, -20]),
+        (
+            r"^formats\.master: -20 fraction bits against the core's 3 make the compute "
+            r"cores' requantisation shift -23, outside the accelerator's -16\.\.47; use "
+            r"master fraction bits in -13\.\.50$"
+        ),
+    ),
     # the name is part of output paths
     (_set("name", "../../escape"), r"^name: '\.\./\.\./escape' is part of the output paths"),
     (_set("name", "a/b"), r"^name: 'a/b' is part of the output paths"),
@@ -257,4 +278,3 @@ def test_duplicate_key_is_rejected(tmp_path):
 def test_unknown_name_lists_the_builtins():
     with pytest.raises(ConfigError, match=r"^nosuch: not a built-in config \(digits, paper, tiny\) and no such file"):
         load_config("nosuch")
-

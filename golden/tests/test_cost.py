@@ -1,6 +1,7 @@
 """golden/cost.py and the cycle models under it (golden/isa.py contract_losses, golden/program.py program_cycles).
 That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every whole
 program run) and by the benchmark (verif/top/tb_bench.py)."""
+
 import json
 from dataclasses import replace
 
@@ -47,12 +48,29 @@ def test_contract_losses_by_hand():
     lane = isa.Loop(4, 0, 1, 1, "j", sbuf=0)  # the lane loop: b and out step by 1
     outer = isa.Loop(2, 2, 8, 4, "i", sbuf=2)
     red = isa.Loop(2, 1, 4, 0, "k", sbuf=1)
-    d = isa.check_desc(isa.ContractDesc(a_base=0, b_base=0, o_base=0, out_count=8,
-                                        out_loops=(isa.PAD,) * 4 + (outer, lane), red_loops=(isa.PAD,) * 3 + (red,),
-                                        shift=0, mode=0, accumulate=False, out_w=16, lanes=4))
+    d = isa.check_desc(
+        isa.ContractDesc(
+            a_base=0,
+            b_base=0,
+            o_base=0,
+            out_count=8,
+            out_loops=(isa.PAD,) * 4 + (outer, lane),
+            red_loops=(isa.PAD,) * 3 + (red,),
+            shift=0,
+            mode=0,
+            accumulate=False,
+            out_w=16,
+            lanes=4,
+        )
+    )
     assert d.macs == 16 and isa.contract_cycles(d, **lat) == 48
-    assert isa.contract_losses(d, 8, **lat) == {"ideal": 2, "lanes_short": 2, "load_wait": 48 - 32,
-                                                "drain_bound": 4, "fill": 32 - 4 - 4}
+    assert isa.contract_losses(d, 8, **lat) == {
+        "ideal": 2,
+        "lanes_short": 2,
+        "load_wait": 48 - 32,
+        "drain_bound": 4,
+        "fill": 32 - 4 - 4,
+    }
     # Preloaded with a head start of 10: slice 0 ready at 3, slice 1 at 11: groups at 3 and 11 (1 + 11 + 26 = 38).
     # With a head start of 16 or more nothing waits: 32 cycles, group 0 in cycle 1 (the slice's), not earlier.
     assert isa.group_starts(d, 5, head=10).tolist() == [3, 11] and isa.contract_cycles(d, **lat, head=10) == 38
@@ -99,8 +117,9 @@ def test_record_cycles_are_the_unit_model_plus_the_sequencer():
     kinds, prev = set(), {}
     for rec in image.records:
         unit, seq = P.record_cycles(rec, prev_unit=prev.get(rec.program))
-        want = {P.KIND_CONTRACT: isa.contract_cycles, P.KIND_EWISE: isa.ewise_cycles,
-                P.KIND_SCE: isa.sce_cycles}[rec.kind](rec.desc)
+        want = {P.KIND_CONTRACT: isa.contract_cycles, P.KIND_EWISE: isa.ewise_cycles, P.KIND_SCE: isa.sce_cycles}[
+            rec.kind
+        ](rec.desc)
         assert unit == want + 1  # the unit counter holds the op from its start cycle
         nwords = P.header_nwords(image.words[rec.pc])
         assert nwords == rec.nwords
@@ -122,19 +141,33 @@ def test_cli(capsys):
     # a pruned network: fewer MACs, fewer cycles
     assert main(["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--json"]) == 0
     full = json.loads(capsys.readouterr().out)["programs"]["train_sample"]
-    assert main(["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--ranks", "[[5, 7], []]",
-                 "--json"]) == 0
+    assert (
+        main(["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--ranks", "[[5, 7], []]", "--json"])
+        == 0
+    )
     pruned = json.loads(capsys.readouterr().out)["programs"]["train_sample"]
     assert pruned["macs"] < full["macs"] and pruned["cycles"] < full["cycles"]
-    for bad, why in (("[[5, 7]]", "one list of inner ranks per layer"), ("[[5, 0], []]", "ranks"),
-                     ("[[5, 7], [", "not JSON")):
+    for bad, why in (
+        ("[[5, 7]]", "one list of inner ranks per layer"),
+        ("[[5, 0], []]", "ranks"),
+        ("[[5, 7], [", "not JSON"),
+    ):
         assert main(["cost", "--model", "digits", "--ranks", bad]) == 2
         assert why in capsys.readouterr().err, bad
 
 
-@pytest.mark.parametrize("lanes, asked, built", [
-    (3, (8, 8), (2, 2)), (1, (8, 8), (1, 1)), (5, (4, 8), (4, 4)), (16, (8, 8), (8, 8)), (16, (8, 2), (8, 2)),
-    (8, (3, 8), (3, 8)), (8, (8, 6), (8, 6))])
+@pytest.mark.parametrize(
+    "lanes, asked, built",
+    [
+        (3, (8, 8), (2, 2)),
+        (1, (8, 8), (1, 1)),
+        (5, (4, 8), (4, 4)),
+        (16, (8, 8), (8, 8)),
+        (16, (8, 2), (8, 2)),
+        (8, (3, 8), (3, 8)),
+        (8, (8, 6), (8, 6)),
+    ],
+)
 def test_cut_to_lanes(lanes, asked, built):
     """A power-of-two vec is cut to the largest power of two within the lanes and a power-of-two drain to that vec;
     other values stay as asked, for AccelParams.check to name them."""
@@ -168,10 +201,13 @@ def test_op_rows_name_the_contraction_form():
     lanes x sum lanes) or rows (columns x rows, with the idle rows of the last chunk), and its vector load and drain."""
     from golden.cost import _form_text
     from golden.tests.test_isa_lanes import matmul_ijk_rows, matvec
+
     rows = isa.with_lanes(replace(matmul_ijk_rows(5, 3, 4), a_base=1), 8, 4096, vec=4, drain=2)
     assert _form_text(rows) == "rows: 4 columns x 2, 1 idle in the last chunk, loads 4, drains 2"
-    assert _form_text(isa.with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2, rows=False)) == \
-        "output lanes, loads 4, drains 2"
+    assert (
+        _form_text(isa.with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2, rows=False))
+        == "output lanes, loads 4, drains 2"
+    )
     summed = isa.with_lanes(matvec(4, 32), 8, 4096, vec=8)
     assert summed.lane_sum and (summed.out_lanes, summed.sum_lanes, summed.vec) == (1, 8, 8)
     assert _form_text(summed) == "lane sum: 1 x 8, loads 8"
@@ -185,14 +221,17 @@ def _train_costs(cfg, box) -> dict:
     """(cycles, MACs) of a training sample with its share of the update (train_sample + update / batch) at every rank
     set of `box` (per layer, per bond: the ranks), by cost_report."""
     import itertools
+
     flat = [r for layer in box for r in layer]
     out = {}
     for combo in itertools.product(*flat):
         it = iter(combo)
         ranks = [[next(it) for _ in layer] for layer in box]
         p = cost_report(with_ranks(cfg, ranks), **DIGITS_ENGINE)["programs"]
-        out[json.dumps(ranks)] = (p["train_sample"]["cycles"] + p["update"]["cycles"] / cfg.train.batch,
-                                  p["train_sample"]["macs"])
+        out[json.dumps(ranks)] = (
+            p["train_sample"]["cycles"] + p["update"]["cycles"] / cfg.train.batch,
+            p["train_sample"]["macs"],
+        )
     return out
 
 
@@ -202,6 +241,7 @@ def test_fit_ranks_keeps_pruned_slices_where_they_pay(monkeypatch, exhaustive):
     by one, against fit_ranks, by its whole search and (FIT_EXHAUSTIVE 0) by coordinate descent. Rank 8 at the
     second bond fills the vector loads and drains, so keeping one pruned slice there is faster than the live ranks."""
     from golden import cost
+
     if not exhaustive:
         monkeypatch.setattr(cost, "FIT_EXHAUSTIVE", 0)
     cfg = load_config("digits")
@@ -218,8 +258,11 @@ def test_fit_ranks_keeps_pruned_slices_where_they_pay(monkeypatch, exhaustive):
 
 def test_fit_ranks_rejects_ranks_outside_the_built_ones():
     cfg = load_config("digits")
-    for bad, why in (([[9, 7], []], "bond 0 has 9, outside 1..8"), ([[5, 0], []], "ranks"),
-                     ([[5, 7]], "one list of inner ranks per layer")):
+    for bad, why in (
+        ([[9, 7], []], "bond 0 has 9, outside 1..8"),
+        ([[5, 0], []], "ranks"),
+        ([[5, 7]], "one list of inner ranks per layer"),
+    ):
         with pytest.raises(ConfigError, match=why):
             fit_ranks(cfg, bad, **DIGITS_ENGINE, log=None)
     with pytest.raises(ValueError, match="program 'update', expected one of"):
@@ -230,7 +273,7 @@ def test_cli_fit_ranks(capsys):
     args = ["cost", "--model", "digits", "--lanes", "8", "--buf-depth", "512", "--vec", "8", "--drain", "8"]
     assert main(args + ["--ranks", "[[5, 7], []]", "--fit-ranks", "--json"]) == 0
     out = capsys.readouterr().out
-    fit = json.loads(out[out.index("{"):])
+    fit = json.loads(out[out.index("{") :])
     progs = fit["programs"]
     assert fit["ranks"] == fit["fit"]["ranks"]
     batch = load_config("digits").train.batch
@@ -238,7 +281,7 @@ def test_cli_fit_ranks(capsys):
     assert out.startswith(f"fitted ranks {fit['ranks']} for train:")
     assert main(args + ["--ranks", "[[5, 7], []]", "--fit-ranks", "--fit-for", "train_sample", "--json"]) == 0
     out = capsys.readouterr().out
-    fit = json.loads(out[out.index("{"):])
+    fit = json.loads(out[out.index("{") :])
     assert fit["programs"]["train_sample"]["cycles"] == fit["fit"]["cycles"]
     assert main(args + ["--fit-ranks"]) == 2
     assert "--fit-ranks needs --ranks" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 """Data sets: the built-in sets' shapes and fixed splits, Debian's Fashion-MNIST, and the strict IDX parser."""
+
 import gzip
 import hashlib
 import re
@@ -10,8 +11,17 @@ import numpy as np
 import pytest
 
 from golden import datasets
-from golden.datasets import (FASHION_MNIST_DIR, IDX_NAMES, IMAGES_MAGIC, KNOWN_DATASETS, LABELS_MAGIC,
-                             DatasetError, load_dataset, read_idx, stratified_test_indices)
+from golden.datasets import (
+    FASHION_MNIST_DIR,
+    IDX_NAMES,
+    IMAGES_MAGIC,
+    KNOWN_DATASETS,
+    LABELS_MAGIC,
+    DatasetError,
+    load_dataset,
+    read_idx,
+    stratified_test_indices,
+)
 
 
 def _check_layout(ds, n_inputs, classes):
@@ -24,6 +34,7 @@ def _check_layout(ds, n_inputs, classes):
 
 
 # --- digits ----------------------------------------------------------------------------------------------
+
 
 def test_digits_shapes_and_ranges():
     ds = load_dataset("digits")
@@ -48,6 +59,7 @@ def test_digits_split_is_fixed_and_ignores_the_global_seed():
     b = load_dataset("digits")
     assert np.array_equal(a.test_x, b.test_x) and np.array_equal(a.train_y, b.train_y)
     from sklearn.datasets import load_digits
+
     idx = stratified_test_indices(load_digits().target, 0.2)
     assert idx[:8].tolist() == [3, 7, 13, 19, 36, 38, 43, 48]
     assert hashlib.sha256(idx.astype("<i8").tobytes()).hexdigest()[:16] == "3530be80b9605f4c"
@@ -55,6 +67,7 @@ def test_digits_split_is_fixed_and_ignores_the_global_seed():
 
 def test_digits_train_and_test_are_disjoint_and_complete():
     from sklearn.datasets import load_digits
+
     y = load_digits().target
     idx = stratified_test_indices(y, 0.2)
     assert len(np.unique(idx)) == len(idx) == 359
@@ -64,6 +77,7 @@ def test_digits_train_and_test_are_disjoint_and_complete():
 
 
 # --- tiny -------------------------------------------------------------------------------------------------
+
 
 def test_tiny_is_deterministic_and_balanced():
     a, b = load_dataset("tiny"), load_dataset("tiny")
@@ -78,15 +92,18 @@ def test_tiny_is_learnable_by_a_small_mlp():
     """The tiny config's recipe (16-8-4, SGD lr 0.1 momentum 0.9, batch 8, 5 epochs) in float exceeds 90%."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
+
     ds = load_dataset("tiny")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        mlp = MLPClassifier((8,), solver="sgd", batch_size=8, learning_rate_init=0.1, momentum=0.9, max_iter=5,
-                            random_state=0).fit(ds.train_x, ds.train_y)
+        mlp = MLPClassifier(
+            (8,), solver="sgd", batch_size=8, learning_rate_init=0.1, momentum=0.9, max_iter=5, random_state=0
+        ).fit(ds.train_x, ds.train_y)
     assert mlp.score(ds.test_x, ds.test_y) > 0.9
 
 
 # --- names --------------------------------------------------------------------------------------------------
+
 
 def test_unknown_name_lists_the_known_ones():
     with pytest.raises(DatasetError, match=r"unknown dataset 'cifar'; known: digits, fashion-mnist, mnist, tiny"):
@@ -123,8 +140,11 @@ def test_fashion_mnist_data_dir_without_the_files_says_to_put_them_there(tmp_pat
 
 # --- Fashion-MNIST from Debian ----------------------------------------------------------------------------
 
-@pytest.mark.skipif(not all((FASHION_MNIST_DIR / f"{n}.gz").is_file() for s in IDX_NAMES.values() for n in s),
-                    reason=f"Fashion-MNIST not in {FASHION_MNIST_DIR} (apt-get install dataset-fashion-mnist)")
+
+@pytest.mark.skipif(
+    not all((FASHION_MNIST_DIR / f"{n}.gz").is_file() for s in IDX_NAMES.values() for n in s),
+    reason=f"Fashion-MNIST not in {FASHION_MNIST_DIR} (apt-get install dataset-fashion-mnist)",
+)
 def test_fashion_mnist_loads_fast():
     """Under 2 s of this process's CPU time (wall time also counts whatever else the machine runs)."""
     start = time.process_time()
@@ -137,6 +157,7 @@ def test_fashion_mnist_loads_fast():
 
 
 # --- the IDX parser, on files written to tmp_path ------------------------------------------------------
+
 
 def _idx_bytes(magic, dims, payload):
     return struct.pack(">I", magic) + struct.pack(f">{len(dims)}I", *dims) + bytes(payload)
@@ -162,8 +183,10 @@ def _write_set(directory, compress=True, sizes=(20, 7), overrides=None):
         images, labels = _small_set(rng, n)
         images_name, labels_name = IDX_NAMES[split]
         arrays[split] = images, labels
-        for name, data in ((images_name, _idx_bytes(IMAGES_MAGIC, images.shape, images.tobytes())),
-                           (labels_name, _idx_bytes(LABELS_MAGIC, labels.shape, labels.tobytes()))):
+        for name, data in (
+            (images_name, _idx_bytes(IMAGES_MAGIC, images.shape, images.tobytes())),
+            (labels_name, _idx_bytes(LABELS_MAGIC, labels.shape, labels.tobytes())),
+        ):
             data = (overrides or {}).get(name, data)
             paths[name] = _write(directory / name, data, compress)
     return arrays, paths
@@ -197,12 +220,15 @@ def test_sources_digest_the_samples_of_each_file(tmp_path):
         (tmp_path / d).mkdir()
     arrays, _ = _write_set(tmp_path / "a", compress=True)
     _write_set(tmp_path / "b", compress=False)
-    _write_set(tmp_path / "c", overrides={"train-images-idx3-ubyte": _idx_bytes(IMAGES_MAGIC, (20, 3, 2),
-                                                                                 bytes(range(120)))})
+    _write_set(
+        tmp_path / "c", overrides={"train-images-idx3-ubyte": _idx_bytes(IMAGES_MAGIC, (20, 3, 2), bytes(range(120)))}
+    )
     a, b, c = (load_dataset("mnist", str(tmp_path / d)).sources for d in "abc")
     assert a.keys() == {n for split in IDX_NAMES.values() for n in split}
-    assert a["train-images-idx3-ubyte"] == (str(tmp_path / "a" / "train-images-idx3-ubyte.gz"),
-                                            hashlib.sha256(arrays["train"][0].tobytes()).hexdigest())
+    assert a["train-images-idx3-ubyte"] == (
+        str(tmp_path / "a" / "train-images-idx3-ubyte.gz"),
+        hashlib.sha256(arrays["train"][0].tobytes()).hexdigest(),
+    )
     assert {k: v[1] for k, v in a.items()} == {k: v[1] for k, v in b.items()}
     assert [k for k in a if a[k][1] != c[k][1]] == ["train-images-idx3-ubyte"]
 
@@ -270,8 +296,11 @@ def test_empty_dimension(tmp_path):
 def test_image_label_count_mismatch(tmp_path):
     labels = _idx_bytes(LABELS_MAGIC, (19,), bytes(19))
     _, paths = _write_set(tmp_path, overrides={"train-labels-idx1-ubyte": labels})
-    _expect(paths["train-labels-idx1-ubyte"],
-            r"19 labels, but " + re.escape(str(paths["train-images-idx3-ubyte"])) + " has 20 images", tmp_path)
+    _expect(
+        paths["train-labels-idx1-ubyte"],
+        r"19 labels, but " + re.escape(str(paths["train-images-idx3-ubyte"])) + " has 20 images",
+        tmp_path,
+    )
 
 
 def test_label_out_of_range(tmp_path):
@@ -283,8 +312,11 @@ def test_label_out_of_range(tmp_path):
 def test_train_and_test_image_sizes_differ(tmp_path):
     images = _idx_bytes(IMAGES_MAGIC, (7, 2, 3), bytes(42))
     _, paths = _write_set(tmp_path, overrides={"t10k-images-idx3-ubyte": images})
-    _expect(paths["t10k-images-idx3-ubyte"],
-            r"images are 2x3, but " + re.escape(str(paths["train-images-idx3-ubyte"])) + " has 3x2", tmp_path)
+    _expect(
+        paths["t10k-images-idx3-ubyte"],
+        r"images are 2x3, but " + re.escape(str(paths["train-images-idx3-ubyte"])) + " has 3x2",
+        tmp_path,
+    )
 
 
 def test_corrupt_gzip(tmp_path):

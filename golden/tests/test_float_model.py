@@ -1,4 +1,5 @@
 """Tests of the float reference model (golden/float_model.py)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -9,26 +10,43 @@ import pytest
 
 from golden.config import LayerCfg, NetConfig, RankCfg, TrainCfg
 from golden.float_model import (
-    Adam, FloatDenseNet, FloatTTNet, RankAdapter, SGD, init_tt_cores, measure_speed, softmax_xent,
-    train_float, tt_backward, tt_forward, tt_init_std, tt_plan, tt_to_dense,
+    Adam,
+    FloatDenseNet,
+    FloatTTNet,
+    RankAdapter,
+    SGD,
+    init_tt_cores,
+    measure_speed,
+    softmax_xent,
+    train_float,
+    tt_backward,
+    tt_forward,
+    tt_init_std,
+    tt_plan,
+    tt_to_dense,
 )
 
 # ---------------------------------------------------------------------------------------------------------
 # configs built straight from the dataclasses (load_config may not exist yet)
 
 PAPER = NetConfig(
-    name="paper", input_size=784, classes=10,
-    layers=(LayerCfg((7, 4, 2, 16), (4, 4, 2, 16), (16, 16, 16), True),
-            LayerCfg((32, 16), (1, 16), (16,), False)),
+    name="paper",
+    input_size=784,
+    classes=10,
+    layers=(LayerCfg((7, 4, 2, 16), (4, 4, 2, 16), (16, 16, 16), True), LayerCfg((32, 16), (1, 16), (16,), False)),
     train=TrainCfg(optimizer="adam", lr=1e-3, batch=64, epochs=3),
 )
 DIGITS = NetConfig(
-    name="digits", input_size=64, classes=10,
+    name="digits",
+    input_size=64,
+    classes=10,
     layers=(LayerCfg((4, 4, 4), (4, 4, 4), (8, 8), True), LayerCfg((64,), (10,), (), False)),
     train=TrainCfg(optimizer="sgd", lr=0.02, momentum=0.9, batch=16, epochs=20),
 )
 TINY = NetConfig(
-    name="tiny", input_size=14, classes=3,  # input padded 14 -> 16, logits padded 3 -> 4
+    name="tiny",
+    input_size=14,
+    classes=3,  # input padded 14 -> 16, logits padded 3 -> 4
     layers=(LayerCfg((4, 4), (4, 2), (2,), True), LayerCfg((8,), (4,), (), False)),
     train=TrainCfg(optimizer="sgd", lr=0.1, batch=8, epochs=2),
 )
@@ -58,6 +76,7 @@ SHAPES = [  # (out_shape, in_shape, ranks)
 
 # ---------------------------------------------------------------------------------------------------------
 # TT layer math
+
 
 @pytest.mark.parametrize("ms,ns,ranks", SHAPES)
 @pytest.mark.parametrize("batch", [1, 5])
@@ -98,8 +117,11 @@ def test_forward_random_shapes_and_paper_layer():
 
 def test_plan_picks_cheapest_and_tt_to_dense_d1():
     plan = tt_plan((4, 4, 2, 16), (7, 4, 2, 16), (1, 16, 16, 16, 1), 64)
-    costs = [tt_plan((4, 4, 2, 16), (7, 4, 2, 16), (1, 16, 16, 16, 1), 64, p=p, order=o).macs_train(64)
-             for p in (1, 2, 3) for o in "LR"]
+    costs = [
+        tt_plan((4, 4, 2, 16), (7, 4, 2, 16), (1, 16, 16, 16, 1), 64, p=p, order=o).macs_train(64)
+        for p in (1, 2, 3)
+        for o in "LR"
+    ]
     assert plan.macs_train(64) == min(costs)
     assert plan.macs_fwd_per_sample < 700_000  # well under the 0.97M of a plain left-to-right sweep
     g = np.arange(6.0).reshape(1, 2, 3, 1)
@@ -198,6 +220,7 @@ def test_dense_net_gradients_finite_differences():
 # ---------------------------------------------------------------------------------------------------------
 # init and parameter counts
 
+
 def test_init_scale_and_param_counts():
     assert tt_init_std(PAPER.layers[0]) == pytest.approx(0.165, abs=5e-4)
     assert tt_init_std(PAPER.layers[1]) == pytest.approx(0.125, abs=5e-4)
@@ -218,6 +241,7 @@ def test_init_scale_and_param_counts():
 # ---------------------------------------------------------------------------------------------------------
 # optimizers
 
+
 def test_adam_two_steps_hand_derived():
     lr, b1, b2, eps = 0.1, 0.9, 0.999, 1e-8
     w = np.array([1.0, -2.0])
@@ -230,8 +254,8 @@ def test_adam_two_steps_hand_derived():
     np.testing.assert_allclose(w, w1, rtol=1e-14)
     opt.step([w], [g2])
     m2 = b1 * (1 - b1) * g1 + (1 - b1) * g2
-    v2 = b2 * (1 - b2) * g1 ** 2 + (1 - b2) * g2 ** 2
-    w2 = w1 - lr * (m2 / (1 - b1 ** 2)) / (np.sqrt(v2 / (1 - b2 ** 2)) + eps)
+    v2 = b2 * (1 - b2) * g1**2 + (1 - b2) * g2**2
+    w2 = w1 - lr * (m2 / (1 - b1**2)) / (np.sqrt(v2 / (1 - b2**2)) + eps)
     np.testing.assert_allclose(w, w2, rtol=1e-14)
     # the numbers, worked by hand for the first element: m2 = 0.025, v2 = 2.8975e-4,
     # m_hat = 0.025 / 0.19, v_hat = 2.8975e-4 / 0.001999, w2 = 0.9 - 0.1 * m_hat / sqrt(v_hat)
@@ -254,6 +278,7 @@ def test_sgd_momentum_two_steps():
 
 # ---------------------------------------------------------------------------------------------------------
 # rank adaptation
+
 
 def test_rank_adapter_lambda_update_prune_and_penalty():
     rng = np.random.default_rng(7)
@@ -338,20 +363,22 @@ def test_rank_pruning_recovers_low_rank():
 # ---------------------------------------------------------------------------------------------------------
 # training
 
+
 def _digits():
     try:
         from golden.datasets import load_dataset
+
         return load_dataset("digits")
     except ImportError:  # pragma: no cover - before golden/datasets.py lands
         from types import SimpleNamespace
 
         from sklearn.datasets import load_digits
+
         d = load_digits()
         x, y = (d.data / 16).astype(np.float32), d.target.astype(np.int64)
         p = np.random.RandomState(0).permutation(len(x))
         x, y, n = x[p], y[p], len(x) * 4 // 5
-        return SimpleNamespace(train_x=x[:n], train_y=y[:n], test_x=x[n:], test_y=y[n:], classes=10,
-                               image_shape=(8, 8))
+        return SimpleNamespace(train_x=x[:n], train_y=y[:n], test_x=x[n:], test_y=y[n:], classes=10, image_shape=(8, 8))
 
 
 def test_digits_training_sgd_and_dense():
@@ -387,8 +414,9 @@ def test_digits_training_with_rank_adaptation():
     assert h["penalty"][0] == 0.0 and h["penalty"][-1] > 0.0
     # a rank budget between the full and the pruned count ends the prune phase early: penalty off, ranks kept
     budget = (1920 + h["core_params"][-1]) / 2 / 1920
-    capped_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, rank=dataclasses.replace(
-        rank, budget=budget)))
+    capped_cfg = dataclasses.replace(
+        cfg, train=dataclasses.replace(cfg.train, rank=dataclasses.replace(rank, budget=budget))
+    )
     hc = train_float(capped_cfg, ds, seed=0, progress=False)
     assert h["core_params"][-1] < hc["core_params"][-1] <= budget * 1920
     assert hc["penalty"][-1] == 0.0 and hc["core_params"][-2] == hc["core_params"][-1]

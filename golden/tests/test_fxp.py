@@ -1,4 +1,5 @@
 """Requantisation and LFSR primitives against their spec (golden/SPEC.md sections 2-3)."""
+
 import numpy as np
 import pytest
 
@@ -46,7 +47,7 @@ def test_seed_zero_state_is_nonzero():
 @pytest.mark.parametrize("shift", [1, 3, 8, 12])
 def test_stochastic_rounding_is_unbiased(shift):
     rng = np.random.default_rng(0)
-    acc = rng.integers(-2**20, 2**20, size=200_000)
+    acc = rng.integers(-(2**20), 2**20, size=200_000)
     rand = fxp.LfsrStream(seed=3).take(acc.size)
     y = fxp.round_shift(acc, shift, STOCHASTIC, rand)
     err = y - acc / 2**shift
@@ -60,6 +61,7 @@ def test_stochastic_rounding_has_no_sign_preference_below_the_draw(shift):
 
     def ups(acc: int) -> int:
         return int(fxp.round_shift(np.full(256, acc), shift, STOCHASTIC, rand).sum())
+
     # |acc| < 2^(s-10): far below the 8 random bits' resolution, every draw rounds it to 0. With the bits
     # below the draw floored (the old rule) a negative one became -1 for r = 0.
     small = (1 << (shift - 10)) - 1

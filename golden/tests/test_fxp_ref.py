@@ -1,5 +1,6 @@
 """The vectorised primitives (golden/fxp.py, machine.sce_gradient) against their fixedpoint-library scalar
 definitions (golden/fxp_ref.py): SPEC sections 1.2, 2, 5.2, 5.4, 5.5."""
+
 import numpy as np
 import pytest
 from fixedpoint import FixedPoint
@@ -18,8 +19,12 @@ ACC_LO, ACC_HI = -(1 << (ACC_W - 1)), (1 << (ACC_W - 1)) - 1
 accs = st.one_of(
     st.integers(ACC_LO, ACC_HI),
     st.integers(-300, 300),
-    st.builds(lambda k, d, sign: max(ACC_LO, min(ACC_HI, sign * (1 << k) + d)),
-              st.integers(0, ACC_W - 1), st.integers(-2, 2), st.sampled_from([-1, 1])),
+    st.builds(
+        lambda k, d, sign: max(ACC_LO, min(ACC_HI, sign * (1 << k) + d)),
+        st.integers(0, ACC_W - 1),
+        st.integers(-2, 2),
+        st.sampled_from([-1, 1]),
+    ),
 )
 fmts = st.builds(Fmt, st.integers(2, 32), st.integers(-32, 47))
 shifts = st.integers(SHIFT_MIN, SHIFT_MAX)
@@ -28,15 +33,18 @@ bytes_ = st.integers(0, 255)
 
 
 def vec_requantize(acc, shift, mode, fmt, r):
-    y, n = fxp.requantize(np.array([acc], dtype=np.int64), shift, mode, fmt,
-                          np.array([r], dtype=np.int64) if mode == STOCHASTIC else None)
+    y, n = fxp.requantize(
+        np.array([acc], dtype=np.int64), shift, mode, fmt, np.array([r], dtype=np.int64) if mode == STOCHASTIC else None
+    )
     return int(y[0]), n
 
 
 # --- the library does what the model relies on -------------------------------------------------------------
 
+
 def test_library_rounding_names():
     """'nearest' is round half up (SPEC 2.2), 'up' is the ceiling, and the signed default is convergent."""
+
     def rounded(v, how):
         x = FixedPoint(v, True, 8, 2, rounding=how)
         x.resize(8, 0)
@@ -50,6 +58,7 @@ def test_library_rounding_names():
 
 # --- SPEC 2: requantisation --------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(acc=accs, shift=shifts, mode=modes, fmt=fmts, r=bytes_)
 @example(acc=ACC_HI, shift=SHIFT_MAX, mode=NEAREST, fmt=Fmt(2, 0), r=0)
@@ -59,8 +68,7 @@ def test_library_rounding_names():
 @example(acc=-1, shift=1, mode=NEAREST, fmt=Fmt(2, -32), r=0)
 def test_requantize_equals_fixedpoint(acc, shift, mode, fmt, r):
     rr = r if mode == STOCHASTIC else None
-    y_vec = int(fxp.round_shift(np.array([acc]), shift, mode,
-                                np.array([r]) if mode == STOCHASTIC else None)[0])
+    y_vec = int(fxp.round_shift(np.array([acc]), shift, mode, np.array([r]) if mode == STOCHASTIC else None)[0])
     assert y_vec == ref.round_shift_scalar(acc, shift, mode, rr)
     y, n = vec_requantize(acc, shift, mode, fmt, r)
     y_ref, sat = ref.requantize_scalar(acc, shift, mode, fmt, rr)
@@ -72,8 +80,21 @@ def test_requantize_equals_fixedpoint(acc, shift, mode, fmt, r):
 def test_every_shift_both_modes(shift):
     """Every legal shift, both modes, the edge random bytes, on values around the rounding boundaries."""
     s = max(shift, 1)
-    base = [0, 1, -1, 3, -3, ACC_HI, ACC_LO, (1 << (s - 1)), -(1 << (s - 1)), (1 << s) - 1, -(1 << s) + 1,
-            123456789, -987654321]
+    base = [
+        0,
+        1,
+        -1,
+        3,
+        -3,
+        ACC_HI,
+        ACC_LO,
+        (1 << (s - 1)),
+        -(1 << (s - 1)),
+        (1 << s) - 1,
+        -(1 << s) + 1,
+        123456789,
+        -987654321,
+    ]
     acc = np.array([max(ACC_LO, min(ACC_HI, v + d)) for v in base for d in (-1, 0, 1)], dtype=np.int64)
     fmt = Fmt(24, 0)
     y, n = fxp.requantize(acc, shift, NEAREST, fmt)
@@ -118,6 +139,7 @@ def test_stochastic_needs_a_draw():
 
 # --- SPEC 1.2: MAC -----------------------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), wa=st.integers(2, 16), wb=st.integers(2, 16), k=st.integers(1, 12))
 def test_mac_is_exact(data, wa, wb, k):
@@ -137,6 +159,7 @@ def test_mac_overflow_raises_never_wraps():
 
 # --- SPEC 5.2 / 5.5: AXPBY and DERIVE -------------------------------------------------------------------------
 
+
 class _Op:  # what Machine._axpby reads of an op
     def __init__(self, alpha, beta):
         self.alpha, self.beta = alpha, beta
@@ -146,8 +169,17 @@ consts = st.one_of(st.just((1, 0)), st.tuples(st.integers(-32768, 32767), st.int
 
 
 @SETTINGS
-@given(x=st.integers(-32768, 32767), z=st.integers(-32768, 32767), fx=st.integers(-8, 30),
-       fz=st.integers(-8, 30), alpha=consts, beta=consts, fy=st.integers(-8, 30), mode=modes, r=bytes_)
+@given(
+    x=st.integers(-32768, 32767),
+    z=st.integers(-32768, 32767),
+    fx=st.integers(-8, 30),
+    fz=st.integers(-8, 30),
+    alpha=consts,
+    beta=consts,
+    fy=st.integers(-8, 30),
+    mode=modes,
+    r=bytes_,
+)
 @example(x=-32768, z=-1, fx=0, fz=20, alpha=(1, 0), beta=(-3, 24), fy=-8, mode=NEAREST, r=0)  # floors
 def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
     def machine_acc():
@@ -172,8 +204,9 @@ def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
         with pytest.raises(ValueError):
             ref.axpby_scalar(x, fx, 16, z, fz, 16, alpha, beta, fmt, mode, rand)
         return
-    assert vec_requantize(acc_ref, shift, mode, fmt, r) == \
-        (lambda t: (t[0], int(t[1])))(ref.axpby_scalar(x, fx, 16, z, fz, 16, alpha, beta, fmt, mode, rand))
+    assert vec_requantize(acc_ref, shift, mode, fmt, r) == (lambda t: (t[0], int(t[1])))(
+        ref.axpby_scalar(x, fx, 16, z, fz, 16, alpha, beta, fmt, mode, rand)
+    )
 
 
 def test_axpby_wide_shift_overflow_detected():
@@ -193,6 +226,7 @@ def test_derive_equals_vectorised(w, fw, fc):
 
 
 # --- SPEC 5.4: SCE ------------------------------------------------------------------------------------------------
+
 
 def test_exp2_rom_equals_machine():
     assert ref.EXP2_ROM_REF == tuple(int(v) for v in EXP2_ROM)
@@ -214,8 +248,7 @@ def sce_cases(draw):
     fz = draw(st.integers(-8, 30) if wz > 16 else st.integers(-32, 47))
     lo, hi = -(1 << (wz - 1)), (1 << (wz - 1)) - 1
     small = st.integers(max(lo, -64), min(hi, 64))
-    z = draw(st.lists(st.one_of(st.integers(lo, hi), small, st.sampled_from([lo, hi])),
-                      min_size=n_out, max_size=n_out))
+    z = draw(st.lists(st.one_of(st.integers(lo, hi), small, st.sampled_from([lo, hi])), min_size=n_out, max_size=n_out))
     label = draw(st.integers(0, classes - 1))
     fe = Fmt(draw(st.integers(2, 32)), draw(st.integers(0, 31)))
     return z, fz, wz, label, classes, fe

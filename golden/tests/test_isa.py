@@ -5,6 +5,7 @@ saturation count, max |y|); descriptors that do not fit raise.
 The helpers `contract_case` and `machine_contract` are also the reference of the RTL test
 (verif/blocks/tt_contract/tb_tt_contract.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -47,8 +48,9 @@ class Case:
     desc: ContractDesc
 
 
-def contract_case(comp: Compiled, op: Op, rng: np.random.Generator, shift: int | None = None,
-                  extremes: bool = False) -> Case:
+def contract_case(
+    comp: Compiled, op: Op, rng: np.random.Generator, shift: int | None = None, extremes: bool = False
+) -> Case:
     """Random fractions giving shift `shift` (random legal if None), operands over their full ranges (only the
     extreme values with `extremes`), random garbage elsewhere in the banks, a random initial output buffer."""
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
@@ -73,7 +75,7 @@ def contract_case(comp: Compiled, op: Op, rng: np.random.Generator, shift: int |
         bank, base = comp.layout[name]
         if name != op.out or op.accumulate:
             values[name] = v
-            banks[bank][base:base + t.size] = v
+            banks[bank][base : base + t.size] = v
     rand = rng.integers(0, 256, size=comp.tensors[op.out].size) if op.mode == STOCHASTIC else None
     return Case(comp, op, frac, values, banks, rand, lower_contract(comp, op, frac))
 
@@ -97,10 +99,11 @@ def machine_contract(case: Case) -> tuple[np.ndarray, int, int]:
 def desc_contract(case: Case) -> tuple[np.ndarray, int, int, np.ndarray]:
     """execute_desc on the case's flat banks: (output tensor, saturations, max |y|, the whole output bank)."""
     d = case.desc
-    mem_o, n_sat, maxabs = execute_desc(d, case.banks[d.banks[0]], case.banks[d.banks[1]],
-                                        case.banks[d.banks[2]], case.rand)
+    mem_o, n_sat, maxabs = execute_desc(
+        d, case.banks[d.banks[0]], case.banks[d.banks[1]], case.banks[d.banks[2]], case.rand
+    )
     size = d.out_count
-    return mem_o[d.o_base:d.o_base + size], n_sat, maxabs, mem_o
+    return mem_o[d.o_base : d.o_base + size], n_sat, maxabs, mem_o
 
 
 def _check(case: Case) -> tuple[int, int]:
@@ -111,7 +114,7 @@ def _check(case: Case) -> tuple[int, int]:
     assert (sat, mx) == (want_sat, want_max), what
     d = case.desc
     outside = np.ones(len(mem_o), dtype=bool)
-    outside[d.o_base:d.o_base + d.out_count] = False
+    outside[d.o_base : d.o_base + d.out_count] = False
     assert np.array_equal(mem_o[outside], case.banks[d.banks[2]][outside]), f"{what}: wrote outside the output"
     return sat, int(case.op.accumulate and sat > 0)
 
@@ -155,10 +158,19 @@ def test_descriptor_shape():
 
 # --- synthetic contractions: every loop slot, diagonals, narrow widths, accumulation -------------------------
 
-def synthetic(rng: np.random.Generator, n_out: int, n_red: int, sizes=(1, 4), widths=(4, 16, 16),
-              accumulate=False, mode=STOCHASTIC, base=(0, 0, 0)):
+
+def synthetic(
+    rng: np.random.Generator,
+    n_out: int,
+    n_red: int,
+    sizes=(1, 4),
+    widths=(4, 16, 16),
+    accumulate=False,
+    mode=STOCHASTIC,
+    base=(0, 0, 0),
+):
     """A Compiled with one random contraction over n_out output and n_red contracted letters."""
-    letters = "abcdefghijklmnop"[:n_out + n_red]
+    letters = "abcdefghijklmnop"[: n_out + n_red]
     out_idx = "".join(rng.permutation(list(letters[:n_out])))
     red = list(letters[n_out:])
     ls = {c: int(rng.integers(*sizes, endpoint=True)) for c in letters}
@@ -194,10 +206,16 @@ def test_random_contractions(accumulate):
         n_red = int(rng.integers(0, MAX_RED + 1))
         widths = (int(rng.integers(2, 9)), int(rng.integers(2, 17)), int(rng.integers(2, 17)))
         mode = int(rng.integers(0, 2))
-        comp, op = synthetic(rng, n_out, n_red, widths=widths, accumulate=accumulate, mode=mode,
-                             base=tuple(int(x) for x in rng.integers(0, 50, size=3)))
-        total_sat += _check(contract_case(comp, op, rng, shift=int(rng.integers(-4, 12)),
-                                          extremes=trial % 3 == 0))[0]
+        comp, op = synthetic(
+            rng,
+            n_out,
+            n_red,
+            widths=widths,
+            accumulate=accumulate,
+            mode=mode,
+            base=tuple(int(x) for x in rng.integers(0, 50, size=3)),
+        )
+        total_sat += _check(contract_case(comp, op, rng, shift=int(rng.integers(-4, 12)), extremes=trial % 3 == 0))[0]
     assert total_sat > 0
 
 
@@ -225,8 +243,13 @@ def test_does_not_fit():
         lower_contract(comp, op, {**frac(comp), "O": -64})
     d = lower_contract(comp, op, {**frac(comp), "O": -63})  # fits the field, but SPEC 2.1 forbids it
     with pytest.raises(ValueError, match="requantisation shift 63 outside"):
-        execute_desc(d, np.zeros(100, dtype=np.int64), np.zeros(100, dtype=np.int64),
-                     np.zeros(100, dtype=np.int64), np.zeros(d.out_count, dtype=np.int64))
+        execute_desc(
+            d,
+            np.zeros(100, dtype=np.int64),
+            np.zeros(100, dtype=np.int64),
+            np.zeros(100, dtype=np.int64),
+            np.zeros(d.out_count, dtype=np.int64),
+        )
     acc_op = replace(op, accumulate=True)  # a per-sample output cannot accumulate
     with pytest.raises(ValueError, match="accumulate=True but the output is per-sample"):
         lower_contract(comp, acc_op, frac(comp))
@@ -239,8 +262,16 @@ def test_does_not_fit():
 
 from golden.compiler import quant_const  # noqa: E402
 from golden.config import config_from_dict, config_to_dict  # noqa: E402
-from golden.isa import (EW_AXPBY_RELU, EW_ERR_ALIGN, EW_OPCODES, EwiseDesc, check_ewise, ewise_error,  # noqa: E402
-                        execute_ewise, lower_ewise)
+from golden.isa import (
+    EW_AXPBY_RELU,
+    EW_ERR_ALIGN,
+    EW_OPCODES,
+    EwiseDesc,
+    check_ewise,
+    ewise_error,  # noqa: E402
+    execute_ewise,
+    lower_ewise,
+)
 
 EWISE_KINDS = tuple(EW_OPCODES)
 FRAC_SPREAD = 5  # fractions drawn within +-FRAC_SPREAD of the configured ones
@@ -280,8 +311,14 @@ def random_step(rng: np.random.Generator, comp: Compiled) -> tuple[int, int]:
     return quant_const(-float(rng.uniform(1e-4, 2.0)) / comp.cfg.train.batch)
 
 
-def ewise_case(comp: Compiled, op: Op, rng: np.random.Generator, extremes: bool = False,
-               step: tuple[int, int] | None = None, fracs: bool = True) -> EwiseCase:
+def ewise_case(
+    comp: Compiled,
+    op: Op,
+    rng: np.random.Generator,
+    extremes: bool = False,
+    step: tuple[int, int] | None = None,
+    fracs: bool = True,
+) -> EwiseCase:
     """Random legal fractions (`fracs`), operands over their full ranges (only the extreme values with
     `extremes`), random garbage elsewhere in the banks, random 0/1 masks; a random host step when the op needs
     one and `step` is None."""
@@ -326,7 +363,7 @@ def ewise_case(comp: Compiled, op: Op, rng: np.random.Generator, extremes: bool 
                 v = rng.integers(lo, hi + 1, size=t.size)
         bank, b = comp.layout[name]
         values[name] = v
-        banks[bank][b:b + t.size] = v
+        banks[bank][b : b + t.size] = v
     rand = rng.integers(0, 256, size=desc.count) if desc.draws else None
     return EwiseCase(comp, op_m, frac, values, banks, rand, desc)
 
@@ -355,9 +392,10 @@ def desc_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int, int, np.ndarray]:
     d = case.desc
     bank = lambda b: case.banks[b] if b else None  # noqa: E731
     tab_bank = next((b for b in d.tab_banks if b), "")  # MASK, PENALTY: both tables in the state bank
-    mem_y, n_sat, maxabs, draws = execute_ewise(d, bank(d.banks[0]), bank(d.banks[1]), case.banks[d.banks[2]],
-                                                case.rand, bank(tab_bank))
-    return mem_y[d.y_base:d.y_base + d.count], n_sat, maxabs, draws, mem_y
+    mem_y, n_sat, maxabs, draws = execute_ewise(
+        d, bank(d.banks[0]), bank(d.banks[1]), case.banks[d.banks[2]], case.rand, bank(tab_bank)
+    )
+    return mem_y[d.y_base : d.y_base + d.count], n_sat, maxabs, draws, mem_y
 
 
 def _check_ewise(case: EwiseCase) -> int:
@@ -369,7 +407,7 @@ def _check_ewise(case: EwiseCase) -> int:
     assert (sat, draws) == (want_sat, want_draws), what
     assert want_max is None or mx == want_max, what
     outside = np.ones(len(mem_y), dtype=bool)
-    outside[d.y_base:d.y_base + d.count] = False
+    outside[d.y_base : d.y_base + d.count] = False
     assert np.array_equal(mem_y[outside], case.banks[d.banks[2]][outside]), f"{what}: wrote outside the output"
     return sat
 
@@ -417,8 +455,11 @@ def test_ewise_descriptor_fields():
     mom = next(o for o in comp.update if o.note == "momentum")
     d = lower_ewise(comp, mom, frac)
     fa = mom.alpha[1]
-    assert (d.alpha, d.align_x, d.align_z) == (mom.alpha[0], frac[mom.out] + G - fa - frac[mom.ins[0]],
-                                               frac[mom.out] + G - frac[mom.ins[1]])
+    assert (d.alpha, d.align_x, d.align_z) == (
+        mom.alpha[0],
+        frac[mom.out] + G - fa - frac[mom.ins[0]],
+        frac[mom.out] + G - frac[mom.ins[1]],
+    )
     sgd = next(o for o in comp.update if o.host_step)
     d = lower_ewise(comp, sgd, frac, host_step=(-1234, 20))
     assert (d.beta, d.align_z) == (-1234, frac[sgd.out] + G - 20 - frac[sgd.ins[1]])
@@ -459,13 +500,15 @@ def test_ewise_does_not_fit():
     d = lower_ewise(comp, bias, frac)
     with pytest.raises(ValueError, match="align_x 100 outside the 7-bit"):
         check_ewise(replace(d, align_x=100))
-    for bad, message in ((replace(d, count=1 << 20), "count 1048576 outside 1..1048575"),
-                         (replace(d, count=0), "count 0 outside 1"),
-                         (replace(d, y_base=(1 << 20) - 2), "operand y spans addresses"),
-                         (replace(d, alpha=1 << 15), "alpha 32768 outside the 16-bit"),
-                         (replace(d, opcode=16), "opcode 16 outside 0..15"),
-                         (replace(d, y_w=64), "y_w 64 outside 0..63"),
-                         (replace(d, opcode=EW_OPCODES["mask"], shape=(2, 4, 2)), "shape .* count is 8")):
+    for bad, message in (
+        (replace(d, count=1 << 20), "count 1048576 outside 1..1048575"),
+        (replace(d, count=0), "count 0 outside 1"),
+        (replace(d, y_base=(1 << 20) - 2), "operand y spans addresses"),
+        (replace(d, alpha=1 << 15), "alpha 32768 outside the 16-bit"),
+        (replace(d, opcode=16), "opcode 16 outside 0..15"),
+        (replace(d, y_w=64), "y_w 64 outside 0..63"),
+        (replace(d, opcode=EW_OPCODES["mask"], shape=(2, 4, 2)), "shape .* count is 8"),
+    ):
         with pytest.raises(ValueError, match=message):
             check_ewise(bad)
     assert ewise_error(replace(d, align_x=23, x_w=8))[0] == 0

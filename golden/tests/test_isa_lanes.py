@@ -7,6 +7,7 @@ lane form is impossible or does not pay; vector loads (`vec_ok`) only where b's 
 beats and group starts worked by hand; wide drains (`drain_ok`) only where the output's runs allow them, with their
 group steps worked by hand; lane sums (`lane_sum_ok`) and rows (`rows_ok`) only where a's runs allow them, with their cycles
 worked by hand and the values of the direct form."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -17,10 +18,37 @@ import pytest
 from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import NEAREST
-from golden.isa import (BUF_W, LANE_LOOP, MAX_OUT, PAD, ContractDesc, Loop, buffer_words, check_desc, group_starts,
-                        MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, contract_losses, desc_beats, drain_beats,
-                        drain_ok, execute_desc, lane_beats, lane_offsets, lane_sum_ok, live_lanes, load_beats,
-                        lower_contract, pack_ports, rows_ok, sum_stages, vec_ok, with_lanes)
+from golden.isa import (
+    BUF_W,
+    LANE_LOOP,
+    MAX_OUT,
+    PAD,
+    ContractDesc,
+    Loop,
+    buffer_words,
+    check_desc,
+    group_starts,
+    MAC_REG,
+    MEM_LAT,
+    SLICE_LAT,
+    contract_cycles,
+    contract_losses,
+    desc_beats,
+    drain_beats,
+    drain_ok,
+    execute_desc,
+    lane_beats,
+    lane_offsets,
+    lane_sum_ok,
+    live_lanes,
+    load_beats,
+    lower_contract,
+    pack_ports,
+    rows_ok,
+    sum_stages,
+    vec_ok,
+    with_lanes,
+)
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 
@@ -51,12 +79,13 @@ def check_lane_form(case: Case, desc: ContractDesc, want) -> None:
     load, compute = lane_beats(desc)
     slots = sorted((lane, rbuf) for _, lane, rbuf in load)
     assert slots == [(lane, i) for lane in range(desc.load_lanes) for i in range(buffer_words(desc))], what
-    elements = [so for _, so in lane_offsets(desc)][::desc.sum_lanes]  # a lane sum's R lanes share an element
+    elements = [so for _, so in lane_offsets(desc)][:: desc.sum_lanes]  # a lane sum's R lanes share an element
     assert len(elements) == desc.out_lanes
     groups = [ro for _, _, ro, _, last in compute if last]
     assert len(groups) == desc.groups, what
-    assert [ro + so for g, ro in enumerate(groups) for so in elements[:live_lanes(desc, g) // desc.sum_lanes]] \
-        == order, what
+    assert [
+        ro + so for g, ro in enumerate(groups) for so in elements[: live_lanes(desc, g) // desc.sum_lanes]
+    ] == order, what
 
 
 def swapped(d: ContractDesc, lane: ContractDesc) -> bool:
@@ -107,8 +136,16 @@ def test_lane_forms_of_random_contractions(accumulate):
         n_out = int(rng.integers(1, MAX_OUT + 1))
         n_red = int(rng.integers(0, 4))
         widths = (int(rng.integers(2, 9)), int(rng.integers(2, 17)), int(rng.integers(2, 17)))
-        comp, op = synthetic(rng, n_out, n_red, sizes=(1, 8), widths=widths, accumulate=accumulate,
-                             mode=int(rng.integers(0, 2)), base=tuple(int(x) for x in rng.integers(0, 50, size=3)))
+        comp, op = synthetic(
+            rng,
+            n_out,
+            n_red,
+            sizes=(1, 8),
+            widths=widths,
+            accumulate=accumulate,
+            mode=int(rng.integers(0, 2)),
+            base=tuple(int(x) for x in rng.integers(0, 50, size=3)),
+        )
         case = contract_case(comp, op, rng, shift=int(rng.integers(-4, 12)), extremes=trial % 3 == 0)
         d = with_lanes(case.desc, int(rng.choice([2, 3, 4, 8])), int(rng.choice([8, 64, 4096])))
         if d != case.desc:
@@ -121,24 +158,44 @@ def test_lane_forms_of_random_contractions(accumulate):
 
 # --- hand-built descriptors ----------------------------------------------------------------------------------
 
+
 def matmul(m: int, n: int, k: int, pads: bool = True) -> ContractDesc:
     """out[i, j] = sum_k a[i, k] b[k, j]: the innermost output loop j is b's. Without `pads` the other output
     slots hold count-1 loops that step the output (legal, but no padding slot to split into)."""
     fill = (PAD,) * (MAX_OUT - 2) if pads else (Loop(1, so=m * n, index="x"),) * (MAX_OUT - 2)
-    return check_desc(ContractDesc(
-        a_base=0, b_base=100, o_base=0, out_count=m * n,
-        out_loops=fill + (Loop(m, sa=k, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
-        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=n, index="k"),), shift=2, mode=NEAREST, accumulate=False,
-        out_w=16, banks=("A", "B", "O"), names=("a", "b", "out")))
+    return check_desc(
+        ContractDesc(
+            a_base=0,
+            b_base=100,
+            o_base=0,
+            out_count=m * n,
+            out_loops=fill + (Loop(m, sa=k, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+            red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=n, index="k"),),
+            shift=2,
+            mode=NEAREST,
+            accumulate=False,
+            out_w=16,
+            banks=("A", "B", "O"),
+            names=("a", "b", "out"),
+        )
+    )
 
 
 def transposed(d: ContractDesc) -> ContractDesc:
     """The same op written with a and b exchanged."""
+
     def swap(loops):
         return tuple(replace(lp, sa=lp.sb, sb=lp.sa) for lp in loops)
 
-    return replace(d, a_base=d.b_base, b_base=d.a_base, out_loops=swap(d.out_loops), red_loops=swap(d.red_loops),
-                   banks=(d.banks[1], d.banks[0], d.banks[2]), names=(d.names[1], d.names[0], d.names[2]))
+    return replace(
+        d,
+        a_base=d.b_base,
+        b_base=d.a_base,
+        out_loops=swap(d.out_loops),
+        red_loops=swap(d.red_loops),
+        banks=(d.banks[1], d.banks[0], d.banks[2]),
+        names=(d.names[1], d.names[0], d.names[2]),
+    )
 
 
 def with_loop(d: ContractDesc, i: int, **fields) -> ContractDesc:
@@ -192,11 +249,20 @@ def test_vector_load_beats_and_group_starts():
     check_lane_form(case, lane, direct(case))  # the values do not change
 
 
-@pytest.mark.parametrize("why,change", [
-    ("b off a row", lambda d: replace(d, b_base=d.b_base + 2)),
-    ("lane loop not at stride 1", lambda d: replace(d, out_loops=d.out_loops[:-1] + (replace(d.out_loops[-1], sb=4),))),
-    ("another b stride off a row", lambda d: replace(d, red_loops=d.red_loops[:-1] + (replace(d.red_loops[-1], sb=6),))),
-])
+@pytest.mark.parametrize(
+    "why,change",
+    [
+        ("b off a row", lambda d: replace(d, b_base=d.b_base + 2)),
+        (
+            "lane loop not at stride 1",
+            lambda d: replace(d, out_loops=d.out_loops[:-1] + (replace(d.out_loops[-1], sb=4),)),
+        ),
+        (
+            "another b stride off a row",
+            lambda d: replace(d, red_loops=d.red_loops[:-1] + (replace(d.red_loops[-1], sb=6),)),
+        ),
+    ],
+)
 def test_vector_load_needs_aligned_rows(why, change):
     """vec_ok refuses each broken rule, check_desc refuses a descriptor that asks for it anyway, and with_lanes then
     keeps the one-word load; a vector load also needs lanes a multiple of it, and the bank of b among vec_banks."""
@@ -232,11 +298,14 @@ def test_wide_drain_group_steps():
     assert not drain_ok(lane, 16) and not drain_ok(lane, 3)  # more than the lanes; not a power of two
 
 
-@pytest.mark.parametrize("why,change", [
-    ("out off a run", lambda d: replace(d, o_base=d.o_base + 2)),
-    ("lane loop not at out stride 1", lambda d: with_loop(d, LANE_LOOP, so=2)),
-    ("another out stride off a run", lambda d: with_loop(d, LANE_LOOP - 1, so=6)),
-])
+@pytest.mark.parametrize(
+    "why,change",
+    [
+        ("out off a run", lambda d: replace(d, o_base=d.o_base + 2)),
+        ("lane loop not at out stride 1", lambda d: with_loop(d, LANE_LOOP, so=2)),
+        ("another out stride off a run", lambda d: with_loop(d, LANE_LOOP - 1, so=6)),
+    ],
+)
 def test_wide_drain_needs_aligned_runs(why, change):
     """drain_ok refuses each broken rule, check_desc refuses a descriptor that asks for it anyway, and with_lanes then
     keeps the one-element drain; a wide drain also needs the output's bank among the banks with rows."""
@@ -279,19 +348,22 @@ def test_with_lanes_keeps_the_direct_form():
     assert with_lanes(d, 2, k).lanes == 2 and with_lanes(wide, 2, k) is wide
 
 
-@pytest.mark.parametrize("bad, message", [
-    (lambda d: replace(d, lanes=2), "lane loop \\(j\\) count 4, but lanes 2"),
-    (lambda d: with_loop(d, LANE_LOOP, sa=1), "lane loop \\(j\\) has a stride 1; must be 0"),
-    (lambda d: with_loop(d, LANE_LOOP, sb=0), "lane loop \\(j\\) has b stride 0"),
-    (lambda d: with_loop(d, LANE_LOOP, sbuf=1), "loop 5 \\(j\\) buffer stride 1; must be 0 \\(a lane loop\\)"),
-    (lambda d: with_loop(d, 9, sbuf=2), "loop 9 \\(k\\) buffer stride 2; must be 1 \\(the product of the inner"),
-    (lambda d: with_loop(d, 3, sbuf=16), "loop 3 \\(i\\) buffer stride 16; must be 0 \\(not a buffer loop\\)"),
-    (lambda d: with_loop(d, 0, sbuf=1), "loop 0 \\(pad\\) buffer stride 1; must be 0 \\(not a buffer loop\\)"),
-    (lambda d: replace(d, lanes=0), "lanes 0 outside 1..255"),
-    (lambda d: replace(d, lanes=256), "lanes 256 outside 1..255"),
-    (lambda d: with_loop(d, 9, sbuf=1 << BUF_W), "loop 9 \\(k\\) buffer stride 4096 outside 0..4095 \\(12-bit"),
-    (lambda d: with_loop(matmul(4, 8, 16), 9, sbuf=1), "buffer stride 1; must be 0 \\(the direct form has no"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda d: replace(d, lanes=2), "lane loop \\(j\\) count 4, but lanes 2"),
+        (lambda d: with_loop(d, LANE_LOOP, sa=1), "lane loop \\(j\\) has a stride 1; must be 0"),
+        (lambda d: with_loop(d, LANE_LOOP, sb=0), "lane loop \\(j\\) has b stride 0"),
+        (lambda d: with_loop(d, LANE_LOOP, sbuf=1), "loop 5 \\(j\\) buffer stride 1; must be 0 \\(a lane loop\\)"),
+        (lambda d: with_loop(d, 9, sbuf=2), "loop 9 \\(k\\) buffer stride 2; must be 1 \\(the product of the inner"),
+        (lambda d: with_loop(d, 3, sbuf=16), "loop 3 \\(i\\) buffer stride 16; must be 0 \\(not a buffer loop\\)"),
+        (lambda d: with_loop(d, 0, sbuf=1), "loop 0 \\(pad\\) buffer stride 1; must be 0 \\(not a buffer loop\\)"),
+        (lambda d: replace(d, lanes=0), "lanes 0 outside 1..255"),
+        (lambda d: replace(d, lanes=256), "lanes 256 outside 1..255"),
+        (lambda d: with_loop(d, 9, sbuf=1 << BUF_W), "loop 9 \\(k\\) buffer stride 4096 outside 0..4095 \\(12-bit"),
+        (lambda d: with_loop(matmul(4, 8, 16), 9, sbuf=1), "buffer stride 1; must be 0 \\(the direct form has no"),
+    ],
+)
 def test_check_desc_rejects_a_broken_lane_form(bad, message):
     d = with_lanes(matmul(4, 8, 16), 4, 4096)
     assert d.lanes == 4 and check_desc(d) is d
@@ -301,10 +373,22 @@ def test_check_desc_rejects_a_broken_lane_form(bad, message):
 
 def matvec(m: int, k: int) -> ContractDesc:
     """out[i] = sum_k a[i, k] b[k]: a matrix-vector product, k at stride 1 in both operands."""
-    return check_desc(ContractDesc(
-        a_base=0, b_base=256, o_base=0, out_count=m, out_loops=(PAD,) * (MAX_OUT - 1) + (Loop(m, sa=k, so=1, index="i"),),
-        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=1, index="k"),), shift=2, mode=NEAREST, accumulate=False, out_w=16,
-        banks=("A", "B", "O"), names=("a", "b", "out")))
+    return check_desc(
+        ContractDesc(
+            a_base=0,
+            b_base=256,
+            o_base=0,
+            out_count=m,
+            out_loops=(PAD,) * (MAX_OUT - 1) + (Loop(m, sa=k, so=1, index="i"),),
+            red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=1, index="k"),),
+            shift=2,
+            mode=NEAREST,
+            accumulate=False,
+            out_w=16,
+            banks=("A", "B", "O"),
+            names=("a", "b", "out"),
+        )
+    )
 
 
 def test_lane_sum_of_a_matrix_vector_product():
@@ -344,15 +428,18 @@ def test_lane_sum_of_compiled_digits_head():
     check_lane_form(case, lane, direct(case))
 
 
-@pytest.mark.parametrize("why,change", [
-    ("a off a row", lambda d: replace(d, a_base=d.a_base + 2)),
-    ("lane loop not at a stride 1", lambda d: with_loop(d, LANE_LOOP, sa=2)),
-    ("another a stride off a row", lambda d: with_loop(d, 9, sa=12)),
-    ("an element per lane", lambda d: with_loop(d, LANE_LOOP, so=1)),
-    ("the direct form", lambda d: replace(d, lanes=1)),
-    ("a sum loop of 3", lambda d: replace(with_loop(d, LANE_LOOP, count=3), lanes=3)),
-    ("lanes not a multiple of the sum loop", lambda d: replace(d, lanes=12)),
-])
+@pytest.mark.parametrize(
+    "why,change",
+    [
+        ("a off a row", lambda d: replace(d, a_base=d.a_base + 2)),
+        ("lane loop not at a stride 1", lambda d: with_loop(d, LANE_LOOP, sa=2)),
+        ("another a stride off a row", lambda d: with_loop(d, 9, sa=12)),
+        ("an element per lane", lambda d: with_loop(d, LANE_LOOP, so=1)),
+        ("the direct form", lambda d: replace(d, lanes=1)),
+        ("a sum loop of 3", lambda d: replace(with_loop(d, LANE_LOOP, count=3), lanes=3)),
+        ("lanes not a multiple of the sum loop", lambda d: replace(d, lanes=12)),
+    ],
+)
 def test_lane_sum_needs_aligned_runs(why, change):
     """lane_sum_ok refuses each broken rule and check_desc a descriptor that asks for it anyway."""
     lane = with_lanes(matvec(4, 32), 8, 4096, vec=8)
@@ -374,11 +461,22 @@ def test_lane_sum_of_one_output_lane_drains_one_word():
 
 def matmul_ikj(m: int, k: int, n: int) -> ContractDesc:
     """out[i, j] = sum_k a[i, k] b[k, j], all row-major: k at stride 1 in a, j at stride 1 in b and the output."""
-    return check_desc(ContractDesc(
-        a_base=0, b_base=64, o_base=128, out_count=m * n,
-        out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=k, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
-        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=n, index="k"),), shift=1, mode=NEAREST, accumulate=False, out_w=16,
-        banks=("A", "B", "O"), names=("a", "b", "out")))
+    return check_desc(
+        ContractDesc(
+            a_base=0,
+            b_base=64,
+            o_base=128,
+            out_count=m * n,
+            out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=k, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+            red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=n, index="k"),),
+            shift=1,
+            mode=NEAREST,
+            accumulate=False,
+            out_w=16,
+            banks=("A", "B", "O"),
+            names=("a", "b", "out"),
+        )
+    )
 
 
 def test_lane_sum_with_output_lanes():
@@ -393,7 +491,10 @@ def test_lane_sum_with_output_lanes():
     lane = with_lanes(d, 8, 4096, vec=4)
     assert lane.lane_sum and (lane.lanes, lane.out_lanes, lane.sum_lanes, lane.vec) == (8, 4, 2, 4)
     assert lane.out_loops[-2:] == (Loop(4, sb=1, so=1, index="j"), Loop(2, sa=1, sb=4, index="k"))
-    assert lane.red_loops[-1] == Loop(4, sa=2, sb=8, index="k", sbuf=1) and lane.lane_loops == (LANE_LOOP - 1, LANE_LOOP)
+    assert lane.red_loops[-1] == Loop(4, sa=2, sb=8, index="k", sbuf=1) and lane.lane_loops == (
+        LANE_LOOP - 1,
+        LANE_LOOP,
+    )
     assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (2, 4, 64, 4, 8)
     assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["lane_sum"]) == (4, 1, 1)
     assert list(group_starts(lane)) == [8 + MEM_LAT, 12 + MEM_LAT]
@@ -413,11 +514,14 @@ def test_lane_sum_with_output_lanes():
             check_lane_form(case, form, want)
 
 
-@pytest.mark.parametrize("why,change", [
-    ("output lanes of another count", lambda d: with_loop(d, LANE_LOOP - 1, count=2)),
-    ("output lanes stepping a", lambda d: with_loop(d, LANE_LOOP - 1, sa=1)),
-    ("output lanes not stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=0)),
-])
+@pytest.mark.parametrize(
+    "why,change",
+    [
+        ("output lanes of another count", lambda d: with_loop(d, LANE_LOOP - 1, count=2)),
+        ("output lanes stepping a", lambda d: with_loop(d, LANE_LOOP - 1, sa=1)),
+        ("output lanes not stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=0)),
+    ],
+)
 def test_lane_sum_output_lanes_rules(why, change):
     """lane_sum_ok refuses a broken output lane loop beside the sum loop, and check_desc with it."""
     lane = with_lanes(matmul_ikj(2, 8, 4), 8, 4096, vec=4)
@@ -451,11 +555,22 @@ def test_lane_sums_of_compiled_ops(model, lanes, vec):
 
 def matmul_ijk_rows(m: int, k: int, n: int) -> ContractDesc:
     """out[i, j] = sum_k a[k, i] b[k, j]: i at stride 1 in a (an output index of a alone), j at stride 1 in b."""
-    return check_desc(ContractDesc(
-        a_base=0, b_base=64, o_base=128, out_count=m * n,
-        out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=1, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
-        red_loops=(PAD,) * 3 + (Loop(k, sa=m, sb=n, index="k"),), shift=1, mode=NEAREST, accumulate=True, out_w=16,
-        banks=("A", "B", "O"), names=("a", "b", "out")))
+    return check_desc(
+        ContractDesc(
+            a_base=0,
+            b_base=64,
+            o_base=128,
+            out_count=m * n,
+            out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=1, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+            red_loops=(PAD,) * 3 + (Loop(k, sa=m, sb=n, index="k"),),
+            shift=1,
+            mode=NEAREST,
+            accumulate=True,
+            out_w=16,
+            banks=("A", "B", "O"),
+            names=("a", "b", "out"),
+        )
+    )
 
 
 def test_rows_of_an_outer_product():
@@ -468,10 +583,17 @@ def test_rows_of_an_outer_product():
     tree)."""
     d = matmul_ijk_rows(8, 3, 4)
     lane = with_lanes(d, 8, 4096, vec=4, drain=2)
-    assert lane.rows and not lane.lane_sum and (lane.lanes, lane.row_lanes, lane.load_lanes, lane.vec, lane.drain) \
-        == (8, 2, 4, 4, 2) and rows_ok(lane)
-    assert lane.out_loops[-3:] == (Loop(4, sa=2, so=8, index="i"), Loop(2, sa=1, so=4, index="i"),
-                                   Loop(4, sb=1, so=1, index="j"))
+    assert (
+        lane.rows
+        and not lane.lane_sum
+        and (lane.lanes, lane.row_lanes, lane.load_lanes, lane.vec, lane.drain) == (8, 2, 4, 4, 2)
+        and rows_ok(lane)
+    )
+    assert lane.out_loops[-3:] == (
+        Loop(4, sa=2, so=8, index="i"),
+        Loop(2, sa=1, so=4, index="i"),
+        Loop(4, sb=1, so=1, index="j"),
+    )
     assert (lane.groups, lane.red_count, lane.macs, buffer_words(lane), load_beats(lane)) == (4, 3, 96, 3, 3)
     assert (drain_beats(lane), sum_stages(lane), pack_ports(lane)["rows"]) == (4, 0, 1)
     assert list(group_starts(lane)) == [s + MEM_LAT for s in (3, 7, 11, 15)]
@@ -488,13 +610,16 @@ def test_rows_of_an_outer_product():
         check_lane_form(case, lane, direct(case))
 
 
-@pytest.mark.parametrize("why,change", [
-    ("rows stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=4)),
-    ("rows not at a stride 1", lambda d: with_loop(d, LANE_LOOP - 1, sa=2)),
-    ("rows of 3", lambda d: replace(with_loop(d, LANE_LOOP - 1, count=3), lanes=12)),
-    ("lanes not columns x rows", lambda d: replace(d, lanes=4)),
-    ("both kinds", lambda d: replace(d, lane_sum=True)),
-])
+@pytest.mark.parametrize(
+    "why,change",
+    [
+        ("rows stepping b", lambda d: with_loop(d, LANE_LOOP - 1, sb=4)),
+        ("rows not at a stride 1", lambda d: with_loop(d, LANE_LOOP - 1, sa=2)),
+        ("rows of 3", lambda d: replace(with_loop(d, LANE_LOOP - 1, count=3), lanes=12)),
+        ("lanes not columns x rows", lambda d: replace(d, lanes=4)),
+        ("both kinds", lambda d: replace(d, lane_sum=True)),
+    ],
+)
 def test_rows_rules(why, change):
     """rows_ok refuses each broken rule and check_desc a descriptor that asks for it anyway."""
     lane = with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2)
@@ -515,8 +640,11 @@ def test_rows_over_a_count_they_do_not_divide():
     d = replace(matmul_ijk_rows(5, 3, 4), a_base=1)
     lane = with_lanes(d, 8, 4096, vec=4, drain=2)
     assert lane.rows and (lane.lanes, lane.row_lanes, lane.idle_rows, lane.out_count, lane.groups) == (8, 2, 1, 20, 3)
-    assert lane.out_loops[-3:] == (Loop(3, sa=2, so=8, index="i"), Loop(2, sa=1, so=4, index="i"),
-                                   Loop(4, sb=1, so=1, index="j"))
+    assert lane.out_loops[-3:] == (
+        Loop(3, sa=2, so=8, index="i"),
+        Loop(2, sa=1, so=4, index="i"),
+        Loop(4, sb=1, so=1, index="j"),
+    )
     assert (drain_beats(lane), drain_beats(lane, ragged=True), pack_ports(lane)["idle_rows"]) == (4, 2, 1)
     assert [live_lanes(lane, g) for g in range(3)] == [8, 8, 4]
     assert list(group_starts(lane)) == [s + MEM_LAT for s in (3, 7, 11)]
@@ -532,11 +660,14 @@ def test_rows_over_a_count_they_do_not_divide():
     check_lane_form(case, one, direct(case))
 
 
-@pytest.mark.parametrize("why,change", [
-    ("as many idle rows as rows", lambda d: replace(d, idle_rows=2, out_count=d.out_count - 4)),
-    ("idle rows beside no rows", lambda d: replace(d, rows=False)),
-    ("out_count counting idle rows", lambda d: replace(d, out_count=d.out_count + 4)),
-])
+@pytest.mark.parametrize(
+    "why,change",
+    [
+        ("as many idle rows as rows", lambda d: replace(d, idle_rows=2, out_count=d.out_count - 4)),
+        ("idle rows beside no rows", lambda d: replace(d, rows=False)),
+        ("out_count counting idle rows", lambda d: replace(d, out_count=d.out_count + 4)),
+    ],
+)
 def test_idle_rows_rules(why, change):
     """check_desc refuses idle rows that are not below the rows loop's count or not in rows, and an out_count that
     counts them."""

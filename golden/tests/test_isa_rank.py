@@ -6,6 +6,7 @@ golden.machine.rank_bond by hand: the threshold, the keep-one rule (largest lamb
 last), tau's clamp and the clamp of Q that rtl/tt_rank.v relies on. The helpers (`rank_compiled`, `bond_memory`,
 `random_rank`) are also the stimulus of the RTL testbench verif/blocks/tt_rank.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -27,8 +28,10 @@ def rank_compiled(model: str, prior: float = 1e-2, seed: int = 0) -> Machine:
     cfg = config_from_dict(d)
     m = Machine(compile_network(cfg), seed)
     rng = np.random.default_rng(seed)
-    m.load_float_params([init_tt_cores(layer, rng, dtype=np.float64) for layer in cfg.layers],
-                        [np.zeros(layer.n_out) for layer in cfg.layers])
+    m.load_float_params(
+        [init_tt_cores(layer, rng, dtype=np.float64) for layer in cfg.layers],
+        [np.zeros(layer.n_out) for layer in cfg.layers],
+    )
     m.init_rank_state()
     return m
 
@@ -47,15 +50,16 @@ def bond_memory(m: Machine, op, gap: int = 3) -> tuple[isa.RankDesc, np.ndarray]
         pos += len(p) + gap
     mem = np.full(pos, 0x5A5A - (1 << 16), dtype=np.int64)  # junk, never read
     for base, p in zip(bases, parts):
-        mem[base:base + len(p)] = p
+        mem[base : base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
     desc = isa.RankDesc(*bases, **fields, names=(w_left, w_right))
     assert len(m.mem[op.out]) == 2 * r
     return isa.check_rank(desc), mem
 
 
-def random_rank(rng: np.random.Generator, mask_n: int = isa.EW_MASK_N, rows_max: int = 12,
-                gap: int = 2) -> tuple[isa.RankDesc, np.ndarray]:
+def random_rank(
+    rng: np.random.Generator, mask_n: int = isa.EW_MASK_N, rows_max: int = 12, gap: int = 2
+) -> tuple[isa.RankDesc, np.ndarray]:
     """A random legal descriptor and its memory: cores of random widths (up to 16 bits, so sums and Q run over
     their ranges), lambdas from negative to saturated, masks with dead and junk-valued words, thresholds and
     numerators that make every rule fire somewhere."""
@@ -90,16 +94,19 @@ def random_rank(rng: np.random.Generator, mask_n: int = isa.EW_MASK_N, rows_max:
         pos += len(p) + gap
     mem = rng.integers(-(1 << 15), 1 << 15, size=pos)
     for base, p in zip(bases, parts):
-        mem[base:base + len(p)] = p
+        mem[base : base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
-    desc = isa.RankDesc(*bases, rank=r, left_rows=rows, right_cols=cols, inv_d=inv_d, q_shift=q_shift,
-                        threshold=thr, tau_num=num)
+    desc = isa.RankDesc(
+        *bases, rank=r, left_rows=rows, right_cols=cols, inv_d=inv_d, q_shift=q_shift, threshold=thr, tau_num=num
+    )
     return isa.check_rank(desc), mem
 
 
 def _lam_of(desc: isa.RankDesc, mem: np.ndarray) -> list[int]:
-    return [(int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
-            for r in range(desc.rank)]
+    return [
+        (int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
+        for r in range(desc.rank)
+    ]
 
 
 ROUNDS = 60  # 0.9^60 = 0.0018 of the initial mean squares (below 0.2) is below the threshold 1e-3
@@ -201,7 +208,9 @@ def test_reads_cover_each_slice_once():
     desc, _ = random_rank(np.random.default_rng(5))
     reads = isa.rank_reads(desc)
     cores = [a for a in reads if a < desc.lam_base]
-    assert sorted(cores) == list(range(desc.left_base, desc.left_base + desc.left_rows * desc.rank)) + \
-        list(range(desc.right_base, desc.right_base + desc.right_cols * desc.rank))
+    assert sorted(cores) == list(range(desc.left_base, desc.left_base + desc.left_rows * desc.rank)) + list(
+        range(desc.right_base, desc.right_base + desc.right_cols * desc.rank)
+    )
     assert sorted(a for a in reads if a >= desc.lam_base) == sorted(
-        [desc.mask_base + r for r in range(desc.rank)] + [desc.lam_base + i for i in range(2 * desc.rank)] * 2)
+        [desc.mask_base + r for r in range(desc.rank)] + [desc.lam_base + i for i in range(2 * desc.rank)] * 2
+    )

@@ -5,6 +5,7 @@ fixedpoint-library words) on random and extreme logits, and against the Machine'
 compiled sce ops of tiny and digits. The helpers here (`sce_compiled`, `random_logits`, `random_sce`) are also the
 stimulus of the RTL testbench verif/blocks/tt_sce.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -53,15 +54,27 @@ def random_logits(rng: np.random.Generator, n: int, classes: int, w: int = Z_W, 
     return z.astype(np.int64)
 
 
-def random_sce(rng: np.random.Generator, out_w: int = isa.SCE_PORT_W, n_max: int = 40, size_pad: int = 20,
-               w: int = Z_W):
+def random_sce(
+    rng: np.random.Generator, out_w: int = isa.SCE_PORT_W, n_max: int = 40, size_pad: int = 20, w: int = Z_W
+):
     """A random legal descriptor (frac_z over its whole range, err formats that saturate) and its z bank of
     w-bit words."""
     n_out = int(rng.integers(1, n_max + 1))
     classes = n_out if rng.integers(0, 2) else int(rng.integers(1, n_out + 1))
     label = int(rng.integers(0, classes))
-    frac_z = int(rng.choice([isa.SCE_FRAC_Z_MIN, isa.SCE_FRAC_Z_MAX, -17, -16, 8,
-                             int(rng.integers(-4, 16)), int(rng.integers(isa.SCE_FRAC_Z_MIN, isa.SCE_FRAC_Z_MAX + 1))]))
+    frac_z = int(
+        rng.choice(
+            [
+                isa.SCE_FRAC_Z_MIN,
+                isa.SCE_FRAC_Z_MAX,
+                -17,
+                -16,
+                8,
+                int(rng.integers(-4, 16)),
+                int(rng.integers(isa.SCE_FRAC_Z_MIN, isa.SCE_FRAC_Z_MAX + 1)),
+            ]
+        )
+    )
     err_w = int(rng.integers(2, out_w + 1))
     err_frac = int(rng.choice([0, isa.SCE_ERR_FRAC_MAX, err_w - 2, err_w - 1, err_w, 14, int(rng.integers(0, 32))]))
     err_frac = min(max(err_frac, 0), isa.SCE_ERR_FRAC_MAX)
@@ -70,12 +83,12 @@ def random_sce(rng: np.random.Generator, out_w: int = isa.SCE_PORT_W, n_max: int
     isa.check_sce(desc)
     assert isa.sce_error(desc, out_w)[0] == 0
     z = rng.integers(-(1 << (w - 1)), 1 << (w - 1), size=n_out + size_pad)
-    z[z_base:z_base + n_out] = random_logits(rng, n_out, classes, w)
+    z[z_base : z_base + n_out] = random_logits(rng, n_out, classes, w)
     return desc, z.astype(np.int64)
 
 
 def scalar(desc: isa.SceDesc, mem_z) -> tuple[list[int], int, int, int]:
-    z = [int(v) for v in mem_z[desc.z_base:desc.z_base + desc.n_out]]
+    z = [int(v) for v in mem_z[desc.z_base : desc.z_base + desc.n_out]]
     err, n_sat, p, pred = sce_scalar(z, desc.frac_z, Z_W, desc.label, desc.classes, Fmt(desc.err_w, desc.err_frac))
     return err, n_sat, p[desc.label], pred
 
@@ -84,7 +97,7 @@ def _check_against_scalar(desc, mem_z, mem_e):
     got_e, got_sat, got_p, got_pred = isa.execute_sce(desc, mem_z, mem_e)
     err, n_sat, p_label, pred = scalar(desc, mem_z)
     want = np.array(mem_e, dtype=np.int64, copy=True)
-    want[desc.e_base:desc.e_base + desc.n_out] = err
+    want[desc.e_base : desc.e_base + desc.n_out] = err
     assert np.array_equal(got_e, want), desc
     assert (got_sat, got_p, got_pred) == (n_sat, p_label, pred), desc
     return got_sat
@@ -123,16 +136,21 @@ def test_compiled_sce_matches_machine(model):
         for label in range(comp.cfg.classes):
             desc = isa.lower_sce(comp, op, dict(frac, **{z: frac_z}), label)
             assert (desc.n_out, desc.classes, desc.err_w, desc.err_frac) == (
-                comp.tensors[op.out].size, comp.cfg.classes, comp.tensors[op.out].fmt.width, frac[op.out])
+                comp.tensors[op.out].size,
+                comp.cfg.classes,
+                comp.tensors[op.out].fmt.width,
+                frac[op.out],
+            )
             assert (desc.z_base, desc.e_base) == (comp.layout[z][1], comp.layout[op.out][1])
             assert desc.banks == (comp.layout[z][0], comp.layout[op.out][0])
             bank = np.zeros(max(desc.z_base, desc.e_base) + desc.n_out, dtype=np.int64)
-            bank[desc.z_base:desc.z_base + desc.n_out] = random_logits(rng, desc.n_out, desc.classes)
+            bank[desc.z_base : desc.z_base + desc.n_out] = random_logits(rng, desc.n_out, desc.classes)
             got_e, got_sat, got_p, got_pred = isa.execute_sce(desc, bank, bank)
-            zs = bank[desc.z_base:desc.z_base + desc.n_out][None, :]
-            err, n_sat, p, pred = sce_gradient(zs, frac_z, np.array([label]), comp.cfg.classes,
-                                               comp.tensors[op.out].fmt)
-            assert np.array_equal(got_e[desc.e_base:desc.e_base + desc.n_out], err[0])
+            zs = bank[desc.z_base : desc.z_base + desc.n_out][None, :]
+            err, n_sat, p, pred = sce_gradient(
+                zs, frac_z, np.array([label]), comp.cfg.classes, comp.tensors[op.out].fmt
+            )
+            assert np.array_equal(got_e[desc.e_base : desc.e_base + desc.n_out], err[0])
             assert (got_sat, got_p, got_pred) == (n_sat, p[0, label], pred[0])
             _check_against_scalar(desc, bank, bank)
 
@@ -145,44 +163,65 @@ def test_in_place_and_below():
         desc = isa.SceDesc(4, e_base, 10, 10, 3, 8, 16, 14)
         sep = isa.execute_sce(desc, mem.copy(), np.zeros(30, dtype=np.int64))[0]
         got = isa.execute_sce(desc, mem, mem)[0]
-        assert np.array_equal(got[e_base:e_base + 10], sep[e_base:e_base + 10])
+        assert np.array_equal(got[e_base : e_base + 10], sep[e_base : e_base + 10])
 
 
 def test_error_codes():
     ok = isa.SceDesc(0, 16, 10, 8, 7, 8, 16, 14)
     assert isa.sce_error(ok) == (0, "")
-    cases = [(replace(ok, n_out=0, classes=0, label=0), isa.SCE_ERR_COUNT),
-             (replace(ok, classes=0, label=0), isa.SCE_ERR_COUNT),
-             (replace(ok, classes=11), isa.SCE_ERR_COUNT),
-             (replace(ok, label=8), isa.SCE_ERR_LABEL),
-             (replace(ok, label=255), isa.SCE_ERR_LABEL),
-             (replace(ok, err_w=1), isa.SCE_ERR_WIDTH),
-             (replace(ok, err_w=17), isa.SCE_ERR_WIDTH),
-             (replace(ok, frac_z=-33), isa.SCE_ERR_FRAC),
-             (replace(ok, frac_z=48), isa.SCE_ERR_FRAC),
-             (replace(ok, err_frac=32), isa.SCE_ERR_FRAC),
-             (replace(ok, classes=11, label=20, err_w=0, frac_z=63), isa.SCE_ERR_COUNT),  # the lowest
-             (replace(ok, label=9, err_w=33, err_frac=40), isa.SCE_ERR_LABEL),
-             (replace(ok, err_w=0, err_frac=63), isa.SCE_ERR_WIDTH)]
+    cases = [
+        (replace(ok, n_out=0, classes=0, label=0), isa.SCE_ERR_COUNT),
+        (replace(ok, classes=0, label=0), isa.SCE_ERR_COUNT),
+        (replace(ok, classes=11), isa.SCE_ERR_COUNT),
+        (replace(ok, label=8), isa.SCE_ERR_LABEL),
+        (replace(ok, label=255), isa.SCE_ERR_LABEL),
+        (replace(ok, err_w=1), isa.SCE_ERR_WIDTH),
+        (replace(ok, err_w=17), isa.SCE_ERR_WIDTH),
+        (replace(ok, frac_z=-33), isa.SCE_ERR_FRAC),
+        (replace(ok, frac_z=48), isa.SCE_ERR_FRAC),
+        (replace(ok, err_frac=32), isa.SCE_ERR_FRAC),
+        (replace(ok, classes=11, label=20, err_w=0, frac_z=63), isa.SCE_ERR_COUNT),  # the lowest
+        (replace(ok, label=9, err_w=33, err_frac=40), isa.SCE_ERR_LABEL),
+        (replace(ok, err_w=0, err_frac=63), isa.SCE_ERR_WIDTH),
+    ]
     for desc, code in cases:
         assert isa.sce_error(desc)[0] == code, desc
         with pytest.raises(ValueError, match=f"error {code}"):
             isa.execute_sce(desc, np.zeros(40), np.zeros(40))
     assert isa.sce_error(replace(ok, err_w=32), out_w_max=32)[0] == 0
-    for legal in (replace(ok, frac_z=-32), replace(ok, frac_z=47), replace(ok, err_frac=31), replace(ok, err_w=2),
-                  replace(ok, classes=10, label=9), replace(ok, n_out=1, classes=1, label=0)):
+    for legal in (
+        replace(ok, frac_z=-32),
+        replace(ok, frac_z=47),
+        replace(ok, err_frac=31),
+        replace(ok, err_w=2),
+        replace(ok, classes=10, label=9),
+        replace(ok, n_out=1, classes=1, label=0),
+    ):
         assert isa.sce_error(legal)[0] == 0, legal
 
 
 def test_fields_and_ports():
     desc = isa.SceDesc(5, 9, 10, 10, 2, -20, 16, 14)
-    assert isa.pack_sce_ports(desc) == {"z_base": 5, "e_base": 9, "n_out": 10, "classes": 10, "label": 2,
-                                        "frac_z": 128 - 20, "err_w": 16, "err_frac": 14}
+    assert isa.pack_sce_ports(desc) == {
+        "z_base": 5,
+        "e_base": 9,
+        "n_out": 10,
+        "classes": 10,
+        "label": 2,
+        "frac_z": 128 - 20,
+        "err_w": 16,
+        "err_frac": 14,
+    }
     assert isa.pack_sce_ports(replace(desc, frac_z=47))["frac_z"] == 47
-    for bad, name in ((replace(desc, n_out=256), "n_out"), (replace(desc, label=-1), "label"),
-                      (replace(desc, z_base=1 << 20), "z_base"), (replace(desc, e_base=(1 << 20) - 5), "e_base"),
-                      (replace(desc, frac_z=64), "frac_z"), (replace(desc, err_w=64), "err_w"),
-                      (replace(desc, err_frac=64), "err_frac")):
+    for bad, name in (
+        (replace(desc, n_out=256), "n_out"),
+        (replace(desc, label=-1), "label"),
+        (replace(desc, z_base=1 << 20), "z_base"),
+        (replace(desc, e_base=(1 << 20) - 5), "e_base"),
+        (replace(desc, frac_z=64), "frac_z"),
+        (replace(desc, err_w=64), "err_w"),
+        (replace(desc, err_frac=64), "err_frac"),
+    ):
         with pytest.raises(ValueError, match=name):
             isa.check_sce(bad)
 

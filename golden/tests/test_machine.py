@@ -1,5 +1,6 @@
 """Tests of the bit-exact machine (golden/machine.py) through its public interface: integer TT contraction,
 mini-batch vectorisation, adaptive formats, saturation, rank adaptation and determinism (SPEC 2-6)."""
+
 from __future__ import annotations
 
 import copy
@@ -17,8 +18,12 @@ INT_FORMATS = {"core": [4, 0], "master": [8, 0], "bias": [16, 0], "input": [16, 
 
 
 def _cfg(layers, classes, formats=None, train=None, input_size=None, name="t"):
-    d = {"name": name, "input_size": input_size or int(np.prod(layers[0]["in_shape"])), "classes": classes,
-         "layers": layers}
+    d = {
+        "name": name,
+        "input_size": input_size or int(np.prod(layers[0]["in_shape"])),
+        "classes": classes,
+        "layers": layers,
+    }
     if formats:
         d["formats"] = formats
     if train:
@@ -33,8 +38,10 @@ def _layer(in_shape, out_shape, ranks, relu):
 def _init_machine(cfg, seed=1, init_seed=0):
     m = Machine(compile_network(cfg), seed)
     rng = np.random.default_rng(init_seed)
-    m.load_float_params([init_tt_cores(layer, rng, dtype=np.float64) for layer in cfg.layers],
-                        [np.zeros(layer.n_out) for layer in cfg.layers])
+    m.load_float_params(
+        [init_tt_cores(layer, rng, dtype=np.float64) for layer in cfg.layers],
+        [np.zeros(layer.n_out) for layer in cfg.layers],
+    )
     return m
 
 
@@ -92,8 +99,9 @@ def test_integer_contraction_equals_dense_product(seed):
     m = Machine(comp, seed=3)
     cores = [[rng.integers(-3, 4, size=layer.core_shape(k)) for k in range(layer.d)] for layer in cfg.layers]
     biases = [rng.integers(-5, 6, size=layer.n_out) for layer in cfg.layers]
-    m.load_float_params([[c.astype(np.float64) for c in layer] for layer in cores],
-                        [b.astype(np.float64) for b in biases])
+    m.load_float_params(
+        [[c.astype(np.float64) for c in layer] for layer in cores], [b.astype(np.float64) for b in biases]
+    )
     x = rng.integers(-3, 4, size=(5, cfg.padded_input))
     h = x
     for layer, lc, b in zip(cfg.layers, cores, biases):
@@ -107,7 +115,7 @@ def test_integer_contraction_equals_dense_product(seed):
     assert got.dtype.kind == "i"
     np.testing.assert_array_equal(got, h)
     assert m.sat_total == sat0
-    np.testing.assert_array_equal(m.infer(x), np.argmax(h[:, :cfg.classes], axis=1))
+    np.testing.assert_array_equal(m.infer(x), np.argmax(h[:, : cfg.classes], axis=1))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -139,9 +147,9 @@ def test_batch_equals_sample_by_sample(variant):
         out_a = a.train_batch(x, y)
         losses, preds = [], []
         for i in range(B - 1):
-            o = b.accumulate_batch(x[i:i + 1], y[i:i + 1])
+            o = b.accumulate_batch(x[i : i + 1], y[i : i + 1])
             losses.append(o["loss"]), preds.append(o["pred"])
-        o = b.train_batch(x[B - 1:], y[B - 1:])  # the last sample, then the same update and shift control
+        o = b.train_batch(x[B - 1 :], y[B - 1 :])  # the last sample, then the same update and shift control
         losses.append(o["loss"]), preds.append(o["pred"])
         np.testing.assert_array_equal(out_a["loss"], np.concatenate(losses))
         np.testing.assert_array_equal(out_a["pred"], np.concatenate(preds))
@@ -168,9 +176,21 @@ def test_adapt_rule_at_the_thresholds():
         full = 1 << (width - 1)
         hi, lo = (9 * full) // 10, (3 * full) // 10
         mid = (lo_f + hi_f) // 2
-        return [(mid, 0, mid), (mid, hi, mid), (mid, hi + 1, mid - 1), (mid, full, mid - 1), (mid, lo, mid),
-                (mid, lo - 1, mid + 1), (mid, 1, mid + 1), (lo_f, full, lo_f), (hi_f, 1, hi_f),
-                (lo_f, 1, lo_f + 1), (hi_f, full, hi_f - 1), (lo_f, 0, lo_f), (hi_f, 0, hi_f)]
+        return [
+            (mid, 0, mid),
+            (mid, hi, mid),
+            (mid, hi + 1, mid - 1),
+            (mid, full, mid - 1),
+            (mid, lo, mid),
+            (mid, lo - 1, mid + 1),
+            (mid, 1, mid + 1),
+            (lo_f, full, lo_f),
+            (hi_f, 1, hi_f),
+            (lo_f, 1, lo_f + 1),
+            (hi_f, full, hi_f - 1),
+            (lo_f, 0, lo_f),
+            (hi_f, 0, hi_f),
+        ]
 
     n_cases = len(cases(16))
     for rot in range(n_cases):
@@ -202,8 +222,9 @@ def test_formats_follow_the_data(pixel, direction):
     cfg = _adapt_cfg()
     m = Machine(compile_network(cfg), seed=2)
     layers = cfg.layers
-    m.load_float_params([[np.full(l.core_shape(k), 0.5) for k in range(l.d)] for l in layers],
-                        [np.zeros(l.n_out) for l in layers])
+    m.load_float_params(
+        [[np.full(l.core_shape(k), 0.5) for k in range(l.d)] for l in layers], [np.zeros(l.n_out) for l in layers]
+    )
     fwd = _forward_tensors(m.comp)
     assert fwd
     x = m.quantize_input(np.full((4, cfg.input_size), pixel))
@@ -262,8 +283,11 @@ def test_huge_learning_rate_saturates_and_never_wraps():
     cfg = config_from_dict(d)
     m = _init_machine(cfg, seed=4)
     rng = np.random.default_rng(3)
-    steps = [op for op in m.comp.update if op.kind == "axpby"
-             and m.comp.tensors[op.out].bank == BANK_MASTER and op.out == op.ins[0]]
+    steps = [
+        op
+        for op in m.comp.update
+        if op.kind == "axpby" and m.comp.tensors[op.out].bank == BANK_MASTER and op.out == op.ins[0]
+    ]
     assert steps, "the update program has SGD steps on the master cores"
     sat_prev = m.sat_total
     forced_total = 0
@@ -288,8 +312,7 @@ def test_huge_learning_rate_saturates_and_never_wraps():
                 g, wname = core_name(l, k), f"W{l}.{k}"
                 s = m.frac[wname] - m.frac[g]
                 fc = m.comp.tensors[g].fmt
-                want = np.clip((m.mem[wname] + (1 << (s - 1))) >> s, -(1 << (fc.width - 1)),
-                               (1 << (fc.width - 1)) - 1)
+                want = np.clip((m.mem[wname] + (1 << (s - 1))) >> s, -(1 << (fc.width - 1)), (1 << (fc.width - 1)) - 1)
                 np.testing.assert_array_equal(m.mem[g], want)
     assert forced_total > 0
 
@@ -311,9 +334,17 @@ def _teacher_data(rng, w_t, n, margin=0.5):
 
 def _rank_setup(prior, d_layer):
     layer = _layer(*d_layer, False)
-    cfg = _cfg([layer], classes=4, train={
-        "lr": 0.05, "momentum": 0.9, "batch": 16, "epochs": 5,
-        "rank": {"enabled": True, "prior": prior, "threshold": 1e-3, "every": 1, "warmup_epochs": 1}})
+    cfg = _cfg(
+        [layer],
+        classes=4,
+        train={
+            "lr": 0.05,
+            "momentum": 0.9,
+            "batch": 16,
+            "epochs": 5,
+            "rank": {"enabled": True, "prior": prior, "threshold": 1e-3, "every": 1, "warmup_epochs": 1},
+        },
+    )
     return cfg
 
 
@@ -352,7 +383,7 @@ def _train_epochs(m, rng, x, y, epochs, warmup, pruned_log=None):
     for ep in range(epochs):
         perm = rng.permutation(len(y))
         for b in range(len(y) // B):
-            idx = perm[b * B:(b + 1) * B]
+            idx = perm[b * B : (b + 1) * B]
             m.train_batch(x[idx], y[idx])
             if pruned_log is not None:
                 _check_pruned_slices_zero(m)
@@ -417,14 +448,17 @@ def _hand_pruned(pruned: dict) -> tuple[Machine, np.ndarray, np.ndarray]:
     return m, x, y
 
 
-@pytest.mark.parametrize("ranks, kept", [([[2, 2]], [[0, 2], [1, 3]]), ([[3, 4]], [[0, 1, 2], [0, 1, 2, 3]]),
-                                         ([[4, 5]], [[0, 1, 2, 3], [0, 1, 2, 3, 4]])])
+@pytest.mark.parametrize(
+    "ranks, kept",
+    [([[2, 2]], [[0, 2], [1, 3]]), ([[3, 4]], [[0, 1, 2], [0, 1, 2, 3]]), ([[4, 5]], [[0, 1, 2, 3], [0, 1, 2, 3, 4]])],
+)
 def test_compacted_machine_is_the_same_network(ranks, kept):
     """golden/compact.py: a pruned network recompiled at its live ranks ([[2, 2]]), at ranks that keep some pruned
     slices ([[3, 4]]) and at its own ranks ([[4, 5]]): the same logits bit for bit (inference rounds NEAREST), the
     live slices' words carried over in order, the kept pruned slices zero and masked; and training goes on with them
     zero. `kept`: the slices each bond keeps, by hand (the live ones, then the first pruned ones)."""
     from golden.compact import compact, kept_slices
+
     m, x, y = _hand_pruned({(0, 0): [1, 3], (0, 1): [0, 2, 4]})
     assert m.live_ranks() == [[2, 2]]
     small = compact(m, ranks)
@@ -433,10 +467,10 @@ def test_compacted_machine_is_the_same_network(ranks, kept):
     keep = kept_slices(m, ranks)
     assert keep == [kept]
     w_old = m.mem["W0.1"].reshape(m.comp.tensors["W0.1"].shape)
-    assert np.array_equal(small.mem["W0.1"].reshape(small.comp.tensors["W0.1"].shape),
-                          w_old[keep[0][0]][..., keep[0][1]])
-    assert small.stream.state == m.stream.state and small.frac == {n: f for n, f in m.frac.items()
-                                                                    if n in small.frac}
+    assert np.array_equal(
+        small.mem["W0.1"].reshape(small.comp.tensors["W0.1"].shape), w_old[keep[0][0]][..., keep[0][1]]
+    )
+    assert small.stream.state == m.stream.state and small.frac == {n: f for n, f in m.frac.items() if n in small.frac}
     _check_pruned_slices_zero(small)
     # The same training too: with every draw 0 (rounding down) the draws' positions do not matter, and after a
     # mini-batch on both the logits, a core's live slices, the formats and the saturation counts are equal.
@@ -458,6 +492,7 @@ def test_compact_calibrates_the_intermediates_of_a_new_contraction_order():
     has not. compact wants a calibration batch for its format, settles that format alone and puts every other part
     of the state back; inference is unchanged and training goes on."""
     from golden.compact import compact
+
     cfg = load_config("digits")
     cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
     m = _init_machine(cfg, seed=3, init_seed=3)
@@ -488,9 +523,14 @@ def test_compact_calibrates_the_intermediates_of_a_new_contraction_order():
 
 def test_compact_refuses_ranks_below_the_live_ones_or_above_the_built():
     from golden.compact import compact
+
     m, _, _ = _hand_pruned({(0, 0): [1, 3]})
-    for bad, why in (([[1, 5]], r"bond 0 of layer 0 at 1, outside 2 \(its live slices\) .. 4"), ([[2, 6]], "bond 1 of layer 0 at 6"),
-                     ([[2]], "layer 0 has 2 bonds"), ([[2, 2], []], "one list of inner ranks per layer")):
+    for bad, why in (
+        ([[1, 5]], r"bond 0 of layer 0 at 1, outside 2 \(its live slices\) .. 4"),
+        ([[2, 6]], "bond 1 of layer 0 at 6"),
+        ([[2]], "layer 0 has 2 bonds"),
+        ([[2, 2], []], "one list of inner ranks per layer"),
+    ):
         with pytest.raises(ValueError, match=why):
             compact(m, bad)
 
@@ -513,8 +553,9 @@ def _lfsr_reference(seed: int, n: int) -> list[int]:
 def test_same_seed_same_state_different_seed_different_stream():
     cfg = load_config("tiny")
     rng = np.random.default_rng(9)
-    batches = [(rng.random((cfg.train.batch, cfg.input_size)), rng.integers(0, 4, size=cfg.train.batch))
-               for _ in range(3)]
+    batches = [
+        (rng.random((cfg.train.batch, cfg.input_size)), rng.integers(0, 4, size=cfg.train.batch)) for _ in range(3)
+    ]
     machines = [_init_machine(cfg, seed=s) for s in (21, 21, 22)]
     for m in machines:
         for x, y in batches:
@@ -561,7 +602,7 @@ def test_lambda_update_follows_spec():
         inv_d = round(2**24 / (a[..., 0].size + b[0].size + 1))
         fw = m.frac[w_left]
         q = (sumsq * inv_d + 2 ** (2 * fw - 1)) >> (2 * fw)  # mean square, 24 fraction bits, nearest
-        want = np.clip((58982 * np.array(m.lambdas(lam)) + 6554 * q + 2**15) >> 16, -2**31, 2**31 - 1)
+        want = np.clip((58982 * np.array(m.lambdas(lam)) + 6554 * q + 2**15) >> 16, -(2**31), 2**31 - 1)
         m.rank_update()
         np.testing.assert_array_equal(m.lambdas(lam), want)
 

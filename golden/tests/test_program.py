@@ -1,5 +1,6 @@
 """The program image format (golden/program.py): the generated RTL header is current, images assemble and are
 checked against the accelerator's parameters."""
+
 import copy
 from dataclasses import replace
 from pathlib import Path
@@ -17,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rtl_header_is_generated_from_the_field_lists():
-    assert (ROOT / "rtl" / "tt_desc_fields.vh").read_text() == P.verilog_header(), \
+    assert (ROOT / "rtl" / "tt_desc_fields.vh").read_text() == P.verilog_header(), (
         "run `python -m golden.program header` and commit rtl/tt_desc_fields.vh"
+    )
 
 
 def test_pack_fields_round_trip():
@@ -48,8 +50,12 @@ def test_images_assemble_with_one_record_per_op(model):
     assert len(img.records) == ops
     for rec in img.records:  # every record: a header naming its kind and a payload of its unit's length
         hdr = img.words[rec.pc]
-        fields = {P.KIND_CONTRACT: P.CONTRACT_FIELDS, P.KIND_EWISE: P.EWISE_FIELDS, P.KIND_SCE: P.SCE_FIELDS,
-                  P.KIND_RANK: P.RANK_FIELDS}[rec.kind]
+        fields = {
+            P.KIND_CONTRACT: P.CONTRACT_FIELDS,
+            P.KIND_EWISE: P.EWISE_FIELDS,
+            P.KIND_SCE: P.SCE_FIELDS,
+            P.KIND_RANK: P.RANK_FIELDS,
+        }[rec.kind]
         if rec.kind == P.KIND_EWISE and rec.op.kind not in ("mask", "penalty"):  # no tables
             fields = P.EWISE_SHORT_FIELDS
         if rec.kind == P.KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
@@ -75,7 +81,7 @@ def test_short_element_wise_records_leave_out_only_zero_table_bits():
         if rec.kind == P.KIND_EWISE:
             n = P.header_nwords(img.words[rec.pc])
             assert n == P.payload_words(P.EWISE_SHORT_FIELDS)
-            bits = sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1:rec.pc + 1 + n]))
+            bits = sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1 : rec.pc + 1 + n]))
             assert bits >> cut == 0, rec
 
 
@@ -110,9 +116,12 @@ def test_adam_needs_the_adam_build():
             t.bank = "state"
             moved.layout[name] = ("state", moved.bank_words["state"] + moved.layout[name][1])
     moved.bank_words["state"] += moved.bank_words.pop("moment")
-    sgd_build = replace(sgd_build, bank_shift=sgd_build.bank_shift + 1,
-                        bank_depth=(*sgd_build.bank_depth[:-1], moved.bank_words["state"]),
-                        bank_width=(*sgd_build.bank_width[:-1], 32))
+    sgd_build = replace(
+        sgd_build,
+        bank_shift=sgd_build.bank_shift + 1,
+        bank_depth=(*sgd_build.bank_depth[:-1], moved.bank_words["state"]),
+        bank_width=(*sgd_build.bank_width[:-1], 32),
+    )
     with pytest.raises(P.ProgramError, match="adam_v .*unknown opcode 8 .a unit built without Adam"):
         P.assemble(moved, sgd_build, m.frac, host_step=(1, 0))
 
@@ -135,9 +144,15 @@ def test_mask_and_penalty_descriptors_address_the_rank_state():
         if rec.kind != P.KIND_EWISE:
             continue
         n = P.header_nwords(img.words[rec.pc])
-        f = P.unpack_fields(P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1:rec.pc + 1 + n])))
+        f = P.unpack_fields(
+            P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1 : rec.pc + 1 + n]))
+        )
         if rec.op.kind not in ("mask", "penalty"):
-            assert n == P.payload_words(P.EWISE_SHORT_FIELDS) and (f["tab_left"], f["tab_right"], f["tab_on"]) == (0, 0, 0)
+            assert n == P.payload_words(P.EWISE_SHORT_FIELDS) and (f["tab_left"], f["tab_right"], f["tab_on"]) == (
+                0,
+                0,
+                0,
+            )
             continue
         tables = rec.op.ins[1:] if rec.op.kind == "mask" else rec.op.ins[2:]
         want_on = int(bool(tables[0])) | int(bool(tables[1])) << 1
@@ -163,25 +178,41 @@ def test_contract_fields_round_trip_the_lane_form():
         assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
         inner_first = desc.red_loops[::-1] + desc.out_loops[::-1]
         mask = (1 << isa.BUF_W) - 1
-        assert [ports["stride_buf"] >> (isa.BUF_W * i) & mask for i in range(isa.NLOOPS)] == \
-               [lp.sbuf for lp in inner_first]
+        assert [ports["stride_buf"] >> (isa.BUF_W * i) & mask for i in range(isa.NLOOPS)] == [
+            lp.sbuf for lp in inner_first
+        ]
         assert ports["lanes"] == desc.lanes
-    nxt = isa.with_lanes(isa.lower_contract(comp, next(o for o in comp.train_sample if o.out == "dG0.0"), frac),
-                         8, 512)
+    nxt = isa.with_lanes(isa.lower_contract(comp, next(o for o in comp.train_sample if o.out == "dG0.0"), frac), 8, 512)
     linked = replace(d, preload=nxt, preloaded=True)
     ports = isa.pack_ports(linked)
     words = P.pack_fields(P.CONTRACT_FIELDS, ports)
     assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
     nxt_ports = isa.pack_ports(nxt)
-    assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"], ports["pre_lane_sum"]) == \
-           (nxt.lanes, nxt.b_base, 1, int(nxt.lane_sum))
-    assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == \
-           (nxt_ports["counts"], nxt_ports["stride_b"], nxt_ports["stride_buf"])
-    assert P.CONTRACT_SHORT_FIELDS[-11:] == (("lanes", isa.LANE_W), ("stride_buf", isa.NLOOPS * isa.BUF_W),
-                                             ("preloaded", 1), ("vec_load", 1), ("vec_store", 1), ("pre_vec_load", 1),
-                                             ("lane_sum", 1), ("pre_lane_sum", 1), ("rows", 1),
-                                             ("idle_rows", isa.IDLE_W), ("pre_rows", 1))
-    assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS):][0] == ("pre_lanes", isa.LANE_W)
+    assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"], ports["pre_lane_sum"]) == (
+        nxt.lanes,
+        nxt.b_base,
+        1,
+        int(nxt.lane_sum),
+    )
+    assert (ports["pre_counts"], ports["pre_stride_b"], ports["pre_stride_buf"]) == (
+        nxt_ports["counts"],
+        nxt_ports["stride_b"],
+        nxt_ports["stride_buf"],
+    )
+    assert P.CONTRACT_SHORT_FIELDS[-11:] == (
+        ("lanes", isa.LANE_W),
+        ("stride_buf", isa.NLOOPS * isa.BUF_W),
+        ("preloaded", 1),
+        ("vec_load", 1),
+        ("vec_store", 1),
+        ("pre_vec_load", 1),
+        ("lane_sum", 1),
+        ("pre_lane_sum", 1),
+        ("rows", 1),
+        ("idle_rows", isa.IDLE_W),
+        ("pre_rows", 1),
+    )
+    assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS) :][0] == ("pre_lanes", isa.LANE_W)
 
 
 def test_short_contract_records_leave_out_only_zero_preload_bits():
@@ -197,7 +228,7 @@ def test_short_contract_records_leave_out_only_zero_preload_bits():
             lengths.add(n)
             assert n == P.payload_words(P.CONTRACT_FIELDS if rec.desc.preload else P.CONTRACT_SHORT_FIELDS)
             full = P.pack_fields(P.CONTRACT_FIELDS, isa.pack_ports(rec.desc))
-            assert list(img.words[rec.pc + 1:rec.pc + 1 + n]) == full[:n]
+            assert list(img.words[rec.pc + 1 : rec.pc + 1 + n]) == full[:n]
             if not rec.desc.preload:
                 assert sum(w << (32 * i) for i, w in enumerate(full)) >> cut == 0, rec
     assert lengths == {P.payload_words(P.CONTRACT_SHORT_FIELDS), P.payload_words(P.CONTRACT_FIELDS)}
@@ -240,8 +271,11 @@ def test_preloads_link_legal_pairs_that_pay(model, lanes, monkeypatch):
 
 def test_can_preload_refuses_a_written_b_and_a_busy_bank():
     img, shift = _image("digits", 8)
-    d, nxt = next((r.desc, img.records[i + 1].desc) for i, r in enumerate(img.records)
-                  if r.kind == P.KIND_CONTRACT and r.desc.preload)
+    d, nxt = next(
+        (r.desc, img.records[i + 1].desc)
+        for i, r in enumerate(img.records)
+        if r.kind == P.KIND_CONTRACT and r.desc.preload
+    )
     assert P.can_preload(d, nxt, shift)
     assert not P.can_preload(replace(d, o_base=nxt.b_base), nxt, shift)  # the op writes the next op's b
     assert not P.can_preload(d, replace(nxt, lanes=1), shift)  # the next op has no buffers
@@ -255,9 +289,12 @@ def test_accel_params_check_the_lanes():
     assert (p.lanes, p.buf_depth) == (1, 0)
     for lanes, buf_depth in ((1, 0), (16, 512), (255, 1), (2, 1 << isa.BUF_W)):
         replace(p, lanes=lanes, buf_depth=buf_depth).check()
-    for lanes, buf_depth, message in ((0, 0, "lanes 0 outside 1..255"), (256, 512, "lanes 256 outside 1..255"),
-                                      (16, 0, "buf_depth 0 outside 1..4096 with 16 lanes"),
-                                      (2, 4097, "buf_depth 4097 outside 1..4096 with 2 lanes")):
+    for lanes, buf_depth, message in (
+        (0, 0, "lanes 0 outside 1..255"),
+        (256, 512, "lanes 256 outside 1..255"),
+        (16, 0, "buf_depth 0 outside 1..4096 with 16 lanes"),
+        (2, 4097, "buf_depth 4097 outside 1..4096 with 2 lanes"),
+    ):
         with pytest.raises(P.ProgramError, match=message):
             replace(p, lanes=lanes, buf_depth=buf_depth).check()
 
@@ -333,7 +370,7 @@ def test_paper_programs_fit_with_lanes(rank):
     lanes = []
     for rec in img.records:
         if rec.kind == P.KIND_CONTRACT:
-            words = img.words[rec.pc + 1:rec.pc + 1 + P.payload_words(P.CONTRACT_FIELDS)]
+            words = img.words[rec.pc + 1 : rec.pc + 1 + P.payload_words(P.CONTRACT_FIELDS)]
             f = P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
             lanes.append(f["lanes"])
             assert f["lanes"] == isa.with_lanes(isa.lower_contract(comp, rec.op, m.frac), 16, 512).lanes, rec

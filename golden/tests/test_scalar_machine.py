@@ -3,6 +3,7 @@
 
 Every observable is compared: all memories, all formats, the max registers (just before each adaptation),
 the saturation counters, the LFSR state and draw count, and the predictions."""
+
 from dataclasses import replace
 
 import numpy as np
@@ -82,8 +83,8 @@ def test_tiny_end_to_end(tiny):
     assert diff(m, s) == []
     seen_m, seen_s = watch_adapt(m), watch_adapt(s)
 
-    xq = m.quantize_input(data.train_x[:4 * b])
-    assert np.array_equal(xq, s.quantize_input(data.train_x[:4 * b]))
+    xq = m.quantize_input(data.train_x[: 4 * b])
+    assert np.array_equal(xq, s.quantize_input(data.train_x[: 4 * b]))
     y = data.train_y
 
     rounds = m.calibrate(xq[:b], y[:b])
@@ -176,6 +177,7 @@ def test_unsupported_ops_refused(tiny):
 
 
 # --- discrepancies found (the scalar machine follows SPEC; Machine does not) ------------------------------------
+
 
 def test_gradient_accumulate_saturates_each_contribution(tiny):
     cfg, comp, data = tiny

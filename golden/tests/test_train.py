@@ -1,5 +1,6 @@
 """Tests of the training driver (golden/train.py) and the command line (golden/__main__.py): bit-exact resume,
 refused checkpoints, data set / model checks, the outputs of `train` and the `memory` report."""
+
 from __future__ import annotations
 
 import json
@@ -74,14 +75,18 @@ def _assert_same_outcome(a: Path, b: Path) -> None:
         assert np.array_equal(wa[k], wb[k]), f"weights.npz[{k}] differs"
     ra, rb = (json.loads((p / "report.json").read_text()) for p in (a, b))
     assert ra["test_acc"] == rb["test_acc"]
-    assert [{k: h[k] for k in STABLE_KEYS} for h in ra["history"]] == \
-        [{k: h[k] for k in STABLE_KEYS} for h in rb["history"]]
+    assert [{k: h[k] for k in STABLE_KEYS} for h in ra["history"]] == [
+        {k: h[k] for k in STABLE_KEYS} for h in rb["history"]
+    ]
     for k in ("formats", "saturations_total", "lfsr_draws", "epochs", "macs_per_sample", "memory"):
         assert ra[k] == rb[k], k
 
 
-@pytest.mark.parametrize("rank,stops", [(False, [37]), (False, [64, 20]), (True, [10, 70])],
-                         ids=["mid-epoch-1", "epoch-boundary-then-mid-epoch-2", "rank-adaptation"])
+@pytest.mark.parametrize(
+    "rank,stops",
+    [(False, [37]), (False, [64, 20]), (True, [10, 70])],
+    ids=["mid-epoch-1", "epoch-boundary-then-mid-epoch-2", "rank-adaptation"],
+)
 def test_resume_is_bit_identical(tmp_path, tiny_data, no_plots, rank, stops):
     cfg = _cfg(rank)
     ref = Run(cfg, tiny_data, 5, tmp_path / "ref", cfg.train.epochs).run()
@@ -133,8 +138,14 @@ def _budget_cfg(budget):
     """tiny at rank 4 with a prior that prunes it to rank 1 within three epochs when nothing stops it."""
     d = config_to_dict(_cfg(epochs=3))
     d["layers"][0]["ranks"] = [4]
-    d["train"]["rank"] = {"enabled": True, "prior": 3e-2, "threshold": 0.05, "warmup_epochs": 1, "every": 3,
-                          "budget": budget}
+    d["train"]["rank"] = {
+        "enabled": True,
+        "prior": 3e-2,
+        "threshold": 0.05,
+        "warmup_epochs": 1,
+        "every": 3,
+        "budget": budget,
+    }
     return config_from_dict(d)
 
 
@@ -206,14 +217,17 @@ def test_foreign_checkpoint_is_refused(tmp_path, tiny_data, change):
         other = config_from_dict(d)
     with pytest.raises(TrainError) as e:
         Run(other, tiny_data, seed, tmp_path, cfg.train.epochs)
-    assert str(e.value) == (f"{tmp_path / CHECKPOINT} belongs to another run (config, dataset or seed differ); use "
-                            f"another OUT directory, or delete it to start this run afresh")
+    assert str(e.value) == (
+        f"{tmp_path / CHECKPOINT} belongs to another run (config, dataset or seed differ); use "
+        f"another OUT directory, or delete it to start this run afresh"
+    )
     assert (tmp_path / CHECKPOINT).read_bytes() == before
 
 
 def test_checkpoint_of_another_golden_version_is_refused(tmp_path, tiny_data, monkeypatch):
     """Changed arithmetic (any golden/*.py edit) must not silently continue an old run."""
     import golden.train as train_mod
+
     cfg = _cfg()
     Run(cfg, tiny_data, 1, tmp_path, cfg.train.epochs).save()
     before = (tmp_path / CHECKPOINT).read_bytes()
@@ -225,8 +239,9 @@ def test_checkpoint_of_another_golden_version_is_refused(tmp_path, tiny_data, mo
 
 def _cli(*args, timeout=120):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "golden", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "golden", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_dataset_model_mismatch_exits_before_training(tmp_path):
@@ -265,8 +280,11 @@ def test_cli_train_writes_report_weights_and_plots(tmp_path):
     assert "test accuracy" in r.stdout
 
 
-@pytest.mark.parametrize("content", ['{"name": "x"', '{"name": "x", "input_size": 16, "classes": 4, "layers": [],'
-                                     ' "bogus": 1}'], ids=["bad-json", "bad-field"])
+@pytest.mark.parametrize(
+    "content",
+    ['{"name": "x"', '{"name": "x", "input_size": 16, "classes": 4, "layers": [], "bogus": 1}'],
+    ids=["bad-json", "bad-field"],
+)
 def test_cli_invalid_config_exits_2(tmp_path, content):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -348,26 +366,42 @@ def _set(key, value):
 
 DAMAGES = {  # name -> (damage the checkpoint file, the problem the error names)
     "truncated": (lambda p: p.write_bytes(p.read_bytes()[:1000]), "is damaged: not a readable .npz archive"),
-    "random-bytes": (lambda p: p.write_bytes(np.random.default_rng(0).bytes(5000)),
-                     "is damaged: not a readable .npz archive"),
+    "random-bytes": (
+        lambda p: p.write_bytes(np.random.default_rng(0).bytes(5000)),
+        "is damaged: not a readable .npz archive",
+    ),
     "empty": (lambda p: p.write_bytes(b""), "is damaged: not a readable .npz archive"),
     "one-array": (lambda p: np.save(p.open("wb"), np.zeros(3)), "is damaged: not a readable .npz archive"),
     "no-meta": (lambda p: _rewrite(p, lambda a: a.pop("meta")), "is damaged: it has no meta entry"),
-    "meta-not-json": (lambda p: _rewrite(p, _set("meta", np.array("{'epoch': 1"))),
-                      "is damaged: its meta entry is not JSON"),
-    "short-array": (lambda p: _rewrite(p, lambda a: a.__setitem__("mem/G0.0", a["mem/G0.0"][:1])),
-                    "is damaged: its content does not match the digest stored with it"),
-    "no-digest": (lambda p: _rewrite(p, lambda a: a.pop("digest")),
-                  "is damaged: its content does not match the digest stored with it"),
+    "meta-not-json": (
+        lambda p: _rewrite(p, _set("meta", np.array("{'epoch': 1"))),
+        "is damaged: its meta entry is not JSON",
+    ),
+    "short-array": (
+        lambda p: _rewrite(p, lambda a: a.__setitem__("mem/G0.0", a["mem/G0.0"][:1])),
+        "is damaged: its content does not match the digest stored with it",
+    ),
+    "no-digest": (
+        lambda p: _rewrite(p, lambda a: a.pop("digest")),
+        "is damaged: its content does not match the digest stored with it",
+    ),
     # with the digest recomputed: the checks against the compiled network
-    "short-array-digested": (lambda p: _rewrite(p, lambda a: a.__setitem__("mem/G0.0", a["mem/G0.0"][:1]), True),
-                             r"is damaged: G0\.0 is int64 \(1,\), the network's is int64 \(32,\)"),
-    "float-array-digested": (lambda p: _rewrite(p, lambda a: a.__setitem__("mem/W0.0", a["mem/W0.0"] * 1.0), True),
-                             r"is damaged: W0\.0 is float64 \(32,\), the network's is int64 \(32,\)"),
-    "out-of-range-digested": (lambda p: _rewrite(p, lambda a: a["mem/W0.0"].__setitem__(0, 128), True),
-                              "is damaged: W0.0 holds values outside its 8-bit format"),
-    "missing-tensor-digested": (lambda p: _rewrite(p, lambda a: a.pop("mem/B1"), True),
-                                r"does not hold the network's tensors \(missing \['B1'\], unexpected none\)"),
+    "short-array-digested": (
+        lambda p: _rewrite(p, lambda a: a.__setitem__("mem/G0.0", a["mem/G0.0"][:1]), True),
+        r"is damaged: G0\.0 is int64 \(1,\), the network's is int64 \(32,\)",
+    ),
+    "float-array-digested": (
+        lambda p: _rewrite(p, lambda a: a.__setitem__("mem/W0.0", a["mem/W0.0"] * 1.0), True),
+        r"is damaged: W0\.0 is float64 \(32,\), the network's is int64 \(32,\)",
+    ),
+    "out-of-range-digested": (
+        lambda p: _rewrite(p, lambda a: a["mem/W0.0"].__setitem__(0, 128), True),
+        "is damaged: W0.0 holds values outside its 8-bit format",
+    ),
+    "missing-tensor-digested": (
+        lambda p: _rewrite(p, lambda a: a.pop("mem/B1"), True),
+        r"does not hold the network's tensors \(missing \['B1'\], unexpected none\)",
+    ),
 }
 
 
@@ -381,8 +415,11 @@ def test_damaged_checkpoint_is_refused_and_keeps_the_outputs(finished, capsys, d
     before = _outputs(finished)
     assert main(_train_cli(finished)) == 2
     err = capsys.readouterr().err
-    assert re.fullmatch(re.escape(f"error: {path} ") + problem + r".*; use another OUT directory, or delete it to "
-                        r"start this run afresh\n", err), err
+    assert re.fullmatch(
+        re.escape(f"error: {path} ") + problem + r".*; use another OUT directory, or delete it to "
+        r"start this run afresh\n",
+        err,
+    ), err
     assert _outputs(finished) == before
 
 
@@ -402,6 +439,7 @@ def test_damaged_mid_run_checkpoint_is_refused(tmp_path, tiny_data, no_plots):
 def _idx_set(directory: Path, images: np.ndarray, labels: np.ndarray, test: int) -> None:
     """MNIST-format files of 4x4 images: the first `test` samples are the test split, the rest the training one."""
     from golden.datasets import IDX_NAMES, IMAGES_MAGIC, LABELS_MAGIC
+
     directory.mkdir()
     for split, sel in (("test", slice(0, test)), ("train", slice(test, None))):
         images_name, labels_name = IDX_NAMES[split]
@@ -432,9 +470,11 @@ def test_resume_on_other_data_under_the_same_name_is_refused(tmp_path, no_plots)
     with pytest.raises(TrainError) as e:
         Run(cfg, load_dataset("mnist", str(tmp_path / "b")), 1, out, 2)
     b_images = tmp_path / "b" / "train-images-idx3-ubyte"
-    assert str(e.value) == (f"{out / CHECKPOINT} was trained on other data than {b_images} (train-images-idx3-ubyte "
-                            f"differs); resume it with the data it started with (the same DATA_DIR), or use another "
-                            f"OUT directory")
+    assert str(e.value) == (
+        f"{out / CHECKPOINT} was trained on other data than {b_images} (train-images-idx3-ubyte "
+        f"differs); resume it with the data it started with (the same DATA_DIR), or use another "
+        f"OUT directory"
+    )
     assert _outputs(out) == before
     report = Run(cfg, load_dataset("mnist", str(tmp_path / "copy-of-a")), 1, out, 2).run()
     assert len(report["history"]) == 2
@@ -445,8 +485,10 @@ def test_epochs_below_one_are_refused(tmp_path, capsys, epochs):
     """EPOCHS=0 used to run the config's epochs, EPOCHS=-1 to write untrained weights and crash."""
     out = tmp_path / "out"
     assert main(["train", "--model", "tiny", "--dataset", "tiny", "--epochs", epochs, "--out", str(out)]) == 2
-    assert capsys.readouterr().err == (f"error: --epochs {epochs} (EPOCHS): a run trains at least 1 epoch; leave it "
-                                       f"out for the config's train.epochs\n")
+    assert capsys.readouterr().err == (
+        f"error: --epochs {epochs} (EPOCHS): a run trains at least 1 epoch; leave it "
+        f"out for the config's train.epochs\n"
+    )
     assert not out.exists()
 
 
@@ -462,7 +504,8 @@ def test_fewer_epochs_than_a_finished_run_are_refused_and_more_extend_it(tmp_pat
     assert capsys.readouterr().err == (
         f"error: {out / CHECKPOINT} holds a run that has trained 2 epochs, more than the 1 asked for, and a shorter "
         f"run is not refused silently; ask for at least 2 epochs (EPOCHS) to go on with it, or use another OUT "
-        f"directory\n")
+        f"directory\n"
+    )
     assert _outputs(out) == before
     assert main(cli + ["3"]) == 0
     report = json.loads((out / "report.json").read_text())
@@ -479,9 +522,12 @@ def test_another_epoch_count_under_a_cosine_schedule_is_refused(tmp_path, tiny_d
     run.stop_after = 10
     with pytest.raises(SystemExit):
         run.run()
-    with pytest.raises(TrainError, match=r"holds a run of 2 epochs whose cosine learning-rate schedule spans the "
-                                         r"whole run, so it resumes only with 2 epochs \(EPOCHS\); use another OUT "
-                                         r"directory for 3$"):
+    with pytest.raises(
+        TrainError,
+        match=r"holds a run of 2 epochs whose cosine learning-rate schedule spans the "
+        r"whole run, so it resumes only with 2 epochs \(EPOCHS\); use another OUT "
+        r"directory for 3$",
+    ):
         Run(cfg, tiny_data, 1, tmp_path, 3)
 
 
@@ -495,8 +541,10 @@ def test_a_batch_larger_than_the_training_set_is_refused(tmp_path, tiny_data):
     """tiny has 512 training samples: a batch of 513 trains nothing (it used to report loss 0 and exit 0)."""
     with pytest.raises(TrainError) as e:
         Run(_tiny_with(batch=513), tiny_data, 1, tmp_path / "out", 2)
-    assert str(e.value) == ("train.batch 513 is larger than the 512 training samples of tiny, so no mini-batch would "
-                            "run; use a batch of at most 512")
+    assert str(e.value) == (
+        "train.batch 513 is larger than the 512 training samples of tiny, so no mini-batch would "
+        "run; use a batch of at most 512"
+    )
     assert not (tmp_path / "out").exists()
     check_run(_tiny_with(batch=512), tiny_data, 2)
 
@@ -505,9 +553,12 @@ def test_an_lr_whose_step_rounds_to_zero_is_refused(tiny_data):
     """The SGD step is -lr / batch in at most 30 fraction bits: with batch 8 it rounds to zero below lr = 8 * 2^-31
     (half an LSB); 0.4 LSB is refused, 0.6 LSB trains."""
     lsb_lr = 8 * 2.0**-30
-    with pytest.raises(TrainError, match=r"^train\.lr 2\.98023e-09: the first update's step rounds to zero in the "
-                                         r"accelerator's 16-bit step register, so no weight would ever change; use a "
-                                         r"larger train\.lr$"):
+    with pytest.raises(
+        TrainError,
+        match=r"^train\.lr 2\.98023e-09: the first update's step rounds to zero in the "
+        r"accelerator's 16-bit step register, so no weight would ever change; use a "
+        r"larger train\.lr$",
+    ):
         check_run(_tiny_with(lr=0.4 * lsb_lr), tiny_data, 1)
     with pytest.raises(TrainError, match="rounds to zero"):
         check_run(_tiny_with(lr=1e-30), tiny_data, 1)
@@ -518,22 +569,34 @@ def test_an_lr_too_large_for_the_step_register_is_refused(tiny_data):
     """The 16-bit step register holds at most 32767 * 2^16 (2.1e9). The program's SGD step lr / batch is compiled in,
     so the compiler refuses it; Adam's bias-corrected step (lr sqrt(1 - beta2^t) / (1 - beta1^t), 0.316 lr at t = 1)
     is written by the host, so the run refuses lr 1e10 (1.25e9 / batch 8 compiles, 3.2e9 does not fit)."""
-    with pytest.raises(CompileError, match=r"^train\.lr 1e\+30: the step lr / batch is too large for the "
-                                           r"accelerator's 16-bit step register; use a smaller train\.lr$"):
+    with pytest.raises(
+        CompileError,
+        match=r"^train\.lr 1e\+30: the step lr / batch is too large for the "
+        r"accelerator's 16-bit step register; use a smaller train\.lr$",
+    ):
         check_run(_tiny_with(lr=1e30), tiny_data, 1)
-    with pytest.raises(TrainError, match=r"^train\.lr 1e\+10: update 1's step is too large for the accelerator's "
-                                         r"16-bit step register; use a smaller train\.lr$"):
+    with pytest.raises(
+        TrainError,
+        match=r"^train\.lr 1e\+10: update 1's step is too large for the accelerator's "
+        r"16-bit step register; use a smaller train\.lr$",
+    ):
         check_run(_tiny_with(lr=1e10, optimizer="adam"), tiny_data, 1)
 
 
-HUGE_LAYERS = [{"in_shape": [64, 64, 64, 4], "out_shape": [64, 64, 64, 1], "ranks": [64, 64, 64], "relu": True},
-               {"in_shape": [64 ** 3], "out_shape": [4], "ranks": [], "relu": False}]
+HUGE_LAYERS = [
+    {"in_shape": [64, 64, 64, 4], "out_shape": [64, 64, 64, 1], "ranks": [64, 64, 64], "relu": True},
+    {"in_shape": [64**3], "out_shape": [4], "ranks": [], "relu": False},
+]
 CLI_REFUSALS = {  # a config that looks valid -> the start of the one line the command prints
     "master-shift": ({"formats": {"master": [8, -20]}}, "error: {path}: formats.master: -20 fraction bits"),
     "descriptor-field": ({"layers": HUGE_LAYERS}, "error: the network does not fit the accelerator's op descriptors"),
-    "accumulator": ({"formats": {"input": [32, 20]}},  # 4 * 2^31 * 2^15 needs 50 bits
-                    ("error: contraction dG0.1 <- X0 x D0.1[EX1+G0.0] sums 4 products of 32- and 16-bit values: the "
-                     "worst case needs more than the 48-bit accumulator")),
+    "accumulator": (
+        {"formats": {"input": [32, 20]}},  # 4 * 2^31 * 2^15 needs 50 bits
+        (
+            "error: contraction dG0.1 <- X0 x D0.1[EX1+G0.0] sums 4 products of 32- and 16-bit values: the "
+            "worst case needs more than the 48-bit accumulator"
+        ),
+    ),
     "lr-1e30": ({"train": {"lr": 1e30}}, "error: train.lr 1e+30: the step lr / batch is too large"),
 }
 
@@ -549,8 +612,9 @@ def test_cli_refuses_valid_looking_configs_with_one_line(tmp_path, capsys, refus
         d[key] = {**d[key], **value} if isinstance(value, dict) else value
     path = tmp_path / "model.json"
     path.write_text(json.dumps(d))
-    args = [command, "--model", str(path)] + (["--dataset", "tiny", "--out", str(tmp_path / "out")]
-                                              if command == "train" else [])
+    args = [command, "--model", str(path)] + (
+        ["--dataset", "tiny", "--out", str(tmp_path / "out")] if command == "train" else []
+    )
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith(start.format(path=path)) and captured.err.count("\n") == 1, captured.err
@@ -567,17 +631,29 @@ def test_a_second_run_on_an_out_in_use_is_refused_and_a_dead_ones_lock_taken_ove
     """OUT/lock holds the pid of the run writing there: another run on OUT is refused while that process lives,
     naming it, and the outputs stay; once it is dead (killed: its lock file left behind) the next run goes on."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", ("import sys, time; from pathlib import Path; from golden.train import locked\n"
-                                "with locked(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(120)"),
-         str(finished)],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from pathlib import Path; from golden.train import locked\n"
+                "with locked(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(120)"
+            ),
+            str(finished),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline() == "locked\n"
         assert (finished / LOCK).read_text() == f"{holder.pid}\n"
         before = _outputs(finished)
         assert main(_train_cli(finished)) == 2
-        assert capsys.readouterr().err == (f"error: {finished} is in use by another run (pid {holder.pid}, see "
-                                           f"{finished / LOCK}); wait for it to end or use another OUT directory\n")
+        assert capsys.readouterr().err == (
+            f"error: {finished} is in use by another run (pid {holder.pid}, see "
+            f"{finished / LOCK}); wait for it to end or use another OUT directory\n"
+        )
         assert _outputs(finished) == before
     finally:
         holder.kill()
@@ -592,6 +668,7 @@ def test_a_second_run_on_an_out_in_use_is_refused_and_a_dead_ones_lock_taken_ove
 def test_progress_in_a_log_gives_the_whole_runs_rate_and_eta(monkeypatch, capsys):
     """Not a terminal (capsys): a line every `every` seconds whose ETA is the rest of the run, not of the epoch."""
     from golden import train as T
+
     now = [1000.0]
     monkeypatch.setattr(T.time, "time", lambda: now[0])
     bar = T.RunProgress(epochs=3, epoch_samples=100, initial=100, every=10)  # resumed in epoch 2
@@ -600,8 +677,9 @@ def test_progress_in_a_log_gives_the_whole_runs_rate_and_eta(monkeypatch, capsys
     bar.note("loss 0.500")
     now[0] += 10
     bar.update(50)
-    assert capsys.readouterr().out == ("epoch 2/3: 150/300 samples of the run, 5.0 samples/s, run ETA 0:30, "
-                                       "loss 0.500\n")
+    assert capsys.readouterr().out == (
+        "epoch 2/3: 150/300 samples of the run, 5.0 samples/s, run ETA 0:30, loss 0.500\n"
+    )
     now[0] += 5
     bar.update(10)  # within `every` of the last line: quiet
     assert capsys.readouterr().out == ""

@@ -1,6 +1,7 @@
 """SPEC 5.2: an SGD step far below the master weights' LSB must leave them unchanged. With AXPBY's alignment
 floored, every element whose step term was negative moved down with probability 1/256 per update (the 8-bit
 stochastic rounding cannot resolve less), a drift no learning rate scaled."""
+
 import copy
 
 import numpy as np
@@ -20,16 +21,16 @@ def test_a_negligible_step_moves_no_master_weight():
     rng = np.random.default_rng(1)
     m.load_float_params(*init_float_params(cfg, rng))
     b = cfg.train.batch
-    xq, y = m.quantize_input(data.train_x[:4 * b]), data.train_y[:4 * b]
+    xq, y = m.quantize_input(data.train_x[: 4 * b]), data.train_y[: 4 * b]
     m.total_updates = 3
     m.calibrate(xq[:b], y[:b])
     for u in range(1, 3):  # real updates first, so the momentum is non-zero with both signs
-        m.train_batch(xq[u * b:(u + 1) * b], y[u * b:(u + 1) * b])
+        m.train_batch(xq[u * b : (u + 1) * b], y[u * b : (u + 1) * b])
     masters = [n for n in m.mem if n.startswith("W")]
     assert any((m.mem["V" + n[1:]] < 0).any() and (m.mem["V" + n[1:]] > 0).any() for n in masters)
     tiny = copy.deepcopy(m)
     tiny.sgd_step = lambda: (1, 30)  # 2^-30 / B: about 10^-9 of an LSB per unit of momentum
     before = {n: tiny.mem[n].copy() for n in masters}
-    tiny.train_batch(xq[3 * b:], y[3 * b:])
+    tiny.train_batch(xq[3 * b :], y[3 * b :])
     moved = {n: int((tiny.mem[n] != before[n]).sum()) for n in masters}
     assert moved == {n: 0 for n in masters}

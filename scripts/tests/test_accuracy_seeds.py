@@ -1,6 +1,7 @@
 """scripts/accuracy.py over several seeds: the statistics (means, sample stds, the gap and parameter reduction of a
 row against its rank-adapted twin, the verdict on the rank target) from given per-seed rows, the per-seed run
 directories, and the --seeds driver with the training stubbed out. No training: runs in about a second."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,14 @@ FULL = 14272  # the paper model's full TT core parameters
 
 
 def row(acc, params, ranks=None):
-    return {"test_acc": acc, "core_params": params, "ranks": ranks, "samples_per_s": 600.0, "wall_s": 1.0,
-            "curve": [acc]}
+    return {
+        "test_acc": acc,
+        "core_params": params,
+        "ranks": ranks,
+        "samples_per_s": 600.0,
+        "wall_s": 1.0,
+        "curve": [acc],
+    }
 
 
 # Three seeds of the golden pair, values of a realistic size (fixtures, not results: the test checks the arithmetic).
@@ -42,7 +49,7 @@ def test_means_stds_gap_and_reduction():
     assert p["gap_points"] == pytest.approx([0.51, 0.35, 0.20])  # golden minus rank-adapted, accuracy points
     assert p["mean_gap_points"] == pytest.approx(1.06 / 3)
     assert p["std_gap_points"] == pytest.approx(statistics.stdev([0.51, 0.35, 0.20]))
-    assert p["sem_gap_points"] == pytest.approx(statistics.stdev([0.51, 0.35, 0.20]) / 3 ** 0.5)
+    assert p["sem_gap_points"] == pytest.approx(statistics.stdev([0.51, 0.35, 0.20]) / 3**0.5)
     assert p["reduction"] == pytest.approx([3680 / FULL, 3872 / FULL, 3472 / FULL])
     assert p["mean_reduction"] == pytest.approx((3680 + 3872 + 3472) / 3 / FULL)
     assert p["reduction_of_mean_params"] == pytest.approx(1 - 10597.333333333334 / FULL)
@@ -69,16 +76,24 @@ def test_target_edges():
     t = accuracy.aggregate(short)["target"]
     assert t["gap_met"] and not t["reduction_met"] and not t["met"]
     # The mean decides, not each seed: seed 1 misses by 0.01 point, the mean passes.
-    mixed = {1: {"golden": row(0.8694, FULL), "golden_rank": row(0.8643, 10592)},
-             2: {"golden": row(0.8700, FULL), "golden_rank": row(0.8653, 10592)}}
+    mixed = {
+        1: {"golden": row(0.8694, FULL), "golden_rank": row(0.8643, 10592)},
+        2: {"golden": row(0.8700, FULL), "golden_rank": row(0.8653, 10592)},
+    }
     t = accuracy.aggregate(mixed)["target"]
     assert t["mean_gap_points"] == pytest.approx(0.49) and t["met"]
 
 
 def test_rows_missing_in_a_seed_and_rows_without_parameters():
-    per_seed = {1: {"dense": row(0.889, None), "float": row(0.88, FULL), "float_rank": row(0.87, 8692),
-                    "golden": row(0.8694, FULL)},
-                2: {"dense": row(0.887, None), "float": row(0.882, FULL), "float_rank": row(0.874, 9000)}}
+    per_seed = {
+        1: {
+            "dense": row(0.889, None),
+            "float": row(0.88, FULL),
+            "float_rank": row(0.87, 8692),
+            "golden": row(0.8694, FULL),
+        },
+        2: {"dense": row(0.887, None), "float": row(0.882, FULL), "float_rank": row(0.874, 9000)},
+    }
     st = accuracy.aggregate(per_seed)
     assert list(st["rows"]) == ["dense", "float", "float_rank"]  # golden is not in seed 2
     assert st["rows"]["dense"]["mean_core_params"] is None
@@ -101,8 +116,9 @@ def test_seed_directories_keep_the_single_seed_naming():
 
 
 def test_rank_options_override_the_config_and_name_the_directory():
-    cfg, plain, ranked = accuracy.row_configs("paper", 2, {"prior": 1e-4, "end_epoch": accuracy.OFF, "budget": 0.6,
-                                                           "threshold": None})
+    cfg, plain, ranked = accuracy.row_configs(
+        "paper", 2, {"prior": 1e-4, "end_epoch": accuracy.OFF, "budget": 0.6, "threshold": None}
+    )
     rank = ranked.train.rank
     assert rank.enabled and not plain.train.rank.enabled and ranked.train.epochs == 2
     assert (rank.prior, rank.end_epoch, rank.budget) == (1e-4, None, 0.6)

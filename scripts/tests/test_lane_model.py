@@ -1,4 +1,5 @@
 """The lane cycle model (scripts/lane_model.py): bounds any model of a MAC array must respect."""
+
 import sys
 from pathlib import Path
 

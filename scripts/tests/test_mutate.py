@@ -4,6 +4,7 @@ The catalogue must stay in step with rtl/: every mutant's original text occurs e
 an RTL edit that removes or duplicates it fails `make regress` here instead of leaving a mutant that tests
 nothing.
 """
+
 from __future__ import annotations
 
 import copy
@@ -54,8 +55,9 @@ def test_equivalent_mutants_give_a_reason():
 @pytest.mark.parametrize("mid", IDS)
 def test_original_occurs_exactly_once(mid):
     m = next(m for m in MUTANTS if m["id"] == mid)
-    assert (ROOT / m["file"]).read_text().count(m["original"]) == 1, \
+    assert (ROOT / m["file"]).read_text().count(m["original"]) == 1, (
         f"{mid}: its original text is not exactly once in {m['file']}: update scripts/mutants.json"
+    )
 
 
 @pytest.mark.parametrize("mid", IDS)
@@ -66,8 +68,8 @@ def test_applying_changes_exactly_that_text(mid):
     i = text.index(m["original"])
     assert out != text
     assert out[:i] == text[:i]
-    assert out[i:i + len(m["replacement"])] == m["replacement"]
-    assert out[i + len(m["replacement"]):] == text[i + len(m["original"]):]
+    assert out[i : i + len(m["replacement"])] == m["replacement"]
+    assert out[i + len(m["replacement"]) :] == text[i + len(m["original"]) :]
     assert len(out) - len(text) == len(m["replacement"]) - len(m["original"])
 
 
@@ -115,8 +117,9 @@ def test_validate_catches_stale_and_malformed_entries():
 
 
 def test_select_and_list(capsys):
-    assert [m["block"] for m in mutate.select(CAT, ["tt_lfsr"], None)] == \
-        ["tt_lfsr"] * sum(m["block"] == "tt_lfsr" for m in MUTANTS)
+    assert [m["block"] for m in mutate.select(CAT, ["tt_lfsr"], None)] == ["tt_lfsr"] * sum(
+        m["block"] == "tt_lfsr" for m in MUTANTS
+    )
     assert [m["id"] for m in mutate.select(CAT, None, IDS[:2])] == IDS[:2]
     with pytest.raises(mutate.MutantError):
         mutate.select(CAT, ["no_such_block"], None)
@@ -131,27 +134,32 @@ def test_catalogue_file_is_plain_json():
 
 
 def test_first_failure_is_the_cocotb_assertion_not_the_runner_summary():
-    log = ("E           AssertionError: tt_lfsr DRAWS1 on icarus in build/...: cocotb tests failed (exit 1)\n"
-           "verif/runner.py:163: AssertionError\n"
-           "                          assert got_state == model.state\n"
-           "                      AssertionError: seed 0xa5a5a5a5: state 0x00000000 != golden 0x00000001\n")
+    log = (
+        "E           AssertionError: tt_lfsr DRAWS1 on icarus in build/...: cocotb tests failed (exit 1)\n"
+        "verif/runner.py:163: AssertionError\n"
+        "                          assert got_state == model.state\n"
+        "                      AssertionError: seed 0xa5a5a5a5: state 0x00000000 != golden 0x00000001\n"
+    )
     assert mutate.first_failure(log) == "AssertionError: seed 0xa5a5a5a5: state 0x00000000 != golden 0x00000001"
     assert mutate.first_failure("10 passed in 3.0s\n") == ""
 
 
 def test_run_tests_classifies_pass_fail_and_timeout(tmp_path):
     """run_tests on stand-in pytest suites (no simulator): pass -> passed, assert -> failed, hang -> timeout."""
-    suites = {"ok": "def test_ok():\n    pass\n",
-              "bad": "def test_bad():\n    assert 1 == 2, 'planted'\n",
-              "hang": "import time\n\ndef test_hang():\n    time.sleep(60)\n"}
+    suites = {
+        "ok": "def test_ok():\n    pass\n",
+        "bad": "def test_bad():\n    assert 1 == 2, 'planted'\n",
+        "hang": "import time\n\ndef test_hang():\n    time.sleep(60)\n",
+    }
     got = {}
     for name, body in suites.items():
         d = tmp_path / name
         d.mkdir()
         (d / f"test_{name}.py").write_text(body)
         timeout = 3 if name == "hang" else 120
-        got[name] = mutate.run_tests({"tests": str(d)}, tmp_path, "unused", "icarus", 1, timeout,
-                                     tmp_path / f"{name}.log")
+        got[name] = mutate.run_tests(
+            {"tests": str(d)}, tmp_path, "unused", "icarus", 1, timeout, tmp_path / f"{name}.log"
+        )
     assert got["ok"] == ("passed", [])
     assert got["bad"][0] == "failed" and got["bad"][1][0].endswith("test_bad.py::test_bad")
     assert got["hang"] == ("timeout", [])

@@ -1,4 +1,5 @@
 """pyproject.toml's direct dependencies are pinned to the same versions as requirements.lock."""
+
 import re
 import tomllib
 from pathlib import Path

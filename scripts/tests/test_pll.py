@@ -1,5 +1,6 @@
 """scripts/pll.py: the PLL settings come from the vendor calculators and make exactly the requested clock; a clock the
 PLL cannot make is refused, naming the nearest ones it can (by hand: ECP5 makes 25 MHz x CLKFB_DIV / CLKI_DIV)."""
+
 import pytest
 
 from scripts import pll

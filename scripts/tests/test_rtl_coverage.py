@@ -1,4 +1,5 @@
 """scripts/rtl_coverage.py's source-level view of Verilator's per-instance coverage points."""
+
 import sys
 from pathlib import Path
 
@@ -10,8 +11,15 @@ import rtl_coverage  # noqa: E402
 
 def _key(page: str, hier: str, line: int, kind: str = "line", comment: str = "elsif") -> str:
     """A point key as Verilator writes it (the field order of a real coverage.dat)."""
-    parts = [("f", "/work/rtl/tt_seq.v"), ("l", str(line)), ("n", "11"), ("t", kind), ("page", f"v_{kind}/{page}"),
-             ("o", comment), ("h", hier)]
+    parts = [
+        ("f", "/work/rtl/tt_seq.v"),
+        ("l", str(line)),
+        ("n", "11"),
+        ("t", kind),
+        ("page", f"v_{kind}/{page}"),
+        ("o", comment),
+        ("h", hier),
+    ]
     return "\x01".join(f"{k}\x02{v}" for k, v in parts)
 
 

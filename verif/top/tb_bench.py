@@ -5,6 +5,7 @@ the data), then STREAM_SAMPLES (4) training samples through the AXI4-Stream inpu
 counters (busy cycles and each unit's cycles) and times the simulator while the DUT runs free. Writes BENCH_OUT
 (JSON). The run is checked against the golden model like every top-level test.
 """
+
 import json
 import os
 import time
@@ -34,11 +35,18 @@ async def measure(dev, prog: str, run) -> dict:
     c = await host.counters()
     units = {u: c[f"{u}_cycles"] for u in UNITS}
     model = P.program_cycles(dev.image, prog, dev.mem_lat)  # golden/cost.py's figures: they must be the measured ones
-    assert (c["cycles"], units) == (model["cycles"], model["units"]), \
+    assert (c["cycles"], units) == (model["cycles"], model["units"]), (
         f"{prog}: measured {c['cycles']} cycles {units}, modelled {model['cycles']} {model['units']}"
-    return {"cycles": c["cycles"], "units": units, "sequencer_overhead": c["cycles"] - sum(units.values()),
-            "ops": c["ops"], "elapsed_cycles": elapsed, "host_cycles": elapsed - c["cycles"],
-            "host_and_check_wall_s": wall}
+    )
+    return {
+        "cycles": c["cycles"],
+        "units": units,
+        "sequencer_overhead": c["cycles"] - sum(units.values()),
+        "ops": c["ops"],
+        "elapsed_cycles": elapsed,
+        "host_cycles": elapsed - c["cycles"],
+        "host_and_check_wall_s": wall,
+    }
 
 
 async def measure_stream(dut, dev, xq, labels) -> dict:
@@ -63,17 +71,24 @@ async def bench(dut):
     data = load_dataset(os.environ["DATASET"])
     x = dev.quantize_input(data.train_x[:1])
     label = int(data.train_y[0])
-    out = {"model": cfg.name, "ranks": [list(lay.ranks) for lay in cfg.layers], "sim": cocotb.SIM_NAME,
-           "lanes": dev.params.lanes, "buf_depth": dev.params.buf_depth, "vec": dev.params.vec,
-           "drain": dev.params.drain,
-           "macs": {p: dev.comp.macs(p) for p in ("train_sample", "infer")},
-           "ops": {p: len(getattr(dev.comp, p)) for p in ("train_sample", "update", "infer")}}
+    out = {
+        "model": cfg.name,
+        "ranks": [list(lay.ranks) for lay in cfg.layers],
+        "sim": cocotb.SIM_NAME,
+        "lanes": dev.params.lanes,
+        "buf_depth": dev.params.buf_depth,
+        "vec": dev.params.vec,
+        "drain": dev.params.drain,
+        "macs": {p: dev.comp.macs(p) for p in ("train_sample", "infer")},
+        "ops": {p: len(getattr(dev.comp, p)) for p in ("train_sample", "update", "infer")},
+    }
     out["train_sample"] = await measure(dev, "train_sample", lambda: dev.train_sample(x[0], label))
     out["update"] = await measure(dev, "update", dev.update)
     out["infer"] = await measure(dev, "infer", lambda: dev.infer(x))
     n = int(os.environ.get("STREAM_SAMPLES", "4"))
-    out["train_stream"] = await measure_stream(dut, dev, dev.quantize_input(data.train_x[1:1 + n]),
-                                               data.train_y[1:1 + n])
+    out["train_stream"] = await measure_stream(
+        dut, dev, dev.quantize_input(data.train_x[1 : 1 + n]), data.train_y[1 : 1 + n]
+    )
     # Simulation speed with the environment attached: the train_sample program back to back, the host only
     # starting it and waiting for done (the state is not checked after this point).
     runs = int(os.environ.get("BENCH_RUNS", "3"))
@@ -86,6 +101,8 @@ async def bench(dut):
     out["sim_speed"] = {"runs": runs, "cycles": cycles, "wall_s": wall, "cycles_per_s": cycles / wall}
     Path(os.environ["BENCH_OUT"]).write_text(json.dumps(out, indent=1))
     t = out["train_sample"]
-    dut._log.info(f"{cfg.name}: train_sample {t['cycles']} cycles ({t['units']}, sequencer {t['sequencer_overhead']}),"
-                  f" simulated at {out['sim_speed']['cycles_per_s']:.0f} cycles/s")
+    dut._log.info(
+        f"{cfg.name}: train_sample {t['cycles']} cycles ({t['units']}, sequencer {t['sequencer_overhead']}),"
+        f" simulated at {out['sim_speed']['cycles_per_s']:.0f} cycles/s"
+    )
     assert t["cycles"] * out["lanes"] >= out["macs"]["train_sample"]  # never fewer cycles than MACs / lanes

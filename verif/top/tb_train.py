@@ -7,6 +7,7 @@ within an epoch), and for the resume tests TRAIN_INTERRUPT_AFTER=n: stop as Ctrl
 A finished run also writes rtl_state.npz: every persistent tensor read back from the RTL over the host bus, which
 verif/train.py compares with the golden model's weights.npz.
 """
+
 import os
 import sys
 from dataclasses import replace
@@ -35,8 +36,15 @@ async def train(dut):
     data = load_dataset(env["TRAIN_DATASET"], env.get("TRAIN_DATA_DIR") or None)
     make_device = await open_accel(dut, env.get("TRAIN_CHECK", "sample"), fast_bus=True)
     sim = cocotb.SIM_NAME.lower()
-    run = Run(cfg, data, int(env["TRAIN_SEED"]), Path(env["TRAIN_OUT"]), cfg.train.epochs, device=make_device,
-              executor=f"rtl ({sim})")
+    run = Run(
+        cfg,
+        data,
+        int(env["TRAIN_SEED"]),
+        Path(env["TRAIN_OUT"]),
+        cfg.train.epochs,
+        device=make_device,
+        executor=f"rtl ({sim})",
+    )
     run.stop_after = int(env.get("TRAIN_INTERRUPT_AFTER") or 0)  # tests: behave as if Ctrl-C came after n batches
     if env.get("TRAIN_CHECKPOINT_EVERY"):
         run.checkpoint_every_s = float(env["TRAIN_CHECKPOINT_EVERY"])
@@ -60,6 +68,7 @@ async def save_rtl_state(dev, path: Path) -> None:
     arrays = {}
     for name in dev.persistent:
         bank, base = dev.comp.layout[name]
-        arrays[f"mem/{name}"] = np.array(await dev.host.read_bank(bank, base, dev.golden.mem[name].size),
-                                         dtype=np.int64)
+        arrays[f"mem/{name}"] = np.array(
+            await dev.host.read_bank(bank, base, dev.golden.mem[name].size), dtype=np.int64
+        )
     replace_npz(path, **arrays)

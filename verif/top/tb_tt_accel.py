@@ -6,6 +6,7 @@ STALL_P per cycle), set by test_tt_accel.py. Every sample's prediction,
 p[label], gradients and random stream, every update's weights and statistics, and every inference are
 compared bit for bit (verif/rtl_device.py).
 """
+
 import os
 
 import cocotb
@@ -36,7 +37,7 @@ async def train_steps(dut):
     rounds = await dev.calibrate(xq[idx[:b]], data.train_y[idx[:b]])
     dut._log.info(f"seed {s}: calibrated in {rounds} rounds")
     for u in range(dev.total_updates):
-        sel = idx[b * (u + 1):b * (u + 2)]
+        sel = idx[b * (u + 1) : b * (u + 2)]
         await dev.train_batch(xq[sel], data.train_y[sel])
     n_test = int(os.environ.get("TEST_SAMPLES", "8"))
     await dev.infer(dev.quantize_input(data.test_x[:n_test]))
@@ -45,10 +46,12 @@ async def train_steps(dut):
         dut._log.info(f"cycles a pause held back a ready transfer, per channel: {stalled}")
         assert all(stalled.values()), f"a channel never stalled a transfer: {stalled}"
     c = dev.cycles
-    dut._log.info(f"{dev.samples} samples, {dev.golden.updates} updates, {n_test} inferences bit-exact; cycles "
-                  f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "
-                  f"{c['update'] / max(1, dev.runs['update']):.0f}, per inference "
-                  f"{c['infer'] / max(1, dev.runs['infer']):.0f}")
+    dut._log.info(
+        f"{dev.samples} samples, {dev.golden.updates} updates, {n_test} inferences bit-exact; cycles "
+        f"per train_sample {c['train_sample'] / max(1, dev.runs['train_sample']):.0f}, per update "
+        f"{c['update'] / max(1, dev.runs['update']):.0f}, per inference "
+        f"{c['infer'] / max(1, dev.runs['infer']):.0f}"
+    )
 
 
 @cocotb.test()
@@ -73,7 +76,7 @@ async def rank_steps(dut):
     full = dev.golden.live_ranks()
     taus_seen = 0
     for u in range(updates):
-        sel = idx[b * (u + 1):b * (u + 2)]
+        sel = idx[b * (u + 1) : b * (u + 2)]
         await dev.train_batch(xq[sel], y[sel])
         await dev.rank_update()
         taus_seen += sum(int(np.count_nonzero(dev.golden.mem[op.ins[2]])) for op in dev.comp.rank_update)
@@ -84,19 +87,20 @@ async def rank_steps(dut):
     assert taus_seen > 0, "every tau stayed 0: the penalty was never exercised"
     rank_cycles = (await dev.host.counters())["rank_cycles"]
     model = P.program_cycles(dev.image, "rank_update", dev.mem_lat)["units"]["rank"]
-    assert dev.params.rank and rank_cycles == updates * model > 0, \
+    assert dev.params.rank and rank_cycles == updates * model > 0, (
         f"the rank unit held {rank_cycles} cycles, the model says {updates} x {model}"
+    )
     await prune_to_rank_one(dev)
     ones = dev.golden.live_ranks()
     assert all(r == 1 for r in sum(ones, [])), f"ranks {ones} after pruning to one"
     await dev.rank_freeze()
-    sel = idx[b * (updates + 1):b * (updates + 2)]
+    sel = idx[b * (updates + 1) : b * (updates + 2)]
     await dev.train_batch(xq[sel], y[sel])  # penalty ops with every tau 0, masks kept
     await dev.infer(dev.quantize_input(data.test_x[:2]))
     assert dev.golden.live_ranks() == ones, "ranks changed after the prune phase"
     # The network recompiled (golden/compact.py) at the ranks the prune phase had left: each bond its live slice and
     # zero, masked ones up to them, uploaded to the same RTL; a mini-batch and inference bit-exact, with fewer MACs.
-    sel = idx[b * (updates + 2):b * (updates + 3)]
+    sel = idx[b * (updates + 2) : b * (updates + 3)]
     small = dev.recompiled(compact(dev.golden, pruned, calibration=(xq[sel], y[sel])))
     await small.upload()
     small.total_updates = dev.total_updates + 1
@@ -104,8 +108,10 @@ async def rank_steps(dut):
     await small.infer(small.quantize_input(data.test_x[:2]))
     assert small.golden.live_ranks() == ones and [list(r.ranks) for r in small.cfg.layers] == pruned
     assert small.comp.macs("train_sample") < dev.comp.macs("train_sample")
-    dut._log.info(f"seed {s}: recompiled at {pruned}: train_sample {small.model_cycles('train_sample')} cycles "
-                  f"(at {full}: {dev.model_cycles('train_sample')})")
+    dut._log.info(
+        f"seed {s}: recompiled at {pruned}: train_sample {small.model_cycles('train_sample')} cycles "
+        f"(at {full}: {dev.model_cycles('train_sample')})"
+    )
 
 
 @cocotb.test()
@@ -120,7 +126,7 @@ async def check_every(dut):
     b = cfg.train.batch
     dev.total_updates = 2
     await dev.calibrate(xq[:b], y[:b])
-    await dev.train_batch(xq[b:2 * b], y[b:2 * b])
+    await dev.train_batch(xq[b : 2 * b], y[b : 2 * b])
     await dev.infer(dev.quantize_input(data.test_x[:2]))
     ops = dev.comp.train_sample
     i, name = next((i, t) for i, op in enumerate(ops) for t in op.ins if t in dev.golden.mem and t.startswith("G"))
@@ -169,8 +175,9 @@ async def random_networks(dut):
             if fits(ranked, params):  # the rank programs and state make the image bigger: it may not fit
                 cfg = ranked
         if kept_for is not None:
-            assert fits(cfg, params) and kept_for(cfg, params), \
+            assert fits(cfg, params) and kept_for(cfg, params), (
                 f"regression network {cfg.name} no longer fits the build or tests what it was kept for"
+            )
         golden = Machine(compile_network(cfg), s + k)
         golden.load_float_params(*init_float_params(cfg, rng))
         dev = make_device(golden)
@@ -182,14 +189,19 @@ async def random_networks(dut):
         dev.total_updates = 3
         await dev.calibrate(xq[:b], y[:b])
         for u in range(1, 4):
-            await dev.train_batch(xq[u * b:(u + 1) * b], y[u * b:(u + 1) * b])
+            await dev.train_batch(xq[u * b : (u + 1) * b], y[u * b : (u + 1) * b])
             if cfg.train.rank.enabled:
                 await dev.rank_update()
         await dev.infer(xq[:2])
-        rank = f", rank adaptation (prior {cfg.train.rank.prior:g}): live ranks {dev.golden.live_ranks()}" \
-            if cfg.train.rank.enabled else ""
+        rank = (
+            f", rank adaptation (prior {cfg.train.rank.prior:g}): live ranks {dev.golden.live_ranks()}"
+            if cfg.train.rank.enabled
+            else ""
+        )
         preloaded = sum(r.kind == P.KIND_CONTRACT and r.desc.preloaded for r in dev.image.records)
         if params.lanes > 1 and k == 0:
             assert preloaded, "the lane build's first network has no preloaded contraction"
-        dut._log.info(f"network {k}: {shape_class(cfg)}, layers {[(l.in_shape, l.out_shape, l.ranks) for l in cfg.layers]}"
-                      f", batch {b}{rank}, {preloaded} preloaded contractions: bit-exact")
+        dut._log.info(
+            f"network {k}: {shape_class(cfg)}, layers {[(l.in_shape, l.out_shape, l.ranks) for l in cfg.layers]}"
+            f", batch {b}{rank}, {preloaded} preloaded contractions: bit-exact"
+        )

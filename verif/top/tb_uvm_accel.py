@@ -17,6 +17,7 @@ pruned to rank 1 and one more mini-batch).
 MODEL / BATCH / UPDATES select the workload (verif/top/test_tt_accel.py sets them); SKIP_CORNERS=1 leaves out the
 saturating phase, a stimulus the coverage check must reject (test_tt_accel.py proves it fails).
 """
+
 from __future__ import annotations
 
 import os
@@ -62,14 +63,15 @@ def unit_tables() -> tuple[list[int], list[int]]:
     """The tables the element-wise unit read for its last MASK or PENALTY op (rtl/tt_ewise.v tab_l_q, tab_r_q:
     entry r in bits 16 r .. 16 r + 15; an absent side holds ones for MASK, zeros for PENALTY)."""
     ew = cocotb.top.u_ewise.g_tables
-    return tuple([int(reg.value) >> (16 * r) & 0xFFFF for r in range(isa.EW_MASK_N)]
-                 for reg in (ew.tab_l_q, ew.tab_r_q))
+    return tuple(
+        [int(reg.value) >> (16 * r) & 0xFFFF for r in range(isa.EW_MASK_N)] for reg in (ew.tab_l_q, ew.tab_r_q)
+    )
 
 
 def mask_state(d: dict, tables: tuple[list[int], list[int]]) -> str:
     """The rank state a MASK op applied: "one" if a bond of rank > 1 kept one slice, "pruned" if a bond kept fewer
     than its rank, else "full" (an absent bond's mask is all ones)."""
-    live = [(sum(e != 0 for e in table[:d[r]]), d[r]) for table, r in zip(tables, ("r0", "r1"))]
+    live = [(sum(e != 0 for e in table[: d[r]]), d[r]) for table, r in zip(tables, ("r0", "r1"))]
     if any(n == 1 < r for n, r in live):
         return "one"
     return "pruned" if any(n < r for n, r in live) else "full"
@@ -107,28 +109,41 @@ class OpMonitor(uvm_component):
             if unit == 0:
                 d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
                 counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
-                out = int(np.prod(counts[isa.MAX_RED:])) // (counts[isa.MAX_RED] if d["lane_sum"] else 1)  # elements
+                out = int(np.prod(counts[isa.MAX_RED :])) // (counts[isa.MAX_RED] if d["lane_sum"] else 1)  # elements
                 form = "direct" if d["lanes"] == 1 else "vector" if d["vec_load"] else "lanes"
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
-                txn = SimpleNamespace(kind="contract", size=size_class(out), shift=shift_class(signed(d["shift"], 7)),
-                                      rounding="stochastic" if d["mode"] else "nearest", form=form, preload=preload,
-                                      drain=DRAINS[d["vec_store"]],
-                                      lane_sum=SUMS[d["lane_sum"] * (1 + (d["lanes"] != counts[isa.MAX_RED]))])
+                txn = SimpleNamespace(
+                    kind="contract",
+                    size=size_class(out),
+                    shift=shift_class(signed(d["shift"], 7)),
+                    rounding="stochastic" if d["mode"] else "nearest",
+                    form=form,
+                    preload=preload,
+                    drain=DRAINS[d["vec_store"]],
+                    lane_sum=SUMS[d["lane_sum"] * (1 + (d["lanes"] != counts[isa.MAX_RED]))],
+                )
             elif unit == 1:
                 d = P.unpack_fields(P.EWISE_FIELDS, desc)
                 tables = unit_tables()
-                txn = SimpleNamespace(kind=EW_NAMES.get(d["opcode"], "?"), size=size_class(d["count"]),
-                                      shift=shift_class(signed(d["shift"], 7)),
-                                      rounding="stochastic" if d["mode"] else "nearest",
-                                      mask_state=mask_state(d, tables),
-                                      taus="nonzero" if any(tables[0] + tables[1]) else "zero")
+                txn = SimpleNamespace(
+                    kind=EW_NAMES.get(d["opcode"], "?"),
+                    size=size_class(d["count"]),
+                    shift=shift_class(signed(d["shift"], 7)),
+                    rounding="stochastic" if d["mode"] else "nearest",
+                    mask_state=mask_state(d, tables),
+                    taus="nonzero" if any(tables[0] + tables[1]) else "zero",
+                )
             elif unit == 2:
                 d = P.unpack_fields(P.SCE_FIELDS, desc)
                 txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
             else:  # a bond's rank update: its size is the master words it reads
                 d = P.unpack_fields(P.RANK_FIELDS, desc)
-                txn = SimpleNamespace(kind="rank", size=size_class(d["rank"] * (d["left_rows"] + d["right_cols"])),
-                                      shift="zero", rounding="nearest")
+                txn = SimpleNamespace(
+                    kind="rank",
+                    size=size_class(d["rank"] * (d["left_rows"] + d["right_cols"])),
+                    shift="zero",
+                    rounding="nearest",
+                )
             txn.saturated = "yes" if sat else "no"
             txn.form = getattr(txn, "form", None)
             txn.preload = getattr(txn, "preload", None)
@@ -157,14 +172,21 @@ class OpCoverage(Coverage):
         self.point("rounding", lambda t: t.rounding, ["nearest", "stochastic"])
         self.point("saturated", lambda t: t.saturated, ["no", "yes"])
         exact = ("relu_bwd", "zero", "sce", "derive", "mask", "rank")
-        self.cross("kind_x_rounding", ["kind", "rounding"],
-                   ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest"), ("penalty", "nearest")])
-        self.cross("kind_x_saturated", ["kind", "saturated"],
-                   ignore=[(k, "yes") for k in ("relu_bwd", "zero", "sce", "mask", "penalty", "rank")])
+        self.cross(
+            "kind_x_rounding",
+            ["kind", "rounding"],
+            ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest"), ("penalty", "nearest")],
+        )
+        self.cross(
+            "kind_x_saturated",
+            ["kind", "saturated"],
+            ignore=[(k, "yes") for k in ("relu_bwd", "zero", "sce", "mask", "penalty", "rank")],
+        )
         others = [(k, None) for k in KINDS if k != "contract"]
         self.cross("contract_x_size", ["kind", "size"], ignore=others)
-        self.cross("contract_x_shift", ["kind", "shift"],
-                   ignore=others + [("contract", "negative"), ("contract", "zero")])
+        self.cross(
+            "contract_x_shift", ["kind", "shift"], ignore=others + [("contract", "negative"), ("contract", "zero")]
+        )
         # the DUT's lane forms: with one lane every contraction is direct (verif/top/test_tt_accel.py builds it
         # with lanes). Lane groups shorter than the lanes (drain-bound) are tb_tt_contract's test_lane_contractions':
         # the compiled digits programs have none at 8 lanes. With vector loads no digits contraction stays direct
@@ -182,6 +204,7 @@ class OpCoverage(Coverage):
 class RankCoverage(Coverage):
     """The rank states the MASK and PENALTY ops ran with: every bond full, some slices pruned, a bond at rank 1;
     taus all zero (before the first rank update) and not."""
+
     REPORT_NAME = "rank_coverage"
 
     def declare(self):
@@ -225,13 +248,15 @@ class AccelTrainTest(uvm_test):
         for u in range(updates + 1):
             if u == updates:
                 await prune_to_rank_one(dev)
-            sel = idx[b * (u + 1):b * (u + 2)]
+            sel = idx[b * (u + 1) : b * (u + 2)]
             await dev.train_batch(xq[sel], data.train_y[sel])
             if u < updates:
                 await dev.rank_update()
         await dev.infer(dev.quantize_input(data.test_x[:4]))
         if os.environ.get("SKIP_CORNERS") != "1":  # SKIP_CORNERS=1: the weak stimulus coverage must reject
             await saturate(dev, xq[idx[-b:]], data.train_y[idx[-b:]])
-        self.logger.info(f"seed {s}: {dev.samples} samples, {dev.golden.updates} updates bit-exact; live ranks "
-                         f"{dev.golden.live_ranks()}")
+        self.logger.info(
+            f"seed {s}: {dev.samples} samples, {dev.golden.updates} updates bit-exact; live ranks "
+            f"{dev.golden.live_ranks()}"
+        )
         self.drop_objection()

@@ -1,6 +1,7 @@
 """`make train` on the co-simulated accelerator: a run stopped like Ctrl-C, or whose simulator is killed (SIGKILL)
 in the middle of an epoch, and started again ends with the same weights, bit for bit, as the golden model's
 uninterrupted run of the same seed."""
+
 import os
 import signal
 import subprocess
@@ -52,15 +53,19 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="the co-simulated run uses Verilator (Icarus is too slow)")
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the simulator process through /proc")
-def test_cosim_run_whose_simulator_is_killed_mid_epoch_resumes_to_the_golden_weights(tmp_path, golden_weights,
-                                                                                     capfd):
+def test_cosim_run_whose_simulator_is_killed_mid_epoch_resumes_to_the_golden_weights(tmp_path, golden_weights, capfd):
     """The simulator gets no chance to save: the run resumes from its last periodic checkpoint (here one a
     mini-batch), in the middle of the second epoch, and still ends with the uninterrupted run's weights."""
     out = tmp_path / "rtl"
     command = [sys.executable, "-m", "verif.train", *TINY, "--sim", "verilator", "--out", str(out)]
     with open(tmp_path / "killed.log", "w") as log:
-        run = subprocess.Popen(command + ["--checkpoint-every", "0"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+        run = subprocess.Popen(
+            command + ["--checkpoint-every", "0"],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         try:
             deadline, killed = time.time() + 600, None
             while killed is None and run.poll() is None and time.time() < deadline:
@@ -97,10 +102,18 @@ def test_cosim_run_recompiles_when_the_prune_phase_ends(tmp_path):
 
     from golden.compiler import compile_network
     from golden.config import config_from_dict, config_to_dict, load_config
+
     cfg = config_to_dict(load_config("tiny"))
     cfg["layers"][0]["ranks"] = [4]
-    cfg["train"]["rank"] = {"enabled": True, "prior": 3e-2, "threshold": 0.05, "warmup_epochs": 1, "every": 3,
-                            "budget": 0.7, "recompile": True}
+    cfg["train"]["rank"] = {
+        "enabled": True,
+        "prior": 3e-2,
+        "threshold": 0.05,
+        "warmup_epochs": 1,
+        "every": 3,
+        "budget": 0.7,
+        "recompile": True,
+    }
     (tmp_path / "tiny.json").write_text(json.dumps(cfg))
     args = ["--model", str(tmp_path / "tiny.json"), "--dataset", "tiny", "--epochs", "3", "--seed", "3"]
     assert train.main(args + ["--sim", "golden", "--out", str(tmp_path / "golden")]) == 0

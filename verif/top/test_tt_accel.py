@@ -1,4 +1,5 @@
 """pytest runner for the accelerator top (rtl/tt_accel.v): lock-step training steps on both simulators."""
+
 import os
 
 import pytest
@@ -15,11 +16,17 @@ SOURCES = sources("tt_accel")
 # another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:
 # cocotbext-axi's watches every clock edge, which makes the 1.2M-cycle digits case take 8.5 min on Icarus.
 # tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
-CASES = {"tiny": ("tiny", None, 3, 8, "cocotbext"), "digits": ("digits", 2, 1, 2, "direct"),
-         "tiny-stalls": ("tiny", None, 1, 4, "stalls"), "tiny-lanes": ("tiny", None, 2, 4, "direct"),
-         "digits-lanes": ("digits", 2, 1, 2, "direct"), "tiny-adam": ("tiny", None, 3, 4, "direct"),
-         "paper-lanes": ("paper", 2, 1, 1, "direct"), "tiny-lanes-ecp5": ("tiny", None, 2, 4, "direct"),
-         "tiny-lanes-ice40": ("tiny", None, 2, 4, "direct")}
+CASES = {
+    "tiny": ("tiny", None, 3, 8, "cocotbext"),
+    "digits": ("digits", 2, 1, 2, "direct"),
+    "tiny-stalls": ("tiny", None, 1, 4, "stalls"),
+    "tiny-lanes": ("tiny", None, 2, 4, "direct"),
+    "digits-lanes": ("digits", 2, 1, 2, "direct"),
+    "tiny-adam": ("tiny", None, 3, 4, "direct"),
+    "paper-lanes": ("paper", 2, 1, 1, "direct"),
+    "tiny-lanes-ecp5": ("tiny", None, 2, 4, "direct"),
+    "tiny-lanes-ice40": ("tiny", None, 2, 4, "direct"),
+}
 OPTIMIZER = {"tiny-adam": "adam"}
 # The cases built on a vendor technology (rtl/prim/: the block RAMs, multipliers of the MAC lanes and the program
 # memory on the cells' models), bit-exact like the generic build: tiny's lane build (vector loads, wide drains) on
@@ -31,8 +38,13 @@ TECH = {"tiny-lanes-ecp5": "ecp5", "tiny-lanes-ice40": "ice40"}
 # the lanes of four ops (one with 2 output lanes beside 2 sum lanes, drained 2 a cycle), digits loads one word a cycle.
 # paper-lanes: the default 128 lanes (rows of 16, a drain of 16): its lane sums with output lanes (loading along the sum
 # loop where R = 16) and its rows.
-LANES = {"tiny-lanes": (4, 64, 4, 2), "digits-lanes": (8, 512, 1, 1), "paper-lanes": (128, 512, 16, 16),
-         "tiny-lanes-ecp5": (4, 64, 4, 2), "tiny-lanes-ice40": (4, 64, 4, 2)}
+LANES = {
+    "tiny-lanes": (4, 64, 4, 2),
+    "digits-lanes": (8, 512, 1, 1),
+    "paper-lanes": (128, 512, 16, 16),
+    "tiny-lanes-ecp5": (4, 64, 4, 2),
+    "tiny-lanes-ice40": (4, 64, 4, 2),
+}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
@@ -47,19 +59,23 @@ def accel_params(comp, case: str) -> P.AccelParams:
         assert vec == 1 or max(d.vec for d in descs) > 1, f"{case}: no contraction of train_sample loads vectors"
         assert drain == 1 or max(d.drain for d in descs) > 1, f"{case}: no contraction of train_sample drains wide"
         assert vec == 1 or any(d.lane_sum for d in descs), f"{case}: no contraction of train_sample sums its lanes"
-        assert vec == 1 or any(d.lane_sum and d.out_lanes > 1 for d in descs), \
+        assert vec == 1 or any(d.lane_sum and d.out_lanes > 1 for d in descs), (
             f"{case}: no lane sum of train_sample has output lanes beside its sum lanes"
-        assert vec == 1 or lanes < 2 * vec or any(d.lane_sum and d.out_lanes > 1 and d.vec > 1
-                                                  and d.sum_lanes == vec for d in descs), \
-            f"{case}: no lane sum of train_sample loads vectors along its sum loop beside output lanes"
+        )
+        assert (
+            vec == 1
+            or lanes < 2 * vec
+            or any(d.lane_sum and d.out_lanes > 1 and d.vec > 1 and d.sum_lanes == vec for d in descs)
+        ), f"{case}: no lane sum of train_sample loads vectors along its sum loop beside output lanes"
     return params
 
 
 # Icarus runs the whole top at a few thousand cycles per second: the digits case (1.2M cycles) takes 8 min
 # there, so the regression runs it (and the paper case) on Verilator only (about 30 s).
 WAVES = os.environ.get("WAVES") == "1"
-PAIRS = [(sim, case) for sim in SIMS for case in CASES
-         if not (sim == "icarus" and case.startswith(("digits", "paper")))]
+PAIRS = [
+    (sim, case) for sim in SIMS for case in CASES if not (sim == "icarus" and case.startswith(("digits", "paper")))
+]
 
 
 # MEM_PIPE=0 and 1 (bank read latency 1 and 5 instead of the default 6) on tiny only, on Icarus (no C++ model to
@@ -78,16 +94,26 @@ def test_tt_accel_train_steps(sim, case, mem_pipe, monkeypatch):
     model, batch, updates, tests, bus = CASES[case]
     monkeypatch.setenv("BUS", bus)
     comp = compile_network(model_config(model, batch, optimizer=OPTIMIZER.get(case)))
-    params = hdl_parameters(accel_params(comp, case)) | {"MEM_PIPE": mem_pipe} | \
-        ({} if mem_pipe else {"RAM_BLOCK_BITS": 256}) | ({"TECH": f'"{TECH[case]}"'} if case in TECH else {})
+    params = (
+        hdl_parameters(accel_params(comp, case))
+        | {"MEM_PIPE": mem_pipe}
+        | ({} if mem_pipe else {"RAM_BLOCK_BITS": 256})
+        | ({"TECH": f'"{TECH[case]}"'} if case in TECH else {})
+    )
     monkeypatch.setenv("MODEL", model)
     monkeypatch.setenv("BATCH", str(batch or ""))
     monkeypatch.setenv("OPTIMIZER", OPTIMIZER.get(case, ""))
     monkeypatch.setenv("UPDATES", str(updates))
     monkeypatch.setenv("TEST_SAMPLES", str(tests))
-    run_block(toplevel="tt_accel", sources=sources("tt_accel", TECH.get(case, "generic")), parameters=params, sim=sim,
-              build_dir=BUILD / "tt_accel" / f"{case}-mem_pipe{mem_pipe}" / (sim + ("-waves" if WAVES else "")),
-              test_module="verif.top.tb_tt_accel", testcase="train_steps")
+    run_block(
+        toplevel="tt_accel",
+        sources=sources("tt_accel", TECH.get(case, "generic")),
+        parameters=params,
+        sim=sim,
+        build_dir=BUILD / "tt_accel" / f"{case}-mem_pipe{mem_pipe}" / (sim + ("-waves" if WAVES else "")),
+        test_module="verif.top.tb_tt_accel",
+        testcase="train_steps",
+    )
 
 
 # Rank adaptation: digits (two bonds of rank 8) on Verilator; tiny (one bond of rank 2) on Icarus, for speed. The
@@ -100,18 +126,30 @@ def test_tt_accel_rank_adaptation(sim, monkeypatch):
     model, batch = RANK_MODELS[sim]
     for k, v in {"MODEL": model, "BATCH": str(batch), "UPDATES": "2"}.items():
         monkeypatch.setenv(k, v)
-    run_block(toplevel="tt_accel", sources=SOURCES,
-              parameters=hdl_parameters(P.params_for(compile_network(model_config(model, batch, adapt_ranks=True)))),
-              sim=sim, build_dir=BUILD / "tt_accel" / "rank" / sim, test_module="verif.top.tb_tt_accel", testcase="rank_steps")
+    run_block(
+        toplevel="tt_accel",
+        sources=SOURCES,
+        parameters=hdl_parameters(P.params_for(compile_network(model_config(model, batch, adapt_ranks=True)))),
+        sim=sim,
+        build_dir=BUILD / "tt_accel" / "rank" / sim,
+        test_module="verif.top.tb_tt_accel",
+        testcase="rank_steps",
+    )
 
 
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_accel_check_every(sim, monkeypatch):
     monkeypatch.setenv("MODEL", "tiny")
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(P.params_for(compile_network(
-              model_config("tiny")))), sim=sim, build_dir=BUILD / "tt_accel" / "tiny" / sim,
-              test_dir=BUILD / "tt_accel" / "check_every" / sim, test_module="verif.top.tb_tt_accel",
-              testcase="check_every")
+    run_block(
+        toplevel="tt_accel",
+        sources=SOURCES,
+        parameters=hdl_parameters(P.params_for(compile_network(model_config("tiny")))),
+        sim=sim,
+        build_dir=BUILD / "tt_accel" / "tiny" / sim,
+        test_dir=BUILD / "tt_accel" / "check_every" / sim,
+        test_module="verif.top.tb_tt_accel",
+        testcase="check_every",
+    )
 
 
 UVM_BUILD = BUILD / "tt_accel" / "uvm-lanes8"
@@ -119,15 +157,25 @@ UVM_BUILD = BUILD / "tt_accel" / "uvm-lanes8"
 
 def _run_uvm(monkeypatch, skip_corners: bool):
     comp = compile_network(model_config("digits", 2, adapt_ranks=True))  # the build the rank steps need
-    env = {"MODEL": "digits", "BATCH": "2", "UPDATES": "2", "BUS": "direct", "SKIP_CORNERS": "1" if skip_corners else ""}
+    env = {
+        "MODEL": "digits",
+        "BATCH": "2",
+        "UPDATES": "2",
+        "BUS": "direct",
+        "SKIP_CORNERS": "1" if skip_corners else "",
+    }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     # 8 lanes, vector loads of 8 words, a drain of 8 (make train's build): the coverage of contraction forms needs
     # direct ops and lane ops loaded both ways (digits has all three), and of drains both widths
-    run_block(toplevel="tt_accel", sources=SOURCES,
-              parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512, vec=8, drain=8)), sim="verilator",
-              build_dir=UVM_BUILD / ("weak" if skip_corners else "full"),
-              test_module="verif.top.tb_uvm_accel")
+    run_block(
+        toplevel="tt_accel",
+        sources=SOURCES,
+        parameters=hdl_parameters(P.params_for(comp, lanes=8, buf_depth=512, vec=8, drain=8)),
+        sim="verilator",
+        build_dir=UVM_BUILD / ("weak" if skip_corners else "full"),
+        test_module="verif.top.tb_uvm_accel",
+    )
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="the digits workload runs on Verilator (Icarus: 8 min)")
@@ -151,15 +199,24 @@ def test_tt_accel_random_networks(sim, lanes, monkeypatch):
     """One accelerator build, several constrained-random networks: each a new program on the same RTL. The
     build with 4 MAC lanes (Verilator only: Icarus runs the one-lane build) adds lane forms and preloads."""
     from verif.top.random_nets import LANE_PARAMS, PARAMS
+
     monkeypatch.setenv("NETWORKS", "4" if sim == "verilator" else "1")  # Icarus: a few thousand cycles/s
     monkeypatch.setenv("BUS", "direct")
     params = LANE_PARAMS if lanes > 1 else PARAMS
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(params), sim=sim,
-              build_dir=BUILD / "tt_accel" / "random" / f"{sim}-lanes{lanes}", test_module="verif.top.tb_tt_accel",
-              testcase="random_networks")
+    run_block(
+        toplevel="tt_accel",
+        sources=SOURCES,
+        parameters=hdl_parameters(params),
+        sim=sim,
+        build_dir=BUILD / "tt_accel" / "random" / f"{sim}-lanes{lanes}",
+        test_module="verif.top.tb_tt_accel",
+        testcase="random_networks",
+    )
 
 
-@pytest.mark.skipif("verilator" not in SIMS, reason="the extra seeds run on Verilator (Icarus: a few thousand cycles/s)")
+@pytest.mark.skipif(
+    "verilator" not in SIMS, reason="the extra seeds run on Verilator (Icarus: a few thousand cycles/s)"
+)
 @pytest.mark.parametrize("lanes", [1, 4])
 @pytest.mark.parametrize("offset", [1, 2])
 def test_tt_accel_random_networks_other_seeds(offset, lanes, monkeypatch):
@@ -169,13 +226,20 @@ def test_tt_accel_random_networks_other_seeds(offset, lanes, monkeypatch):
     covers. SEED=4 once found a write that undriven AXI inputs made after reset, which the run's seed alone had not
     shown. Fewer networks than under the run's seed keep the extra seeds to a few seconds each."""
     from verif.top.random_nets import LANE_PARAMS, PARAMS
+
     monkeypatch.setenv("SEED", str((int(os.environ.get("SEED") or 1) + offset) % 2**32))
     monkeypatch.setenv("NETWORKS", "3" if lanes > 1 else "2")
     monkeypatch.setenv("REGRESSION", "0")
     monkeypatch.setenv("BUS", "direct")
-    run_block(toplevel="tt_accel", sources=SOURCES, parameters=hdl_parameters(LANE_PARAMS if lanes > 1 else PARAMS),
-              sim="verilator", build_dir=BUILD / "tt_accel" / "random" / f"verilator-lanes{lanes}-seed+{offset}",
-              test_module="verif.top.tb_tt_accel", testcase="random_networks")
+    run_block(
+        toplevel="tt_accel",
+        sources=SOURCES,
+        parameters=hdl_parameters(LANE_PARAMS if lanes > 1 else PARAMS),
+        sim="verilator",
+        build_dir=BUILD / "tt_accel" / "random" / f"verilator-lanes{lanes}-seed+{offset}",
+        test_module="verif.top.tb_tt_accel",
+        testcase="random_networks",
+    )
 
 
 def test_regression_networks_keep_their_point():
@@ -183,6 +247,7 @@ def test_regression_networks_keep_their_point():
     compiler change that takes a network's point away fails here in seconds, not in the random-network run)."""
     from golden.config import config_from_dict
     from verif.top.random_nets import LANE_PARAMS, REGRESSION_NETWORKS, fits
+
     assert REGRESSION_NETWORKS
     for network, kept_for in REGRESSION_NETWORKS:
         cfg = config_from_dict(network)

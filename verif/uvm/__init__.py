@@ -29,11 +29,33 @@ A new environment (example: verif/blocks/tt_requant/tb_uvm_requant.py):
      @pyuvm.test(), variants overriding the sequence (or any component) with uvm_factory() in build_phase;
   6. a pytest runner calling verif.runner.run_block(..., test_module="...tb_<name>", testcase=[...]).
 """
+
 from verif.uvm.coverage import Coverage
-from verif.uvm.env import (BlockEnv, BlockTest, ClockedDriver, ClockedMonitor, DutParams, Predictor,
-                           read_hdl_params, signal_int)
+from verif.uvm.env import (
+    BlockEnv,
+    BlockTest,
+    ClockedDriver,
+    ClockedMonitor,
+    DutParams,
+    Predictor,
+    read_hdl_params,
+    signal_int,
+)
 from verif.uvm.item import SeqItem, current_test_name, seeded_rng
 from verif.uvm.scoreboard import Scoreboard
 
-__all__ = ["BlockEnv", "BlockTest", "ClockedDriver", "ClockedMonitor", "Coverage", "DutParams", "Predictor",
-           "Scoreboard", "SeqItem", "current_test_name", "read_hdl_params", "seeded_rng", "signal_int"]
+__all__ = [
+    "BlockEnv",
+    "BlockTest",
+    "ClockedDriver",
+    "ClockedMonitor",
+    "Coverage",
+    "DutParams",
+    "Predictor",
+    "Scoreboard",
+    "SeqItem",
+    "current_test_name",
+    "read_hdl_params",
+    "seeded_rng",
+    "signal_int",
+]

@@ -17,6 +17,7 @@ process-wide coverage_db, so several tests in one simulation never pool their hi
 Bins that cannot be reached for the DUT's parameters belong in `ignore` of cross() (or out of `bins`), decided
 from the HDL parameters in `self.params`: a declared bin is a promise that the stimulus reaches it.
 """
+
 from __future__ import annotations
 
 import os
@@ -65,8 +66,9 @@ class Coverage(uvm_subscriber):
         return (txn,)
 
     # --- declaration API -----------------------------------------------------------------------------
-    def point(self, name: str, xf: Callable[[Any], Any], bins: Sequence, at_least: int = 1,
-              rel: Callable | None = None) -> None:
+    def point(
+        self, name: str, xf: Callable[[Any], Any], bins: Sequence, at_least: int = 1, rel: Callable | None = None
+    ) -> None:
         self._points.append(_Point(name, xf, list(bins), at_least, rel))
 
     def cross(self, name: str, items: Sequence[str], ignore: Iterable[tuple] = (), at_least: int = 1) -> None:
@@ -93,14 +95,19 @@ class Coverage(uvm_subscriber):
 
         # Points are created first (a cross reads its points' bins when created); when sampling, the
         # outermost wrapper runs first, so the points wrap the crosses.
-        points = [CoverPoint(self._full(p.name), xf=p.xf, bins=p.bins, at_least=p.at_least, rel=p.rel, inj=True)
-                  for p in self._points]
+        points = [
+            CoverPoint(self._full(p.name), xf=p.xf, bins=p.bins, at_least=p.at_least, rel=p.rel, inj=True)
+            for p in self._points
+        ]
         crosses = []
         for c in self._crosses:
             for item in c.items:
                 assert item in [p.name for p in self._points], f"cross {c.name}: no point named {item}"
-            crosses.append(CoverCross(self._full(c.name), items=[self._full(i) for i in c.items],
-                                      ign_bins=c.ignore, at_least=c.at_least))
+            crosses.append(
+                CoverCross(
+                    self._full(c.name), items=[self._full(i) for i in c.items], ign_bins=c.ignore, at_least=c.at_least
+                )
+            )
         f = _sample
         for cov in crosses + points:
             f = cov(f)
@@ -131,14 +138,17 @@ class Coverage(uvm_subscriber):
         coverage_db.export_to_xml(str(out / f"{self.REPORT_NAME}.xml"))
         for it in [*self._points, *self._crosses]:
             cov = coverage_db[self._full(it.name)]
-            self.logger.info(f"coverage {it.name}: {cov.coverage}/{cov.size} bins "
-                             f"({cov.cover_percentage:.1f} %)")
+            self.logger.info(f"coverage {it.name}: {cov.coverage}/{cov.size} bins ({cov.cover_percentage:.1f} %)")
         top = coverage_db[self.root]
-        self.logger.info(f"coverage {self.root}: {top.cover_percentage:.1f} % of {top.size} bins, "
-                         f"{self.n_samples} samples; report {out / self.REPORT_NAME}.yml")
+        self.logger.info(
+            f"coverage {self.root}: {top.cover_percentage:.1f} % of {top.size} bins, "
+            f"{self.n_samples} samples; report {out / self.REPORT_NAME}.yml"
+        )
         holes = self.holes()
         for name, bins in holes.items():
-            self.logger.error(f"coverage hole in {name}: {len(bins)} bins not hit: {bins[:20]}"
-                              + (" ..." if len(bins) > 20 else ""))
-        assert not holes, (f"functional coverage not closed: {sum(map(len, holes.values()))} bins unhit in "
-                           f"{sorted(holes)}")
+            self.logger.error(
+                f"coverage hole in {name}: {len(bins)} bins not hit: {bins[:20]}" + (" ..." if len(bins) > 20 else "")
+            )
+        assert not holes, (
+            f"functional coverage not closed: {sum(map(len, holes.values()))} bins unhit in {sorted(holes)}"
+        )

@@ -17,6 +17,7 @@ Wiring (BlockEnv.connect_phase):
 A subclass of BlockEnv names its component classes in the *_type attributes; they are created with
 `.create(name, self)` through the pyuvm factory, so a test may override any of them by type.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -25,8 +26,17 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
-from pyuvm import (ConfigDB, UVMConfigError, uvm_analysis_port, uvm_driver, uvm_env, uvm_monitor, uvm_sequencer,
-                   uvm_subscriber, uvm_test)
+from pyuvm import (
+    ConfigDB,
+    UVMConfigError,
+    uvm_analysis_port,
+    uvm_driver,
+    uvm_env,
+    uvm_monitor,
+    uvm_sequencer,
+    uvm_subscriber,
+    uvm_test,
+)
 
 from verif.uvm.scoreboard import Scoreboard
 
@@ -159,7 +169,7 @@ class Predictor(uvm_subscriber):
         out = self.predict(txn)
         if out is None:
             return
-        for e in (out if isinstance(out, (list, tuple)) else (out,)):
+        for e in out if isinstance(out, (list, tuple)) else (out,):
             self.count += 1
             self.ap.write(e)
 
@@ -193,8 +203,13 @@ class BlockEnv(uvm_env):
         self.dut = cocotb.top
         self.params = read_hdl_params(self.dut, self.HDL_PARAMS)
         self.logger.info("HDL parameters: " + ", ".join(f"{k}={v}" for k, v in self.params.items()))
-        clocking = {"clock": self.CLOCK, "reset": self.RESET, "reset_active": self.RESET_ACTIVE,
-                    "period_ns": self.PERIOD_NS, "t0_ns": 0.0}
+        clocking = {
+            "clock": self.CLOCK,
+            "reset": self.RESET,
+            "reset_active": self.RESET_ACTIVE,
+            "period_ns": self.PERIOD_NS,
+            "t0_ns": 0.0,
+        }
         ConfigDB().set(None, "*", "DUT", self.dut)
         ConfigDB().set(None, "*", "PARAMS", self.params)
         ConfigDB().set(None, "*", "CLOCKING", clocking)
@@ -243,8 +258,9 @@ class BlockEnv(uvm_env):
             quiet = quiet + 1 if self.scoreboard.outstanding() <= 0 else 0
             if quiet >= quiet_needed:
                 return
-        self.logger.warning(f"drain: {self.scoreboard.outstanding()} transactions still outstanding after "
-                            f"{self.DRAIN_TIMEOUT} cycles")
+        self.logger.warning(
+            f"drain: {self.scoreboard.outstanding()} transactions still outstanding after {self.DRAIN_TIMEOUT} cycles"
+        )
 
 
 class BlockTest(uvm_test):

@@ -6,6 +6,7 @@ sequence's or component's name). crc32 makes the keys stable across processes (P
 salted per process), so a test's stimulus does not depend on which other tests ran before it in the same
 simulation, and SEED=n reproduces a run exactly.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -79,8 +80,11 @@ class SeqItem(uvm_sequence_item):
         """['field: self_value != other_value', ...] for every differing field."""
         if type(other) is not type(self):
             return [f"type {type(self).__name__} != {type(other).__name__}"]
-        return [f"{f}: {getattr(self, f)!r} != {getattr(other, f)!r}" for f in self.FIELDS
-                if getattr(self, f) != getattr(other, f)]
+        return [
+            f"{f}: {getattr(self, f)!r} != {getattr(other, f)!r}"
+            for f in self.FIELDS
+            if getattr(self, f) != getattr(other, f)
+        ]
 
     def __str__(self) -> str:
         return f"{type(self).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in self.fields().items()) + ")"

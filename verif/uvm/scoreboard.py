@@ -13,6 +13,7 @@ and fails the test (AssertionError out of check_phase) unless mismatched == miss
 matched >= min_matches (default 1, so an empty run cannot pass). The counts stay on the object for the
 test's own checks and reports.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -85,18 +86,21 @@ class Scoreboard(uvm_component):
                 diffs = self.compare(e, a)
                 if diffs:
                     self.mismatched += 1
-                    self._error(f"{tag}transaction {i}: MISMATCH: " + "; ".join(diffs)
-                                + f"\n  expected {e}\n  actual   {a}")
+                    self._error(
+                        f"{tag}transaction {i}: MISMATCH: " + "; ".join(diffs) + f"\n  expected {e}\n  actual   {a}"
+                    )
                 else:
                     self.matched += 1
-            for i, e in enumerate(exp[len(act):], start=len(act)):
+            for i, e in enumerate(exp[len(act) :], start=len(act)):
                 self.missing += 1
                 self._error(f"{tag}transaction {i}: MISSING (predicted, never seen): {e}")
-            for i, a in enumerate(act[len(exp):], start=len(exp)):
+            for i, a in enumerate(act[len(exp) :], start=len(exp)):
                 self.extra += 1
                 self._error(f"{tag}transaction {i}: EXTRA (seen, not predicted): {a}")
-        summary = (f"scoreboard: {self.matched} matched, {self.mismatched} mismatched, {self.missing} missing, "
-                   f"{self.extra} extra")
+        summary = (
+            f"scoreboard: {self.matched} matched, {self.mismatched} mismatched, {self.missing} missing, "
+            f"{self.extra} extra"
+        )
         if len(self.errors) > self.MAX_REPORTED:
             summary += f" ({len(self.errors) - self.MAX_REPORTED} further errors not printed)"
         self.logger.info(summary)

@@ -30,6 +30,7 @@ Tests: AxilRandomTest (phases of 1..5 workers with directed and random stall pro
 until coverage closes), AxilAlternationTest (a write stream and a read stream, both always waiting: the bus
 alternates strictly and neither stream starves). numpy and random are seeded from cocotb.RANDOM_SEED.
 """
+
 from __future__ import annotations
 
 import random
@@ -41,8 +42,17 @@ from cocotb.triggers import ClockCycles, Event, First, Timer
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_factory, uvm_test
 
 from verif.axil import DELAY_CLASSES, OKAY, SLVERR, AxilHost, BusResponder, delay_class, word_init
-from verif.uvm import (BlockEnv, ClockedMonitor, Coverage, Predictor, Scoreboard, SeqItem, read_hdl_params,
-                       seeded_rng, signal_int)
+from verif.uvm import (
+    BlockEnv,
+    ClockedMonitor,
+    Coverage,
+    Predictor,
+    Scoreboard,
+    SeqItem,
+    read_hdl_params,
+    seeded_rng,
+    signal_int,
+)
 
 REGION = 8  # words per worker
 STALLS = ["none", "req_wait", "split", "resp_wait"]
@@ -51,11 +61,13 @@ HANG_CYCLES = 2_000  # no AXI response for this long: hung (a transaction takes 
 
 class BusItem(SeqItem):
     """One register-bus transaction (word address). Besides FIELDS an actual one carries rdata, err, delay."""
+
     FIELDS = ("kind", "addr", "wdata", "wstrb")
 
 
 class RespItem(SeqItem):
     """One AXI response (B: rdata 0)."""
+
     FIELDS = ("kind", "resp", "rdata")
 
 
@@ -63,11 +75,33 @@ class RespItem(SeqItem):
 # Monitor: every port, every cycle
 # ------------------------------------------------------------------------------------------------------
 class AxilMonitor(ClockedMonitor):
-    SIGNALS = ("s_axil_awaddr", "s_axil_awvalid", "s_axil_awready", "s_axil_wdata", "s_axil_wstrb",
-               "s_axil_wvalid", "s_axil_wready", "s_axil_bresp", "s_axil_bvalid", "s_axil_bready",
-               "s_axil_araddr", "s_axil_arvalid", "s_axil_arready", "s_axil_rdata", "s_axil_rresp",
-               "s_axil_rvalid", "s_axil_rready", "bus_req", "bus_we", "bus_addr", "bus_wdata", "bus_wstrb",
-               "bus_ack", "bus_rdata", "bus_err")
+    SIGNALS = (
+        "s_axil_awaddr",
+        "s_axil_awvalid",
+        "s_axil_awready",
+        "s_axil_wdata",
+        "s_axil_wstrb",
+        "s_axil_wvalid",
+        "s_axil_wready",
+        "s_axil_bresp",
+        "s_axil_bvalid",
+        "s_axil_bready",
+        "s_axil_araddr",
+        "s_axil_arvalid",
+        "s_axil_arready",
+        "s_axil_rdata",
+        "s_axil_rresp",
+        "s_axil_rvalid",
+        "s_axil_rready",
+        "bus_req",
+        "bus_we",
+        "bus_addr",
+        "bus_wdata",
+        "bus_wstrb",
+        "bus_ack",
+        "bus_rdata",
+        "bus_err",
+    )
 
     def build_phase(self):
         super().build_phase()
@@ -128,8 +162,9 @@ class AxilMonitor(ClockedMonitor):
             (addr, ca, wa), (data, strb, cw, ww) = self.aw.pop(0), self.w.pop(0)
             self.accepted["wr"] += 1
             order = "same" if ca == cw else "aw_first" if ca < cw else "w_first"
-            self.req_info["wr"].append(SimpleNamespace(order=order, waited=wa or ww,
-                                                       strobe="full" if strb == 0xF else "partial"))
+            self.req_info["wr"].append(
+                SimpleNamespace(order=order, waited=wa or ww, strobe="full" if strb == 0xF else "partial")
+            )
             self.req_ap.write(SimpleNamespace(kind="wr", addr=addr, wdata=data, wstrb=strb))
         if v["arvalid"] and v["arready"]:
             self.accepted["rd"] += 1
@@ -174,16 +209,16 @@ class AxilMonitor(ClockedMonitor):
                 item = BusItem("bus")
                 item.kind, item.addr, item.wdata, item.wstrb = cur.kind, addr, wdata, wstrb
                 item.rdata, item.err, item.delay = v["bus_rdata"], v["bus_err"], c - cur.start
-                self.done[cur.kind].append(SimpleNamespace(delay=item.delay, err=item.err,
-                                                           contended=cur.contended))
+                self.done[cur.kind].append(SimpleNamespace(delay=item.delay, err=item.err, contended=cur.contended))
                 self.resp_due = (cur.kind, c + 1)
                 self.bus_ap.write(item)
         elif self.cur is not None:
             self.error(f"cycle {c}: bus_req dropped before ack ({self.cur.kind} from cycle {self.cur.start})")
             self.cur = None
         idle = not v["bus_req"] and not v["bvalid"] and not v["rvalid"]
-        self.prev_idle_work = idle and any(self.hist[-2][k] - self.started[k] > 0 for k in self.started) \
-            if len(self.hist) >= 2 else False
+        self.prev_idle_work = (
+            idle and any(self.hist[-2][k] - self.started[k] > 0 for k in self.started) if len(self.hist) >= 2 else False
+        )
 
     def _response(self, v, c, kind, valid, ready, payload):
         cur = self.resp_cur[kind]
@@ -206,11 +241,26 @@ class AxilMonitor(ClockedMonitor):
         self.resp_ap.write(item)
         if self.req_info[kind] and self.done[kind]:
             req, bus = self.req_info[kind].pop(0), self.done[kind].pop(0)
-            stall = ("resp_wait" if c > cur[0] else "split" if req.order not in (None, "same") else
-                     "req_wait" if req.waited else "none")
-            self.cov_ap.write(SimpleNamespace(kind=kind, delay=delay_class(bus.delay), err=bus.err, stall=stall,
-                                              order=req.order, strobe=req.strobe,
-                                              contended="yes" if bus.contended else "no"))
+            stall = (
+                "resp_wait"
+                if c > cur[0]
+                else "split"
+                if req.order not in (None, "same")
+                else "req_wait"
+                if req.waited
+                else "none"
+            )
+            self.cov_ap.write(
+                SimpleNamespace(
+                    kind=kind,
+                    delay=delay_class(bus.delay),
+                    err=bus.err,
+                    stall=stall,
+                    order=req.order,
+                    strobe=req.strobe,
+                    contended="yes" if bus.contended else "no",
+                )
+            )
 
     def check_phase(self):
         assert not self.errors, f"{len(self.errors)} protocol errors, first: {self.errors[0]}"
@@ -252,8 +302,9 @@ class AxilCoverage(Coverage):
         self.point("write_order", lambda s: s.order, ["same", "aw_first", "w_first"])
         self.point("strobe", lambda s: s.strobe, ["full", "partial"])
         self.point("contended", lambda s: s.contended, ["no", "yes"])
-        self.cross("kind_x_delay_x_err_x_stall", ["kind", "delay", "err", "stall"],
-                   ignore=[("rd", None, None, "split")])  # a read has one request channel
+        self.cross(
+            "kind_x_delay_x_err_x_stall", ["kind", "delay", "err", "stall"], ignore=[("rd", None, None, "split")]
+        )  # a read has one request channel
         self.cross("kind_x_contended", ["kind", "contended"])
 
 
@@ -267,14 +318,20 @@ class AlternationCoverage(Coverage):
 class AxilEnv(BlockEnv):
     """BlockEnv's clock, reset and ConfigDB set-up, with this block's components (no sequencer or driver:
     the stimulus is cocotbext-axi's master, driven by the test's worker coroutines)."""
+
     HDL_PARAMS = ("ADDR_W", "DATA_W")
     coverage_type = AxilCoverage
 
     def build_phase(self):
         self.dut = cocotb.top
         self.params = read_hdl_params(self.dut, self.HDL_PARAMS)
-        self.clocking = {"clock": self.CLOCK, "reset": self.RESET, "reset_active": self.RESET_ACTIVE,
-                         "period_ns": self.PERIOD_NS, "t0_ns": 0.0}
+        self.clocking = {
+            "clock": self.CLOCK,
+            "reset": self.RESET,
+            "reset_active": self.RESET_ACTIVE,
+            "period_ns": self.PERIOD_NS,
+            "t0_ns": 0.0,
+        }
         ConfigDB().set(None, "*", "DUT", self.dut)
         ConfigDB().set(None, "*", "PARAMS", self.params)
         ConfigDB().set(None, "*", "CLOCKING", self.clocking)
@@ -315,8 +372,14 @@ class AxilTestBase(uvm_test):
         self.words = 1 << (self.params.ADDR_W - 2)
         self.rng = seeded_rng(type(self).__name__, "stimulus")
         self.host = AxilHost(dut, dut.clk, dut.rst)
-        self.resp = BusResponder(dut, dut.clk, dut.rst, seeded_rng(type(self).__name__, "responder"),
-                                 delay=self.draw_delay, salt=int(self.rng.integers(0, 1 << 16)))
+        self.resp = BusResponder(
+            dut,
+            dut.clk,
+            dut.rst,
+            seeded_rng(type(self).__name__, "responder"),
+            delay=self.draw_delay,
+            salt=int(self.rng.integers(0, 1 << 16)),
+        )
         self.resp.start()
         self.issued = {"wr": 0, "rd": 0}
         self.shadow: dict[int, int] = {}
@@ -363,6 +426,7 @@ class AxilTestBase(uvm_test):
 class AxilRandomTest(AxilTestBase):
     """Phases of concurrent workers under directed stalls, then at least MIN_EXTRA random phases (random
     stalls on every channel, 1..5 workers), more until coverage closes (at most MAX_EXTRA)."""
+
     MIN_EXTRA, MAX_EXTRA = 12, 40
 
     def regions(self) -> list[list[int]]:
@@ -395,8 +459,7 @@ class AxilRandomTest(AxilTestBase):
                 self.issued["rd"] += 1
                 data, resp = await self.host.read32(addr * 4)
                 if (data, resp) != (self.expect(addr), want_resp):
-                    self.fail(f"read {addr:#x}: ({data:#010x}, {resp}), want ({self.expect(addr):#010x}, "
-                              f"{want_resp})")
+                    self.fail(f"read {addr:#x}: ({data:#010x}, {resp}), want ({self.expect(addr):#010x}, {want_resp})")
 
     async def phase(self, regions, n_workers: int, stalls: dict, ops: int) -> None:
         self.host.set_stalls(self.rng, stalls)
@@ -412,8 +475,14 @@ class AxilRandomTest(AxilTestBase):
         regions = self.regions()
         for r in regions:  # a quarter of each worker's words err
             self.resp.err_addrs.update(int(a) for a in self.rng.choice(r, size=REGION // 4, replace=False))
-        directed = [(1, {}, 150), (4, {}, 40), (3, {"aw": 0.3}, 40), (3, {"w": 0.3}, 40),
-                    (2, {"b": 0.4, "r": 0.4}, 50), (5, {"aw": 0.2, "w": 0.2, "b": 0.2, "ar": 0.2, "r": 0.2}, 30)]
+        directed = [
+            (1, {}, 150),
+            (4, {}, 40),
+            (3, {"aw": 0.3}, 40),
+            (3, {"w": 0.3}, 40),
+            (2, {"b": 0.4, "r": 0.4}, 50),
+            (5, {"aw": 0.2, "w": 0.2, "b": 0.2, "ar": 0.2, "r": 0.2}, 30),
+        ]
         for n, stalls, ops in directed:
             await self.phase(regions, n, stalls, ops)
         cov = self.env.coverage
@@ -421,8 +490,10 @@ class AxilRandomTest(AxilTestBase):
             if extra >= self.MIN_EXTRA and not cov.holes():
                 break
             await self.phase(regions, int(self.rng.integers(1, 6)), self.random_stalls(), 30)
-        self.logger.info(f"{sum(self.issued.values())} transactions ({extra} random phases), "
-                         f"contended starts {self.env.monitor.contended}")
+        self.logger.info(
+            f"{sum(self.issued.values())} transactions ({extra} random phases), "
+            f"contended starts {self.env.monitor.contended}"
+        )
 
     async def run_phase(self):
         self.raise_objection()
@@ -436,6 +507,7 @@ class AxilRandomTest(AxilTestBase):
 class AxilAlternationTest(AxilTestBase):
     """N writes and N reads queued at once (AW, W and AR always valid): the bus must alternate strictly
     between the kinds until one runs out, and both streams complete."""
+
     N = 40
 
     def build_phase(self):
@@ -470,7 +542,7 @@ class AxilAlternationTest(AxilTestBase):
         await self.run_until_done(self.stimulus())
         log = self.env.monitor.bus_log
         # after the first two starts (the second request may still be on its way), strictly alternating
-        body = log[1:2 * self.N - 1]
+        body = log[1 : 2 * self.N - 1]
         if any(a == b for a, b in zip(body, body[1:])):
             self.fail(f"bus order does not alternate: {''.join('W' if k == 'wr' else 'R' for k in log)}")
         self.drop_objection()

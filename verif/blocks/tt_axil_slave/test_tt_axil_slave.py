@@ -1,5 +1,6 @@
 """pytest runner for rtl/tt_axil_slave.v: every simulator x two address widths (pyuvm module: tb_tt_axil_slave.py),
 and the elaboration-time parameter checks."""
+
 import pytest
 
 from verif.filelist import sources
@@ -17,8 +18,14 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_axil_slave(sim, shape):
-    run_block(toplevel="tt_axil_slave", sources=SOURCES, parameters=SHAPES[shape], sim=sim, test_module=TB,
-              testcase=["AxilRandomTest", "AxilAlternationTest"])
+    run_block(
+        toplevel="tt_axil_slave",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module=TB,
+        testcase=["AxilRandomTest", "AxilAlternationTest"],
+    )
 
 
 BAD_PARAMS = [

@@ -11,6 +11,7 @@ The reference is a Python list of the words (parameters read from the HDL). Ever
 words are not reset), then random writes and reads on every port; a read never hits the word written in the
 same cycle (the accelerator never does that: tt_bank.v). numpy is seeded from cocotb.RANDOM_SEED.
 """
+
 from collections import Counter
 
 import cocotb
@@ -90,7 +91,7 @@ class Bank:
 
     def field(self, bits: str, i: int, what: str) -> int:
         """Word i of an LSB-first bit string."""
-        f = bits[self.width * i:self.width * (i + 1)][::-1]
+        f = bits[self.width * i : self.width * (i + 1)][::-1]
         assert set(f) <= {"0", "1"}, f"cycle {self.cycle}: {what}: {f}"
         return int(f, 2)
 
@@ -125,8 +126,11 @@ def draw_read(b: Bank, first, written: set, wr_row, edges: list):
     if b.vec > 1 and rng.random() < 0.5:
         n1 = int(rng.integers(1, b.vec))
         rows, blk = -(-b.depth // b.vec), b.block_rows()
-        kind = "beside" if wr_row is not None and rng.random() < 0.3 else \
-            rng.choice(["aligned", "any", "wrap", "block", "end"])
+        kind = (
+            "beside"
+            if wr_row is not None and rng.random() < 0.3
+            else rng.choice(["aligned", "any", "wrap", "block", "end"])
+        )
         if kind == "aligned":
             n1 = (1 << int(rng.integers(1, b.vec.bit_length()))) - 1
             a -= a % (n1 + 1)
@@ -161,8 +165,11 @@ async def reads_return_the_words_written(dut):
         wr = [(int(b.rng.integers(0, b.depth)), b.word())] if b.rng.random() < 0.5 else []
         if wr and b.vec > 1 and b.rng.random() < 0.33:  # more columns of the same row
             first = wr[0][0] - wr[0][0] % b.vec
-            wr += [(a, b.word()) for a in range(first, min(first + b.vec, b.depth))
-                   if a != wr[0][0] and b.rng.random() < 0.6]
+            wr += [
+                (a, b.word())
+                for a in range(first, min(first + b.vec, b.depth))
+                if a != wr[0][0] and b.rng.random() < 0.6
+            ]
             n["runs written"] += len(wr) > 1
         written = {a for a, _ in wr}
         wr_row = wr[0][0] // b.vec if wr else None
@@ -187,11 +194,17 @@ async def reads_return_the_words_written(dut):
     dut._log.info(f"{b.checked} reads checked, {b.runs_checked} of them runs: {dict(n)}")
     assert not b.pending and b.checked > 2000, f"{b.checked} reads checked, {len(b.pending)} pending"
     if b.vec > 1:
-        want = {"runs written": 200, "crossing a row": 200, "ending at the last word": 50,
-                "beside a write to their rows": 50, "crossing into the row written": 20,
-                "crossing a block": 50 if -(-b.depth // b.vec) > blk else 0}
-        assert b.runs_checked > 800 and all(n[k] >= v for k, v in want.items()), \
+        want = {
+            "runs written": 200,
+            "crossing a row": 200,
+            "ending at the last word": 50,
+            "beside a write to their rows": 50,
+            "crossing into the row written": 20,
+            "crossing a block": 50 if -(-b.depth // b.vec) > blk else 0,
+        }
+        assert b.runs_checked > 800 and all(n[k] >= v for k, v in want.items()), (
             f"{b.runs_checked} run reads checked, {dict(n)}: want {want}"
+        )
 
 
 async def collide(b: Bank, w: int, a: int, n1: int):

@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_bank.v: every simulator x a few shapes (cocotb module: tb_tt_bank.py)."""
+
 import pytest
 
 from verif.filelist import TECHS, sources
@@ -17,11 +18,25 @@ SHAPES = {
     "w8_uneven_blocks": {"WIDTH": 8, "DEPTH": 300, "AW": 9, "READ_PORTS": 1, "OUT_REG": 1, "BLOCK_BITS": 1024},
     # rows of 4 words (vector loads): two copies, 250 rows per column in 2 blocks of 128 rows (the last one 122),
     # behind both output registers (the block RAM's and the fabric's: the banks' MEM_PIPE 2)
-    "w16_rows4_blocks": {"WIDTH": 16, "DEPTH": 1000, "AW": 10, "READ_PORTS": 2, "OUT_REG": 2, "BLOCK_BITS": 2048,
-                         "VEC": 4},
+    "w16_rows4_blocks": {
+        "WIDTH": 16,
+        "DEPTH": 1000,
+        "AW": 10,
+        "READ_PORTS": 2,
+        "OUT_REG": 2,
+        "BLOCK_BITS": 2048,
+        "VEC": 4,
+    },
     # rows of 16 words, DEPTH not a multiple of them (the last row short), one memory per column
-    "w4_rows16_short_row": {"WIDTH": 4, "DEPTH": 200, "AW": 8, "READ_PORTS": 1, "OUT_REG": 0, "BLOCK_BITS": 0,
-                            "VEC": 16},
+    "w4_rows16_short_row": {
+        "WIDTH": 4,
+        "DEPTH": 200,
+        "AW": 8,
+        "READ_PORTS": 1,
+        "OUT_REG": 0,
+        "BLOCK_BITS": 0,
+        "VEC": 16,
+    },
     # rows of 8 words in block RAMs of 8 rows (63 rows: 8 blocks, the last one 7): runs cross into the next block
     # RAM often; two copies, no output register, the last row short
     "w8_rows8_blocks": {"WIDTH": 8, "DEPTH": 500, "AW": 9, "READ_PORTS": 2, "OUT_REG": 0, "BLOCK_BITS": 64, "VEC": 8},
@@ -31,8 +46,14 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_bank(sim, shape):
-    run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
+    run_block(
+        toplevel="tt_bank",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_bank.tb_tt_bank",
+        testcase="reads_return_the_words_written",
+    )
 
 
 # The vendor block RAMs behind the same bank (rtl/prim/): the act-like bank (copies split into block RAMs, the output
@@ -46,8 +67,14 @@ VENDOR_SHAPES = ("w16_two_ports_blocks", "w16_rows4_blocks")
 @pytest.mark.parametrize("tech", [t for t in TECHS if t != "generic"])
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_bank_on_vendor_block_rams(sim, tech, shape):
-    run_block(toplevel="tt_bank", sources=sources("tt_bank", tech), parameters={**SHAPES[shape], "TECH": f'"{tech}"'},
-              sim=sim, test_module="verif.blocks.tt_bank.tb_tt_bank", testcase="reads_return_the_words_written")
+    run_block(
+        toplevel="tt_bank",
+        sources=sources("tt_bank", tech),
+        parameters={**SHAPES[shape], "TECH": f'"{tech}"'},
+        sim=sim,
+        test_module="verif.blocks.tt_bank.tb_tt_bank",
+        testcase="reads_return_the_words_written",
+    )
 
 
 # no_rw_check's premise: a read of the word written in the same cycle (with rows: a run read holding the word written;
@@ -67,8 +94,15 @@ def test_tt_bank_read_during_write_is_caught(sim, read, capfd):
     shape, testcase, word = COLLISIONS[read]
     build = BUILD / "tt_bank" / f"{read}_collision" / sim
     with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_block(toplevel="tt_bank", sources=SOURCES, parameters=SHAPES[shape], sim=sim, build_dir=build,
-                  test_module="verif.blocks.tt_bank.tb_tt_bank", testcase=testcase)
+        run_block(
+            toplevel="tt_bank",
+            sources=SOURCES,
+            parameters=SHAPES[shape],
+            sim=sim,
+            build_dir=build,
+            test_module="verif.blocks.tt_bank.tb_tt_bank",
+            testcase=testcase,
+        )
     out = capfd.readouterr().out
     assert f"port 0 reads word {word} in the cycle it is written" in out and "went on" not in out
 

@@ -6,6 +6,7 @@ LFSR state after the op and the cycle count are checked against golden.isa.execu
 the error without touching a memory or the random stream; a start while the engine is busy must be ignored.
 numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -76,18 +77,26 @@ class Memories:
 
     async def run(self):
         d = self.dut
-        ports = {"a": (d.a_rd_en, d.a_rd_addr, d.a_rd_data), "b": (d.b_rd_en, d.b_rd_addr, d.b_rd_data),
-                 "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
-        rows = {"a": ("u", d.a_rd_n1, d.a_rd_vec_data), "b": ("v", d.b_rd_n1, d.b_rd_vec_data),
-                "o": ("w", d.o_rd_n1, d.o_rd_vec_data)}
+        ports = {
+            "a": (d.a_rd_en, d.a_rd_addr, d.a_rd_data),
+            "b": (d.b_rd_en, d.b_rd_addr, d.b_rd_data),
+            "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data),
+        }
+        rows = {
+            "a": ("u", d.a_rd_n1, d.a_rd_vec_data),
+            "b": ("v", d.b_rd_n1, d.b_rd_vec_data),
+            "o": ("w", d.o_rd_n1, d.o_rd_vec_data),
+        }
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
             for p, (pipe, _, port) in rows.items():
                 w = self.widths[p]
                 row = self.pipe[pipe].pop(0)
-                port.value = sum(((v if v is not None else self.junk(w)) & ((1 << w) - 1)) << (w * c)
-                                 for c, v in enumerate(row or [None] * self.vec))
+                port.value = sum(
+                    ((v if v is not None else self.junk(w)) & ((1 << w) - 1)) << (w * c)
+                    for c, v in enumerate(row or [None] * self.vec)
+                )
                 self.pipe[pipe].append(None)
             for p, (en, addr, data) in ports.items():
                 w = self.widths[p]
@@ -114,7 +123,7 @@ class Memories:
                 self.writes += 1
                 w, a = self.widths["o"], int(d.o_wr_addr.value)
                 run = self.drain if int(d.o_wr_run.value) else 1
-                data = int(str(d.o_wr_data.value)[-w * run:], 2)  # a one-word write's other words may be X
+                data = int(str(d.o_wr_data.value)[-w * run :], 2)  # a one-word write's other words may be X
                 self.runs += run > 1
                 for i in range(run):
                     self.mem["o"][a + i] = signed(data >> (w * i) & ((1 << w) - 1), w)
@@ -165,8 +174,9 @@ class Tb:
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
-    async def execute(self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int,
-                      restarts: frozenset = frozenset(), gap: int = 0) -> int:
+    async def execute(
+        self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int, restarts: frozenset = frozenset(), gap: int = 0
+    ) -> int:
         """Start the op `gap` cycles after the current one, wait for done (at most `limit` cycles); returns the
         cycles from start to done.
 
@@ -209,19 +219,29 @@ class Tb:
             assert np.array_equal(m_out, want_out) and (m_sat, m_max) == (want_sat, want_max)
         banks = case.banks
         reads, writes, rows, runs = dict(self.mems.reads), self.mems.writes, Counter(self.mems.rows), self.mems.runs
-        cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]],
-                                    self.cycles(desc) + 50, restarts, gap)
+        cycles = await self.execute(
+            desc,
+            banks[desc.banks[0]],
+            banks[desc.banks[1]],
+            banks[desc.banks[2]],
+            self.cycles(desc) + 50,
+            restarts,
+            gap,
+        )
         d = self.dut
-        what = (f"{desc.names[2]} ({case.op.spec if case.op else 'hand-built'}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
-                f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, lane sum {desc.lane_sum}, rows {desc.rows})")
+        what = (
+            f"{desc.names[2]} ({case.op.spec if case.op else 'hand-built'}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
+            f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, lane sum {desc.lane_sum}, rows {desc.rows})"
+        )
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         if desc.preloaded:
             what += f" preloaded, head start {head}"
         got_bank = banks[desc.banks[2]]
         bad = np.flatnonzero(got_bank != want_bank)
-        assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, "
-                               f"want {want_bank[bad[0]]}")
+        assert bad.size == 0, (
+            f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, want {want_bank[bad[0]]}"
+        )
         assert int(d.error.value) == 0, what
         assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
@@ -236,8 +256,7 @@ class Tb:
         beats = desc.out_count // desc.drain  # drain beats: a write each, and an old-word read each when accumulating
         want_reads["o"] = beats if desc.accumulate else 0
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
-        assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, \
-            f"{what}: reads"
+        assert {p: self.mems.reads[p] - reads[p] for p in ports} == {p: want_reads[p] for p in ports}, f"{what}: reads"
         # the run reads by port and words: b's rows of a vector load, o's old runs of a wide drain, a's runs of R
         # (rows with idle rows: R - idle_rows in the groups of the chunk loop's last index)
         run_words = {"b": desc.vec, "o": desc.drain, "a": desc.sum_lanes if desc.lane_sum else desc.row_lanes}
@@ -252,8 +271,15 @@ class Tb:
             assert got == want, f"{what}: run reads of {p} (words: reads) {got}, want {want}"
         assert self.mems.writes - writes == beats, f"{what}: writes"
         assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"
-        self.dut._log.info("%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d", what, desc.macs,
-                           desc.out_count, cycles, want_sat, want_max)
+        self.dut._log.info(
+            "%s: %d MACs, %d outputs, %d cycles, %d saturations, max|y| %d",
+            what,
+            desc.macs,
+            desc.out_count,
+            cycles,
+            want_sat,
+            want_max,
+        )
         return cycles
 
     async def expect_refused(self, case, desc: isa.ContractDesc, code: int):
@@ -266,8 +292,9 @@ class Tb:
         banks = case.banks
         cycles = await self.execute(desc, banks[desc.banks[0]], banks[desc.banks[1]], banks[desc.banks[2]], 4)
         assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
-        assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
+        assert int(d.error.value) == 1 and int(d.error_code.value) == code, (
             f"shift {desc.shift} out_w {desc.out_w}: error {int(d.error.value)} code {int(d.error_code.value)}"
+        )
         for _ in range(3):  # nothing moves afterwards
             await FallingEdge(d.clk)
             assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code
@@ -281,6 +308,7 @@ class Tb:
         rule, and descriptors of it that break one rule each: the base off a run, the lane loop's stride not 1,
         another stride off a run. With n = 1 (the build has none) an op that asks for it while keeping the rules of
         2 (a lane sum: any lane-form op marked one)."""
+
         def other_loop(d):  # a loop besides the lane loop that steps the operand, or None
             return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and getattr(lp, stride)), None)
 
@@ -300,9 +328,11 @@ class Tb:
         k = other_loop(lane)
         loops[k] = replace(loops[k], **{stride: getattr(loops[k], stride) + 1})
         lane_loop = replace(lane.out_loops[-1], **{stride: n})
-        return case, [replace(lane, **{base: getattr(lane, base) + 1}),
-                      replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
-                      replace(lane, out_loops=tuple(loops[:isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT:]))]
+        return case, [
+            replace(lane, **{base: getattr(lane, base) + 1}),
+            replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
+            replace(lane, out_loops=tuple(loops[: isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT :])),
+        ]
 
     def vec_sum_out(self, desc: isa.ContractDesc) -> bool:
         """A lane sum beside output lanes whose vector load runs along its sum loop (R = VEC)."""
@@ -319,17 +349,28 @@ class Tb:
     def random_lane_case(self, trial: int, max_macs: int = 4000):
         """A synthetic contraction in the lane form for this DUT (None where with_lanes keeps the direct form)."""
         n_out, n_red = int(self.gen.integers(1, 4)), int(self.gen.integers(0, 3))
-        widths = (int(self.gen.integers(2, 17)), int(self.gen.integers(2, 17)),
-                  int(self.gen.integers(2, self.out_w_max + 1)))
+        widths = (
+            int(self.gen.integers(2, 17)),
+            int(self.gen.integers(2, 17)),
+            int(self.gen.integers(2, self.out_w_max + 1)),
+        )
         # half of the trials with operands at multiples of VEC (and sizes of multiples of it): vector loads and wide
         # drains
         align = max(self.vec, self.drain) if trial % 2 else 1
         sizes = (2, 9) if align == 1 else (align, 2 * align)
-        comp, op = synthetic(self.gen, n_out, n_red, sizes=sizes, widths=widths, accumulate=trial % 2 == 1,
-                             mode=int(self.gen.integers(0, 2)),
-                             base=tuple(align * int(x) for x in self.gen.integers(0, 40, 3)))
-        case = self.lane_case(contract_case(comp, op, self.gen, shift=int(self.gen.integers(-4, 12)),
-                                            extremes=trial % 3 == 0))
+        comp, op = synthetic(
+            self.gen,
+            n_out,
+            n_red,
+            sizes=sizes,
+            widths=widths,
+            accumulate=trial % 2 == 1,
+            mode=int(self.gen.integers(0, 2)),
+            base=tuple(align * int(x) for x in self.gen.integers(0, 40, 3)),
+        )
+        case = self.lane_case(
+            contract_case(comp, op, self.gen, shift=int(self.gen.integers(-4, 12)), extremes=trial % 3 == 0)
+        )
         return (comp, op, case) if case.desc.lanes > 1 and case.desc.macs <= max_macs else None
 
 
@@ -370,8 +411,16 @@ async def test_random_contractions(dut):
         n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
         n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
         widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
-        comp, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
-                             mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
+        comp, op = synthetic(
+            tb.gen,
+            n_out,
+            n_red,
+            sizes=(1, 3),
+            widths=widths,
+            accumulate=trial % 2 == 1,
+            mode=int(tb.gen.integers(0, 2)),
+            base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)),
+        )
         case = contract_case(comp, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
         await tb.check_case(tb.lane_case(case), machine=trial % 4 == 0)
 
@@ -412,9 +461,18 @@ async def test_lane_contractions(dut):
         sums_out += case.desc.out_lanes > 1 and case.desc.lane_sum
         vec_sums += tb.vec_sum_out(case.desc)
         await tb.check_case(case, machine=lane_forms % 4 == 0)
-        enough = (lane_forms >= 16 and split and short >= want_short and waits >= 3 and vec_loads >= want_vec
-                  and wide >= want_wide and wide_acc >= want_wide // 2 and sums >= want_sums
-                  and sums_acc >= want_sums // 2 and sums_out >= want_sums_out)
+        enough = (
+            lane_forms >= 16
+            and split
+            and short >= want_short
+            and waits >= 3
+            and vec_loads >= want_vec
+            and wide >= want_wide
+            and wide_acc >= want_wide // 2
+            and sums >= want_sums
+            and sums_acc >= want_sums // 2
+            and sums_out >= want_sums_out
+        )
         if enough:
             break
     while enough and vec_sums < want_vec_sums:  # the rarest form: random draws seldom give one, so drawn on purpose
@@ -423,11 +481,12 @@ async def test_lane_contractions(dut):
     if tb.lanes == 1:
         assert lane_forms == 0, "with_lanes chose the lane form for a one-lane engine"
     else:
-        assert enough and vec_sums >= want_vec_sums, \
-            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, " \
-            f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} " \
-            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating, {sums_out} with output lanes, " \
+        assert enough and vec_sums >= want_vec_sums, (
+            f"lane forms {lane_forms}, split lane loops {split}, groups shorter than the lanes {short}, "
+            f"ops with a group waiting for its slice {waits}, vector loads {vec_loads}, wide drains {wide} "
+            f"({wide_acc} accumulating), lane sums {sums} ({sums_acc} accumulating, {sums_out} with output lanes, "
             f"{vec_sums} of them loading along the sum loop)"
+        )
 
 
 @cocotb.test()
@@ -500,8 +559,10 @@ async def test_preload_abandoned(dut):
         first, second = sorted(cases, key=lambda c: isa.load_beats(c.desc))
         d1 = replace(first.desc, preload=second.desc)
         # b reads: the first op's walk, then the preload and the second op's own walk, both of the second's b
-        tb.mems.walks = [[first.banks[d1.banks[1]], isa.load_beats(d1)],
-                         [second.banks[second.desc.banks[1]], float("inf")]]
+        tb.mems.walks = [
+            [first.banks[d1.banks[1]], isa.load_beats(d1)],
+            [second.banks[second.desc.banks[1]], float("inf")],
+        ]
         cycles = await tb.check_case(replace(first, desc=d1), machine=False)
         in_flight += cycles - isa.preload_start(d1) < isa.load_beats(second.desc) + tb.lat
         await tb.check_case(second, machine=False)
@@ -523,27 +584,34 @@ async def test_illegal_ops(dut):
     case = contract_case(comp, op, tb.gen, shift=9)
     d0 = case.desc
     zero = replace(d0.out_loops[-1], count=0)
-    bad = [(replace(d0, shift=48), ERR_SHIFT), (replace(d0, shift=-17), ERR_SHIFT),
-           (replace(d0, shift=63), ERR_SHIFT), (replace(d0, shift=-64), ERR_SHIFT),
-           (replace(d0, out_w=1), ERR_OUT_W), (replace(d0, out_w=tb.out_w_max + 1), ERR_OUT_W),
-           (replace(d0, out_loops=d0.out_loops[:-1] + (zero,)), ERR_COUNT),
-           (replace(d0, shift=50, out_w=0), ERR_SHIFT),  # several errors: the lowest code
-           (replace(d0, lanes=0), ERR_LANES), (replace(d0, lanes=min(tb.lanes + 1, 255)), ERR_LANES),
-           (replace(d0, out_w=1, lanes=0), ERR_OUT_W)]
+    bad = [
+        (replace(d0, shift=48), ERR_SHIFT),
+        (replace(d0, shift=-17), ERR_SHIFT),
+        (replace(d0, shift=63), ERR_SHIFT),
+        (replace(d0, shift=-64), ERR_SHIFT),
+        (replace(d0, out_w=1), ERR_OUT_W),
+        (replace(d0, out_w=tb.out_w_max + 1), ERR_OUT_W),
+        (replace(d0, out_loops=d0.out_loops[:-1] + (zero,)), ERR_COUNT),
+        (replace(d0, shift=50, out_w=0), ERR_SHIFT),  # several errors: the lowest code
+        (replace(d0, lanes=0), ERR_LANES),
+        (replace(d0, lanes=min(tb.lanes + 1, 255)), ERR_LANES),
+        (replace(d0, out_w=1, lanes=0), ERR_OUT_W),
+    ]
     # lanes that do not match the lane loop's count, and a lane loop that a walks (with LANES 1: lanes > LANES)
     inner = d0.out_loops[-1]
     bad.append((replace(d0, lanes=2 if inner.count != 2 else 3), ERR_LANES))
-    bad.append((replace(d0, lanes=2, out_loops=d0.out_loops[:-1] + (replace(inner, count=2, sa=1, sb=1),)),
-                 ERR_LANES))
+    bad.append((replace(d0, lanes=2, out_loops=d0.out_loops[:-1] + (replace(inner, count=2, sa=1, sb=1),)), ERR_LANES))
     # lane-form ops that carry a preload: an illegal op must not start it (no b read after its done either), and
     # a preload wider than the engine is illegal itself
     lane = tb.lane_case(case).desc
     if lane.lanes > 1:
         pre = replace(lane, preload=None, preloaded=False)
         lane_zero = replace(lane.out_loops[0], count=0)
-        bad += [(replace(lane, shift=48, preload=pre), ERR_SHIFT),
-                (replace(lane, out_loops=(lane_zero,) + lane.out_loops[1:], preload=pre), ERR_COUNT),
-                (replace(lane, preload=replace(pre, lanes=min(tb.lanes + 1, 255))), ERR_LANES)]
+        bad += [
+            (replace(lane, shift=48, preload=pre), ERR_SHIFT),
+            (replace(lane, out_loops=(lane_zero,) + lane.out_loops[1:], preload=pre), ERR_COUNT),
+            (replace(lane, preload=replace(pre, lanes=min(tb.lanes + 1, 255))), ERR_LANES),
+        ]
         await tb.check_case(tb.lane_case(case))  # a walk has ended: the load nest is idle with done high
     for desc, code in bad:
         await tb.expect_refused(case, desc, code)
@@ -570,8 +638,11 @@ async def test_illegal_ops(dut):
     if tb.vec > 1:
         lane = scase.desc
         r3 = replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], count=3),), preload=None)
-        bad += [replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], so=1),)),
-                replace(lane, lanes=1), replace(lane, preload=r3)]
+        bad += [
+            replace(lane, out_loops=lane.out_loops[:-1] + (replace(lane.out_loops[-1], so=1),)),
+            replace(lane, lanes=1),
+            replace(lane, preload=r3),
+        ]
         one = tb.random_form_case(lambda d: d.lane_sum and d.out_lanes == 1)
         bad.append(replace(one.desc, drain=2))
     for desc in bad:
@@ -581,14 +652,24 @@ async def test_illegal_ops(dut):
     # not its count times R; a vector load along the output lanes where LANES / R is not a multiple of VEC.
     if tb.vec > 1 and tb.lanes >= 4:
         # a build with R for which LANES / R >= VEC but not a multiple of it (12 lanes, VEC 4, R 2): such an op
-        misaligned = [r for r in (2, 4, 8, 16) if r <= tb.vec and tb.lanes % r == 0
-                      and tb.lanes // r >= tb.vec and tb.lanes // r % tb.vec]
-        ocase = tb.random_form_case(lambda d: d.lane_sum and d.out_lanes > 1 and (
-            not misaligned or (isa.vec_ok(d, tb.vec) and not isa.vec_ok(d, tb.vec, tb.lanes))))
+        misaligned = [
+            r
+            for r in (2, 4, 8, 16)
+            if r <= tb.vec and tb.lanes % r == 0 and tb.lanes // r >= tb.vec and tb.lanes // r % tb.vec
+        ]
+        ocase = tb.random_form_case(
+            lambda d: (
+                d.lane_sum
+                and d.out_lanes > 1
+                and (not misaligned or (isa.vec_ok(d, tb.vec) and not isa.vec_ok(d, tb.vec, tb.lanes)))
+            )
+        )
         lane = ocase.desc
         out = lane.out_loops[-2]
+
         def with_out(**f):
             return replace(lane, out_loops=lane.out_loops[:-2] + (replace(out, **f), lane.out_loops[-1]))
+
         # (a stride of R: a's runs stay aligned, so only the rule that the output lanes do not step a refuses it)
         bad = [with_out(sa=lane.sum_lanes), with_out(sb=0), replace(lane, lanes=lane.lanes - 1)]
         if misaligned:
@@ -611,12 +692,21 @@ async def test_illegal_ops(dut):
         rcase = tb.random_form_case(lambda d: d.rows and d.load_lanes % 2 == 0)
         lane = rcase.desc
         row, col = lane.out_loops[-2], lane.out_loops[-1]
+
         def with_rows(**f):
             return replace(lane, out_loops=lane.out_loops[:-2] + (replace(row, **f), col))
-        half = replace(lane, lanes=lane.lanes // 2,
-                       out_loops=lane.out_loops[:-1] + (replace(col, count=col.count // 2),))
-        bad = [with_rows(sb=1), with_rows(sa=2), half, replace(lane, preload=replace(half, preload=None, preloaded=False)),
-               replace(lane, idle_rows=row.count), replace(lane, rows=False, idle_rows=1)]
+
+        half = replace(
+            lane, lanes=lane.lanes // 2, out_loops=lane.out_loops[:-1] + (replace(col, count=col.count // 2),)
+        )
+        bad = [
+            with_rows(sb=1),
+            with_rows(sa=2),
+            half,
+            replace(lane, preload=replace(half, preload=None, preloaded=False)),
+            replace(lane, idle_rows=row.count),
+            replace(lane, rows=False, idle_rows=1),
+        ]
         for desc in bad:
             await tb.expect_refused(rcase, desc, ERR_LANES)
         await tb.check_case(rcase)
@@ -639,13 +729,23 @@ async def test_rows(dut):
         if trial // len(rs) % 2:
             m = int(tb.gen.integers(1, 3 * r))
         acc = trial % 2 == 1
-        desc = isa.check_desc(isa.ContractDesc(
-            a_base=int(tb.gen.integers(0, 2 * tb.vec)), b_base=16 * tb.vec, o_base=32 * tb.vec, out_count=m * n,
-            out_loops=(isa.PAD,) * (isa.MAX_OUT - 2) + (isa.Loop(m, sa=1, so=n, index="i"),
-                                                         isa.Loop(n, sb=1, so=1, index="j")),
-            red_loops=(isa.PAD,) * (isa.MAX_RED - 1) + (isa.Loop(k, sa=m, sb=n, index="k"),),
-            shift=int(tb.gen.integers(0, 6)), mode=int(tb.gen.integers(0, 2)), accumulate=acc,
-            out_w=int(tb.gen.integers(8, tb.out_w_max + 1)), banks=("A", "B", "O"), names=("a", "b", "out")))
+        desc = isa.check_desc(
+            isa.ContractDesc(
+                a_base=int(tb.gen.integers(0, 2 * tb.vec)),
+                b_base=16 * tb.vec,
+                o_base=32 * tb.vec,
+                out_count=m * n,
+                out_loops=(isa.PAD,) * (isa.MAX_OUT - 2)
+                + (isa.Loop(m, sa=1, so=n, index="i"), isa.Loop(n, sb=1, so=1, index="j")),
+                red_loops=(isa.PAD,) * (isa.MAX_RED - 1) + (isa.Loop(k, sa=m, sb=n, index="k"),),
+                shift=int(tb.gen.integers(0, 6)),
+                mode=int(tb.gen.integers(0, 2)),
+                accumulate=acc,
+                out_w=int(tb.gen.integers(8, tb.out_w_max + 1)),
+                banks=("A", "B", "O"),
+                names=("a", "b", "out"),
+            )
+        )
         forms = isa.row_forms(desc, tb.lanes, tb.buf_depth, tb.vec, None, tb.drain)
         assert forms and forms[0].row_lanes == r, f"no rows form of R {r}"
         case = matmul_case(forms[0], tb.gen)
@@ -682,9 +782,18 @@ async def test_start_while_busy(dut):
         n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
         n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
         widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
-        comp_s, op = synthetic(tb.gen, n_out, n_red, sizes=(1, 3), widths=widths, accumulate=trial % 2 == 1,
-                               mode=int(tb.gen.integers(0, 2)), base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)))
-        case = tb.lane_case(contract_case(comp_s, op, tb.gen, shift=int(tb.gen.integers(-4, 12)),
-                                          extremes=trial % 3 == 0))
+        comp_s, op = synthetic(
+            tb.gen,
+            n_out,
+            n_red,
+            sizes=(1, 3),
+            widths=widths,
+            accumulate=trial % 2 == 1,
+            mode=int(tb.gen.integers(0, 2)),
+            base=tuple(int(x) for x in tb.gen.integers(0, 40, 3)),
+        )
+        case = tb.lane_case(
+            contract_case(comp_s, op, tb.gen, shift=int(tb.gen.integers(-4, 12)), extremes=trial % 3 == 0)
+        )
         restarts = busy_restarts(tb.gen, tb.cycles(case.desc)) if trial % 4 else frozenset()
         await tb.check_case(case, machine=trial % 4 == 0, restarts=restarts)

@@ -1,5 +1,6 @@
 """pytest runner for rtl/tt_contract.v: every simulator x two memory latencies, with and without the MAC product
 register, one MAC lane and several (cocotb module: tb_tt_contract.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -27,8 +28,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_contract(sim, shape):
-    run_block(toplevel="tt_contract", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_contract.tb_tt_contract")
+    run_block(
+        toplevel="tt_contract",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_contract.tb_tt_contract",
+    )
 
 
 BAD_PARAMS = [
@@ -46,8 +52,14 @@ BAD_PARAMS = [
     ({"BUF_W": 21}, "error_tt_contract_BUF_W_must_be_1_to_ADDR_W"),
     ({"LANES": 4, "BUF_DEPTH": 8, "VEC": 3}, "error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES"),
     ({"LANES": 4, "BUF_DEPTH": 8, "VEC": 8}, "error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES"),
-    ({"LANES": 8, "BUF_DEPTH": 8, "VEC": 4, "DRAIN": 8}, "error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC"),
-    ({"LANES": 8, "BUF_DEPTH": 8, "VEC": 8, "DRAIN": 3}, "error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC"),
+    (
+        {"LANES": 8, "BUF_DEPTH": 8, "VEC": 4, "DRAIN": 8},
+        "error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC",
+    ),
+    (
+        {"LANES": 8, "BUF_DEPTH": 8, "VEC": 8, "DRAIN": 3},
+        "error_tt_contract_DRAIN_must_be_1_2_4_8_or_16_and_at_most_VEC",
+    ),
     ({"NOUT": 1, "NRED": 0, "MEM_LAT": 8, "OUT_W": 32}, None),  # legal extremes
     ({"LANES": 2, "BUF_DEPTH": 1}, None),
 ]

@@ -4,6 +4,7 @@ The reference is a Python deque of the last DEPTH inputs (parameters read from t
 stages are not reset: after a reset the test only compares q once DEPTH new inputs have entered.
 numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from collections import deque
 
 import cocotb

@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_delay.v: every simulator x a few (WIDTH, DEPTH, RESET) (cocotb module: tb_tt_delay.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -7,7 +8,7 @@ from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 SOURCES = sources("tt_delay")
 
 SHAPES = {
-    "w1d1r1": {"WIDTH": 1, "DEPTH": 1, "RESET": 1},    # a valid bit through one stage
+    "w1d1r1": {"WIDTH": 1, "DEPTH": 1, "RESET": 1},  # a valid bit through one stage
     "w24d3r1": {"WIDTH": 24, "DEPTH": 3, "RESET": 1},  # tags through a 3-cycle memory latency
     "w16d7r0": {"WIDTH": 16, "DEPTH": 7, "RESET": 0},  # an old word through the element-wise pipeline
     "w65d2r0": {"WIDTH": 65, "DEPTH": 2, "RESET": 0},  # wider than a 64-bit simulator word
@@ -17,8 +18,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_delay(sim, shape):
-    run_block(toplevel="tt_delay", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_delay.tb_tt_delay")
+    run_block(
+        toplevel="tt_delay",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_delay.tb_tt_delay",
+    )
 
 
 BAD_PARAMS = [

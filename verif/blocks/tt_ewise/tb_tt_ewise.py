@@ -7,6 +7,7 @@ widths, alignments, shifts and modes the programs do not use; illegal descriptor
 touching a memory or the random stream; a start while the unit is busy must be ignored. numpy is seeded from
 cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -68,8 +69,11 @@ class Memories:
 
     async def run(self):
         d = self.dut
-        ports = {"x": (d.x_rd_en, d.x_rd_addr, d.x_rd_data), "z": (d.z_rd_en, d.z_rd_addr, d.z_rd_data),
-                 "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data)}
+        ports = {
+            "x": (d.x_rd_en, d.x_rd_addr, d.x_rd_data),
+            "z": (d.z_rd_en, d.z_rd_addr, d.z_rd_data),
+            "o": (d.o_rd_en, d.o_rd_addr, d.o_rd_data),
+        }
         while True:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
@@ -148,29 +152,40 @@ class Tb:
         n_io = dict(self.mems.reads), self.mems.writes
         state = int(d.lfsr_state.value)
         assert await self.execute(desc, mems, 4) == CHECK_CYCLES, f"{what}: not stopped by the check"
-        assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
+        assert int(d.error.value) == 1 and int(d.error_code.value) == code, (
             f"{what}: error {int(d.error.value)} code {int(d.error_code.value)}, want {code}"
+        )
         for _ in range(3):  # nothing moves afterwards
             await FallingEdge(d.clk)
             assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code, what
         assert (dict(self.mems.reads), self.mems.writes) == n_io, f"{what}: a refused op touched a memory"
         assert int(d.lfsr_state.value) == state, f"{what}: a refused op consumed draws"
 
-    async def run_desc(self, desc: isa.EwiseDesc, banks: tuple, want_bank, want_sat: int, want_max: int, what: str,
-                       restarts: frozenset = frozenset()):
+    async def run_desc(
+        self,
+        desc: isa.EwiseDesc,
+        banks: tuple,
+        want_bank,
+        want_sat: int,
+        want_max: int,
+        what: str,
+        restarts: frozenset = frozenset(),
+    ):
         """Run one legal descriptor on the banks (x, z, y; None for an operand it does not have; x holds MASK's and
         PENALTY's tables) and compare everything the host can read with the expected values (`restarts`: see
         execute)."""
         reads = dict(self.mems.reads)
         writes = self.mems.writes
-        cycles = await self.execute(desc, dict(zip(PORTS, banks)), desc.count + desc.table_words + 2 * self.lat + 50,
-                                    restarts)
+        cycles = await self.execute(
+            desc, dict(zip(PORTS, banks)), desc.count + desc.table_words + 2 * self.lat + 50, restarts
+        )
         d = self.dut
         assert not self.mems.bad, f"{what}: {self.mems.bad[0]}"
         got_bank = banks[2]
         bad = np.flatnonzero(got_bank != want_bank)
-        assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, "
-                               f"want {want_bank[bad[0]]}")
+        assert bad.size == 0, (
+            f"{what}: {bad.size} words differ, first at {bad[0]}: got {got_bank[bad[0]]}, want {want_bank[bad[0]]}"
+        )
         assert int(d.error.value) == 0, what
         assert int(d.sat_count.value) == want_sat, f"{what}: sat {int(d.sat_count.value)} != {want_sat}"
         assert int(d.maxabs.value) == want_max, f"{what}: maxabs {int(d.maxabs.value)} != {want_max}"
@@ -197,13 +212,15 @@ class Tb:
         banks = tuple(case.banks[b] if b else None for b in desc.banks)
         tab_bank = next((b for b in desc.tab_banks if b), "")
         desc, x = tables_on_x(desc, banks[0], case.banks[tab_bank] if tab_bank else None)
-        what = (f"{case.op.kind} {case.op.out} (align {desc.align_x}/{desc.align_z}, shift {desc.shift}, "
-                f"mode {desc.mode})")
+        what = (
+            f"{case.op.kind} {case.op.out} (align {desc.align_x}/{desc.align_z}, shift {desc.shift}, mode {desc.mode})"
+        )
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"
         cycles = await self.run_desc(desc, (x, *banks[1:]), want_bank, want_sat, want_max, what, restarts)
-        self.dut._log.debug("%s: %d elements, %d cycles, %d saturations, max|y| %d", what, desc.count, cycles,
-                            want_sat, want_max)
+        self.dut._log.debug(
+            "%s: %d elements, %d cycles, %d saturations, max|y| %d", what, desc.count, cycles, want_sat, want_max
+        )
         return want_sat
 
 
@@ -275,8 +292,9 @@ def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bo
         return int(gen.choice([isa.EW_ALIGN_MIN, top, int(gen.integers(min(-20, top), top + 1))]))
 
     def const() -> int:
-        return int(gen.choice([-(1 << 15), (1 << 15) - 1, int(gen.integers(-(1 << 15), 1 << 15)),
-                               int(gen.integers(-4, 5))]))
+        return int(
+            gen.choice([-(1 << 15), (1 << 15) - 1, int(gen.integers(-(1 << 15), 1 << 15)), int(gen.integers(-4, 5))])
+        )
 
     in_place = opcode not in (isa.EW_ZERO, isa.EW_ADAM_STEP) and gen.integers(0, 2) == 1
     if in_place:
@@ -289,9 +307,21 @@ def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bo
     if opcode == isa.EW_ADAM_STEP:  # beta is eps_q >= 1, align_z is F_v; the x term is m * RSQRT
         beta = int(gen.choice([1, isa.EW_EPS_MAX, int(gen.integers(1, 300))]))
         align_x, align_z = align(x_w + isa.EW_RSQRT_W), int(gen.integers(-4, 2 * z_w))
-    desc = isa.EwiseDesc(opcode, count, *bases, const(), beta, align_x, align_z,
-                         int(gen.integers(fxp.SHIFT_MIN, fxp.SHIFT_MAX + 1)) if gen.integers(0, 2) else
-                         int(gen.integers(-2, 12)), int(gen.integers(0, 2)), x_w, z_w, y_w, shape)
+    desc = isa.EwiseDesc(
+        opcode,
+        count,
+        *bases,
+        const(),
+        beta,
+        align_x,
+        align_z,
+        int(gen.integers(fxp.SHIFT_MIN, fxp.SHIFT_MAX + 1)) if gen.integers(0, 2) else int(gen.integers(-2, 12)),
+        int(gen.integers(0, 2)),
+        x_w,
+        z_w,
+        y_w,
+        shape,
+    )
     isa.check_ewise(desc)
 
     def bank(w: int) -> np.ndarray:
@@ -354,22 +384,43 @@ async def test_illegal_ops(dut):
     dm = cm.desc
     penalty = next(o for o in comp.update if o.kind == "penalty")
     dp = ewise_case(comp, penalty, tb.gen, fracs=False).desc
-    bad = [replace(d0, shift=48), replace(d0, shift=-17), replace(d0, shift=-64),
-           replace(d0, y_w=1), replace(d0, y_w=tb.ports[2] + 1), replace(d0, x_w=tb.ports[0] + 1),
-           replace(d0, z_w=1),
-           replace(d0, count=0), replace(dm, shape=(0, dm.shape[1], dm.shape[2])),
-           replace(dm, shape=(dm.shape[0], dm.shape[1], 17)), replace(dm, shape=(dm.shape[0], 0, dm.shape[2])),
-           replace(dp, shape=(17, dp.shape[1], dp.shape[2])), replace(dp, align_z=isa.EW_ALIGN_TOP - dp.z_w + 1),
-           replace(d0, align_x=isa.EW_ALIGN_TOP - d0.x_w + 1), replace(d0, align_z=-48),
-           replace(d0, align_x=63), replace(d0, align_z=-64), replace(d0, opcode=10),
-           replace(d0, shift=50, y_w=0, opcode=15)]  # several errors: the lowest code
+    bad = [
+        replace(d0, shift=48),
+        replace(d0, shift=-17),
+        replace(d0, shift=-64),
+        replace(d0, y_w=1),
+        replace(d0, y_w=tb.ports[2] + 1),
+        replace(d0, x_w=tb.ports[0] + 1),
+        replace(d0, z_w=1),
+        replace(d0, count=0),
+        replace(dm, shape=(0, dm.shape[1], dm.shape[2])),
+        replace(dm, shape=(dm.shape[0], dm.shape[1], 17)),
+        replace(dm, shape=(dm.shape[0], 0, dm.shape[2])),
+        replace(dp, shape=(17, dp.shape[1], dp.shape[2])),
+        replace(dp, align_z=isa.EW_ALIGN_TOP - dp.z_w + 1),
+        replace(d0, align_x=isa.EW_ALIGN_TOP - d0.x_w + 1),
+        replace(d0, align_z=-48),
+        replace(d0, align_x=63),
+        replace(d0, align_z=-64),
+        replace(d0, opcode=10),
+        replace(d0, shift=50, y_w=0, opcode=15),
+    ]  # several errors: the lowest code
     if tb.adam:  # Adam's own limits
-        step = ewise_case(ewise_compiled("tiny-adam"), next(o for o in ewise_compiled("tiny-adam").update
-                                                            if o.kind == "adam_step"), tb.gen, fracs=False).desc
+        step = ewise_case(
+            ewise_compiled("tiny-adam"),
+            next(o for o in ewise_compiled("tiny-adam").update if o.kind == "adam_step"),
+            tb.gen,
+            fracs=False,
+        ).desc
         h_hi = adam_h_range(step.z_w, step.align_z)[1]
-        bad += [replace(step, beta=0), replace(step, beta=-1), replace(step, x_w=isa.EW_ADAM_X_W + 1),
-                replace(step, shift=fxp.SHIFT_MAX - h_hi + 1), replace(step, align_z=-64),
-                replace(d0, opcode=isa.EW_ADAM_V, z_w=isa.EW_ADAM_Z_W + 1, align_z=-40)]
+        bad += [
+            replace(step, beta=0),
+            replace(step, beta=-1),
+            replace(step, x_w=isa.EW_ADAM_X_W + 1),
+            replace(step, shift=fxp.SHIFT_MAX - h_hi + 1),
+            replace(step, align_z=-64),
+            replace(d0, opcode=isa.EW_ADAM_V, z_w=isa.EW_ADAM_Z_W + 1, align_z=-40),
+        ]
     else:
         bad += [replace(d0, opcode=isa.EW_ADAM_V), replace(d0, opcode=isa.EW_ADAM_STEP)]
     # not errors: the widths and alignments of a term the op does not form
@@ -387,8 +438,9 @@ async def test_illegal_ops(dut):
         banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
         await tb.expect_refused(desc, banks, code, str(desc))
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
-    assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE} | \
-        ({isa.EW_ERR_EPS} if tb.adam else set())
+    assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE} | (
+        {isa.EW_ERR_EPS} if tb.adam else set()
+    )
     for c, desc in fine:
         assert isa.ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0] == 0
         tab_bank = next((b for b in desc.tab_banks if b), "")
@@ -458,8 +510,9 @@ async def test_adam_rsqrt_rom(dut):
     w = tb.gen.integers(-(1 << 15), 1 << 15, size=n)
     desc = isa.EwiseDesc(isa.EW_ADAM_STEP, n, 0, 0, 0, 1, eps, 0, 16, 20, STOCHASTIC, 17, 32, 32)
     if not tb.adam:
-        await tb.expect_refused(replace(desc, x_w=16, z_w=16, y_w=16), {"x": m, "z": v, "o": w}, isa.EW_ERR_OPCODE,
-                                "ADAM_STEP without Adam")
+        await tb.expect_refused(
+            replace(desc, x_w=16, z_w=16, y_w=16), {"x": m, "z": v, "o": w}, isa.EW_ERR_OPCODE, "ADAM_STEP without Adam"
+        )
         return
     assert isa.ewise_error(desc, *tb.ports, adam=True)[0] == 0, isa.ewise_error(desc, *tb.ports, adam=True)
     rand = tb.stream.take(n)

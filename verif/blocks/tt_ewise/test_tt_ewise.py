@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_ewise.v: every simulator x two memory latencies (cocotb module: tb_tt_ewise.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -17,8 +18,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_ewise(sim, shape):
-    run_block(toplevel="tt_ewise", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_ewise.tb_tt_ewise")
+    run_block(
+        toplevel="tt_ewise",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_ewise.tb_tt_ewise",
+    )
 
 
 BAD_PARAMS = [

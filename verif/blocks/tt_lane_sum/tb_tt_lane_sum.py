@@ -6,6 +6,7 @@ leave with them.
 The reference is exact integer arithmetic on the words driven, kept for the last STAGES cycles (parameters read from
 the HDL). numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from collections import deque
 
 import cocotb
@@ -19,8 +20,9 @@ from verif.unit_stimulus import random_word
 class Tree:
     def __init__(self, dut):
         self.dut = dut
-        self.n, self.stages, self.width, self.tag_w = (int(getattr(dut, p).value)
-                                                       for p in ("N", "STAGES", "WIDTH", "TAG_W"))
+        self.n, self.stages, self.width, self.tag_w = (
+            int(getattr(dut, p).value) for p in ("N", "STAGES", "WIDTH", "TAG_W")
+        )
         assert len(dut.in_data) == self.n * self.width and len(dut.out_sums) == self.n // 2 * self.width
         self.rng = np.random.default_rng(cocotb.RANDOM_SEED)
         self.line = deque([(0, None, None)] * self.stages, maxlen=self.stages)  # (valid, tag, words), newest last
@@ -63,7 +65,9 @@ class Tree:
             self.line.append((valid, tag, [w & mask for w in words]))
         await FallingEdge(d.clk)
         want_valid, want_tag, want_words = self.line[-s]
-        assert int(d.out_valid.value) == want_valid, f"stages {s}: out_valid {int(d.out_valid.value)}, want {want_valid}"
+        assert int(d.out_valid.value) == want_valid, (
+            f"stages {s}: out_valid {int(d.out_valid.value)}, want {want_valid}"
+        )
         if not want_valid:
             return False
         assert int(d.out_tag.value) == want_tag, f"stages {s}: tag {int(d.out_tag.value):#x}, want {want_tag:#x}"

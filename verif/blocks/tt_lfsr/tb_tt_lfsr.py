@@ -3,6 +3,7 @@
 Every expected value comes from golden.fxp (lfsr_seed_state, lfsr_draw, LfsrStream); numpy is seeded from
 cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
@@ -92,8 +93,16 @@ async def test_reset_and_seed_mapping(dut):
     model = LfsrModel(draws)
     await start(dut)
     check(dut, model, "after reset")
-    corners = [0, 1, 0xFFFFFFFF, fxp.LFSR_SEED_XOR, fxp.LFSR_SEED_XOR ^ 1, fxp.LFSR_SEED_XOR ^ 0xFFFFFFFF,
-               0x80000000, 0x7FFFFFFF]
+    corners = [
+        0,
+        1,
+        0xFFFFFFFF,
+        fxp.LFSR_SEED_XOR,
+        fxp.LFSR_SEED_XOR ^ 1,
+        fxp.LFSR_SEED_XOR ^ 0xFFFFFFFF,
+        0x80000000,
+        0x7FFFFFFF,
+    ]
     seeds = corners + [int(s) for s in rng().integers(0, 1 << 32, size=40, dtype=np.uint64)]
     for seed in seeds:
         await cycle(dut, model, seed_load=1, seed=seed, advance=1)  # seed_load wins over advance
@@ -144,11 +153,13 @@ async def test_stream_matches_lfsr_stream(dut):
     dut.advance.value = 1
     for leap in leaps:
         dut.leap.value = int(leap)
-        got += unpack_bytes(int(dut.rnd.value), draws)[:draws if leap else 1]
+        got += unpack_bytes(int(dut.rnd.value), draws)[: draws if leap else 1]
         await FallingEdge(dut.clk)
     dut.advance.value = 0
     stream = fxp.LfsrStream(seed)
     exp = stream.take(len(got)).tolist()
     bad = [i for i, (g, e) in enumerate(zip(got, exp)) if g != e]
-    assert not bad, f"seed {seed:#010x}: {len(bad)} draws differ, first at draw {bad[0]}: {got[bad[0]]} != {exp[bad[0]]}"
+    assert not bad, (
+        f"seed {seed:#010x}: {len(bad)} draws differ, first at draw {bad[0]}: {got[bad[0]]} != {exp[bad[0]]}"
+    )
     assert int(dut.state.value) == stream.state, "state after the run != LfsrStream state"

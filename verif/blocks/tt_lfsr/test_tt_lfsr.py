@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_lfsr.v: every simulator x a few DRAWS values (cocotb module: tb_tt_lfsr.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -8,8 +9,13 @@ from verif.runner import RTL, SIMS, elaborate, run_block
 @pytest.mark.parametrize("draws", [1, 4, 16])
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_lfsr(sim, draws):
-    run_block(toplevel="tt_lfsr", sources=sources("tt_lfsr"), parameters={"DRAWS": draws}, sim=sim,
-              test_module="verif.blocks.tt_lfsr.tb_tt_lfsr")
+    run_block(
+        toplevel="tt_lfsr",
+        sources=sources("tt_lfsr"),
+        parameters={"DRAWS": draws},
+        sim=sim,
+        test_module="verif.blocks.tt_lfsr.tb_tt_lfsr",
+    )
 
 
 @pytest.mark.parametrize("draws,legal", [(0, False), (17, False), (16, True)])

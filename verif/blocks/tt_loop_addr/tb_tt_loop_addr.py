@@ -3,6 +3,7 @@ random back-pressure (ready), restarts while busy, counts of 0 and at the field 
 and (the engine's shape, NLOOPS=10 NRED=4) the beat sequence of lowered contract descriptors against
 golden.isa.desc_beats. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,8 +34,10 @@ class Nest:
         total = math.prod(eff)
         for k, outer_first in enumerate(itertools.product(*(range(c) for c in reversed(eff)))):
             idx = list(reversed(outer_first))
-            addr = [(base + sum(i * s for i, s in zip(idx, st))) & mask
-                    for base, st, mask in zip(self.bases, self.strides, self.masks)]
+            addr = [
+                (base + sum(i * s for i, s in zip(idx, st))) & mask
+                for base, st, mask in zip(self.bases, self.strides, self.masks)
+            ]
             first = all(idx[i] == 0 for i in range(self.nred))
             last_red = all(idx[i] == eff[i] - 1 for i in range(self.nred))
             yield (*addr, first, last_red, k == total - 1)
@@ -87,8 +90,14 @@ class Tb:
 
     def observe(self):
         d = self.dut
-        return (int(d.addr_a.value), int(d.addr_b.value), int(d.addr_o.value), int(d.first_red.value),
-                int(d.last_red.value), int(d.last.value))
+        return (
+            int(d.addr_a.value),
+            int(d.addr_b.value),
+            int(d.addr_o.value),
+            int(d.first_red.value),
+            int(d.last_red.value),
+            int(d.last.value),
+        )
 
     async def run(self, nest: Nest, p_ready=0.7, abort_after=None):
         """Start the nest, consume every beat with random ready, check each against the model; with
@@ -106,8 +115,9 @@ class Tb:
             assert int(d.valid.value) == 1, f"valid fell after {got} of {len(want)} beats"
             assert int(d.done.value) == 0, "done while beats remain"
             beat = self.observe()
-            assert beat == tuple(int(x) for x in want[got]), \
+            assert beat == tuple(int(x) for x in want[got]), (
                 f"beat {got} of {len(want)} counts {nest.counts}: got {beat}, want {want[got]}"
+            )
             ready = int(self.gen.random() < p_ready)
             d.ready.value = ready
             await FallingEdge(d.clk)
@@ -129,8 +139,7 @@ async def setup(dut) -> Tb:
     dut.rst.value = 1
     dut.start.value = 0
     dut.ready.value = 0
-    tb.load(Nest([1] * tb.nloops, [0] * tb.nloops, [0] * tb.nloops, [0] * tb.nloops, [0, 0, 0], tb.nred,
-                 tb.walk_w))
+    tb.load(Nest([1] * tb.nloops, [0] * tb.nloops, [0] * tb.nloops, [0] * tb.nloops, [0, 0, 0], tb.nred, tb.walk_w))
     await RisingEdge(dut.clk)
     await FallingEdge(dut.clk)
     dut.rst.value = 0
@@ -168,8 +177,10 @@ async def test_single_beat(dut):
     """All counts 1 (or 0): one beat that is first, last of its reduction and last of the nest."""
     tb = await setup(dut)
     for c in (1, 0):
-        await tb.run(Nest([c] * tb.nloops, [5] * tb.nloops, [6] * tb.nloops, [7] * tb.nloops, [1, 2, 3],
-                          tb.nred, tb.walk_w), p_ready=0.5)
+        await tb.run(
+            Nest([c] * tb.nloops, [5] * tb.nloops, [6] * tb.nloops, [7] * tb.nloops, [1, 2, 3], tb.nred, tb.walk_w),
+            p_ready=0.5,
+        )
 
 
 @cocotb.test()
@@ -196,7 +207,8 @@ async def test_contract_descriptors(dut):
             want = list(isa.desc_beats(desc))
             for k, w in enumerate(want):
                 got = tb.observe()
-                assert got[:5] == tuple(int(x) for x in w) and got[5] == (k == len(want) - 1), \
+                assert got[:5] == tuple(int(x) for x in w) and got[5] == (k == len(want) - 1), (
                     f"{op.out} ({op.spec}) beat {k}: got {got}, want {w}"
+                )
                 await FallingEdge(dut.clk)
             assert int(dut.done.value) == 1 and int(dut.valid.value) == 0

@@ -1,5 +1,6 @@
 """pytest runner for rtl/tt_loop_addr.v: every simulator x a sweep of nest shapes (cocotb module:
 tb_tt_loop_addr.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -7,8 +8,8 @@ from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
 SHAPES = {
     "engine": {"NLOOPS": 10, "NRED": 4, "CNT_W": 16, "ADDR_W": 20},  # the contraction engine's nest
-    "n1_r0": {"NLOOPS": 1, "NRED": 0, "CNT_W": 4, "ADDR_W": 6},      # no reduction: every beat completes
-    "n3_r3": {"NLOOPS": 3, "NRED": 3, "CNT_W": 3, "ADDR_W": 5},      # only reductions; counts up to 7, wrap
+    "n1_r0": {"NLOOPS": 1, "NRED": 0, "CNT_W": 4, "ADDR_W": 6},  # no reduction: every beat completes
+    "n3_r3": {"NLOOPS": 3, "NRED": 3, "CNT_W": 3, "ADDR_W": 5},  # only reductions; counts up to 7, wrap
     "n6_r2": {"NLOOPS": 6, "NRED": 2, "CNT_W": 2, "ADDR_W": 7},
     # tt_contract's lane buffer load at 16 lanes: a walks the lane index, o the buffer word; both wrap early
     "narrow": {"NLOOPS": 10, "NRED": 4, "CNT_W": 16, "ADDR_W": 20, "A_AW": 4, "O_AW": 12},
@@ -18,8 +19,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_loop_addr(sim, shape):
-    run_block(toplevel="tt_loop_addr", sources=sources("tt_loop_addr"), parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_loop_addr.tb_tt_loop_addr")
+    run_block(
+        toplevel="tt_loop_addr",
+        sources=sources("tt_loop_addr"),
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_loop_addr.tb_tt_loop_addr",
+    )
 
 
 BAD_PARAMS = [

@@ -4,6 +4,7 @@ The reference is exact integer arithmetic (the SPEC's accumulator never wraps): 
 generated so that no partial sum leaves the ACC_W range (fxp.check_acc for the 48-bit accumulator), and
 the narrow parameter set drives the sums right up to both limits. numpy is seeded from cocotb.RANDOM_SEED.
 """
+
 from collections import deque
 
 import cocotb
@@ -51,8 +52,10 @@ class Mac:
         d.b.value = pack(b, self.b_w)
 
     def next_sums(self, clear, a, b):
-        return [None if acc is None and not clear else (0 if clear else acc) + int(al) * int(bl)
-                for acc, al, bl in zip(self.model, self.per_lane(a), b)]
+        return [
+            None if acc is None and not clear else (0 if clear else acc) + int(al) * int(bl)
+            for acc, al, bl in zip(self.model, self.per_lane(a), b)
+        ]
 
     def fits(self, sums):
         return all(self.acc_min <= s <= self.acc_max for s in sums if s is not None)
@@ -79,7 +82,7 @@ class Mac:
         for i, w in enumerate(want):
             if w is None:
                 continue
-            lane = bits[len(bits) - self.acc_w * (i + 1):len(bits) - self.acc_w * i]
+            lane = bits[len(bits) - self.acc_w * (i + 1) : len(bits) - self.acc_w * i]
             assert set(lane) <= {"0", "1"}, f"{what}: lane {i} is {lane}, expected {w}"
             v = int(lane, 2)
             got = v - (1 << self.acc_w) if v >> (self.acc_w - 1) else v

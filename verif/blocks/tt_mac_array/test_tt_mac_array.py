@@ -1,15 +1,16 @@
 """pytest runner for rtl/tt_mac_array.v: every simulator x a few shapes (cocotb module: tb_tt_mac_array.py)."""
+
 import pytest
 
 from verif.filelist import sources
 from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
 
 SHAPES = {
-    "l1": {"LANES": 1},                                          # defaults: 16 x 16 -> 48
-    "l4_core": {"LANES": 4, "A_W": 16, "B_W": 4},                # activations x 4-bit cores
+    "l1": {"LANES": 1},  # defaults: 16 x 16 -> 48
+    "l4_core": {"LANES": 4, "A_W": 16, "B_W": 4},  # activations x 4-bit cores
     "l3_narrow": {"LANES": 3, "A_W": 8, "B_W": 8, "ACC_W": 20},  # short runs reach the accumulator's limits
-    "l2_direct": {"LANES": 2, "PROD_REG": 0},                    # no product register: latency 1
-    "l16_in_reg": {"LANES": 16, "B_W": 4, "IN_REG": 1},          # the engine's: operand and product registers
+    "l2_direct": {"LANES": 2, "PROD_REG": 0},  # no product register: latency 1
+    "l16_in_reg": {"LANES": 16, "B_W": 4, "IN_REG": 1},  # the engine's: operand and product registers
     "l2_in_reg_only": {"LANES": 2, "PROD_REG": 0, "IN_REG": 1},  # operand registers alone: latency 2
 }
 
@@ -17,8 +18,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_mac_array(sim, shape):
-    run_block(toplevel="tt_mac_array", sources=sources("tt_mac_array"), parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_mac_array.tb_tt_mac_array")
+    run_block(
+        toplevel="tt_mac_array",
+        sources=sources("tt_mac_array"),
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_mac_array.tb_tt_mac_array",
+    )
 
 
 BAD_PARAMS = [

@@ -1,5 +1,6 @@
 """cocotb test of tt_prim_mul (any technology): p is the exact signed product of the a and b of IN_REG + OUT_REG
 cycles before, at the extremes of both ranges and at random values. numpy is seeded from cocotb.RANDOM_SEED."""
+
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
@@ -17,8 +18,10 @@ async def products_are_exact(dut):
     edges_a = [-(1 << (a_w - 1)), (1 << (a_w - 1)) - 1, 0, -1, 1]
     edges_b = [-(1 << (b_w - 1)), (1 << (b_w - 1)) - 1, 0, -1, 1]
     pairs = [(x, y) for x in edges_a for y in edges_b]
-    pairs += [(int(rng.integers(-(1 << (a_w - 1)), 1 << (a_w - 1))),
-               int(rng.integers(-(1 << (b_w - 1)), 1 << (b_w - 1)))) for _ in range(400)]
+    pairs += [
+        (int(rng.integers(-(1 << (a_w - 1)), 1 << (a_w - 1))), int(rng.integers(-(1 << (b_w - 1)), 1 << (b_w - 1))))
+        for _ in range(400)
+    ]
     want = [x * y for x, y in pairs]
     await FallingEdge(dut.clk)
     for i in range(len(pairs) + lat):

@@ -1,5 +1,6 @@
 """pytest runner for rtl/prim/tt_prim_mul.v: every technology x simulator x a few shapes and register settings
 (cocotb module: tb_tt_prim_mul.py). The vendor versions run on their cell models (verif/filelist.py)."""
+
 import pytest
 
 from verif.filelist import TECHS, sources
@@ -17,9 +18,13 @@ SHAPES = {
 @pytest.mark.parametrize("tech", TECHS)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_prim_mul(sim, tech, shape):
-    run_block(toplevel="tt_prim_mul", sources=sources("tt_prim_mul", tech),
-              parameters={**SHAPES[shape], "TECH": f'"{tech}"'}, sim=sim,
-              test_module="verif.blocks.tt_prim_mul.tb_tt_prim_mul")
+    run_block(
+        toplevel="tt_prim_mul",
+        sources=sources("tt_prim_mul", tech),
+        parameters={**SHAPES[shape], "TECH": f'"{tech}"'},
+        sim=sim,
+        test_module="verif.blocks.tt_prim_mul.tb_tt_prim_mul",
+    )
 
 
 BAD_PARAMS = [
@@ -36,5 +41,6 @@ BAD_PARAMS = [
 def test_tt_prim_mul_parameter_check(sim, params, message):
     """An illegal parameter stops elaboration with a message naming the rule."""
     tech = params.get("TECH", '"generic"').strip('"')
-    assert_elaboration("tt_prim_mul", sources("tt_prim_mul", tech if tech in TECHS else "generic"), params, sim,
-                       message)
+    assert_elaboration(
+        "tt_prim_mul", sources("tt_prim_mul", tech if tech in TECHS else "generic"), params, sim, message
+    )

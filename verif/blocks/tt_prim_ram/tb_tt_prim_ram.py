@@ -5,6 +5,7 @@ The reference is a Python list of the words (parameters read from the HDL). Ever
 not initialised), then random writes and reads, a read never of the word written at the same edge (left undefined by
 tt_prim_ram). numpy is seeded from cocotb.RANDOM_SEED.
 """
+
 import cocotb
 import numpy as np
 from cocotb.clock import Clock

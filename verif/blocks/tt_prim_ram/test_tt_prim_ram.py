@@ -1,5 +1,6 @@
 """pytest runner for rtl/prim/tt_prim_ram.v: every technology x simulator x a few shapes (cocotb module:
 tb_tt_prim_ram.py). The vendor versions run on their cell models (verif/filelist.py)."""
+
 import pytest
 
 from verif.filelist import TECHS, sources
@@ -27,9 +28,13 @@ SHAPES = {
 @pytest.mark.parametrize("tech", TECHS)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_prim_ram(sim, tech, shape):
-    run_block(toplevel="tt_prim_ram", sources=sources("tt_prim_ram", tech),
-              parameters={**SHAPES[shape], "TECH": f'"{tech}"'}, sim=sim,
-              test_module="verif.blocks.tt_prim_ram.tb_tt_prim_ram")
+    run_block(
+        toplevel="tt_prim_ram",
+        sources=sources("tt_prim_ram", tech),
+        parameters={**SHAPES[shape], "TECH": f'"{tech}"'},
+        sim=sim,
+        test_module="verif.blocks.tt_prim_ram.tb_tt_prim_ram",
+    )
 
 
 BAD_PARAMS = [
@@ -46,5 +51,6 @@ BAD_PARAMS = [
 def test_tt_prim_ram_parameter_check(sim, params, message):
     """An illegal parameter stops elaboration with a message naming the rule."""
     tech = params.get("TECH", '"generic"').strip('"')
-    assert_elaboration("tt_prim_ram", sources("tt_prim_ram", tech if tech in TECHS else "generic"), params, sim,
-                       message)
+    assert_elaboration(
+        "tt_prim_ram", sources("tt_prim_ram", tech if tech in TECHS else "generic"), params, sim, message
+    )

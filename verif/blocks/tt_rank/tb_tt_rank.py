@@ -8,6 +8,7 @@ at its 47-bit top), the compiled rank ops of tiny and digits over many rank upda
 scaled down until slices prune, every error code, a start while busy; every op starts the cycle its
 predecessor's done is seen (back to back). numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -112,8 +113,9 @@ class Tb:
         self.drive(desc)
         return await start_and_wait(self.dut, limit, restarts)
 
-    async def check(self, desc: isa.RankDesc, mem: np.ndarray, what: str = "",
-                    restarts: frozenset = frozenset()) -> np.ndarray:
+    async def check(
+        self, desc: isa.RankDesc, mem: np.ndarray, what: str = "", restarts: frozenset = frozenset()
+    ) -> np.ndarray:
         """Run one legal descriptor on `mem` (updated in place) and compare everything against execute_rank;
         returns the memory."""
         want = isa.execute_rank(desc, mem, self.mask_n)
@@ -124,8 +126,9 @@ class Tb:
         d = self.dut
         assert int(d.error.value) == 0, f"{what}: error {int(d.error_code.value)}"
         bad = np.flatnonzero(mem != want)
-        assert bad.size == 0, f"{what}: {bad.size} words differ, first at {bad[0]}: got {mem[bad[0]]}, " \
-                              f"want {want[bad[0]]}"
+        assert bad.size == 0, (
+            f"{what}: {bad.size} words differ, first at {bad[0]}: got {mem[bad[0]]}, want {want[bad[0]]}"
+        )
         assert self.memory.write_addrs[writes:] == rank_writes(desc), f"{what}: write addresses"
         assert self.memory.read_addrs[reads:] == isa.rank_reads(desc), f"{what}: read addresses"
         assert cycles == want_cycles, f"{what}: {cycles} cycles, want {want_cycles}"
@@ -135,9 +138,15 @@ class Tb:
 
 def _state(desc: isa.RankDesc, mem: np.ndarray) -> tuple:
     """(lambdas, masks, taus) of the bond in `mem`."""
-    lam = [(int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
-           for r in range(desc.rank)]
-    return lam, list(mem[desc.mask_base:desc.mask_base + desc.rank]), list(mem[desc.tau_base:desc.tau_base + desc.rank])
+    lam = [
+        (int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
+        for r in range(desc.rank)
+    ]
+    return (
+        lam,
+        list(mem[desc.mask_base : desc.mask_base + desc.rank]),
+        list(mem[desc.tau_base : desc.tau_base + desc.rank]),
+    )
 
 
 @cocotb.test()
@@ -166,12 +175,24 @@ async def test_largest_slice(dut):
     tb = Tb(dut)
     await tb.setup()
     n = (1 << 16) - 1
-    desc = isa.RankDesc(0, n, 2 * n, 2 * n + 2, 2 * n + 3, rank=1, left_rows=n, right_cols=n,
-                        inv_d=round(2**24 / (2 * n + 1)), q_shift=30, threshold=1 << 24, tau_num=(1 << 48) - 1)
+    desc = isa.RankDesc(
+        0,
+        n,
+        2 * n,
+        2 * n + 2,
+        2 * n + 3,
+        rank=1,
+        left_rows=n,
+        right_cols=n,
+        inv_d=round(2**24 / (2 * n + 1)),
+        q_shift=30,
+        threshold=1 << 24,
+        tau_num=(1 << 48) - 1,
+    )
     if not tb.fits(desc):
         return
     mem = np.full(2 * n + 4, -(1 << 15), dtype=np.int64)
-    mem[2 * n:2 * n + 4] = [0, 0, 1, 0]
+    mem[2 * n : 2 * n + 4] = [0, 0, 1, 0]
     await tb.check(isa.check_rank(desc), mem, what="largest slice")
     assert _state(desc, mem)[0] == [(6554 * (((1 << 30) * 2 * n * desc.inv_d + (1 << 29)) >> 30) + (1 << 15)) >> 16]
 
@@ -194,9 +215,11 @@ async def test_compiled_bonds(dut):
                 continue
             for rnd in range(60):  # from round 4 on the cores are 0 and lambda decays by 0.9 a round
                 scale = (1, 1, 0.5, 0.5, 0)[min(rnd, 4)]
-                for w, base, n in ((op.ins[0], desc.left_base, desc.left_rows), (op.ins[1], desc.right_base,
-                                                                                desc.right_cols)):
-                    mem[base:base + n * desc.rank] = np.round(mem[base:base + n * desc.rank] * scale)
+                for w, base, n in (
+                    (op.ins[0], desc.left_base, desc.left_rows),
+                    (op.ins[1], desc.right_base, desc.right_cols),
+                ):
+                    mem[base : base + n * desc.rank] = np.round(mem[base : base + n * desc.rank] * scale)
                 await tb.check(desc, mem, what=f"{model} {op.note} round {rnd}")
             pruned += desc.rank - int(sum(_state(desc, mem)[1]))
     assert pruned > 0
@@ -210,10 +233,18 @@ async def test_illegal_ops(dut):
     await tb.setup()
     ok, mem = random_rank(tb.gen, tb.mask_n)
     await tb.check(ok, mem)
-    bad = [replace(ok, rank=0), replace(ok, rank=tb.mask_n + 1), replace(ok, rank=31), replace(ok, left_rows=0),
-           replace(ok, right_cols=0), replace(ok, left_rows=0, right_cols=0), replace(ok, q_shift=48),
-           replace(ok, q_shift=63), replace(ok, rank=0, left_rows=0, q_shift=63),
-           replace(ok, right_cols=0, q_shift=50)]
+    bad = [
+        replace(ok, rank=0),
+        replace(ok, rank=tb.mask_n + 1),
+        replace(ok, rank=31),
+        replace(ok, left_rows=0),
+        replace(ok, right_cols=0),
+        replace(ok, left_rows=0, right_cols=0),
+        replace(ok, q_shift=48),
+        replace(ok, q_shift=63),
+        replace(ok, rank=0, left_rows=0, q_shift=63),
+        replace(ok, right_cols=0, q_shift=50),
+    ]
     d = dut
     codes = set()
     for desc in bad:
@@ -224,8 +255,9 @@ async def test_illegal_ops(dut):
         n = len(tb.memory.read_addrs), len(tb.memory.write_addrs)
         cycles = await tb.execute(desc, mem, 4)
         assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
-        assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
+        assert int(d.error.value) == 1 and int(d.error_code.value) == code, (
             f"{desc}: error {int(d.error.value)} code {int(d.error_code.value)}, want {code}"
+        )
         for _ in range(3 + 2 * tb.lat):  # nothing moves afterwards
             await FallingEdge(d.clk)
             assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code

@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_rank.v: every simulator x memory latencies and largest ranks (cocotb module: tb_tt_rank.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -16,8 +17,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_rank(sim, shape):
-    run_block(toplevel="tt_rank", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_rank.tb_tt_rank")
+    run_block(
+        toplevel="tt_rank",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_rank.tb_tt_rank",
+    )
 
 
 BAD_PARAMS = [

@@ -4,6 +4,7 @@ Each element (acc, shift, mode, rnd) is checked bit-exactly: y and sat against f
 + fxp.saturate when ACC_W != 48), shift_err against fxp.check_shift. The pipeline latency is read from the
 RTL's LATENCY localparam. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from collections import deque
 
 import cocotb
@@ -47,10 +48,12 @@ class Dut:
         d = self.dut
         if not int(d.out_valid.value):
             return 0, None, None, None
-        return (1,
-                unpack(int(d.y.value), self.out_w, self.lanes, True),
-                unpack(int(d.sat.value), 1, self.lanes, False),
-                unpack(int(d.shift_err.value), 1, self.lanes, False))
+        return (
+            1,
+            unpack(int(d.y.value), self.out_w, self.lanes, True),
+            unpack(int(d.sat.value), 1, self.lanes, False),
+            unpack(int(d.shift_err.value), 1, self.lanes, False),
+        )
 
     def expect(self, elem):
         """Golden (y, sat, shift_err) of one element."""
@@ -127,12 +130,13 @@ async def stream(h: Dut, cycles, stats: Stats | None = None):
                 got = (y[lane], sat[lane], err[lane])
                 assert got == (ey, es, ee), (
                     f"cycle {i} lane {lane}: acc={e[0]} shift={e[1]} mode={e[2]} rnd={e[3]}: "
-                    f"(y, sat, shift_err) = {got} != golden {(ey, es, ee)}")
+                    f"(y, sat, shift_err) = {got} != golden {(ey, es, ee)}"
+                )
 
 
 def group(h: Dut, elems):
     """Split a flat element list into per-cycle LANES groups."""
-    return [elems[i:i + h.lanes] for i in range(0, len(elems), h.lanes)]
+    return [elems[i : i + h.lanes] for i in range(0, len(elems), h.lanes)]
 
 
 def corner_elements(h: Dut, gen: np.random.Generator):
@@ -154,7 +158,7 @@ def corner_elements(h: Dut, gen: np.random.Generator):
         accs = sorted(a for a in accs if h.acc_min <= a <= h.acc_max)
         for acc in accs:
             for mode in (fxp.NEAREST, fxp.STOCHASTIC):
-                for rnd in ((0x80,) if mode == fxp.NEAREST else (0, 0x7F, 0x80, 0xFF, int(gen.integers(256)))):
+                for rnd in (0x80,) if mode == fxp.NEAREST else (0, 0x7F, 0x80, 0xFF, int(gen.integers(256))):
                     elems.append((acc, s, mode, rnd))
     gen.shuffle(elems)
     return elems
@@ -193,8 +197,14 @@ async def test_corners(dut):
             cycles.append((0, group(h, random_elements(h, gen, h.lanes))[0]))  # junk inputs, not valid
         cycles.append((1, g))
     await stream(h, cycles)
-    dut._log.info("corners: %d elements, sat hi %d, sat lo %d, shift_err %d, ties %d",
-                  stats.n, stats.sat_hi, stats.sat_lo, stats.err, stats.ties)
+    dut._log.info(
+        "corners: %d elements, sat hi %d, sat lo %d, shift_err %d, ties %d",
+        stats.n,
+        stats.sat_hi,
+        stats.sat_lo,
+        stats.err,
+        stats.ties,
+    )
     assert stats.sat_hi and stats.sat_lo and stats.err and stats.ties
     assert {fxp.SHIFT_MIN, fxp.SHIFT_MAX, 0} <= stats.shifts and stats.modes == {0, 1}
 
@@ -209,8 +219,9 @@ async def test_random(dut):
     valid = gen.random(n_cycles) < 0.8
     cycles = [(int(v), random_elements(h, gen, h.lanes)) for v in valid]
     await stream(h, cycles, stats)
-    dut._log.info("random: %d elements, sat hi %d, sat lo %d, shift_err %d",
-                  stats.n, stats.sat_hi, stats.sat_lo, stats.err)
+    dut._log.info(
+        "random: %d elements, sat hi %d, sat lo %d, shift_err %d", stats.n, stats.sat_hi, stats.sat_lo, stats.err
+    )
     assert stats.sat_hi and stats.sat_lo and stats.err
 
 

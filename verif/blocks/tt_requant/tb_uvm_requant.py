@@ -19,6 +19,7 @@ Tests (pyuvm factory variants of one test):
   RequantCoverageHoleDemo  skip=True, run only by name: nearest mode only, must FAIL the coverage check
                       (verif/blocks/tt_requant/test_uvm_requant.py runs it to prove the check can fail)
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,18 @@ from pyuvm import ConfigDB, uvm_factory, uvm_sequence
 
 from golden import fxp
 from verif.lanes import pack, unpack
-from verif.uvm import (BlockEnv, BlockTest, ClockedDriver, ClockedMonitor, Coverage, Predictor, SeqItem,
-                       current_test_name, seeded_rng, signal_int)
+from verif.uvm import (
+    BlockEnv,
+    BlockTest,
+    ClockedDriver,
+    ClockedMonitor,
+    Coverage,
+    Predictor,
+    SeqItem,
+    current_test_name,
+    seeded_rng,
+    signal_int,
+)
 
 SHIFT_W = 7  # width of each lane's signed shift field
 MODES = {fxp.NEAREST: "nearest", fxp.STOCHASTIC: "stochastic"}
@@ -41,8 +52,9 @@ SHIFT_CLASSES = {  # class -> the shifts in it (the 7-bit field holds -64..63)
     "1..7": list(range(1, 8)),
     "8": [8],
     "9..47": list(range(9, fxp.SHIFT_MAX + 1)),
-    "out_of_range": [s for s in range(-(1 << (SHIFT_W - 1)), 1 << (SHIFT_W - 1))
-                     if not fxp.SHIFT_MIN <= s <= fxp.SHIFT_MAX],
+    "out_of_range": [
+        s for s in range(-(1 << (SHIFT_W - 1)), 1 << (SHIFT_W - 1)) if not fxp.SHIFT_MIN <= s <= fxp.SHIFT_MAX
+    ],
 }
 OUTCOMES = ["exact", "rounded", "sat_hi", "sat_lo", "shift_err"]
 
@@ -128,8 +140,9 @@ def random_element(rng: np.random.Generator, acc_w: int, out_w: int) -> tuple[in
     acc_min, acc_max = -(1 << (acc_w - 1)), (1 << (acc_w - 1)) - 1
     qmin, qmax = -(1 << (out_w - 1)), (1 << (out_w - 1)) - 1
     u = rng.random(3)
-    shifts = _CLASS_SHIFTS[min(int(np.searchsorted(_CLASS_CUM, u[0] * _CLASS_CUM[-1], side="right")),
-                               len(_CLASS_SHIFTS) - 1)]
+    shifts = _CLASS_SHIFTS[
+        min(int(np.searchsorted(_CLASS_CUM, u[0] * _CLASS_CUM[-1], side="right")), len(_CLASS_SHIFTS) - 1)
+    ]
     s = shifts[int(u[1] * len(shifts))]
     sl = min(max(s, fxp.SHIFT_MIN), fxp.SHIFT_MAX)  # the legal shift the value is shaped for
     bits = int(rng.integers(1, acc_w + 1))
@@ -215,7 +228,7 @@ class RequantCornerSeq(RequantRandomSeq):
         for i in range(0, len(elems), p.LANES):
             item = RequantItem.create(f"corner{i // p.LANES}")
             await self.start_item(item)
-            item.set_lanes(elems[i:i + p.LANES])
+            item.set_lanes(elems[i : i + p.LANES])
             item.idle_before = int(rng.integers(1, 3)) if rng.random() < 0.3 else 0
             await self.finish_item(item)
 
@@ -292,10 +305,14 @@ class RequantInMonitor(ClockedMonitor):
         if not valid:
             return None
         item = RequantItem("in")
-        item.set_lanes(zip(unpack(int(d.acc.value), p.ACC_W, p.LANES, True),
-                           unpack(int(d.shift.value), SHIFT_W, p.LANES, True),
-                           unpack(int(d.mode.value), 1, p.LANES, False),
-                           unpack(int(d.rnd.value), 8, p.LANES, False)))
+        item.set_lanes(
+            zip(
+                unpack(int(d.acc.value), p.ACC_W, p.LANES, True),
+                unpack(int(d.shift.value), SHIFT_W, p.LANES, True),
+                unpack(int(d.mode.value), 1, p.LANES, False),
+                unpack(int(d.rnd.value), 8, p.LANES, False),
+            )
+        )
         item.cycle = cycle
         self.cycles.append(cycle)
         return item
@@ -319,8 +336,11 @@ class RequantOutMonitor(ClockedMonitor):
         if valid is None:  # X/Z valid: a transaction of unknowns, never equal to a prediction
             res.y = res.sat = res.shift_err = "X"
         else:
-            res.y, res.sat, res.shift_err = (lanes(d.y, p.OUT_W, True), lanes(d.sat, 1, False),
-                                              lanes(d.shift_err, 1, False))
+            res.y, res.sat, res.shift_err = (
+                lanes(d.y, p.OUT_W, True),
+                lanes(d.sat, 1, False),
+                lanes(d.shift_err, 1, False),
+            )
         return res
 
 
@@ -384,15 +404,20 @@ class RequantCoverage(Coverage):
         self.point("shift_class", lambda s: s.shift_class, list(SHIFT_CLASSES))
         self.point("outcome", lambda s: s.outcome, outcomes)
         self.cross("mode_x_shift_class", ["mode", "shift_class"])
-        self.cross("mode_x_shift_class_x_outcome", ["mode", "shift_class", "outcome"],
-                   ignore=[(MODES[m], c, o) for (m, c), r in reach.items() for o in outcomes if o not in r])
+        self.cross(
+            "mode_x_shift_class_x_outcome",
+            ["mode", "shift_class", "outcome"],
+            ignore=[(MODES[m], c, o) for (m, c), r in reach.items() for o in outcomes if o not in r],
+        )
 
     def samples(self, res: RequantResult):
         inp = res.inp
         for lane, (acc, s, m, _) in enumerate(inp.lanes()):
-            yield SimpleNamespace(mode=MODES[m], shift_class=shift_class(s),
-                                  outcome=outcome(acc, s, res.y[lane], res.sat[lane], res.shift_err[lane],
-                                                  self.fmt))
+            yield SimpleNamespace(
+                mode=MODES[m],
+                shift_class=shift_class(s),
+                outcome=outcome(acc, s, res.y[lane], res.sat[lane], res.shift_err[lane], self.fmt),
+            )
 
 
 # ------------------------------------------------------------------------------------------------------

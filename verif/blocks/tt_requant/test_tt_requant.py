@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_requant.v: every simulator x a few (OUT_W, LANES) (cocotb module: tb_tt_requant.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -10,9 +11,13 @@ SOURCES = sources("tt_requant")
 @pytest.mark.parametrize("out_w,lanes", [(16, 1), (4, 4), (32, 2)], ids=["w16l1", "w4l4", "w32l2"])
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_requant(sim, out_w, lanes):
-    run_block(toplevel="tt_requant", sources=SOURCES,
-              parameters={"OUT_W": out_w, "LANES": lanes}, sim=sim,
-              test_module="verif.blocks.tt_requant.tb_tt_requant")
+    run_block(
+        toplevel="tt_requant",
+        sources=SOURCES,
+        parameters={"OUT_W": out_w, "LANES": lanes},
+        sim=sim,
+        test_module="verif.blocks.tt_requant.tb_tt_requant",
+    )
 
 
 BAD_PARAMS = [

@@ -7,6 +7,7 @@ ACC_W is always passed explicitly, so the build dir (build/sim/tt_requant/ACC_W.
 not the one the plain cocotb tests (test_tt_requant.py) use: the two suites can run in parallel under
 pytest-xdist without one clobbering the other's build.
 """
+
 import re
 
 import pytest
@@ -16,7 +17,7 @@ from verif.runner import BUILD, RTL, SIMS, run_block
 
 CONFIGS = {
     "a48w16l1": {"ACC_W": 48, "OUT_W": 16, "LANES": 1},  # the accelerator's default shape
-    "a40w8l3": {"ACC_W": 40, "OUT_W": 8, "LANES": 3},    # narrower accumulator, odd lane count
+    "a40w8l3": {"ACC_W": 40, "OUT_W": 8, "LANES": 3},  # narrower accumulator, odd lane count
 }
 TB = "verif.blocks.tt_requant.tb_uvm_requant"
 SOURCES = sources("tt_requant")
@@ -25,8 +26,14 @@ SOURCES = sources("tt_requant")
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("sim", SIMS)
 def test_uvm_requant(sim, config):
-    run_block(toplevel="tt_requant", sources=SOURCES, parameters=CONFIGS[config], sim=sim,
-              test_module=TB, testcase=["RequantRandomTest", "RequantCornerTest", "RequantStressTest"])
+    run_block(
+        toplevel="tt_requant",
+        sources=SOURCES,
+        parameters=CONFIGS[config],
+        sim=sim,
+        test_module=TB,
+        testcase=["RequantRandomTest", "RequantCornerTest", "RequantStressTest"],
+    )
 
 
 # --- the checks can fail ---------------------------------------------------------------------------------
@@ -48,11 +55,11 @@ MUTANT_CONFIG = CONFIGS["a40w8l3"]
 
 def _run_expecting_failure(capfd, sources, build_dir, testcase):
     with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_block("tt_requant", sources, MUTANT_CONFIG, "icarus", TB, build_dir=build_dir, testcase=testcase,
-                  waves=False)
+        run_block(
+            "tt_requant", sources, MUTANT_CONFIG, "icarus", TB, build_dir=build_dir, testcase=testcase, waves=False
+        )
     out = capfd.readouterr().out
-    counts = [dict(zip(("matched", "mismatched", "missing", "extra"), map(int, m)))
-              for m in SCOREBOARD_RE.findall(out)]
+    counts = [dict(zip(("matched", "mismatched", "missing", "extra"), map(int, m))) for m in SCOREBOARD_RE.findall(out)]
     assert counts, out[-3000:]
     return counts[-1], out
 

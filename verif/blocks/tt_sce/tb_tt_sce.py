@@ -7,6 +7,7 @@ logits (all equal, only the extremes, one huge, ties), every label, the compiled
 their fractions and moved ones, in place, every error code, a start while busy; every op starts the cycle its
 predecessor's done is seen (back to back). numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -48,7 +49,9 @@ class Memories:
             await FallingEdge(d.clk)
             in_reset = bool(int(d.rst.value))
             v = self.pipe.pop(0)
-            d.z_rd_data.value = (v & ((1 << self.z_w) - 1)) if v is not None else int(self.gen.integers(0, 1 << self.z_w))
+            d.z_rd_data.value = (
+                (v & ((1 << self.z_w) - 1)) if v is not None else int(self.gen.integers(0, 1 << self.z_w))
+            )
             if int(d.z_rd_en.value) and not in_reset:
                 a = int(d.z_rd_addr.value)
                 self.read_addrs.append(a)
@@ -113,8 +116,9 @@ class Tb:
         d = self.dut
         assert int(d.error.value) == 0, f"{what}: error {int(d.error_code.value)}"
         bad = np.flatnonzero(e != want_e)
-        assert bad.size == 0, (f"{what}: {bad.size} words differ, first at {bad[0]}: got {e[bad[0]]}, "
-                               f"want {want_e[bad[0]]}")
+        assert bad.size == 0, (
+            f"{what}: {bad.size} words differ, first at {bad[0]}: got {e[bad[0]]}, want {want_e[bad[0]]}"
+        )
         got_w = self.mems.write_addrs[writes:]
         assert got_w == [desc.e_base + j for j in range(desc.n_out)], f"{what}: write addresses {got_w}"
         got_r = self.mems.read_addrs[reads:]
@@ -144,7 +148,7 @@ async def test_random_descriptors(dut):
         desc, _ = random_sce(tb.gen, tb.out_w, w=tb.z_w)  # its formats; the N_W-bit fields may exceed SCE_N_W
         desc = replace(desc, n_out=n_max, classes=n_max - trial, label=int(tb.gen.integers(0, n_max - trial)))
         z = tb.gen.integers(-(1 << (tb.z_w - 1)), 1 << (tb.z_w - 1), size=desc.z_base + n_max + 4)
-        z[desc.z_base:desc.z_base + n_max] = random_logits(tb.gen, n_max, desc.classes, tb.z_w)
+        z[desc.z_base : desc.z_base + n_max] = random_logits(tb.gen, n_max, desc.classes, tb.z_w)
         sat += await tb.check(desc, z, what=f"largest {trial}")
     assert sat > 0
 
@@ -160,8 +164,9 @@ async def test_every_label(dut):
         for label in range(10):
             frac_z = int(tb.gen.choice([isa.SCE_FRAC_Z_MIN, -17, -16, -4, 0, 8, 20, isa.SCE_FRAC_Z_MAX]))
             err_w = int(tb.gen.integers(2, tb.out_w + 1))
-            desc = isa.SceDesc(7, int(tb.gen.integers(0, 20)), 12, 10, label, frac_z, err_w,
-                               int(tb.gen.integers(0, 32)))
+            desc = isa.SceDesc(
+                7, int(tb.gen.integers(0, 20)), 12, 10, label, frac_z, err_w, int(tb.gen.integers(0, 32))
+            )
             await tb.check(desc, z, what=f"pattern {kind} label {label}")
 
 
@@ -176,13 +181,14 @@ async def test_compiled_ops(dut):
         (zn,) = op.ins
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
         fm = comp.cfg.formats
-        fracs = [frac[zn], fm.frac_min, fm.frac_max] + [int(f) for f in tb.gen.integers(fm.frac_min, fm.frac_max + 1,
-                                                                                          size=12)]
+        fracs = [frac[zn], fm.frac_min, fm.frac_max] + [
+            int(f) for f in tb.gen.integers(fm.frac_min, fm.frac_max + 1, size=12)
+        ]
         for frac_z in fracs:
             desc = isa.lower_sce(comp, op, dict(frac, **{zn: frac_z}), int(tb.gen.integers(0, comp.cfg.classes)))
             assert desc.banks[0] == desc.banks[1]
             bank = tb.gen.integers(-50, 50, size=max(desc.z_base, desc.e_base) + desc.n_out + 8)
-            bank[desc.z_base:desc.z_base + desc.n_out] = random_logits(tb.gen, desc.n_out, desc.classes, tb.z_w)
+            bank[desc.z_base : desc.z_base + desc.n_out] = random_logits(tb.gen, desc.n_out, desc.classes, tb.z_w)
             await tb.check(desc, bank, bank, what=f"{model} frac_z {frac_z}")
 
 
@@ -208,12 +214,26 @@ async def test_illegal_ops(dut):
     ok = replace(ok, n_out=10, classes=8, label=7)
     z = np.concatenate([z, np.zeros(20, dtype=np.int64)])
     await tb.check(ok, z)
-    bad = [replace(ok, n_out=0, classes=0, label=0), replace(ok, classes=0, label=0), replace(ok, classes=11),
-           replace(ok, label=8), replace(ok, label=(1 << tb.n_w) - 1), replace(ok, err_w=0), replace(ok, err_w=1),
-           replace(ok, err_w=tb.out_w + 1), replace(ok, err_w=63), replace(ok, frac_z=-33), replace(ok, frac_z=-64),
-           replace(ok, frac_z=48), replace(ok, frac_z=63), replace(ok, err_frac=32), replace(ok, err_frac=63),
-           replace(ok, classes=11, label=20, err_w=0, frac_z=63),  # several errors: the lowest code
-           replace(ok, label=9, err_w=0, err_frac=40), replace(ok, err_w=1, frac_z=-40)]
+    bad = [
+        replace(ok, n_out=0, classes=0, label=0),
+        replace(ok, classes=0, label=0),
+        replace(ok, classes=11),
+        replace(ok, label=8),
+        replace(ok, label=(1 << tb.n_w) - 1),
+        replace(ok, err_w=0),
+        replace(ok, err_w=1),
+        replace(ok, err_w=tb.out_w + 1),
+        replace(ok, err_w=63),
+        replace(ok, frac_z=-33),
+        replace(ok, frac_z=-64),
+        replace(ok, frac_z=48),
+        replace(ok, frac_z=63),
+        replace(ok, err_frac=32),
+        replace(ok, err_frac=63),
+        replace(ok, classes=11, label=20, err_w=0, frac_z=63),  # several errors: the lowest code
+        replace(ok, label=9, err_w=0, err_frac=40),
+        replace(ok, err_w=1, frac_z=-40),
+    ]
     d = dut
     outs = (int(d.pred.value), int(d.p_label.value), int(d.sat_count.value))
     codes = set()
@@ -226,8 +246,9 @@ async def test_illegal_ops(dut):
         n = len(tb.mems.read_addrs), len(tb.mems.write_addrs)
         cycles = await tb.execute(desc, z, e, 4)
         assert cycles == CHECK_CYCLES, f"error after {cycles} cycles"
-        assert int(d.error.value) == 1 and int(d.error_code.value) == code, \
+        assert int(d.error.value) == 1 and int(d.error_code.value) == code, (
             f"{desc}: error {int(d.error.value)} code {int(d.error_code.value)}, want {code}"
+        )
         for _ in range(3 + 2 * tb.lat):  # nothing moves afterwards
             await FallingEdge(d.clk)
             assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code

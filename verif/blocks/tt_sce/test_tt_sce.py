@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_sce.v: every simulator x memory latencies and port widths (cocotb module: tb_tt_sce.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -16,8 +17,13 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_sce(sim, shape):
-    run_block(toplevel="tt_sce", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_sce.tb_tt_sce")
+    run_block(
+        toplevel="tt_sce",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_sce.tb_tt_sce",
+    )
 
 
 BAD_PARAMS = [

@@ -4,6 +4,7 @@ prediction function of the slice, under random valid/ready streams whose produce
 flow; in_ready a register (it does not follow out_ready within a cycle); rst mid-stream.
 numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -16,6 +17,7 @@ from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 class Slice(NamedTuple):
     """The slice's registers: the output word and the word waiting behind it (valid, data)."""
+
     out_valid: bool = False
     out_word: int = 0
     skid_valid: bool = False
@@ -107,7 +109,7 @@ async def random_streams(dut):
         for _ in range(200):
             await tb.cycle(p_valid, p_ready)
     assert len(tb.received) >= 300, f"only {len(tb.received)} words through"
-    assert tb.received == tb.sent[:len(tb.received)], "words lost, repeated or reordered"
+    assert tb.received == tb.sent[: len(tb.received)], "words lost, repeated or reordered"
     assert len(tb.sent) - len(tb.received) <= 2, "more than two words inside the slice"
 
 
@@ -140,4 +142,4 @@ async def reset_mid_stream(dut):
     tb.sent, tb.received, tb.next_word = [], [], None
     for _ in range(40):
         await tb.cycle(0.7, 0.6)
-    assert tb.received and tb.received == tb.sent[:len(tb.received)], "words after rst"
+    assert tb.received and tb.received == tb.sent[: len(tb.received)], "words after rst"

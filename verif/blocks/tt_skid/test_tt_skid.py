@@ -1,4 +1,5 @@
 """pytest runner for rtl/tt_skid.v: every simulator x a few widths (cocotb module: tb_tt_skid.py)."""
+
 import pytest
 
 from verif.filelist import sources
@@ -16,12 +17,18 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_skid(sim, shape):
-    run_block(toplevel="tt_skid", sources=SOURCES, parameters=SHAPES[shape], sim=sim,
-              test_module="verif.blocks.tt_skid.tb_tt_skid")
+    run_block(
+        toplevel="tt_skid",
+        sources=SOURCES,
+        parameters=SHAPES[shape],
+        sim=sim,
+        test_module="verif.blocks.tt_skid.tb_tt_skid",
+    )
 
 
-@pytest.mark.parametrize("params,message", [pytest.param({"WIDTH": 0}, "error_tt_skid_WIDTH_must_be_at_least_1",
-                                                         id=param_tag({"WIDTH": 0}))])
+@pytest.mark.parametrize(
+    "params,message", [pytest.param({"WIDTH": 0}, "error_tt_skid_WIDTH_must_be_at_least_1", id=param_tag({"WIDTH": 0}))]
+)
 @pytest.mark.parametrize("sim", SIMS)
 def test_tt_skid_parameter_check(sim, params, message):
     """An illegal parameter stops elaboration with a message naming the rule."""

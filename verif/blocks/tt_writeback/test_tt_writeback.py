@@ -1,6 +1,7 @@
 """rtl/tt_writeback.v is the shared last stage of tt_contract and tt_ewise; its behaviour is checked bit-exactly
 through their tests (verif/blocks/tt_contract, verif/blocks/tt_ewise) and its mutants in scripts/mutants.json.
 Here: its elaboration-time parameter check stops both simulators."""
+
 import pytest
 
 from verif.filelist import sources
