@@ -42,7 +42,7 @@ SEED_GIVEN = $(filter command line environment environment override,$(origin SEE
 OUT      ?=
 export SIM SEED WAVES
 
-.PHONY: help setup train cost regress lint synth qor coverage mutate bench clean
+.PHONY: help setup train cost regress lint formal synth qor coverage mutate bench clean
 
 help: ## list the targets and variables
 	@echo "Targets:"
@@ -73,6 +73,9 @@ regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit
 
 lint: setup ## verilator --lint-only -Wall over rtl/
 	@bash scripts/lint.sh
+
+formal: setup ## SymbiYosys proofs of verif/blocks/*/formal (FULL=1: also the longer full_* tasks); build/formal
+	$(PY) scripts/formal.py $(if $(filter 1,$(FULL)),--full)
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
 	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(SYNTH_ENGINE)

