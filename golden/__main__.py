@@ -80,6 +80,7 @@ def main(argv=None) -> int:
 
             return main_train(args)
         from dataclasses import replace
+
         from golden.config import load_config, with_ranks
 
         cfg = load_config(args.model)

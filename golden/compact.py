@@ -31,7 +31,8 @@ _BOND_TENSOR = re.compile(r"(\d+)\.(\d+)$")  # G0.1, W0.1, dG0.1, V0.1, M0.1, LA
 
 def kept_slices(m: Machine, ranks) -> list[list[list[int]]]:
     """Per layer and bond, the old slice indices `compact` keeps, in order: the live ones (mask not 0) and the first
-    pruned ones up to the bond's new rank. Raises ValueError where a rank is below the live rank or above the current."""
+    pruned ones up to the bond's new rank. Raises ValueError where a rank is below the live rank or above the
+    current."""
     if len(ranks) != len(m.cfg.layers):
         raise ValueError(f"ranks {ranks}: expected one list of inner ranks per layer ({len(m.cfg.layers)})")
     out = []
@@ -94,7 +95,8 @@ def compact(m: Machine, ranks, calibration=None, rounds: int = 48) -> Machine:
         state[key] = {n: v for n, v in state[key].items() if n in comp.tensors}
     out.load_state_dict({"mem": out.mem, **state})
     if new_formats:
-        _calibrate_new(out, new_formats, *calibration, rounds)
+        xq, labels = calibration
+        _calibrate_new(out, new_formats, xq, labels, rounds)
     return out
 
 

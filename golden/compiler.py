@@ -326,21 +326,20 @@ def refine_orders(comp: Compiled) -> None:
                 for _, p in engines
             ]  # lowered once: only op i's order varies
 
-            def cycles(order: str) -> float:
+            candidates = dict.fromkeys([current, *layout_candidates(out, ia, ib)])
+            cost: dict[str, tuple[float, bool]] = {}
+            for order in candidates:  # in a loop, not a closure: the cost reads this iteration's op and window
                 op.order = order if order != out else ""
-                total = 0
+                total: float = 0
                 for (lanes, p), lowered in zip(engines, neighbours):
                     try:
                         own = P.contract_desc(comp, p, op, frac)
                     except ValueError:  # the loop nest does not fit a descriptor in this order
-                        return math.inf
+                        total = math.inf
+                        break
                     total += lanes * P.linked_cycles([own if j == i else lowered[j] for j in window], p.bank_shift)
-                return total
-
-            best = min(
-                dict.fromkeys([current, *layout_candidates(out, ia, ib)]),
-                key=lambda order: (cycles(order), order != current),
-            )
+                cost[order] = (total, order != current)
+            best = min(candidates, key=cost.__getitem__)
             op.order = best if best != out else ""
 
 
@@ -465,7 +464,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
     last_y = x_name
     err = add("E_out", [cfg.layers[-1].n_out], BANK_ACT, f.err, False, layer_info[-1][7])
     bwd: list[Op] = [Op("sce", err, (last_y,))]
-    for l, layer, x_in, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y in reversed(layer_info):
+    for l, layer, x_in, cores, _operands, sizes, n_idx, m_idx, core_idx, cache, _y in reversed(layer_info):
         if not cfg.train.reuse_forward:
             cache = {}  # recompute partial products in the backward pass instead of keeping them
         bwd.append(Op("acc", f"dB{l}", (err,), note="bias gradient"))
@@ -510,7 +509,9 @@ def compile_network(cfg: NetConfig) -> Compiled:
             f"register; use a smaller train.lr"
         ) from None
     for l, layer in enumerate(cfg.layers):
-        params = [(f"W{l}.{k}", f"dG{l}.{k}", f"{l}.{k}", core_name(l, k)) for k in range(layer.d)]
+        params: list[tuple[str, str, str, str | None]] = [
+            (f"W{l}.{k}", f"dG{l}.{k}", f"{l}.{k}", core_name(l, k)) for k in range(layer.d)
+        ]
         params.append((f"B{l}", f"dB{l}", f"B{l}", None))
         for k, (w, g, suffix, compute) in enumerate(params):
             left = bonds.get((l, k - 1)) if compute else None

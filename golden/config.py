@@ -53,7 +53,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from golden.fxp import SHIFT_MAX, SHIFT_MIN, Fmt
 
@@ -310,7 +310,7 @@ def _layer(value: object, where: str) -> LayerCfg:
 def _formats(value: object) -> Formats:
     names = tuple(f.name for f in dataclasses.fields(Formats))
     obj = _object(value, "formats", optional=names)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for key, item in obj.items():
         where = f"formats.{key}"
         if key in ("frac_min", "frac_max"):
@@ -351,7 +351,7 @@ def _formats(value: object) -> Formats:
 
 def _train(value: object) -> TrainCfg:
     obj = _object(value, "train", optional=tuple(f.name for f in dataclasses.fields(TrainCfg)))
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if "optimizer" in obj:
         kwargs["optimizer"] = _str(obj["optimizer"], "train.optimizer")
         if kwargs["optimizer"] not in OPTIMIZERS:
@@ -385,7 +385,7 @@ def _train(value: object) -> TrainCfg:
 
 def _rank(value: object) -> RankCfg:
     obj = _object(value, "train.rank", optional=tuple(f.name for f in dataclasses.fields(RankCfg)))
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if "enabled" in obj:
         kwargs["enabled"] = _bool(obj["enabled"], "train.rank.enabled")
     if "prior" in obj:

@@ -7,8 +7,8 @@ checked cycle for cycle by its block test) and the sequencer's cycles per record
 verif/top). `python -m verif.top.bench_rtl` measures the
 same counters on the simulated RTL; host cycles (writing a sample, polling) are not modelled.
 
-    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--vec 16] [--drain 16] [--ranks '[[11, 9, 15], [15]]']
-                          [--program train_sample] [--json]
+    python -m golden cost --model paper --lanes 16 --buf-depth 512 [--vec 16] [--drain 16]
+                          [--ranks '[[11, 9, 15], [15]]'] [--program train_sample] [--json]
     python -m golden cost --model paper --lanes 128 --buf-depth 512 --vec 16 --drain 16 --ranks '[[11, 9, 15], [15]]'
                           --fit-ranks [--fit-for train_sample|infer]
 """
@@ -19,9 +19,9 @@ import itertools
 import math
 import sys
 import time
+from typing import Any
 
-from golden import isa
-from golden import program as P
+from golden import isa, program as P
 from golden.compiler import compile_network
 from golden.config import ConfigError, NetConfig, with_ranks
 from golden.machine import Machine
@@ -43,7 +43,7 @@ def cost_report(
     params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     image = P.assemble(comp, params, frac, host_step=Machine(comp, seed=0).host_step())  # the first update's
-    report = {
+    report: dict[str, Any] = {
         "model": cfg.name,
         "ranks": [list(layer.ranks) for layer in cfg.layers],
         "lanes": lanes,
@@ -105,7 +105,8 @@ def fit_ranks(
     """The ranks to recompile a pruned network at on one engine: per bond, between its live rank (`live`, as
     `--ranks` gives them) and the rank `cfg` builds, the rank set whose `program` takes the fewest modelled cycles
     (cost_report; fewer MACs among equals): "train", a training sample with its share of the mini-batch's update
-    (train_sample + update / batch, the cycles fine-tuning spends a sample), or one program. The engine's forms favour some counts (powers of two fill the rows and
+    (train_sample + update / batch, the cycles fine-tuning spends a sample), or one program. The engine's forms favour
+    some counts (powers of two fill the rows and
     lane sums at 128 lanes), so a few pruned slices kept beside the live ones can run faster than the live ranks
     alone; the pruned slices stay zero and masked (SPEC 5.6: both adjoining slices are zero, so are their
     gradients), and the program computes the live network. Both ends are candidates, so the fit is never slower
@@ -141,7 +142,7 @@ def fit_ranks(
             extra = progs["update"]["cycles"] / cfg.train.batch if program == "train" else 0
             seen[flat] = (r["cycles"] + extra, r["macs"])
             if log is not None and len(seen) % 10 == 0:
-                best = min(seen, key=seen.get)
+                best = min(seen, key=seen.__getitem__)
                 print(
                     f"fit_ranks: {len(seen)} rank sets in {time.time() - t0:.0f} s "
                     f"({len(seen) / (time.time() - t0):.1f}/s), best {nest(best)} at {seen[best][0]:,.0f} cycles",
@@ -163,7 +164,7 @@ def fit_ranks(
                     best = min((cur[:i] + (v,) + cur[i + 1 :] for v in values), key=cost)
                     if cost(best) < cost(cur):
                         cur, moved = best, True
-    best = min(seen, key=seen.get)
+    best = min(seen, key=seen.__getitem__)
     return {
         "program": program,
         "live": nest(lo),

@@ -155,7 +155,8 @@ def _digest(*arrays: np.ndarray) -> str:
 
 
 def _idx_dataset(name: str, directory: Path, missing_hint: str) -> Dataset:
-    splits, sources = {}, {}
+    splits: dict[str, tuple[Path, np.ndarray, np.ndarray]] = {}
+    sources: dict[str, tuple[str, str]] = {}
     for split, (images_name, labels_name) in IDX_NAMES.items():
         images_path = _find_idx(directory, images_name, missing_hint)
         labels_path = _find_idx(directory, labels_name, missing_hint)

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -123,7 +124,8 @@ def tt_plan(
     d = len(in_shape)
     if d == 1:
         return TTPlan(0, "dense", 1, 1, 1, out_shape[0], in_shape[0], out_shape[0] * in_shape[0], 0)
-    force_p, force_order, best = p, order, None
+    force_p, force_order = p, order
+    best: tuple[tuple[int, int], TTPlan] | None = None
     if force_p is not None and not 1 <= force_p < d:
         raise ValueError(f"split p={force_p} outside 1..{d - 1}")
     for p in range(1, d) if force_p is None else (force_p,):
@@ -156,6 +158,7 @@ def tt_plan(
             key = (plan.macs_train(batch), plan.ML * plan.NL + plan.MR * plan.NR)
             if best is None or key < best[0]:
                 best = (key, plan)
+    assert best is not None, "no plan"
     return best[1]
 
 
@@ -172,7 +175,7 @@ def _merge_left(cores: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def _merge_left_backward(cores, parts, dL) -> list[np.ndarray]:
     """Core gradients of cores[:p] from the gradient of the last left partial."""
-    grads = [None] * len(cores)
+    grads = [np.empty(0)] * len(cores)  # every slot is set below
     for j in range(len(cores) - 1, 0, -1):
         g, prev = cores[j], parts[j - 1]
         M, N, a = prev.shape
@@ -197,7 +200,7 @@ def _merge_right(cores: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def _merge_right_backward(cores, parts, dR) -> list[np.ndarray]:
     """Core gradients of cores[p:] from the gradient of the first right partial."""
-    grads = [None] * len(cores)
+    grads = [np.empty(0)] * len(cores)  # every slot is set below
     for j in range(len(cores) - 1):
         g, nxt = cores[j], parts[j + 1]
         a, m, n, b = g.shape
@@ -398,7 +401,7 @@ class RankAdapter:
             for k in range(d):
                 if d == 1:
                     continue
-                t = 0.0
+                t: float | np.ndarray = 0.0
                 if k > 0:
                     t = self.tau((l, k - 1)).astype(cores[k].dtype)[:, None, None, None]
                 if k < d - 1:
@@ -434,7 +437,7 @@ class RankAdapter:
 
     def live_ranks(self) -> list[tuple[int, ...]]:
         """Live rank of every bond, one tuple per layer (empty for one-core layers)."""
-        out = [[] for _ in self.n_bonds]
+        out: list[list[int]] = [[] for _ in self.n_bonds]
         for l, k in self.bonds:
             out[l].append(int(self.live[(l, k)].sum()))
         return [tuple(x) for x in out]
@@ -779,7 +782,8 @@ def train_float(
     mini-batch of an epoch may be smaller. Rank adaptation (TT only, ``cfg.train.rank.enabled``): from epoch
     ``warmup_epochs`` (0-based) until ``end_epoch`` (if set), the penalty is on and every ``every``-th mini-batch
     runs the lambda update and pruning; after it (or once the live core parameters are down to ``budget`` of the
-    full count) the ranks stay and the live slices fine-tune without penalty. Returns a dict of per-epoch lists (``train_loss`` = mean CE of the epoch's batches,
+    full count) the ranks stay and the live slices fine-tune without penalty. Returns a dict of per-epoch lists
+    (``train_loss`` = mean CE of the epoch's batches,
     ``train_acc`` of those batches, ``test_acc``, ``live_ranks``, ``core_params``, ``time`` = cumulative wall
     seconds of training, excluding evaluation) plus ``final_test_acc``, ``samples_per_s`` and ``pruned``."""
     tc = cfg.train
@@ -794,13 +798,15 @@ def train_float(
     Yte = np.asarray(dataset.test_y, dtype=np.int64)
     N, B = len(Xtr), tc.batch
     rank_on = (not dense) and net.rank is not None
-    hist = {k: [] for k in ("train_loss", "train_acc", "test_acc", "live_ranks", "core_params", "time", "penalty")}
+    hist: dict[str, Any] = {
+        k: [] for k in ("train_loss", "train_acc", "test_acc", "live_ranks", "core_params", "time", "penalty")
+    }
     hist["pruned"] = []
     params = net.params()
     step = 0
     updates = 0  # for the learning-rate schedule
     t_train = 0.0
-    bar_mod = None
+    bar_mod: Any = None
     if progress:
         try:
             import tqdm as bar_mod

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import operator
 from decimal import ROUND_HALF_UP, Decimal, localcontext
+from typing import Any
 
 from fixedpoint import FixedPoint, FixedPointOverflowError
 
@@ -42,7 +43,7 @@ LOG2E_Q12 = 5909  # round(log2(e) * 2^12) (SPEC 5.4)
 EXP2_BITS = 15  # EXP2 ROM fraction bits (SPEC 5.4)
 R_BITS = 31  # R = floor(2^31 / S) (SPEC 5.4)
 
-_PROPS = dict(
+_PROPS: dict[str, Any] = dict(
     overflow="clamp",
     rounding="down",
     overflow_alert="error",
@@ -159,6 +160,7 @@ def _round_shift_word(acc: int, shift: int, mode: int, rand: int | None) -> Fixe
         return _shr(a, shift, "nearest")
     # STOCHASTIC: the byte r and a constant 1 below it as the fraction (2r + 1) / 2^9, cut to the s kept bits
     # (floor), added, then floor.
+    assert rand is not None, "stochastic rounding needs the random byte"
     bias = FixedPoint(hex(2 * int(rand) + 1), True, 1, RAND_BITS + 1, **_PROPS)  # Q1.9 in (0, 1)
     if shift < RAND_BITS + 1:
         bias.resize(1, shift, rounding="down")  # s < 9: floor((2r + 1) 2^s / 2^9) / 2^s; s > 9: exact
@@ -364,7 +366,7 @@ def quantize_float_scalar(x: float, fmt: Fmt) -> tuple[int, bool]:
     v = float(x) * 2.0**fmt.frac
     if v != v:
         raise ValueError("cannot quantise NaN")
-    props = dict(_PROPS, rounding="nearest")
+    props: dict[str, Any] = dict(_PROPS, rounding="nearest")
     try:
         return int(FixedPoint(v, True, fmt.width, 0, **props)), False
     except FixedPointOverflowError:

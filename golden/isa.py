@@ -30,7 +30,8 @@ sbuf 0, and the direct form has sbuf 0 everywhere. The engine loads each lane's 
 word a cycle (`lane_beats`' load), and beside it walks the nest without the lane loop, each group once its words
 are loaded (`group_starts`): each step reads one a word and every lane's buffer word at one address, and a
 finished reduction gives L outputs, lane l's at the lane-0 address + l * so of the lane loop (the outputs of the
-direct order, since the lane loop is the innermost output loop). The op's meaning does not change: `desc_beats` and `execute_desc` ignore lanes and sbuf.
+direct order, since the lane loop is the innermost output loop). The op's meaning does not change: `desc_beats` and
+`execute_desc` ignore lanes and sbuf.
 
 Vector load (`vec` V > 1; `with_lanes` chooses it where the build's banks read V words a cycle): the load walks
 the lane loop V lanes a beat, one aligned row of V consecutive words of b for V lanes' buffers, instead of one
@@ -90,11 +91,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any, NoReturn
 
 import numpy as np
 
 from golden import fxp
 from golden.fxp import NEAREST, STOCHASTIC, Fmt
+from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, rsqrt_parts
 
 MAX_OUT = 6  # output loops of a descriptor
 MAX_RED = 4  # reduction loops
@@ -475,7 +478,8 @@ def contract_losses(
 def group_starts(desc: ContractDesc, mem_lat: int = MEM_LAT, head: int = 0) -> np.ndarray:
     """The cycle each group's first beat issues, counted from the compute nest's first cycle (contract_cycles): the
     first SLICE_LAT cycles later (the beat's way through the register slice), each later one max(K, drain_beats)
-    after the previous group's, and in the lane form not before its slice is loaded. The load walk's beat j issues in cycle
+    after the previous group's, and in the lane form not before its slice is loaded. The load walk's beat j issues in
+    cycle
     j - head: head 0 for an op that walks its own b, the head start of a preloaded one (its predecessor's preload walk
     issued its first beat `head` cycles before this op's compute nest's first cycle)."""
     step = max(desc.red_count, drain_beats(desc))
@@ -827,7 +831,7 @@ def lower_contract(comp, op, frac: dict[str, int]) -> ContractDesc:
     return check_desc(desc)
 
 
-def _nest(desc: ContractDesc, counts) -> tuple[np.ndarray, ...]:
+def _nest(desc: ContractDesc, counts) -> tuple[Any, ...]:
     """Every step of the loop nest with loop counts `counts` (a loop's count, or 1 to hold it at index 0), in
     execution order (innermost loop fastest): (loop indices NLOOPS x steps, the a, b, out and buffer addresses,
     first of a reduction, last of a reduction)."""
@@ -1043,8 +1047,10 @@ __all__ = [
 
 # === Element-wise unit (rtl/tt_ewise.v) =====================================================================
 # One `EwiseDesc` per compiled op of kind axpby, acc, axpby_relu, relu_bwd, derive, zero, mask, penalty, adam_v or
-# adam_step (SPEC 5.2, 5.3, 5.5, 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z and y at base + i):
-#   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)   A(p, e): p * 2^e for e >= 0, floor((p + 2^(-e-1)) / 2^-e) else
+# adam_step (SPEC 5.2, 5.3, 5.5, 5.6). Every op is one datapath, element i = 0 .. count-1 in address order (x, z
+# and y at base + i):
+#   t = A(alpha * x_i, align_x) + A(beta * z_i, align_z)
+#       A(p, e): p * 2^e for e >= 0, floor((p + 2^(-e-1)) / 2^-e) else
 #   y = SAT_y(RQ(gate_i ? t : 0, shift, mode))              [ACC: y = SAT_y(old_y_i + y)]
 #   [AXPBY_RELU: the word written is max(y, 0); the saturations and max |y| are y's, before the ReLU]
 # The z term is formed by AXPBY and AXPBY_RELU only; the x term by every op but ZERO. gate_i is 1, except
@@ -1080,7 +1086,6 @@ __all__ = [
 # needs z_w <= 16 and ADAM_STEP x_w <= 17 (code 2; the unit's 18-bit squarer), ADAM_STEP's element shifts shift + h
 # must lie in -16..47 for every h its v can give (code 1; golden.machine.adam_h_range). Several: the lowest code.
 
-from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, rsqrt_parts  # noqa: E402
 
 EW_AXPBY, EW_ACC, EW_AXPBY_RELU, EW_RELU_BWD, EW_DERIVE, EW_ZERO, EW_MASK, EW_PENALTY, EW_ADAM_V, EW_ADAM_STEP = range(
     10
@@ -1187,7 +1192,7 @@ class EwiseDesc:
         return self.count if self.mode == STOCHASTIC else 0
 
 
-def _ewfail(what: str, problem: str):
+def _ewfail(what: str, problem: str) -> NoReturn:
     raise ValueError(f"ewise descriptor for {what}: {problem}")
 
 
@@ -1317,7 +1322,8 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
     """The descriptor of one compiled element-wise op with the current fraction bits `frac` (like Machine.frac).
 
     `host_step`: the step-size constant (q, F) of an SGD step or an Adam step (op.host_step), which the host writes
-    before each update (Machine.sgd_step, Machine.adam_lr). Raises ValueError naming the field when the op does not fit the descriptor or
+    before each update (Machine.sgd_step, Machine.adam_lr). Raises ValueError naming the field when the op does not fit
+    the descriptor or
     could overflow the accumulator.
     """
     if op.kind not in EW_OPCODES:
@@ -1394,9 +1400,16 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
             (_, lo, hi), (_, ylo, yhi) = ranges[name], ranges[y]
             if lo < yhi and ylo < hi and lo != ylo:
                 _ewfail(what, f"{name} overlaps {y} at an offset")
-    width = lambda name: comp.tensors[name].fmt.width if name else 0  # noqa: E731
-    base = lambda name: comp.layout[name][1] if name else 0  # noqa: E731
-    bank = lambda name: comp.layout[name][0] if name else ""  # noqa: E731
+
+    def width(name):
+        return comp.tensors[name].fmt.width if name else 0
+
+    def base(name):
+        return comp.layout[name][1] if name else 0
+
+    def bank(name):
+        return comp.layout[name][0] if name else ""
+
     desc = EwiseDesc(
         opcode=opcode,
         count=out_t.size,
@@ -1512,7 +1525,9 @@ def execute_ewise(desc: EwiseDesc, mem_x, mem_z, mem_y, rand=None, mem_tab=None)
 def pack_ewise_ports(desc: EwiseDesc) -> dict[str, int]:
     """The descriptor as the RTL's port values (rtl/tt_ewise.v)."""
     r0, mn, r1 = desc.shape
-    sgn = lambda v, bits: v & ((1 << bits) - 1)  # noqa: E731
+
+    def sgn(v, bits):
+        return v & ((1 << bits) - 1)
 
     return {
         "opcode": desc.opcode,
@@ -1880,7 +1895,17 @@ def lower_rank(comp, op, frac: dict[str, int]) -> RankDesc:
     w_left, w_right, tau, mask = op.ins
     names = (w_left, w_right, op.out, mask, tau)
     (banks, bases) = zip(*(comp.layout[n] for n in names))
-    desc = RankDesc(*bases, **rank_fields(comp, op, frac), banks=banks, names=(w_left, w_right))
+    left_base, right_base, lam_base, mask_base, tau_base = bases
+    desc = RankDesc(
+        left_base,
+        right_base,
+        lam_base,
+        mask_base,
+        tau_base,
+        **rank_fields(comp, op, frac),
+        banks=banks,
+        names=(w_left, w_right),
+    )
     check_rank(desc)
     code, why = rank_error(desc)
     if code:

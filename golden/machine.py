@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -284,7 +285,7 @@ class Machine:
         """Execute `prog`; per-sample tensors in `env` have a leading batch axis. `rand` [B, draws per sample]."""
         offs = self._draw_offsets if prog is self.comp.train_sample else self._plan_draws(prog)
         for i, op in enumerate(prog):
-            r = None
+            r: Any = None  # this op's draws, if it draws
             if rand is not None and offs[i + 1] > offs[i]:
                 r = rand[:, offs[i] : offs[i + 1]]
             if op.kind == "contract":
@@ -530,15 +531,17 @@ class Machine:
     def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
         """Settle the adaptive formats on one batch before training: run it, discard the gradients, adapt.
         Then fix each momentum's format from its gradient's (SPEC 5.5)."""
-        for i in range(rounds):
+        done = 0
+        for _ in range(rounds):
+            done += 1
             self.accumulate_batch(xq, labels)
-            for name, t in self.comp.tensors.items():
+            for name in self.comp.tensors:
                 if name.startswith("d"):
                     self.mem[name][:] = 0
             if self.adapt() == 0:
                 break
         self.calibrate_momentum_formats()
-        return i + 1
+        return done
 
     def calibrate_momentum_formats(self) -> None:
         """Each momentum's format from its gradient's (SPEC 5.5), once the gradients' formats settled."""

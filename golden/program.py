@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from golden import fxp, isa
 from golden.compiler import Compiled, accumulator_bits
@@ -352,9 +353,8 @@ class Record:
     index: int  # position in the compiled program
     kind: int
     op: object  # the compiled golden.compiler.Op
-    desc: object = (
-        None  # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc, SceDesc or RankDesc)
-    )
+    # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc, SceDesc or RankDesc)
+    desc: Any = None
     nwords: int = 0  # payload words
 
 
@@ -376,6 +376,7 @@ def lower_op(
     slots: dict[str, int],
 ) -> tuple[int, list[int], object]:
     """(kind, words, descriptor) of one op: its header and packed descriptor."""
+    d: Any  # the unit's descriptor: ContractDesc, EwiseDesc, SceDesc or RankDesc
     if op.kind == "contract":
         d = contract_desc(comp, p, op, frac)
         kind, payload = KIND_CONTRACT, contract_payload(d)
@@ -565,9 +566,12 @@ def record_cycles(
     if rec.kind == KIND_CONTRACT:
         unit = isa.contract_cycles(rec.desc, mem_lat, head=head)
     else:
-        unit = {KIND_EWISE: isa.ewise_cycles, KIND_SCE: isa.sce_cycles, KIND_RANK: isa.rank_cycles}[rec.kind](
-            rec.desc, mem_lat
-        )
+        unit_cycles: dict[int, Any] = {
+            KIND_EWISE: isa.ewise_cycles,
+            KIND_SCE: isa.sce_cycles,
+            KIND_RANK: isa.rank_cycles,
+        }
+        unit = unit_cycles[rec.kind](rec.desc, mem_lat)
     return unit + 1, SEQ_OP_CYCLES + record_wait(prev_unit, rec.nwords)
 
 
@@ -581,10 +585,12 @@ def head_start(d: isa.ContractDesc, d_head: int, nwords: int, mem_lat: int = isa
 
 def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
     """The head start of every record of one program run in order: head_start for a preloaded contraction, else 0."""
-    heads, prev = [], None
+    heads: list[int] = []
+    prev: tuple[isa.ContractDesc, int] | None = None
     for r in records:
         head = 0
         if r.kind == KIND_CONTRACT and r.desc.preloaded:
+            assert prev is not None, "the first record cannot be preloaded"
             head = head_start(*prev, r.nwords, mem_lat)
         heads.append(head)
         prev = (r.desc, head)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -287,7 +288,7 @@ class ScalarMachine:
         losses, preds = [], []
         for b in range(xq.shape[0]):
             label = int(labels[b])
-            env = {"label": label}
+            env: dict[str, Any] = {"label": label}
             self._load_input(xq[b])
             self.run(self.comp.train_sample, env, observe=True)
             pc = env["p"][label]
@@ -307,7 +308,9 @@ class ScalarMachine:
     def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
         """Settle the adaptive formats on one batch: run it, discard the gradients, adapt; until nothing moves.
         Then fix each momentum's format from its gradient's."""
-        for i in range(rounds):
+        done = 0
+        for _ in range(rounds):
+            done += 1
             self.accumulate_batch(xq, labels)
             for name in self.mem:
                 if name.startswith("d"):
@@ -317,7 +320,7 @@ class ScalarMachine:
         for op in self.comp.update:  # SPEC 5.5: the momentum gets 4 integer bits more than its gradient
             if op.kind == "axpby" and op.note == "momentum":
                 self.frac[op.out] = self.frac[op.ins[1]] - 4
-        return i + 1
+        return done
 
     def infer(self, xq: np.ndarray) -> np.ndarray:
         """The infer program (NEAREST, no draws) per sample; the prediction is the first maximal logit."""

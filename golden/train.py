@@ -26,6 +26,7 @@ import zipfile
 import zlib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -290,8 +291,10 @@ class Run:
         self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
         self.executor = executor
         self.device = device
-        self.recompiled = None  # the ranks train.rank.recompile recompiled the network at, once it has
-        self.device_before_recompile = None  # the device's report of the programs it ran before the recompile
+        # the ranks train.rank.recompile recompiled the network at, once it has
+        self.recompiled: list[list[int]] | None = None
+        # the device's report of the programs it ran before the recompile
+        self.device_before_recompile: dict | None = None
         comp = check_run(cfg, data, epochs)
         resumed = load_checkpoint(out / CHECKPOINT, cfg, data, seed, epochs, comp)
         self._adopt(resumed[2] if resumed else Machine(comp, seed))
@@ -299,15 +302,17 @@ class Run:
         self.xq_train = self.golden.quantize_input(data.train_x)
         self.xq_test = self.golden.quantize_input(data.test_x)
         self.history: list[dict] = []
-        self.epoch, self.batch_pos, self.perm = 0, 0, None
+        self.epoch, self.batch_pos = 0, 0
+        self.perm: Any = None  # this epoch's sample order, drawn when the epoch starts
         self.stats = self._fresh_stats()
         self.interrupted = False
         self.stop_after = 0  # tests: stop as on SIGINT once this object has trained this many mini-batches (0: never)
         self.checkpoint_every_s = CHECKPOINT_EVERY_S  # tests: 0 saves after every mini-batch
-        self.bar = None  # the run's progress while the loop runs: lines go through it, above the bar
+        # the run's progress while the loop runs: lines go through it, above the bar
+        self.bar: RunProgress | None = None
         self.batches_trained = 0
         out.mkdir(parents=True, exist_ok=True)
-        self.calibration_batch = None
+        self.calibration_batch: np.ndarray | None = None
         if resumed:
             self._resume(*resumed[:2])
         else:
@@ -319,7 +324,8 @@ class Run:
         """Train `golden` (its compiled network) from here, on the device if there is one."""
         golden.total_updates = self.epochs * (len(self.data.train_y) // self.cfg.train.batch)
         self.golden, self.comp = golden, golden.comp
-        self.machine = self.device(golden) if self.device else golden
+        # the golden Machine or a device that runs the same calls (co-simulated RTL); no common type yet
+        self.machine: Any = self.device(golden) if self.device else golden
 
     async def _recompile(self, say) -> None:
         """train.rank.recompile, once the prune phase is over: the network recompiled at smaller ranks, its state
@@ -523,7 +529,7 @@ class Run:
         return float((preds == self.data.test_y).mean())
 
     def finish(self) -> dict:
-        report = {
+        report: dict[str, Any] = {
             "model": self.cfg.name,
             "dataset": self.data.name,
             "seed": self.seed,

@@ -564,7 +564,7 @@ def markdown_seeds(r: dict) -> str:
             for s, p in zip(seeds, row["core_params"])
         ]
         lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + f" | {row['mean_core_params']:.1f} |")
-    for key, p in st["pairs"].items():
+    for p in st["pairs"].values():
         lines += [
             "",
             f"{LABELS[p['base']]} against {LABELS[p['ranked']]}: accuracy gap (without minus with rank "

@@ -5,7 +5,8 @@ Sections: memory of the whole on-chip training state against FP32 dense training
 (float TT at batch 1 and 64, dense float, and the bit-exact golden model); accuracy tables
 (scripts/accuracy.py: digits always, Fashion-MNIST with the paper model unless QUICK=1); accuracy against
 bits (scripts/bits.py, digits); the accelerator's own accuracy (make train on the simulated RTL against the golden
-model, every weight read back from the RTL and compared; not with QUICK=1); rank pruning shrinking the work (a rank-adapted run's live ranks
+model, every weight read back from the RTL and compared; not with QUICK=1); rank pruning shrinking the work (a
+rank-adapted run's live ranks
 recompiled and measured on the simulated RTL).
 
 The accelerator section (verif/top/bench_rtl.py) measures, on the simulated top, the cycles of one training
@@ -28,20 +29,18 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from golden.compiler import PLAN_ENGINES, compile_network
+from golden.config import load_config
+from golden.cost import fit_ranks
+from golden.float_model import measure_speed
+from golden.machine import Machine
+from golden.memory import memory_report
+from golden.train import init_float_params
+from scripts.accuracy import accuracy_table
+from scripts.bits import bits_table
+from verif.top.bench_rtl import measure as measure_rtl
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from accuracy import accuracy_table  # noqa: E402
-from bits import bits_table  # noqa: E402
-
-from golden.compiler import PLAN_ENGINES, compile_network  # noqa: E402
-from golden.config import load_config  # noqa: E402
-from golden.cost import fit_ranks  # noqa: E402
-from golden.float_model import measure_speed  # noqa: E402
-from golden.machine import Machine  # noqa: E402
-from golden.memory import memory_report  # noqa: E402
-from golden.train import init_float_params  # noqa: E402
-from verif.top.bench_rtl import measure as measure_rtl  # noqa: E402
 
 MODELS = ("tiny", "digits", "paper")
 TARGETS = ("ice40-up5k", "ecp5-85k", "zynq-usplus")
@@ -53,7 +52,8 @@ def section_memory() -> dict:
 
 
 def engine_of(model: str) -> tuple[int, int, int, int]:
-    """(MAC lanes, words per lane buffer, vector load words, drain elements a cycle) the model is measured with: those of the synthesis
+    """(MAC lanes, words per lane buffer, vector load words, drain elements a cycle) the model is measured with: those
+    of the synthesis
     target that builds it (scripts/synth_targets.json), one lane for a model no target builds."""
     targets_cfg = json.loads((ROOT / "scripts" / "synth_targets.json").read_text())
     for t in TARGETS:
@@ -402,20 +402,22 @@ def markdown(r: dict) -> str:
         "(the train_sample program back to back, host attached). Train cycles are the accelerator's busy "
         "cycles; host is what the host adds per sample outside them: over AXI-Lite (sample upload, label, start, "
         "status polls, pred and p[label] reads), or through the AXI4-Stream input (a frame of the sample's words "
-        "and its label, one a cycle, which starts the run itself; averaged over a few samples). Each model runs on the MAC lanes of the synthesis target "
-        "that builds it; cycles / ideal compares the train cycles with train MACs / lanes.",
+        "and its label, one a cycle, which starts the run itself; averaged over a few samples). Each model runs on the "
+        "MAC lanes of the synthesis target that builds it; cycles / ideal compares the train cycles with train MACs / "
+        "lanes.",
         "",
         "| model | simulator | lanes | train cycles | train MACs | cycles / ideal | contraction | element-wise | "
-        "softmax | sequencer | host (AXI-Lite) | host (stream) | update cycles | inference cycles | simulated cycles/s |",
+        "softmax | sequencer | host (AXI-Lite) | host (stream) | update cycles | inference cycles | "
+        "simulated cycles/s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for key, v in r["rtl"].items():
+    for v in r["rtl"].values():
         t, u = v["train_sample"], v["train_sample"]["units"]
         lines.append(
             f"| {v['model']} | {v['sim']} | {v['lanes']} | {t['cycles']} | {v['macs']['train_sample']} | "
-            f"{t['cycles'] * v['lanes'] / v['macs']['train_sample']:.3f} | {u['contract']} | {u['ewise']} | {u['sce']} | "
-            f"{t['sequencer_overhead']} | {t['host_cycles']} | {v['train_stream']['host_cycles_per_sample']:.0f} | "
-            f"{v['update']['cycles']} | {v['infer']['cycles']} | "
+            f"{t['cycles'] * v['lanes'] / v['macs']['train_sample']:.3f} | {u['contract']} | {u['ewise']} | "
+            f"{u['sce']} | {t['sequencer_overhead']} | {t['host_cycles']} | "
+            f"{v['train_stream']['host_cycles_per_sample']:.0f} | {v['update']['cycles']} | {v['infer']['cycles']} | "
             f"{v['sim_speed']['cycles_per_s']:.0f} |"
         )
     lines += [
@@ -451,7 +453,8 @@ def markdown(r: dict) -> str:
             "Accelerator cycles per sample: train_sample, the host's cycles around it (through the sample stream), "
             "and the update spread "
             "over its mini-batch, at the "
-            "clock the target's routed build runs at (above). CPU figures from the next section (this machine, one core). The paper "
+            "clock the target's routed build runs at (above). CPU figures from the next section (this machine, one "
+            "core). The paper "
             "reports 59x against an "
             "embedded CPU it does not name; a desktop core is another class of machine. The rows at 128 lanes "
             "are measured cycles of a build no target fits yet (the planned engine: results/synth.md), at the "
@@ -515,10 +518,10 @@ def markdown(r: dict) -> str:
     a = r.get("accelerator_accuracy")
     if a:
         lines += [
-            f"The accelerator itself: `make train` on {a['model']} for {a['epochs']} epoch(s) (seed {a['seed']}) on the "
-            f"simulated RTL ({a['executor']}, every sample checked in lock-step) reaches test accuracy "
-            f"**{100 * a['rtl_test_acc']:.2f} %**; the golden model alone, same run: {100 * a['golden_test_acc']:.2f} %. "
-            f"Final weights identical: **{'yes' if a['weights_identical'] else 'NO'}** ({a['tensors_compared']} "
+            f"The accelerator itself: `make train` on {a['model']} for {a['epochs']} epoch(s) (seed {a['seed']}) on "
+            f"the simulated RTL ({a['executor']}, every sample checked in lock-step) reaches test accuracy "
+            f"**{100 * a['rtl_test_acc']:.2f} %**; the golden model alone, same run: {100 * a['golden_test_acc']:.2f} "
+            f"%. Final weights identical: **{'yes' if a['weights_identical'] else 'NO'}** ({a['tensors_compared']} "
             "tensors). The full schedules below run on the golden model, which the RTL equals bit for bit.",
             "",
         ]

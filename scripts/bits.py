@@ -17,11 +17,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from accuracy import INPUT_ERRORS, refuse, run_args, worker_pool, write_results
 from golden.config import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
 from golden.train import Run, check_compatible, golden_version
+from scripts.accuracy import INPUT_ERRORS, refuse, run_args, worker_pool, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_BITS = (2, 3, 4, 5, 6, 8)

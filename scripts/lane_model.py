@@ -45,8 +45,7 @@ import json
 import math
 from dataclasses import dataclass, replace
 
-from golden import isa
-from golden import program as P
+from golden import isa, program as P
 from golden.compiler import compile_network
 from golden.config import ConfigError, load_config, with_ranks
 from golden.cost import cost_report
@@ -255,7 +254,7 @@ def main() -> int:
                 a.model, a.lanes, json.loads(a.ranks) if a.ranks else None, a.pow2_lanes, a.width, a.requant
             )
         except (ValueError, ConfigError) as e:
-            raise SystemExit(f"error: {e}")
+            raise SystemExit(f"error: {e}") from None
         print(
             f"{a.model}{f' at ranks {a.ranks}' if a.ranks else ''}: {a.lanes} lanes over any two indices of an op"
             f"{' (powers of two)' if a.pow2_lanes else ''}, no load, drain or fill (a ceiling, not a measurement)"

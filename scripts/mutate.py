@@ -1,6 +1,7 @@
 """`make mutate`: plant known bugs (mutants) in a copy of rtl/ and check that the block tests kill each one.
 
-The catalogue is scripts/mutants.json plus scripts/mutants.d/*.json (one file per newer block): per mutant an id, the RTL file, the exact `original` text (it must
+The catalogue is scripts/mutants.json plus scripts/mutants.d/*.json (one file per newer block): per mutant an id, the
+RTL file, the exact `original` text (it must
 occur exactly once in the file: the tool refuses a stale mutant rather than testing nothing), its
 `replacement`, a category, and the block whose tests must kill it.
 

@@ -3,7 +3,8 @@
     .venv/bin/python scripts/rtl_coverage.py [-k EXPR] [--keep]
 
 How the per-test coverage files come about:
-  1. This script runs the block and top-level tests themselves (pytest verif/blocks verif/top, Verilator cases only, not the
+  1. This script runs the block and top-level tests themselves (pytest verif/blocks verif/top, Verilator cases only, not
+  the
      elaboration checks), in this process, with verif.runner.run_block replaced by a wrapper: every
      (toplevel, parameter set, cocotb module) is built with `--coverage-line --coverage-toggle` in its own dir
      build/coverage/sim/<toplevel>/<params>/<module>/ (never the normal build/sim dirs) and run with test dir
@@ -122,7 +123,7 @@ HEADER = "# SystemC::Coverage-3"
 LINE_RE = re.compile(r"^C '(.*)' (\d+)$")
 
 
-def read_dat(path: Path) -> "OrderedDict[str, int]":
+def read_dat(path: Path) -> OrderedDict[str, int]:
     points: OrderedDict[str, int] = OrderedDict()
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for ln in f:
@@ -136,7 +137,7 @@ def read_dat(path: Path) -> "OrderedDict[str, int]":
     return points
 
 
-def merge(dats: list[Path]) -> "OrderedDict[str, int]":
+def merge(dats: list[Path]) -> OrderedDict[str, int]:
     total: OrderedDict[str, int] = OrderedDict()
     for d in dats:
         for k, v in read_dat(d).items():
@@ -144,7 +145,7 @@ def merge(dats: list[Path]) -> "OrderedDict[str, int]":
     return total
 
 
-def by_source(points) -> "OrderedDict[str, int]":
+def by_source(points) -> OrderedDict[str, int]:
     """The points keyed by source alone: the page (module and parameter set) and hierarchy (instance) fields
     dropped, the counts of every elaborated copy of a point summed."""
     out: OrderedDict[str, int] = OrderedDict()

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
-import glob
 import json
 import os
 import re
@@ -859,7 +858,8 @@ def model_params(
     drain: int = 1,
 ) -> dict:
     """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
-    with `buf_depth` words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle, trained with `optimizer` (None: the
+    with `buf_depth` words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle, trained
+    with `optimizer` (None: the
     config's), with rank adaptation
     when `adapt_ranks` (else the config's): the banks, units and program memory its compiled network needs, as the
     co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
@@ -868,7 +868,6 @@ def model_params(
     try:
         from golden import program as P
         from golden.compiler import compile_network
-        from golden.config import load_config
         from verif.top.accel_env import hdl_parameters, model_config
 
         comp = compile_network(model_config(model, optimizer=optimizer, adapt_ranks=adapt_ranks))
@@ -1039,7 +1038,7 @@ def run_target(
         "rtl": [str(f.relative_to(ROOT)) for f in files],
         "constraints": cfg["constraints"],
         "synth_command": cfg["synth"],
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "git_commit": git_commit(),
         "status": "ok",
         "problems": [],

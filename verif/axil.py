@@ -17,7 +17,7 @@ verif/uvm drivers do. Randomness comes from numpy Generators the caller seeds (v
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import cocotb
 import numpy as np

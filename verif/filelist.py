@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ _INSTANCE = re.compile(r"^\s*(\w+)\s*(?:#\s*\(|\w+\s*\()", re.M)
 _TECH_FILE = re.compile(r"_(" + "|".join(TECHS) + r")\.v$")
 
 
-@lru_cache(maxsize=None)
+@cache
 def module_files(rtl: Path = RTL) -> dict[str, Path]:
     """Every module defined under `rtl` -> its file."""
     out: dict[str, Path] = {}

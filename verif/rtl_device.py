@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden import isa
-from golden import program as P
+from golden import isa, program as P
 from golden.machine import Machine, sce_loss
 from verif.host import CYCLES, LFSR, P_LABEL, PRED, STREAM_FRAMES, AccelHost, Backdoor, SampleStream
 
@@ -70,7 +69,7 @@ class RtlDevice:
             for prog in P.PROGRAMS
         }
 
-    def recompiled(self, golden: Machine) -> "RtlDevice":
+    def recompiled(self, golden: Machine) -> RtlDevice:
         """A device on the same RTL for another golden machine (a network recompiled, golden/compact.py); its
         upload() makes the RTL's state that machine's."""
         return RtlDevice(self.host, self.backdoor, self.params, golden, check=self.check, mem_lat=self.mem_lat)
@@ -322,7 +321,9 @@ class RtlDevice:
 
     async def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
         """Machine.calibrate on the RTL: run the batch, discard its gradients, adapt, until formats settle."""
-        for i in range(rounds):
+        done = 0
+        for _ in range(rounds):
+            done += 1
             await self.accumulate_batch(xq, labels)
             await self.zero_gradients()
             before = dict(self.golden.frac)
@@ -331,7 +332,7 @@ class RtlDevice:
                 break
         self.golden.calibrate_momentum_formats()
         await self.refresh_program()
-        return i + 1
+        return done
 
     async def infer(self, xq: np.ndarray) -> np.ndarray:
         bank, base = self.comp.layout["X0"]

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL = Path(os.environ.get("RTL_DIR") or ROOT / "rtl").resolve()

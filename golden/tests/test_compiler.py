@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from golden import compiler
-from golden import program as P
+from golden import compiler, program as P
 from golden.compiler import PLAN_ENGINES, CompileError, compile_network, core_name, lane_order, plan_contraction
 from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
 
@@ -224,7 +223,7 @@ def test_plan_against_numpy_einsum_path(seed):
 MODELS = ("tiny", "digits", "paper")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(name: str):
     return compile_network(load_config(name))
 

@@ -7,8 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from golden import isa
-from golden import program as P
+from golden import isa, program as P
 from golden.__main__ import main
 from golden.compiler import compile_network
 from golden.config import ConfigError, load_config, with_ranks

@@ -10,11 +10,11 @@ import pytest
 
 from golden.config import LayerCfg, NetConfig, RankCfg, TrainCfg
 from golden.float_model import (
+    SGD,
     Adam,
     FloatDenseNet,
     FloatTTNet,
     RankAdapter,
-    SGD,
     init_tt_cores,
     measure_speed,
     softmax_xent,
@@ -155,7 +155,10 @@ def test_layer_gradients_finite_differences(ms, ns, ranks):
         dy = np.cos(y) * t
         dx, dcores = tt_backward(cores, cache, dy)
         assert dx.shape == x.shape and [g.shape for g in dcores] == [c.shape for c in cores]
-        f = lambda: scalar(plan)  # noqa: E731
+
+        def f(plan=plan):
+            return scalar(plan)
+
         for idx in [(0, 0), (2, x.shape[1] - 1), (1, x.shape[1] // 2)]:
             assert dx[idx] == pytest.approx(_central_fd(f, x, idx), rel=1e-6, abs=1e-8)
         for k, g in enumerate(cores):
@@ -180,7 +183,10 @@ def test_net_gradients_finite_differences_with_penalty():
     y = rng.integers(0, cfg.classes, 6)
     loss, grads = net.loss_and_grads(x, y)
     assert loss > net.last_ce > 0
-    f = lambda: net.loss(x, y)  # noqa: E731
+
+    def f():
+        return net.loss(x, y)
+
     for p, g in zip(net.params(), grads):
         assert g.shape == p.shape
         for flat in rng.choice(p.size, size=min(p.size, 6), replace=False):
@@ -209,7 +215,10 @@ def test_dense_net_gradients_finite_differences():
     x = rng.random((5, 9))  # padded to 10
     y = rng.integers(0, 4, 5)
     _, grads = net.loss_and_grads(x, y)
-    f = lambda: net.loss(x, y)  # noqa: E731
+
+    def f():
+        return net.loss(x, y)
+
     for p, g in zip(net.params(), grads):
         for flat in rng.choice(p.size, size=5, replace=False):
             idx = np.unravel_index(flat, p.shape)

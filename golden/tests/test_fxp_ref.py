@@ -4,11 +4,9 @@ definitions (golden/fxp_ref.py): SPEC sections 1.2, 2, 5.2, 5.4, 5.5."""
 import numpy as np
 import pytest
 from fixedpoint import FixedPoint
-from hypothesis import HealthCheck, assume, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from golden import fxp
-from golden import fxp_ref as ref
+from golden import fxp, fxp_ref as ref
 from golden.fxp import ACC_W, NEAREST, SHIFT_MAX, SHIFT_MIN, STOCHASTIC, Fmt
 from golden.machine import EXP2_ROM, Machine, sce_gradient
 

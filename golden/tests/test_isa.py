@@ -13,10 +13,27 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from golden.compiler import BANK_ACT, Compiled, Op, Tensor, compile_network
-from golden.config import load_config
+from golden.compiler import BANK_ACT, Compiled, Op, Tensor, compile_network, quant_const
+from golden.config import config_from_dict, config_to_dict, load_config
 from golden.fxp import STOCHASTIC, Fmt
-from golden.isa import ADDR_W, CNT_W, MAX_OUT, MAX_RED, ContractDesc, execute_desc, lower_contract, pack_ports
+from golden.isa import (
+    ADDR_W,
+    CNT_W,
+    EW_AXPBY_RELU,
+    EW_ERR_ALIGN,
+    EW_OPCODES,
+    MAX_OUT,
+    MAX_RED,
+    ContractDesc,
+    EwiseDesc,
+    check_ewise,
+    ewise_error,
+    execute_desc,
+    execute_ewise,
+    lower_contract,
+    lower_ewise,
+    pack_ports,
+)
 from golden.machine import AXPBY_GUARD as G, Machine
 
 SHIFTS = (-16, -3, 0, 1, 4, 7, 8, 9, 12, 16, 20, 30, 47)  # legal shifts, both ends and the rounding edges
@@ -221,7 +238,10 @@ def test_random_contractions(accumulate):
 
 def test_does_not_fit():
     rng = np.random.default_rng(3)
-    frac = lambda comp: {n: 0 for n in comp.tensors}  # noqa: E731
+
+    def frac(comp):
+        return {n: 0 for n in comp.tensors}
+
     comp, op = synthetic(rng, MAX_OUT + 1, 1, sizes=(1, 2))
     with pytest.raises(ValueError, match=f"7 output loops, the descriptor has {MAX_OUT}"):
         lower_contract(comp, op, frac(comp))
@@ -260,18 +280,6 @@ def test_does_not_fit():
 # on flat banks, equals the Machine's result for that op: values, saturations, max |y| and draws. The helpers are
 # also the reference of the RTL test (verif/blocks/tt_ewise/tb_tt_ewise.py).
 
-from golden.compiler import quant_const  # noqa: E402
-from golden.config import config_from_dict, config_to_dict  # noqa: E402
-from golden.isa import (
-    EW_AXPBY_RELU,
-    EW_ERR_ALIGN,
-    EW_OPCODES,
-    EwiseDesc,
-    check_ewise,
-    ewise_error,  # noqa: E402
-    execute_ewise,
-    lower_ewise,
-)
 
 EWISE_KINDS = tuple(EW_OPCODES)
 FRAC_SPREAD = 5  # fractions drawn within +-FRAC_SPREAD of the configured ones
@@ -390,7 +398,10 @@ def machine_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int | None, int]:
 def desc_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int, int, np.ndarray]:
     """execute_ewise on the case's flat banks: (destination, saturations, max |y|, draws, the whole y bank)."""
     d = case.desc
-    bank = lambda b: case.banks[b] if b else None  # noqa: E731
+
+    def bank(b):
+        return case.banks[b] if b else None
+
     tab_bank = next((b for b in d.tab_banks if b), "")  # MASK, PENALTY: both tables in the state bank
     mem_y, n_sat, maxabs, draws = execute_ewise(
         d, bank(d.banks[0]), bank(d.banks[1]), case.banks[d.banks[2]], case.rand, bank(tab_bank)

@@ -5,7 +5,8 @@ plain loop nest (execute_desc) and through the engine's two phases (lane buffers
 MAC per step); check_desc rejects each broken lane-form invariant; with_lanes keeps the direct form where the
 lane form is impossible or does not pay; vector loads (`vec_ok`) only where b's rows allow them, with their load
 beats and group starts worked by hand; wide drains (`drain_ok`) only where the output's runs allow them, with their
-group steps worked by hand; lane sums (`lane_sum_ok`) and rows (`rows_ok`) only where a's runs allow them, with their cycles
+group steps worked by hand; lane sums (`lane_sum_ok`) and rows (`rows_ok`) only where a's runs allow them, with their
+cycles
 worked by hand and the values of the direct form."""
 
 from __future__ import annotations
@@ -21,22 +22,22 @@ from golden.fxp import NEAREST
 from golden.isa import (
     BUF_W,
     LANE_LOOP,
+    MAC_REG,
     MAX_OUT,
+    MEM_LAT,
     PAD,
+    SLICE_LAT,
     ContractDesc,
     Loop,
     buffer_words,
     check_desc,
-    group_starts,
-    MAC_REG,
-    MEM_LAT,
-    SLICE_LAT,
     contract_cycles,
     contract_losses,
     desc_beats,
     drain_beats,
     drain_ok,
     execute_desc,
+    group_starts,
     lane_beats,
     lane_offsets,
     lane_sum_ok,
@@ -485,7 +486,8 @@ def test_lane_sum_with_output_lanes():
     The lane sum of R = 2 by L = 4 uses all 8: lane (c, r) takes a[i, 2 k' + r] and b[2 k' + r, c] (k' 0..3
     in its buffer, loaded along j, whose 4 lanes are consecutive on the engine: 8 / 2 >= 4, in 8 row beats), 2
     groups of K = 4 whose 4 elements drain one a cycle; starts 8 + MEM_LAT (the slice and MEM_LAT) and 4 later; cycles:
-    the check cycle, 12 + MEM_LAT, the last group's 4 beats, the tree's 1 stage, 4 drain beats, 2 MEM_LAT + MAC_REG + 8. R = 4 leaves
+    the check cycle, 12 + MEM_LAT, the last group's 4 beats, the tree's 1 stage, 4 drain beats, 2 MEM_LAT + MAC_REG + 8.
+    R = 4 leaves
     L = 2 and no vector load (8 / 4 < 4): slower. A drain of 2 runs along j: 2 drain beats a group."""
     d = matmul_ikj(2, 8, 4)
     lane = with_lanes(d, 8, 4096, vec=4)

@@ -141,7 +141,7 @@ def test_batch_equals_sample_by_sample(variant):
     rng = np.random.default_rng(7)
     a, b = _init_machine(cfg, seed=11), _init_machine(cfg, seed=11)
     sat_seen = 0
-    for step in range(3):
+    for _step in range(3):
         x = a.quantize_input(rng.random((B, cfg.input_size)))
         y = rng.integers(0, cfg.classes, size=B)
         out_a = a.train_batch(x, y)

@@ -5,11 +5,9 @@ import copy
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from golden import isa
-from golden import program as P
+from golden import isa, program as P
 from golden.compiler import compile_network
 from golden.config import config_from_dict, config_to_dict, load_config
 from golden.machine import Machine

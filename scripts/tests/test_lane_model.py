@@ -1,12 +1,8 @@
 """The lane cycle model (scripts/lane_model.py): bounds any model of a MAC array must respect."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import lane_model  # noqa: E402
+from scripts import lane_model
 
 
 def test_split_reads_the_einsum():
@@ -74,7 +70,7 @@ def test_two_indices_never_beat_the_ideal_and_powers_of_two_never_win(ranks):
     any_count, other = lane_model.plan_two_indices("paper", 128, ranks)
     pow2, _ = lane_model.plan_two_indices("paper", 128, ranks, pow2=True)
     assert other > 0 and len(any_count) == len(pow2)
-    for (spec, macs, steps, (_, l1, _, l2)), p in zip(any_count, pow2):
+    for (_spec, macs, steps, (_, l1, _, l2)), p in zip(any_count, pow2):
         assert l1 * l2 <= 128 and steps >= macs / 128 and p[2] >= steps
     if ranks is None:  # every op of the full paper model has two indices whose counts fill 128 lanes: the ideal
         assert all(steps == macs / 128 for _, macs, steps, _ in any_count)

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from verif.filelist import TECHS, sources
-
 from scripts import mutate
+from verif.filelist import TECHS, sources
 
 ROOT = Path(__file__).resolve().parents[2]
 CAT = mutate.load_catalogue()

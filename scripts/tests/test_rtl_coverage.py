@@ -1,12 +1,6 @@
 """scripts/rtl_coverage.py's source-level view of Verilator's per-instance coverage points."""
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import rtl_coverage  # noqa: E402
+from scripts import rtl_coverage
 
 
 def _key(page: str, hier: str, line: int, kind: str = "line", comment: str = "elsif") -> str:

@@ -2,7 +2,8 @@
 speed on it: builds tt_accel for a model (optionally at other TT ranks) and runs verif/top/tb_bench.py. Used by
 scripts/bench.py.
 
-    python -m verif.top.bench_rtl <model> [verilator|icarus] ['[[5, 7], []]'] [--lanes 16 --buf-depth 512 --vec 16 --drain 16]"""
+    python -m verif.top.bench_rtl <model> [verilator|icarus] ['[[5, 7], []]']
+                                  [--lanes 16 --buf-depth 512 --vec 16 --drain 16]"""
 
 from __future__ import annotations
 

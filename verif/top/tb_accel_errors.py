@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Any
 
 import cocotb
 import numpy as np
-from cocotb_coverage.coverage import CoverPoint, coverage_db
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, with_timeout
+from cocotb_coverage.coverage import CoverPoint, coverage_db
 
-from golden import fxp
-from golden import isa
-from golden import program as P
+from golden import fxp, isa, program as P
 from golden.compiler import compile_network
-from golden.datasets import load_dataset
+from golden.datasets import Dataset, load_dataset
 from golden.fxp import NEAREST, STOCHASTIC
 from golden.isa import PAD, ContractDesc, EwiseDesc, Loop, SceDesc
 from golden.machine import SAT_COUNTER_MAX, Machine
@@ -183,8 +182,20 @@ def sample_stop(who: str, code: int) -> None:
 class Env:
     """A started accelerator for the tiny model: host, lock-step device, golden machine, helpers."""
 
+    # set by create(), which awaits the device; the simulator's objects are typed Any
+    dut: Any
+    seed: int
+    rng: np.random.Generator
+    dev: Any
+    host: Any
+    params: Any
+    ports: Any
+    data: Dataset
+    xq: np.ndarray
+    n_sample: int
+
     @classmethod
-    async def create(cls, dut, salt: int = 0) -> "Env":
+    async def create(cls, dut, salt: int = 0) -> Env:
         self = cls()
         self.dut = dut
         self.seed = seed()
@@ -958,7 +969,6 @@ async def bad_register_accesses(dut):
         assert await host.rd(r) == vals[r], f"register {r:#x} changed by rejected writes"
     flat = env.flat()
     before = env.prog_and_stats()
-    sh = env.params.bank_shift
     for strb in (0x0, 0x3, 0x7, 0xB):
         await env.slverr_wr(WIN_PROG + 3, 0xDEADBEEF, strb, "partial program word")
         await env.slverr_wr(WIN_BANK + 5, 0x7FFF, strb, "partial act word")

@@ -149,12 +149,12 @@ async def random_networks(dut):
     uploaded, calibrated, trained for a few mini-batches and run for inference, in lock-step with the golden model.
     A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction, the
     next ones are the regression networks (random_nets.REGRESSION_NETWORKS; REGRESSION=0: random ones instead)."""
-    from verif.top.random_nets import LANE_PARAMS, PARAMS, REGRESSION_NETWORKS, fits, random_config, shape_class
-    from verif.top.accel_env import open_accel
     from golden.compiler import compile_network
     from golden.config import config_from_dict
     from golden.machine import Machine
     from golden.train import init_float_params
+    from verif.top.accel_env import open_accel
+    from verif.top.random_nets import LANE_PARAMS, PARAMS, REGRESSION_NETWORKS, fits, random_config, shape_class
 
     s = seed()
     rng = np.random.default_rng(s)

@@ -29,8 +29,7 @@ import pyuvm
 from cocotb.triggers import Edge
 from pyuvm import uvm_analysis_port, uvm_component, uvm_env, uvm_test
 
-from golden import isa
-from golden import program as P
+from golden import isa, program as P
 from golden.datasets import load_dataset
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 from verif.uvm import Coverage

@@ -13,7 +13,8 @@ from verif.top.accel_env import hdl_parameters, model_config
 SOURCES = sources("tt_accel")
 
 # model, mini-batch (None: the config's), updates, test inferences, host bus; OPTIMIZER: the cases that train with
-# another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment bank). digits uses the direct AXI master:
+# another optimizer than the config's (tiny-adam: Adam, the element-wise unit built with ADAM=1 and the 32-bit moment
+# bank). digits uses the direct AXI master:
 # cocotbext-axi's watches every clock edge, which makes the 1.2M-cycle digits case take 8.5 min on Icarus.
 # tiny-stalls: the same lock-step training with random pauses on every AXI4-Lite channel (valid and ready).
 CASES = {

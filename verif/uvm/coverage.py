@@ -21,9 +21,10 @@ from the HDL parameters in `self.params`: a declared bin is a promise that the s
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 from pyuvm import ConfigDB, uvm_subscriber

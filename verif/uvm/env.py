@@ -20,7 +20,7 @@ A subclass of BlockEnv names its component classes in the *_type attributes; the
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import cocotb
 from cocotb.clock import Clock

@@ -57,7 +57,7 @@ class SeqItem(uvm_sequence_item):
             SeqItem._default_rngs[key] = entry
         return entry[1]
 
-    def randomize(self, rng: np.random.Generator | None = None, **constraints) -> "SeqItem":
+    def randomize(self, rng: np.random.Generator | None = None, **constraints) -> SeqItem:
         self.do_randomize(rng if rng is not None else self.default_rng(), **constraints)
         return self
 

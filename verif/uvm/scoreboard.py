@@ -65,7 +65,7 @@ class Scoreboard(uvm_component):
                 return out
             out.append(txn)
 
-    def _streams(self, txns) -> "OrderedDict[object, list]":
+    def _streams(self, txns) -> OrderedDict[object, list]:
         streams: OrderedDict = OrderedDict()
         for t in txns:
             streams.setdefault(self.key(t), []).append(t)

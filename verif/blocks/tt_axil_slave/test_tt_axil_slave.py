@@ -4,7 +4,7 @@ and the elaboration-time parameter checks."""
 import pytest
 
 from verif.filelist import sources
-from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SOURCES = sources("tt_axil_slave")
 TB = "verif.blocks.tt_axil_slave.tb_tt_axil_slave"

@@ -161,7 +161,7 @@ async def reads_return_the_words_written(dut):
     blk = b.block_rows()
     edges = sorted({0, b.depth - 1} | {a for a in range(b.depth) if a // b.vec % blk in (0, blk - 1)})
     n = Counter()
-    for i in range(3000):
+    for _i in range(3000):
         wr = [(int(b.rng.integers(0, b.depth)), b.word())] if b.rng.random() < 0.5 else []
         if wr and b.vec > 1 and b.rng.random() < 0.33:  # more columns of the same row
             first = wr[0][0] - wr[0][0] % b.vec
@@ -174,7 +174,7 @@ async def reads_return_the_words_written(dut):
         written = {a for a, _ in wr}
         wr_row = wr[0][0] // b.vec if wr else None
         reads, n1s = [], []
-        for p in range(b.ports):
+        for _p in range(b.ports):
             read = draw_read(b, reads[0] if reads else None, written, wr_row, edges) if b.rng.random() < 0.8 else None
             reads.append(read[0] if read else None)
             n1s.append(read[1] if read else 0)

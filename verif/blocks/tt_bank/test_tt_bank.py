@@ -3,7 +3,7 @@
 import pytest
 
 from verif.filelist import TECHS, sources
-from verif.runner import BUILD, assert_elaboration, param_tag, RTL, run_block, SIMS
+from verif.runner import BUILD, SIMS, assert_elaboration, param_tag, run_block
 
 SOURCES = sources("tt_bank")
 

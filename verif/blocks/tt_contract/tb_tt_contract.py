@@ -44,7 +44,8 @@ class Memories:
     op reads b only in its load walks); while it is not empty, b reads are served from it. A read that takes a run
     (a_rd_n1, b_rd_n1, o_rd_n1: the words after its address's) also answers the n1 + 1 words from its address in
     their columns of the port's row bus (word i in column i % VEC, the run continuing into the next row; a one-word
-    read too, as tt_bank), and junk in the other columns (as tt_bank, which reads only the run's columns) and past the memory; a write with o_wr_run
+    read too, as tt_bank), and junk in the other columns (as tt_bank, which reads only the run's columns) and past the
+    memory; a write with o_wr_run
     writes DRAIN words from its address.
     """
 
@@ -230,8 +231,9 @@ class Tb:
         )
         d = self.dut
         what = (
-            f"{desc.names[2]} ({case.op.spec if case.op else 'hand-built'}, shift {desc.shift}, mode {desc.mode}, acc {desc.accumulate}, "
-            f"lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, lane sum {desc.lane_sum}, rows {desc.rows})"
+            f"{desc.names[2]} ({case.op.spec if case.op else 'hand-built'}, shift {desc.shift}, mode {desc.mode}, "
+            f"acc {desc.accumulate}, lanes {desc.lanes}, vec {desc.vec}, drain {desc.drain}, "
+            f"lane sum {desc.lane_sum}, rows {desc.rows})"
         )
         if restarts:
             what += f" restarted in cycles {sorted(restarts)}"

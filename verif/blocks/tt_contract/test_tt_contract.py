@@ -4,7 +4,7 @@ register, one MAC lane and several (cocotb module: tb_tt_contract.py)."""
 import pytest
 
 from verif.filelist import sources
-from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SOURCES = sources("tt_contract")
 

@@ -1,6 +1,7 @@
 """cocotb tests of tt_ewise: the compiled element-wise ops of the tiny and digits models (rank adaptation on, so
 the mask and penalty ops exist; train_sample, infer and update), lowered by golden/isa.py with random legal
-fractions and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max |y|,
+fractions and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max
+|y|,
 the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
 golden.isa.execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
 widths, alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without

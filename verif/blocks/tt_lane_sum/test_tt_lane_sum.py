@@ -1,9 +1,10 @@
-"""pytest runner for rtl/tt_lane_sum.v: every simulator x a few (N, STAGES, WIDTH) (cocotb module: tb_tt_lane_sum.py)."""
+"""pytest runner for rtl/tt_lane_sum.v: every simulator x a few (N, STAGES, WIDTH) (cocotb module:
+tb_tt_lane_sum.py)."""
 
 import pytest
 
 from verif.filelist import sources
-from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SOURCES = sources("tt_lane_sum")
 

@@ -3,7 +3,7 @@
 import pytest
 
 from verif.filelist import sources
-from verif.runner import RTL, SIMS, elaborate, run_block
+from verif.runner import SIMS, elaborate, run_block
 
 
 @pytest.mark.parametrize("draws", [1, 4, 16])

@@ -4,7 +4,7 @@ tb_tt_loop_addr.py)."""
 import pytest
 
 from verif.filelist import sources
-from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SHAPES = {
     "engine": {"NLOOPS": 10, "NRED": 4, "CNT_W": 16, "ADDR_W": 20},  # the contraction engine's nest

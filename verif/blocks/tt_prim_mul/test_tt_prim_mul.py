@@ -4,7 +4,7 @@
 import pytest
 
 from verif.filelist import TECHS, sources
-from verif.runner import assert_elaboration, param_tag, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SHAPES = {
     "16x16_in_out": {"A_W": 16, "B_W": 16, "IN_REG": 1, "OUT_REG": 1},  # a MAC lane (tt_mac_array MAC_REG 2)

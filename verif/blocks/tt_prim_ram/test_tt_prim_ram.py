@@ -4,7 +4,7 @@ tb_tt_prim_ram.py). The vendor versions run on their cell models (verif/filelist
 import pytest
 
 from verif.filelist import TECHS, sources
-from verif.runner import assert_elaboration, param_tag, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SHAPES = {
     # a lane buffer: two sets of 512 16-bit words (ECP5 1024 x 18, one block RAM; iCE40 four deep)

@@ -215,7 +215,7 @@ async def test_compiled_bonds(dut):
                 continue
             for rnd in range(60):  # from round 4 on the cores are 0 and lambda decays by 0.9 a round
                 scale = (1, 1, 0.5, 0.5, 0)[min(rnd, 4)]
-                for w, base, n in (
+                for _w, base, n in (
                     (op.ins[0], desc.left_base, desc.left_rows),
                     (op.ins[1], desc.right_base, desc.right_cols),
                 ):

@@ -1,9 +1,10 @@
-"""pytest runner for rtl/tt_rank.v: every simulator x memory latencies and largest ranks (cocotb module: tb_tt_rank.py)."""
+"""pytest runner for rtl/tt_rank.v: every simulator x memory latencies and largest ranks (cocotb module:
+tb_tt_rank.py)."""
 
 import pytest
 
 from verif.filelist import sources
-from verif.runner import assert_elaboration, param_tag, RTL, run_block, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag, run_block
 
 SOURCES = sources("tt_rank")
 

@@ -5,7 +5,7 @@ Here: its elaboration-time parameter check stops both simulators."""
 import pytest
 
 from verif.filelist import sources
-from verif.runner import assert_elaboration, param_tag, RTL, SIMS
+from verif.runner import SIMS, assert_elaboration, param_tag
 
 CASES = [
     ({"OUT_W": 1}, "error_tt_writeback_OUT_W_must_be_2_to_32"),
