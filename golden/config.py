@@ -28,19 +28,32 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
         "beta2": 0 < number < 1, "eps": number > 0,
         "batch": int >= 1, "epochs": int >= 1, "reuse_forward": bool, "lr_schedule": "constant" | "cosine",
         "rank": {"enabled": bool, "prior": number >= 0, "threshold": number > 0,
-                 "every": int >= 1, "warmup_epochs": int >= 0,
-                 "end_epoch": null | int > warmup_epochs, "budget": null | 0 < number < 1, "recompile": bool}
+                 "prior_scaling": "per_sample" | "map", "every": int >= 1,
+                 "warmup_epochs": int >= 0, "end_epoch": null | int > warmup_epochs,
+                 "warmup_steps": null | int >= 0, "end_step": null | int > warmup_steps,
+                 "warmup_samples": null | int >= 0, "end_sample": null | int > warmup_samples,
+                 "budget": null | 0 < number < 1, "budget_target": bool, "recompile": bool}
       }
     }
 
-Rank adaptation (SPEC 5.6) runs in the epochs warmup_epochs <= epoch < end_epoch (0-based; end_epoch null: to
-the end of the run): the penalty is on and every `every` mini-batches the lambdas update and slices are pruned.
-From epoch end_epoch on, the ranks stay as pruned, the penalty is off (every tau 0) and the rest of the run
-fine-tunes the live slices. `budget` ends the prune phase early, after the rank update that brings the live
-TT core parameters to at most that fraction of the full count (e.g. 0.72: at least 28 % fewer): a parameter
-target rather than a prior to tune. `recompile` (default false): when the prune phase ends, the network is
-recompiled at smaller ranks and fine-tunes with the smaller programs, its state carried over (golden/compact.py):
-at the live ranks, or on the accelerator at the ranks golden/cost.py fit_ranks finds fastest on its engine.
+Rank adaptation (SPEC 5.6) runs in the prune phase, from the warm-up's end to the prune end (golden/rank_schedule.py
+turns both into optimizer steps, the mini-batches of the run counted from 0): the penalty is on and every `every`
+mini-batches the lambdas update and slices are pruned. After it the ranks stay as pruned, the penalty is off (every
+tau 0) and the rest of the run fine-tunes the live slices. The phases are counted in one unit, the config's choice:
+epochs (warmup_epochs, end_epoch; 0-based, the default form), optimizer steps (warmup_steps, end_step) or training
+samples (warmup_samples, end_sample: the phase starts with the first mini-batch that starts at or after that sample);
+an end of null prunes to the end of the run. Steps and samples do not change with the training set's size, epochs do.
+`prior_scaling`: "per_sample" (default) pulls `prior` per training sample, so an epoch pulls prior * N; "map"
+scales it as the MAP objective (the data set's summed loss + prior * sum ||slice||^2 / lambda) does, batch / N per
+mini-batch, so an epoch pulls `prior` whatever N and the batch (prior 2.4 under "map" is 4e-5 "per_sample" at
+N = 60,000). `budget` ends the prune phase early, after the rank update that brings the live TT core parameters to
+at most that fraction of the full count (e.g. 0.72: at least 28 % fewer). With `budget_target` (default false) the
+budget is a target: the prior doubles whenever a stretch of the prune phase prunes nothing, and if the prune end
+comes first, the slices of smallest lambda are pruned (the RANK ops at a raised threshold) until it is met, or the
+closest result is kept with a message (a bond keeps one slice). `recompile` (default false): when the prune phase
+ends, the network is recompiled at smaller ranks and fine-tunes with the smaller programs, its state carried over
+(golden/compact.py): at the live ranks, or on the accelerator at the ranks golden/cost.py fit_ranks finds fastest
+on its engine.
 
 Integers must be JSON integers (16.0 is rejected); numbers may be written either way.
 """
@@ -62,6 +75,7 @@ MAX_RANK = 64
 MAX_CORES = 6
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("constant", "cosine")
+PRIOR_SCALINGS = ("per_sample", "map")
 ADAPTIVE_FORMATS = ("act", "bwd", "grad")  # formats whose fraction bits move within [frac_min, frac_max]
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # a config's name is part of output paths: no / or ..
 
@@ -133,6 +147,31 @@ class RankCfg:
     end_epoch: int | None = None  # from this epoch on: no penalty, no pruning, fine-tune at fixed ranks (None: never)
     budget: float | None = None  # the prune phase also ends once live core params <= budget * full (None: never)
     recompile: bool = False  # at the end of the prune phase: recompile at smaller ranks (golden/compact.py)
+    prior_scaling: str = "per_sample"  # "per_sample": prior per training sample; "map": per data set (batch / N)
+    warmup_steps: int | None = None  # the phases in optimizer steps instead of epochs
+    end_step: int | None = None
+    warmup_samples: int | None = None  # the phases in training samples instead of epochs
+    end_sample: int | None = None
+    budget_target: bool = False  # the budget is a target: raise the prior, then prune by lambda (module docstring)
+
+    @property
+    def phase_unit(self) -> str:
+        """The unit the phases are counted in: "epochs", "steps" or "samples"."""
+        if self.warmup_steps is not None:
+            return "steps"
+        if self.warmup_samples is not None:
+            return "samples"
+        return "epochs"
+
+    def phases(self) -> tuple[int, int | None]:
+        """(the warm-up's end, the prune end or None) in `phase_unit`."""
+        if self.phase_unit == "steps":
+            assert self.warmup_steps is not None
+            return self.warmup_steps, self.end_step
+        if self.phase_unit == "samples":
+            assert self.warmup_samples is not None
+            return self.warmup_samples, self.end_sample
+        return self.warmup_epochs, self.end_epoch
 
     def active(self, epoch: int) -> bool:
         """Whether the penalty and the rank updates run in `epoch` (0-based): the prune phase."""
@@ -409,7 +448,47 @@ def _rank(value: object) -> RankCfg:
         kwargs["budget"] = _number(obj["budget"], "train.rank.budget", lo=0.0, hi=1.0, lo_open=True)
     if "recompile" in obj:
         kwargs["recompile"] = _bool(obj["recompile"], "train.rank.recompile")
+    if "prior_scaling" in obj:
+        kwargs["prior_scaling"] = _str(obj["prior_scaling"], "train.rank.prior_scaling")
+        if kwargs["prior_scaling"] not in PRIOR_SCALINGS:
+            _fail(
+                "train.rank.prior_scaling",
+                f"unknown scaling {kwargs['prior_scaling']!r}; known: {', '.join(PRIOR_SCALINGS)}",
+            )
+    for unit, warmup_key, end_key in (
+        ("steps", "warmup_steps", "end_step"),
+        ("samples", "warmup_samples", "end_sample"),
+    ):
+        kwargs.update(_phases_in(obj, unit, warmup_key, end_key))
+    if kwargs.get("warmup_steps") is not None and kwargs.get("warmup_samples") is not None:
+        _fail("train.rank.warmup_samples", "the phases are counted in one unit: give steps or samples, not both")
+    if "budget_target" in obj:
+        kwargs["budget_target"] = _bool(obj["budget_target"], "train.rank.budget_target")
+        if kwargs["budget_target"] and kwargs.get("budget") is None:
+            _fail("train.rank.budget_target", "needs a budget (train.rank.budget) to reach")
     return RankCfg(**kwargs)
+
+
+def _phases_in(obj: dict, unit: str, warmup_key: str, end_key: str) -> dict[str, Any]:
+    """The phases of a rank config counted in `unit` (steps or samples), if it gives them: the warm-up's end is
+    required, and the epoch form must be left at its defaults (warmup_epochs 1, end_epoch null), since a config
+    written back by config_to_dict carries those."""
+    warmup, end = obj.get(warmup_key), obj.get(end_key)
+    if warmup is None and end is None:
+        return {}
+    if warmup is None:
+        _fail(f"train.rank.{end_key}", f"give {warmup_key} too (0 for no warm-up): the phases are counted in one unit")
+    if obj.get("warmup_epochs", RankCfg.warmup_epochs) != RankCfg.warmup_epochs or obj.get("end_epoch") is not None:
+        _fail(
+            f"train.rank.{warmup_key}",
+            f"the phases are counted in one unit: drop warmup_epochs and end_epoch when giving {unit}",
+        )
+    out = {warmup_key: _int(warmup, f"train.rank.{warmup_key}", lo=0)}
+    if end is not None:
+        out[end_key] = _int(end, f"train.rank.{end_key}", lo=1)
+        if out[end_key] <= out[warmup_key]:
+            _fail(f"train.rank.{end_key}", f"must be > {warmup_key} ({out[warmup_key]}), or null for no end")
+    return out
 
 
 # --- typed field readers: each names the field it rejects ------------------------------------------------

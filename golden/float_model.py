@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from golden.config import LayerCfg, NetConfig, RankCfg, TrainCfg
+from golden.rank_schedule import SQUEEZE_ROUNDS, RankSchedule, budget_params, squeeze_cut
 
 __all__ = [
     "tt_to_dense",
@@ -785,7 +786,9 @@ def train_float(
     full count) the ranks stay and the live slices fine-tune without penalty. Returns a dict of per-epoch lists
     (``train_loss`` = mean CE of the epoch's batches,
     ``train_acc`` of those batches, ``test_acc``, ``live_ranks``, ``core_params``, ``time`` = cumulative wall
-    seconds of training, excluding evaluation) plus ``final_test_acc``, ``samples_per_s`` and ``pruned``."""
+    seconds of training, excluding evaluation) plus ``final_test_acc``, ``samples_per_s`` and ``pruned``.
+    The phases, the prior's scaling and budget_target follow golden/rank_schedule.py in steps, as the bit-exact
+    run does (the penalty here is on the batch-mean loss: the prior per mini-batch over the batch)."""
     tc = cfg.train
     E = tc.epochs if epochs is None else int(epochs)
     rng = np.random.default_rng(seed)
@@ -803,7 +806,6 @@ def train_float(
     }
     hist["pruned"] = []
     params = net.params()
-    step = 0
     updates = 0  # for the learning-rate schedule
     t_train = 0.0
     bar_mod: Any = None
@@ -814,10 +816,13 @@ def train_float(
             bar_mod = None
     full_params = net.n_core_params()
     budget_met = False  # train.rank.budget reached: the prune phase is over for good
+    steps_per_epoch = -(-N // B)  # the last mini-batch of an epoch may be smaller
+    schedule = RankSchedule.of(tc.rank, N, B, steps_per_epoch, E * steps_per_epoch)
+    target = full_params if tc.rank.budget is None else budget_params(tc.rank.budget, full_params)
+    if rank_on:
+        net.rank.prior = schedule.prior_per_update / B
+    penalty_on = False  # warm-up and fine-tuning: off
     for epoch in range(E):
-        penalty_on = rank_on and tc.rank.active(epoch) and not budget_met  # warm-up and fine-tuning: off
-        if rank_on:
-            net.penalty_on = penalty_on
         perm = rng.permutation(N)
         t0 = time.perf_counter()
         ce_sum, correct = 0.0, 0
@@ -828,6 +833,12 @@ def train_float(
             else starts
         )
         for i in it:
+            step = epoch * steps_per_epoch + i // B
+            if rank_on:
+                if tc.rank.budget_target and not budget_met and schedule.phase(step) == "finetune":
+                    _squeeze_float(net, opt, target, step, hist, epoch)
+                    budget_met = True  # the prune phase is over: what the squeeze left stays
+                penalty_on = net.penalty_on = schedule.phase(step) == "prune" and not budget_met
             idx = perm[i : i + B]
             yb = Ytr[idx]
             opt.lr = tc.lr_at(updates, E * len(starts))
@@ -836,14 +847,17 @@ def train_float(
             ce_sum += net.last_ce * len(idx)
             correct += int(np.sum(net._pred == yb))
             opt.step(params, grads)
-            if penalty_on:
-                step += 1
-                if step % tc.rank.every == 0:
-                    for l, k, r in net.rank_update(opt.states()):
-                        hist["pruned"].append((epoch, l, k, r))
-                    budget_met = tc.rank.budget_reached(net.n_core_params(), full_params)
-                    if budget_met:
-                        penalty_on = net.penalty_on = False
+            if penalty_on and schedule.update_due(step):
+                net.rank.threshold = tc.rank.threshold
+                if tc.rank.budget_target:
+                    cut = _float_lambda_cut(net, schedule.budget_path(step, full_params, target))
+                    if cut is not None:
+                        net.rank.threshold = max(tc.rank.threshold, float(np.nextafter(cut, np.inf)))
+                for l, k, r in net.rank_update(opt.states()):
+                    hist["pruned"].append((epoch, l, k, r, step))
+                budget_met = tc.rank.budget_reached(net.n_core_params(), full_params)
+                if budget_met:
+                    penalty_on = net.penalty_on = False
         t_train += time.perf_counter() - t0
         hist["train_loss"].append(ce_sum / N)
         hist["train_acc"].append(correct / N)
@@ -862,6 +876,33 @@ def train_float(
     hist["samples_per_s"] = (N * E / t_train) if t_train > 0 else None
     hist["net"] = net
     return hist
+
+
+def _float_lambda_cut(net: FloatTTNet, allowed: int) -> float | None:
+    """The float twin of golden/train.py Run._lambda_cut: the lambda at or below which the live slices of smallest
+    lambda go to bring the core parameters to at most `allowed`."""
+    if net.rank is None or net.n_core_params() <= allowed:
+        return None
+    live_lambdas = [
+        (float(net.rank.lam[(l, k)][r]), l, k, int(r))
+        for l, k in net.rank.bonds
+        for r in np.flatnonzero(net.rank.live[(l, k)])
+    ]
+    return squeeze_cut(net.cfg.layers, [list(r) for r in net.live_ranks()], live_lambdas, allowed)
+
+
+def _squeeze_float(net: FloatTTNet, opt, target: int, step: int, hist: dict, epoch: int) -> None:
+    """budget_target at the prune end (golden/train.py Run._squeeze): rank updates at a threshold just above the
+    lambdas of the slices to go, up to SQUEEZE_ROUNDS."""
+    if net.rank is None:
+        return
+    for _ in range(SQUEEZE_ROUNDS):
+        cut = _float_lambda_cut(net, target)
+        if cut is None:
+            break
+        net.rank.threshold = float(np.nextafter(cut, np.inf))
+        for l, k, r in net.rank_update(opt.states()):
+            hist["pruned"].append((epoch, l, k, r, step))
 
 
 def measure_speed(

@@ -1861,9 +1861,11 @@ def rank_error(desc: RankDesc, mask_n: int = EW_MASK_N) -> tuple[int, str]:
     return 0, ""
 
 
-def rank_fields(comp, op, frac: dict[str, int]) -> dict[str, int]:
+def rank_fields(comp, op, frac: dict[str, int], rank_constants: tuple[float, float] | None = None) -> dict[str, int]:
     """The descriptor fields of a compiled rank op that do not depend on where its tensors sit: rank, the slice
-    shape, inv_d, q_shift, threshold and tau_num, with the current fraction bits `frac` (like Machine.frac)."""
+    shape, inv_d, q_shift, threshold and tau_num, with the current fraction bits `frac` (like Machine.frac).
+    `rank_constants`: (the prior per mini-batch, the pruning threshold) the host schedules (Machine.rank_constants);
+    None: the config's (prior * batch, threshold)."""
     from golden.compiler import LAMBDA_FMT, quant_const
     from golden.machine import inv_d
 
@@ -1877,21 +1879,23 @@ def rank_fields(comp, op, frac: dict[str, int]) -> dict[str, int]:
             f"rank update of {w_left} - {w_right}: the cores have {frac[w_left]} and {frac[w_right]} fraction bits"
         )
     rank = comp.cfg.train.rank
-    c_q, c_f = quant_const(rank.prior * comp.cfg.train.batch)
+    prior, threshold = (rank.prior * comp.cfg.train.batch, rank.threshold) if rank_constants is None else rank_constants
+    c_q, c_f = quant_const(prior)
     return {
         "rank": r,
         "left_rows": r0 * m * n,
         "right_cols": m2 * n2 * r1,
         "inv_d": inv_d(r0 * m * n + m2 * n2 * r1),
         "q_shift": 2 * frac[w_left] + 24 - LAMBDA_FMT.frac,
-        "threshold": round(rank.threshold * 2**LAMBDA_FMT.frac),
+        "threshold": round(threshold * 2**LAMBDA_FMT.frac),
         "tau_num": c_q << (LAMBDA_FMT.frac + frac[tau] - c_f),
     }
 
 
-def lower_rank(comp, op, frac: dict[str, int]) -> RankDesc:
+def lower_rank(comp, op, frac: dict[str, int], rank_constants: tuple[float, float] | None = None) -> RankDesc:
     """The descriptor of a compiled rank op, bases in words of each tensor's bank (golden/program.py globalises
-    them), with the current fraction bits `frac`. Raises ValueError when it does not fit the descriptor."""
+    them), with the current fraction bits `frac` and the host's `rank_constants` (rank_fields). Raises ValueError
+    when it does not fit the descriptor."""
     w_left, w_right, tau, mask = op.ins
     names = (w_left, w_right, op.out, mask, tau)
     (banks, bases) = zip(*(comp.layout[n] for n in names))
@@ -1902,7 +1906,7 @@ def lower_rank(comp, op, frac: dict[str, int]) -> RankDesc:
         lam_base,
         mask_base,
         tau_base,
-        **rank_fields(comp, op, frac),
+        **rank_fields(comp, op, frac, rank_constants),
         banks=banks,
         names=(w_left, w_right),
     )

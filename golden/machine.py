@@ -144,6 +144,10 @@ class Machine:
         self.updates = 0  # mini-batch updates done (Adam's t - 1)
         self.total_updates = 0  # of the whole run, for the learning-rate schedule (set by the host)
         self._draw_offsets = self._plan_draws(comp.train_sample)
+        rank = self.cfg.train.rank
+        # (the prior per mini-batch: tau = it / lambda on the batch-summed gradient, the pruning threshold): what
+        # the RANK ops' descriptors carry; the host's rank schedule may change them (set_rank_constants)
+        self.rank_constants = (rank.prior * self.cfg.train.batch, rank.threshold)
         # When a list: run() appends (op, copy of the op's output) after every op, for op-by-op checks.
         self.op_trace: list | None = None
 
@@ -456,12 +460,24 @@ class Machine:
         return [(int(hi) << 16) | (int(lo) & 0xFFFF) for lo, hi in zip(w[0::2], w[1::2])]
 
     def rank_threshold(self) -> int:
-        return round(self.cfg.train.rank.threshold * 2**LAMBDA_FMT.frac)
+        return round(self.rank_constants[1] * 2**LAMBDA_FMT.frac)
 
     def tau_numerator(self, tau: str) -> int:
         """c_q 2^(24 + F_tau - F_c): tau = this // lambda (SPEC 5.6 step 4)."""
-        c_q, c_f = quant_const(self.cfg.train.rank.prior * self.cfg.train.batch)
+        c_q, c_f = quant_const(self.rank_constants[0])
         return c_q << (LAMBDA_FMT.frac + self.frac[tau] - c_f)
+
+    def set_rank_constants(self, prior_per_update: float, threshold: float) -> None:
+        """The host's rank schedule: the prior per mini-batch (tau = it / lambda) and the pruning threshold the
+        next rank updates use, written into the RANK ops' descriptors (program.assemble). The taus' format follows
+        the prior as the compiler chose it (a tau of the config's threshold fills 16 bits), so doubling the prior
+        takes one fraction bit from tau and the words keep their precision. Call it only right before a rank
+        update, or while every tau is 0: the taus in the state bank are in the format of the update that wrote
+        them, and the penalty reads them in the current one."""
+        self.rank_constants = (float(prior_per_update), float(threshold))
+        tau_frac = quant_const(prior_per_update / self.cfg.train.rank.threshold)[1]
+        for op in self.comp.rank_update:
+            self.frac[op.ins[2]] = tau_frac
 
     def init_rank_state(self) -> None:
         """All slices live, lambda = M/(D+1) of the initial master cores, tau from it."""
@@ -567,6 +583,7 @@ class Machine:
             "sat_by_tensor": dict(self.sat_by_tensor),
             "samples_seen": self.samples_seen,
             "updates": self.updates,
+            "rank_constants": list(self.rank_constants),
         }
 
     def load_state_dict(self, s: dict) -> None:
@@ -577,3 +594,5 @@ class Machine:
         self.sat_total, self.samples_seen = int(s["sat_total"]), int(s["samples_seen"])
         self.updates = int(s["updates"])
         self.sat_by_tensor.update(s["sat_by_tensor"])
+        if s.get("rank_constants") is not None:
+            self.set_rank_constants(*s["rank_constants"])

@@ -374,6 +374,7 @@ def lower_op(
     observe: bool,
     host_step: tuple[int, int] | None,
     slots: dict[str, int],
+    rank_constants: tuple[float, float] | None = None,
 ) -> tuple[int, list[int], object]:
     """(kind, words, descriptor) of one op: its header and packed descriptor."""
     d: Any  # the unit's descriptor: ContractDesc, EwiseDesc, SceDesc or RankDesc
@@ -398,7 +399,7 @@ def lower_op(
     elif op.kind == "rank":
         if not p.rank:
             raise ProgramError("the accelerator is built without the rank unit (RANK = 0)")
-        d = isa.lower_rank(comp, op, frac)
+        d = isa.lower_rank(comp, op, frac, rank_constants)
         d = isa.check_rank(
             replace(
                 d,
@@ -504,13 +505,20 @@ def observes(comp: Compiled, program: str, op) -> bool:
     return program == "train_sample" and via_write and t.adaptive
 
 
-def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int], host_step: tuple[int, int] | None = None) -> Image:
+def assemble(
+    comp: Compiled,
+    p: AccelParams,
+    frac: dict[str, int],
+    host_step: tuple[int, int] | None = None,
+    rank_constants: tuple[float, float] | None = None,
+) -> Image:
     """The program memory image of every program of PROGRAMS (each ended by END) for formats `frac`.
 
-    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step). The host re-assembles (and
-    rewrites the changed words) when the step or a format changes; the rank state (lambda, masks, taus) is data in
-    the state bank, which the MASK, PENALTY and RANK ops address. Raises ProgramError when an op or the image does
-    not fit."""
+    `host_step`: the SGD step constant of this update (golden.machine.Machine.sgd_step). `rank_constants`: the
+    prior per mini-batch and the pruning threshold the host's rank schedule has set (Machine.rank_constants; None:
+    the config's). The host re-assembles (and rewrites the changed words) when the step, a format or a rank
+    constant changes; the rank state (lambda, masks, taus) is data in the state bank, which the MASK, PENALTY and
+    RANK ops address. Raises ProgramError when an op or the image does not fit."""
     check_fits(comp, p)
     slots = slot_map(comp)
     words: list[int] = []
@@ -520,7 +528,7 @@ def assemble(comp: Compiled, p: AccelParams, frac: dict[str, int], host_step: tu
         lowered = []
         for i, op in enumerate(getattr(comp, prog)):
             try:
-                lowered.append(lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots))
+                lowered.append(lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank_constants))
             except ValueError as e:
                 raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
         linked = link_preloads([d if k == KIND_CONTRACT else None for k, _, d in lowered], p.bank_shift)

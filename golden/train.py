@@ -37,8 +37,9 @@ from golden.config import NetConfig, config_to_dict, load_config, with_ranks
 from golden.cost import fit_ranks
 from golden.datasets import Dataset, load_dataset
 from golden.float_model import init_tt_cores
-from golden.machine import Machine
+from golden.machine import LAMBDA_FMT, Machine
 from golden.memory import memory_report
+from golden.rank_schedule import SQUEEZE_ROUNDS, RankSchedule, budget_params, core_params_at, squeeze_cut
 
 CHECKPOINT = "checkpoint.npz"
 CHECKPOINT_EVERY_S = 30.0
@@ -296,8 +297,26 @@ class Run:
         # the device's report of the programs it ran before the recompile
         self.device_before_recompile: dict | None = None
         comp = check_run(cfg, data, epochs)
+        n_batches = len(data.train_y) // cfg.train.batch
+        self.schedule = RankSchedule.of(
+            cfg.train.rank, len(data.train_y), cfg.train.batch, n_batches, epochs * n_batches
+        )
+        # the prune phase's record (a checkpoint carries it): per bond the step each slice was pruned after, the
+        # rank updates at a raised threshold, where it ended
+        self.rank_log: dict[str, Any] = {
+            "pruned": {},
+            "raised_threshold_updates": 0,
+            "ended_step": None,
+            "budget_reached_step": None,
+            "squeeze_rounds": 0,
+        }
         resumed = load_checkpoint(out / CHECKPOINT, cfg, data, seed, epochs, comp)
-        self._adopt(resumed[2] if resumed else Machine(comp, seed))
+        if resumed is None and cfg.train.rank.enabled:  # before any rank update: every tau is 0
+            comp_machine = Machine(comp, seed)
+            comp_machine.set_rank_constants(self.schedule.prior_per_update, cfg.train.rank.threshold)
+            self._adopt(comp_machine)
+        else:
+            self._adopt(resumed[2] if resumed else Machine(comp, seed))
         self.rng = np.random.default_rng(seed)
         self.xq_train = self.golden.quantize_input(data.train_x)
         self.xq_test = self.golden.quantize_input(data.test_x)
@@ -313,6 +332,17 @@ class Run:
         self.batches_trained = 0
         out.mkdir(parents=True, exist_ok=True)
         self.calibration_batch: np.ndarray | None = None
+        rank = cfg.train.rank
+        smallest = core_params_at(cfg.layers, [[1] * len(layer.ranks) for layer in cfg.layers])
+        if (
+            rank.enabled
+            and rank.budget is not None
+            and smallest > rank.budget * sum(l.n_core_params for l in cfg.layers)
+        ):
+            print(
+                f"warning: rank budget {rank.budget:g} is below the smallest network rank adaptation can leave "
+                f"({smallest} core parameters, every bond at one slice); the run ends at the closest result"
+            )
         if resumed:
             self._resume(*resumed[:2])
         else:
@@ -386,6 +416,8 @@ class Run:
                     else [int(i) for i in self.calibration_batch],
                     "rng": self.rng.bit_generator.state,
                     "stats": self.stats,
+                    "rank_constants": st["rank_constants"],
+                    "rank_log": self.rank_log,
                 }
             )
         )
@@ -401,6 +433,7 @@ class Run:
             self.calibration_batch = np.array(meta["calibration_batch"], dtype=np.int64)
         self.rng.bit_generator.state = meta["rng"]
         self.perm = perm if perm.size else None
+        self.rank_log = meta["rank_log"]
         print(f"resuming from {self.out / CHECKPOINT}: epoch {self.epoch + 1}, batch {self.batch_pos}")
 
     # --- the loop -----------------------------------------------------------------------------------------
@@ -422,6 +455,7 @@ class Run:
             print(f"calibrated adaptive formats in {rounds} rounds on one batch")
         b = self.cfg.train.batch
         n_batches = len(self.data.train_y) // b  # a last partial batch is dropped: the program's lr is per B
+        rank = self.cfg.train.rank
         last_save = time.time()
         # one bar for the whole run, so that its rate and ETA are the run's, evaluations included
         self.bar = bar = RunProgress(self.epochs, n_batches * b, initial=(self.epoch * n_batches + self.batch_pos) * b)
@@ -429,29 +463,25 @@ class Run:
             if self.perm is None:
                 self.perm = self.rng.permutation(len(self.data.train_y))
                 self.batch_pos, self.stats = 0, self._fresh_stats()
-                if self.cfg.train.rank.frozen(self.epoch):  # the prune phase is over: penalty off (SPEC 5.6)
-                    await settle(self.machine.rank_freeze())
-                    await self._recompile(self.say)
             stats = self.stats
             stats["t0"] = time.time() - stats["elapsed"]
             bar.epoch(self.epoch + 1, self.batch_pos * b)
             while self.batch_pos < n_batches and not self.interrupted:
+                step = self.epoch * n_batches + self.batch_pos
+                if rank.enabled and self.rank_log["ended_step"] is None and self.schedule.phase(step) == "finetune":
+                    await self._end_prune_phase(step)
                 idx = self.perm[self.batch_pos * b : (self.batch_pos + 1) * b]
                 cycles0 = getattr(self.machine, "sim_cycles", None)  # a co-simulated device's
                 res = await settle(self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx]))
                 if cycles0 is not None:
                     stats["sim_cycles"] = stats.get("sim_cycles", 0) + self.machine.sim_cycles - cycles0
-                rank = self.cfg.train.rank
-                if rank.active(self.epoch) and not self.within_budget() and (self.batch_pos + 1) % rank.every == 0:
-                    await settle(self.machine.rank_update())
-                    if self.within_budget():  # the prune phase ends here: penalty off, ranks fixed (SPEC 5.6)
-                        await settle(self.machine.rank_freeze())
-                        bar.write(
-                            f"rank budget {rank.budget:g} reached in epoch {self.epoch + 1}: "
-                            f"{self.golden.live_core_params()} live core parameters, ranks "
-                            f"{self.golden.live_ranks()}; fine-tuning from here"
-                        )
-                        await self._recompile(bar.write)
+                if (
+                    rank.enabled
+                    and self.rank_log["ended_step"] is None
+                    and self.schedule.update_due(step)
+                    and not self.within_budget()
+                ):
+                    await self._scheduled_rank_update(step)
                 stats["loss"] += float(res["loss"].sum())
                 stats["correct"] += int((res["pred"] == self.data.train_y[idx]).sum())
                 stats["n"] += len(idx)
@@ -475,6 +505,9 @@ class Run:
             self.perm = None
             self.save()
             last_save = time.time()
+        if rank.enabled and not self.interrupted and self.rank_log["ended_step"] is None and rank.budget is not None:
+            # the run ended inside the prune phase: its end is the step limit
+            await self._end_prune_phase(self.epochs * n_batches, recompile=False)
         bar.close()
         self.bar = None
         if self.interrupted:
@@ -489,6 +522,138 @@ class Run:
             self.bar.write(line)
         else:
             print(line, flush=True)
+
+    async def _scheduled_rank_update(self, step: int) -> None:
+        """The rank update after mini-batch `step`; under budget_target at a raised threshold when the live core
+        parameters lag the path to the budget (rank_schedule.budget_path). The prune phase ends here if the budget
+        is reached (penalty off, ranks fixed)."""
+        rank = self.cfg.train.rank
+        threshold = rank.threshold
+        if rank.budget_target:
+            full = sum(layer.n_core_params for layer in self.cfg.layers)
+            allowed = self.schedule.budget_path(step, full, budget_params(rank.budget, full))
+            cut = self._lambda_cut(allowed)
+            if cut is not None:
+                threshold = max(threshold, (cut + 1) / 2**LAMBDA_FMT.frac)
+                self.rank_log["raised_threshold_updates"] += 1
+        if self.golden.rank_constants[1] != threshold:
+            self.golden.set_rank_constants(self.golden.rank_constants[0], threshold)
+        await self._rank_update_logged(step)
+        if self.within_budget():
+            self.rank_log["budget_reached_step"] = step
+            await self._end_prune_phase(step + 1)
+
+    def _lambda_cut(self, allowed: int) -> float | None:
+        """The lambda at or below which the live slices of smallest lambda go to bring the live core parameters to
+        at most `allowed` (squeeze_cut), read from the state bank's LAM and MASK words; None if none need to."""
+        if self.golden.live_core_params() <= allowed:
+            return None
+        masks = self._masks()
+        live_lambdas = [
+            (lam, int(l), int(k), r)
+            for op in self.comp.rank_update
+            for l, k in [op.ins[3][len("MASK") :].split(".")]
+            for r, lam in enumerate(self.golden.lambdas(op.out))
+            if masks[f"{l}.{k}"][r]
+        ]
+        return squeeze_cut(self.cfg.layers, self.golden.live_ranks(), live_lambdas, allowed)
+
+    async def _rank_update_logged(self, step: int) -> bool:
+        """One rank update (the RANK ops, then the pruning) after mini-batch `step`; records which slices it
+        pruned. Whether it pruned any."""
+        before = self._masks()
+        await settle(self.machine.rank_update())
+        pruned = False
+        for bond, mask in self._masks().items():
+            for r, (was, now) in enumerate(zip(before[bond], mask)):
+                if was and not now:
+                    self.rank_log["pruned"].setdefault(bond, {})[str(r)] = step
+                    pruned = True
+        return pruned
+
+    def _masks(self) -> dict[str, list[int]]:
+        """Per bond ("layer.bond"), which slices are live."""
+        return {
+            op.ins[3][len("MASK") :]: [int(w != 0) for w in self.golden.mem[op.ins[3]]] for op in self.comp.rank_update
+        }
+
+    async def _end_prune_phase(self, step: int, recompile: bool = True) -> None:
+        """The prune phase ends before mini-batch `step`: under budget_target with the budget not reached, the
+        slices of smallest lambda are pruned first (_squeeze); then the penalty goes off and the ranks stay
+        (recompiled if the config asks, unless the run is over)."""
+        rank = self.cfg.train.rank
+        if rank.budget_target and not self.within_budget():
+            await self._squeeze(step - 1)
+        await settle(self.machine.rank_freeze())
+        self.rank_log["ended_step"] = step
+        live, ranks = self.golden.live_core_params(), self.golden.live_ranks()
+        if rank.budget is not None and self.within_budget():
+            self.say(
+                f"rank budget {rank.budget:g} reached at step {step} (epoch {self.epoch + 1}, "
+                f"{step - self.schedule.prune_start} steps of pruning): {live} live core parameters, ranks "
+                f"{ranks}; fine-tuning from here"
+            )
+        elif rank.budget is not None:
+            self.say(
+                f"rank budget {rank.budget:g} not reached: {self._budget_shortfall()}; fine-tuning the closest "
+                f"result" + ("" if rank.budget_target else " (train.rank.budget_target true prunes on to it)")
+            )
+        if recompile:
+            await self._recompile(self.say)
+
+    def _budget_shortfall(self) -> str:
+        full = sum(layer.n_core_params for layer in self.cfg.layers)
+        live, target = self.golden.live_core_params(), budget_params(self.cfg.train.rank.budget, full)
+        return (
+            f"{live} live core parameters ({100 * live / full:.1f} % of {full}) against at most {target}, ranks "
+            f"{self.golden.live_ranks()} after {self.rank_log['ended_step'] - self.schedule.prune_start} steps "
+            f"of pruning (every bond keeps at least one slice)"
+        )
+
+    async def _squeeze(self, step: int) -> None:
+        """budget_target at the prune end: rank updates at a threshold just above the lambdas of the slices to go
+        (smallest lambda first, squeeze_cut), up to SQUEEZE_ROUNDS, since each update moves lambda on before it
+        compares; the RANK ops prune, the host only picks the threshold from the lambdas in the state bank."""
+        full = sum(layer.n_core_params for layer in self.cfg.layers)
+        target = budget_params(self.cfg.train.rank.budget, full)
+        for _ in range(SQUEEZE_ROUNDS):
+            cut = self._lambda_cut(target)
+            if cut is None:
+                return
+            self.golden.set_rank_constants(self.golden.rank_constants[0], (cut + 1) / 2**LAMBDA_FMT.frac)
+            self.rank_log["squeeze_rounds"] += 1
+            await self._rank_update_logged(step)
+
+    def rank_report(self) -> dict:
+        """The rank schedule's outcome for report.json: the phases in steps, the prior, per bond the step each
+        slice was pruned after, and whether, where and after how many steps of pruning the budget was reached."""
+        rank, log, sch = self.cfg.train.rank, self.rank_log, self.schedule
+        full = sum(layer.n_core_params for layer in self.cfg.layers)
+        reached = None if rank.budget is None else self.within_budget()
+        ended = log["ended_step"]
+        return {
+            "phase_unit": rank.phase_unit,
+            "steps_per_epoch": sch.steps_per_epoch,
+            "prune_start_step": sch.prune_start,
+            "prune_end_step": sch.prune_end,
+            "prune_ended_step": ended,
+            "prune_steps": None if ended is None else ended - sch.prune_start,
+            "prior_scaling": rank.prior_scaling,
+            "prior_per_update": sch.prior_per_update,
+            "ramp_end_step": sch.ramp_end if rank.budget_target else None,
+            "raised_threshold_updates": log["raised_threshold_updates"],
+            "squeeze_rounds": log["squeeze_rounds"],
+            "budget": rank.budget,
+            "budget_target": rank.budget_target,
+            "budget_reached": reached,
+            "budget_reached_step": log["budget_reached_step"],
+            "full_core_params": full,
+            "target_core_params": None if rank.budget is None else budget_params(rank.budget, full),
+            "live_core_params": self.golden.live_core_params(),
+            "full_ranks": [list(layer.ranks) for layer in self.cfg.layers],
+            "live_ranks": self.golden.live_ranks(),
+            "pruned_at_step": log["pruned"],
+        }
 
     def within_budget(self) -> bool:
         """Whether the live core parameters are down to the rank budget (train.rank.budget): a function of the
@@ -546,13 +711,15 @@ class Run:
             "memory": memory_report(self.comp, self.golden.live_core_params()),
             "config": config_to_dict(self.cfg),
         }
+        if self.cfg.train.rank.enabled:
+            report["rank_schedule"] = self.rank_report()
         if hasattr(self.machine, "device_report"):
             report["device"] = self.machine.device_report()
             if self.device_before_recompile is not None:
                 report["device"]["before_recompile"] = self.device_before_recompile
         replace_file(self.out / "report.json", json.dumps(report, indent=1))
         self.save_weights()
-        plot_history(self.history, self.out)
+        plot_history(self.history, self.out, report.get("rank_schedule"))
         return report
 
     def save_weights(self) -> None:
@@ -673,15 +840,21 @@ def summary(report: dict, out: Path, verdict: str) -> str:
     `out`."""
     names = ("report.json", "weights.npz", "training.png", "ranks.png", CHECKPOINT, "rtl_state.npz")
     written = [n for n in names if (out / n).exists()]
+    rs = report.get("rank_schedule") or {}
+    budget = (
+        ""
+        if rs.get("budget_reached") is not False
+        else f"  rank budget {rs['budget']:g} NOT reached: {rs['live_core_params']} live core parameters against "
+        f"at most {rs['target_core_params']} (report.json rank_schedule)\n"
+    )
     return (
         f"result: test accuracy {report['test_acc']:.4f} after {report['epochs']} epochs "
         f"({report['model']} on {report['dataset']}, seed {report['seed']}, {report['executor']})\n"
-        f"  {verdict}\n"
-        f"  files in {out}: {', '.join(written)}"
+        f"  {verdict}\n" + budget + f"  files in {out}: {', '.join(written)}"
     )
 
 
-def plot_history(history: list[dict], out: Path) -> None:
+def plot_history(history: list[dict], out: Path, rank_schedule: dict | None = None) -> None:
     if not history:
         return
     import matplotlib
@@ -700,15 +873,41 @@ def plot_history(history: list[dict], out: Path) -> None:
     fig.tight_layout()
     fig.savefig(out / "training.png", dpi=100)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for li, ranks in enumerate(zip(*[[r for layer in h["ranks"] for r in layer] for h in history])):
-        ax.plot(ep, ranks, marker="o", label=f"bond {li}")
-    ax.set(xlabel="epoch", ylabel="live rank", title="ranks")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if rank_schedule is None:
+        for li, ranks in enumerate(zip(*[[r for layer in h["ranks"] for r in layer] for h in history])):
+            ax.plot(ep, ranks, marker="o", label=f"bond {li}")
+        ax.set(xlabel="epoch", ylabel="live rank", title="ranks")
+    else:
+        plot_rank_steps(ax, rank_schedule, len(history))
     if history[0]["ranks"] and any(history[0]["ranks"]):
-        ax.legend()
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "ranks.png", dpi=100)
     plt.close(fig)
+
+
+def plot_rank_steps(ax, rs: dict, epochs: int) -> None:
+    """Every bond's live rank against the optimizer step, from the step each slice was pruned after, with the
+    prune phase shaded and the step the budget was reached (or the prune phase ended short of it) marked."""
+    last = epochs * rs["steps_per_epoch"]
+    for l, layer in enumerate(rs["full_ranks"]):
+        for k, full in enumerate(layer):
+            steps = sorted(rs["pruned_at_step"].get(f"{l}.{k}", {}).values())
+            xs = [0, *[s + 1 for s in steps], last]
+            ys = [full, *[full - i for i in range(1, len(steps) + 1)], full - len(steps)]
+            ax.step(xs, ys, where="post", label=f"bond {l}.{k}")
+    start, ended = rs["prune_start_step"], rs["prune_ended_step"]
+    ax.axvspan(start, last if ended is None else ended, color="0.9", label="prune phase")
+    if rs["budget"] is not None and ended is not None:
+        ax.axvline(
+            ended,
+            color="green" if rs["budget_reached"] else "red",
+            linestyle="--",
+            label=f"budget {rs['budget']:g} " + ("reached" if rs["budget_reached"] else "not reached"),
+        )
+    title = f"live ranks: {rs['live_core_params']} of {rs['full_core_params']} core parameters"
+    ax.set(xlabel=f"optimizer step ({rs['steps_per_epoch']} an epoch)", ylabel="live rank", title=title)
 
 
 def main_train(args) -> int:

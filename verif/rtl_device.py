@@ -48,6 +48,7 @@ class RtlDevice:
         self.comp = golden.comp
         P.check_fits(self.comp, params)
         self.image: P.Image | None = None
+        self.image_rank_constants: tuple[float, float] | None = None  # those the loaded image's RANK ops carry
         self.samples = 0  # samples run on the RTL (for messages)
         self.cycles = {prog: 0 for prog in P.PROGRAMS}
         self.runs = {prog: 0 for prog in P.PROGRAMS}
@@ -81,9 +82,16 @@ class RtlDevice:
     # --- state transfer -----------------------------------------------------------------------------------
     async def refresh_program(self) -> int:
         """Re-assemble for the current formats and step size; write the words that changed."""
-        img = P.assemble(self.comp, self.params, self.golden.frac, host_step=self.golden.host_step())
+        img = P.assemble(
+            self.comp,
+            self.params,
+            self.golden.frac,
+            host_step=self.golden.host_step(),
+            rank_constants=self.golden.rank_constants,
+        )
         n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
         self.image = img
+        self.image_rank_constants = self.golden.rank_constants
         return n
 
     async def upload(self) -> None:
@@ -290,6 +298,8 @@ class RtlDevice:
         the state bank), then rank_prune (the MASK ops, which read the new masks, and the DERIVEs). The golden
         machine runs the same two programs."""
         g = self.golden
+        if self.image is not None and self.image_rank_constants != g.rank_constants:
+            await self.refresh_program()  # the host's schedule raised the prior or the threshold
         where = f"rank update after update {g.updates}"
         for prog in ("rank_update", "rank_prune"):
             _, trace = self._golden(g.run, getattr(self.comp, prog), {}, None, False)

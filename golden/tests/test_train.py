@@ -49,7 +49,7 @@ def tiny_data():
 
 @pytest.fixture
 def no_plots(monkeypatch):
-    monkeypatch.setattr(train_mod, "plot_history", lambda history, out: None)
+    monkeypatch.setattr(train_mod, "plot_history", lambda history, out, rank_schedule=None: None)
 
 
 def _cfg(rank: bool = False, epochs: int = 2):
