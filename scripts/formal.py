@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -151,12 +152,15 @@ def run_task(sby: Path, task: str, *, rtl_dir: Path | None = None, tag: str = ""
     check_tools(env)
     cmd = ["yowasp-sby", "-f", "-d", str(workdir), str(staged), task]
     t0 = time.time()
+    # its own process group: on a timeout the solvers sby started go too, not only sby
+    proc = subprocess.Popen(
+        cmd, cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     try:
-        proc = subprocess.run(cmd, cwd=base, env=env, capture_output=True, text=True, timeout=timeout)
-        output = proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or ""
-        output = out.decode() if isinstance(out, bytes) else out
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return Result(
             block, task, "TIMEOUT", time.time() - t0, workdir=str(workdir), errors=[f"no answer within {timeout:.0f} s"]
         )

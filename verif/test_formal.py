@@ -76,6 +76,16 @@ PLANTED = [
         "prove_a6",
         ("a_r_held", "a_one_r_per_read"),
     ),
+    # a unit's refusal reported as a bank address error
+    (
+        "seq_unit_error_as_addr",
+        "tt_seq.v",
+        "fail(ERR_UNIT);",
+        "fail(ERR_ADDR);",
+        "tt_seq",
+        "prove_p12",
+        ("a_unit_error",),
+    ),
     # writes always win the tie: a stream of writes starves a waiting read
     (
         "axil_writes_starve_reads",
