@@ -32,7 +32,9 @@ JSON schema (pure JSON: no comments, no extra keys; every object rejects keys it
                  "warmup_epochs": int >= 0, "end_epoch": null | int > warmup_epochs,
                  "warmup_steps": null | int >= 0, "end_step": null | int > warmup_steps,
                  "warmup_samples": null | int >= 0, "end_sample": null | int > warmup_samples,
-                 "budget": null | 0 < number < 1, "budget_target": bool, "recompile": bool}
+                 "budget": null | 0 < number < 1, "budget_cycles": null | int >= 1,
+                 "budget_engine": {"lanes": int >= 1, "buf_depth": int >= 1, "vec": int >= 1, "drain": int >= 1},
+                 "budget_target": bool, "recompile": bool}
       }
     }
 
@@ -47,10 +49,14 @@ an end of null prunes to the end of the run. Steps and samples do not change wit
 scales it as the MAP objective (the data set's summed loss + prior * sum ||slice||^2 / lambda) does, batch / N per
 mini-batch, so an epoch pulls `prior` whatever N and the batch (prior 2.4 under "map" is 4e-5 "per_sample" at
 N = 60,000). `budget` ends the prune phase early, after the rank update that brings the live TT core parameters to
-at most that fraction of the full count (e.g. 0.72: at least 28 % fewer). With `budget_target` (default false) the
-budget is a target: the prior doubles whenever a stretch of the prune phase prunes nothing, and if the prune end
-comes first, the slices of smallest lambda are pruned (the RANK ops at a raised threshold) until it is met, or the
-closest result is kept with a message (a bond keeps one slice). `recompile` (default false): when the prune phase
+at most that fraction of the full count (e.g. 0.72: at least 28 % fewer). `budget_cycles` instead of `budget`: the
+budget is a training sample's accelerator cycles with its share of the update on `budget_engine` (default the
+engine `make train` builds: 8 lanes, 512-word buffers, vector loads and drains of 8), at the ranks golden/cost.py
+fit_ranks picks for the live ones ("this network in at most N cycles a sample"). With `budget_target` (default
+false) the budget is a target: where the prior prunes more slowly than a straight path to the budget over three
+quarters of the prune phase, the rank updates run at a threshold raised just above the smallest lambdas (the RANK
+ops prune), and a budget still unmet at the prune end is squeezed there or ends with a message and the closest
+result (a bond keeps one slice). `recompile` (default false): when the prune phase
 ends, the network is recompiled at smaller ranks and fine-tunes with the smaller programs, its state carried over
 (golden/compact.py): at the live ranks, or on the accelerator at the ranks golden/cost.py fit_ranks finds fastest
 on its engine.
@@ -138,6 +144,16 @@ class Formats:
 
 
 @dataclass(frozen=True)
+class EngineCfg:
+    """The contraction engine a cycles budget is costed on (golden/cost.py): as make's LANES, BUF_DEPTH, VEC, DRAIN."""
+
+    lanes: int = 8
+    buf_depth: int = 512
+    vec: int = 8
+    drain: int = 8
+
+
+@dataclass(frozen=True)
 class RankCfg:
     enabled: bool = False
     prior: float = 5e-5  # weight of the MAP penalty sum ||slice||^2 / lambda
@@ -152,7 +168,9 @@ class RankCfg:
     end_step: int | None = None
     warmup_samples: int | None = None  # the phases in training samples instead of epochs
     end_sample: int | None = None
-    budget_target: bool = False  # the budget is a target: raise the prior, then prune by lambda (module docstring)
+    budget_target: bool = False  # the budget is a target: prune by lambda where the prior lags (module docstring)
+    budget_cycles: int | None = None  # the budget in cycles a training sample on budget_engine instead of budget
+    budget_engine: EngineCfg = field(default_factory=EngineCfg)
 
     @property
     def phase_unit(self) -> str:
@@ -462,10 +480,21 @@ def _rank(value: object) -> RankCfg:
         kwargs.update(_phases_in(obj, unit, warmup_key, end_key))
     if kwargs.get("warmup_steps") is not None and kwargs.get("warmup_samples") is not None:
         _fail("train.rank.warmup_samples", "the phases are counted in one unit: give steps or samples, not both")
+    if obj.get("budget_cycles") is not None:
+        kwargs["budget_cycles"] = _int(obj["budget_cycles"], "train.rank.budget_cycles", lo=1)
+        if kwargs.get("budget") is not None:
+            _fail("train.rank.budget_cycles", "give the budget in parameters (budget) or in cycles, not both")
+    if "budget_engine" in obj:
+        engine = _object(
+            obj["budget_engine"], "train.rank.budget_engine", optional=("lanes", "buf_depth", "vec", "drain")
+        )
+        kwargs["budget_engine"] = EngineCfg(
+            **{k: _int(v, f"train.rank.budget_engine.{k}", lo=1) for k, v in engine.items()}
+        )
     if "budget_target" in obj:
         kwargs["budget_target"] = _bool(obj["budget_target"], "train.rank.budget_target")
-        if kwargs["budget_target"] and kwargs.get("budget") is None:
-            _fail("train.rank.budget_target", "needs a budget (train.rank.budget) to reach")
+        if kwargs["budget_target"] and kwargs.get("budget") is None and kwargs.get("budget_cycles") is None:
+            _fail("train.rank.budget_target", "needs a budget (train.rank.budget or budget_cycles) to reach")
     return RankCfg(**kwargs)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from golden.config import LayerCfg, NetConfig, RankCfg, TrainCfg
-from golden.rank_schedule import SQUEEZE_ROUNDS, RankSchedule, budget_params, squeeze_cut
+from golden.rank_schedule import SQUEEZE_ROUNDS, RankBudget, RankSchedule, squeeze_cut
 
 __all__ = [
     "tt_to_dense",
@@ -814,11 +814,10 @@ def train_float(
             import tqdm as bar_mod
         except ImportError:  # pragma: no cover
             bar_mod = None
-    full_params = net.n_core_params()
     budget_met = False  # train.rank.budget reached: the prune phase is over for good
     steps_per_epoch = -(-N // B)  # the last mini-batch of an epoch may be smaller
     schedule = RankSchedule.of(tc.rank, N, B, steps_per_epoch, E * steps_per_epoch)
-    target = full_params if tc.rank.budget is None else budget_params(tc.rank.budget, full_params)
+    budget = RankBudget(cfg)
     if rank_on:
         net.rank.prior = schedule.prior_per_update / B
     penalty_on = False  # warm-up and fine-tuning: off
@@ -836,7 +835,7 @@ def train_float(
             step = epoch * steps_per_epoch + i // B
             if rank_on:
                 if tc.rank.budget_target and not budget_met and schedule.phase(step) == "finetune":
-                    _squeeze_float(net, opt, target, step, hist, epoch)
+                    _squeeze_float(net, opt, budget, step, hist, epoch)
                     budget_met = True  # the prune phase is over: what the squeeze left stays
                 penalty_on = net.penalty_on = schedule.phase(step) == "prune" and not budget_met
             idx = perm[i : i + B]
@@ -850,12 +849,12 @@ def train_float(
             if penalty_on and schedule.update_due(step):
                 net.rank.threshold = tc.rank.threshold
                 if tc.rank.budget_target:
-                    cut = _float_lambda_cut(net, schedule.budget_path(step, full_params, target))
+                    cut = _float_lambda_cut(net, budget, schedule.budget_path(step, budget.full, budget.target))
                     if cut is not None:
                         net.rank.threshold = max(tc.rank.threshold, float(np.nextafter(cut, np.inf)))
                 for l, k, r in net.rank_update(opt.states()):
                     hist["pruned"].append((epoch, l, k, r, step))
-                budget_met = tc.rank.budget_reached(net.n_core_params(), full_params)
+                budget_met = budget.reached([list(r) for r in net.live_ranks()])
                 if budget_met:
                     penalty_on = net.penalty_on = False
         t_train += time.perf_counter() - t0
@@ -878,26 +877,31 @@ def train_float(
     return hist
 
 
-def _float_lambda_cut(net: FloatTTNet, allowed: int) -> float | None:
+def _float_lambda_cut(net: FloatTTNet, budget: RankBudget, allowed: float) -> float | None:
     """The float twin of golden/train.py Run._lambda_cut: the lambda at or below which the live slices of smallest
-    lambda go to bring the core parameters to at most `allowed`."""
-    if net.rank is None or net.n_core_params() <= allowed:
+    lambda go to bring the budget's cost to at most `allowed`."""
+    ranks = [list(r) for r in net.live_ranks()]
+    if net.rank is None or budget.cost(ranks) <= allowed:
         return None
     live_lambdas = [
         (float(net.rank.lam[(l, k)][r]), l, k, int(r))
         for l, k in net.rank.bonds
         for r in np.flatnonzero(net.rank.live[(l, k)])
     ]
-    return squeeze_cut(net.cfg.layers, [list(r) for r in net.live_ranks()], live_lambdas, allowed)
+    return squeeze_cut(budget.cost, ranks, live_lambdas, allowed)
 
 
-def _squeeze_float(net: FloatTTNet, opt, target: int, step: int, hist: dict, epoch: int) -> None:
+def _squeeze_float(net: FloatTTNet, opt, budget: RankBudget, step: int, hist: dict, epoch: int) -> None:
     """budget_target at the prune end (golden/train.py Run._squeeze): rank updates at a threshold just above the
     lambdas of the slices to go, up to SQUEEZE_ROUNDS."""
     if net.rank is None:
         return
     for _ in range(SQUEEZE_ROUNDS):
-        cut = _float_lambda_cut(net, target)
+        cut = (
+            None
+            if budget.reached([list(r) for r in net.live_ranks()])
+            else _float_lambda_cut(net, budget, budget.target)
+        )
         if cut is None:
             break
         net.rank.threshold = float(np.nextafter(cut, np.inf))

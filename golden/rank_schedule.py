@@ -28,12 +28,15 @@ Both the bit-exact run (golden/train.py) and the float model (golden/float_model
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from golden.config import RankCfg
+from golden.config import NetConfig, RankCfg
 
 RAMP_FRACTION = 0.75  # budget_target: the share of the prune phase the path to the budget takes
+# cycles budgets: live ranks at more than this many times the budget's cycles are not fitted (fit_ranks is slow), as
+# the largest gain a fit has shown over the live ranks is 1.58x (paper at 128 lanes, README)
+FIT_REACH = 1.6
 SQUEEZE_ROUNDS = 8  # budget_target: rank updates at a raised threshold before the closest result is kept
 
 
@@ -91,11 +94,11 @@ class RankSchedule:
         counted = step % self.steps_per_epoch if self.epoch_cadence else step - self.prune_start
         return (counted + 1) % self.every == 0
 
-    def budget_path(self, step: int, full: int, target: int) -> int:
-        """budget_target: the live core parameters allowed after the rank update that follows mini-batch `step`:
-        from `full` at the prune phase's start down a straight line to `target` at ramp_end, rounded down."""
+    def budget_path(self, step: int, full: float, target: float) -> float:
+        """budget_target: the cost (RankBudget.cost) allowed after the rank update that follows mini-batch `step`:
+        from `full` at the prune phase's start down a straight line to `target` at ramp_end."""
         done = min(max(step + 1 - self.prune_start, 0), self.ramp_end - self.prune_start)
-        return full - (full - target) * done // (self.ramp_end - self.prune_start)
+        return full - (full - target) * done / (self.ramp_end - self.prune_start)
 
 
 def budget_params(budget: float | None, full: int) -> int:
@@ -114,17 +117,93 @@ def core_params_at(layers, ranks: list[list[int]]) -> int:
     return total
 
 
+class RankBudget:
+    """What a rank budget measures and how far it may go: the live core parameters (train.rank.budget, a fraction
+    of the full count) or a training sample's accelerator cycles with its share of the update (train.rank.
+    budget_cycles) on the config's budget_engine, at the ranks golden/cost.py fit_ranks picks for the live ones
+    (kept pruned slices included; the fit is never slower than the live ranks, so it runs only for live ranks
+    above the budget and within FIT_REACH of it, once per set of them: seconds on digits, about 40 s on paper).
+
+    `cost(ranks)` is what the path and the lambda cut follow (the parameters, or the cycles at the live ranks
+    themselves: an upper bound of the fitted ones); `measure(ranks)` what the budget is checked against."""
+
+    def __init__(self, cfg: NetConfig):
+        self.cfg = cfg
+        rank = cfg.train.rank
+        self.kind = "cycles" if rank.budget_cycles is not None else "params" if rank.budget is not None else None
+        self.full_ranks = [list(layer.ranks) for layer in cfg.layers]
+        self._cycles: dict[tuple[int, ...], float] = {}
+        self._fits: dict[tuple[int, ...], dict] = {}
+        self.full = self.cost(self.full_ranks)
+        self.target: int
+        if rank.budget_cycles is not None:
+            self.target = rank.budget_cycles
+        elif rank.budget is not None:
+            self.target = budget_params(rank.budget, core_params_at(cfg.layers, self.full_ranks))
+        else:
+            self.target = math.ceil(self.full)
+
+    @property
+    def unit(self) -> str:
+        return "cycles a training sample" if self.kind == "cycles" else "live core parameters"
+
+    def cost(self, ranks: list[list[int]]) -> float:
+        if self.kind != "cycles":
+            return core_params_at(self.cfg.layers, ranks)
+        key = tuple(r for layer in ranks for r in layer)
+        if key not in self._cycles:
+            from golden.config import with_ranks
+            from golden.cost import cost_report
+
+            e = self.cfg.train.rank.budget_engine
+            progs = cost_report(with_ranks(self.cfg, ranks), e.lanes, e.buf_depth, vec=e.vec, drain=e.drain)
+            progs = progs["programs"]
+            self._cycles[key] = progs["train_sample"]["cycles"] + progs["update"]["cycles"] / self.cfg.train.batch
+        return self._cycles[key]
+
+    def fit(self, ranks: list[list[int]]) -> dict | None:
+        """fit_ranks on the budget engine for live `ranks` (cycles budgets only; cached)."""
+        if self.kind != "cycles":
+            return None
+        key = tuple(r for layer in ranks for r in layer)
+        if key not in self._fits:
+            from golden.cost import fit_ranks
+
+            e = self.cfg.train.rank.budget_engine
+            self._fits[key] = fit_ranks(self.cfg, ranks, e.lanes, e.buf_depth, vec=e.vec, drain=e.drain, log=None)
+        return self._fits[key]
+
+    def measure(self, ranks: list[list[int]]) -> float:
+        cost = self.cost(ranks)
+        if self.kind != "cycles" or cost <= self.target or cost > FIT_REACH * self.target:
+            return cost
+        fit = self.fit(ranks)
+        assert fit is not None
+        return fit["cycles"]
+
+    def reached(self, ranks: list[list[int]]) -> bool:
+        return self.kind is not None and self.measure(ranks) <= self.target
+
+    def describe(self) -> str:
+        """The budget as the config gives it."""
+        rank = self.cfg.train.rank
+        return f"{rank.budget_cycles:,} cycles" if self.kind == "cycles" else f"{rank.budget:g}"
+
+
 def squeeze_cut(
-    layers, ranks: list[list[int]], live_lambdas: Sequence[tuple[float, int, int, int]], target: int
+    cost: Callable[[list[list[int]]], float],
+    ranks: list[list[int]],
+    live_lambdas: Sequence[tuple[float, int, int, int]],
+    target: float,
 ) -> float | None:
     """budget_target: the lambda (the RANK op's integer, or the float model's float) at or below which the live
-    slices of smallest lambda go to bring the core parameters at `ranks` to at most `target`, each bond keeping
-    one slice as the RANK op does. `live_lambdas`: (lambda, layer, bond, slice) of every live slice. None when
-    nothing can go (every bond at one slice, or already within the target)."""
+    slices of smallest lambda go to bring `cost` of the ranks (RankBudget.cost) from `ranks` to at most `target`,
+    each bond keeping one slice as the RANK op does. `live_lambdas`: (lambda, layer, bond, slice) of every live
+    slice. None when nothing can go (every bond at one slice, or already within the target)."""
     ranks = [list(r) for r in ranks]
     cut = None
     for lam, l, k, _ in sorted(live_lambdas):
-        if core_params_at(layers, ranks) <= target:
+        if cost(ranks) <= target:
             break
         if ranks[l][k] > 1:
             ranks[l][k] -= 1

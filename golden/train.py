@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import inspect
@@ -39,7 +40,7 @@ from golden.datasets import Dataset, load_dataset
 from golden.float_model import init_tt_cores
 from golden.machine import LAMBDA_FMT, Machine
 from golden.memory import memory_report
-from golden.rank_schedule import SQUEEZE_ROUNDS, RankSchedule, budget_params, core_params_at, squeeze_cut
+from golden.rank_schedule import SQUEEZE_ROUNDS, RankBudget, RankSchedule, squeeze_cut
 
 CHECKPOINT = "checkpoint.npz"
 CHECKPOINT_EVERY_S = 30.0
@@ -332,16 +333,13 @@ class Run:
         self.batches_trained = 0
         out.mkdir(parents=True, exist_ok=True)
         self.calibration_batch: np.ndarray | None = None
-        rank = cfg.train.rank
-        smallest = core_params_at(cfg.layers, [[1] * len(layer.ranks) for layer in cfg.layers])
-        if (
-            rank.enabled
-            and rank.budget is not None
-            and smallest > rank.budget * sum(l.n_core_params for l in cfg.layers)
-        ):
+        self.budget = RankBudget(cfg)
+        smallest = [[1] * len(layer.ranks) for layer in cfg.layers]
+        if cfg.train.rank.enabled and self.budget.kind is not None and not self.budget.reached(smallest):
             print(
-                f"warning: rank budget {rank.budget:g} is below the smallest network rank adaptation can leave "
-                f"({smallest} core parameters, every bond at one slice); the run ends at the closest result"
+                f"warning: rank budget {self.budget.describe()} is below the smallest network rank adaptation can "
+                f"leave ({self.budget.measure(smallest):,.0f} {self.budget.unit}, every bond at one slice); the run "
+                f"ends at the closest result"
             )
         if resumed:
             self._resume(*resumed[:2])
@@ -359,15 +357,16 @@ class Run:
 
     async def _recompile(self, say) -> None:
         """train.rank.recompile, once the prune phase is over: the network recompiled at smaller ranks, its state
-        carried over (golden/compact.py): the live ranks, or on an accelerator (a device with build parameters) the
-        ranks fit_ranks finds fastest on its engine. The formats a new contraction order needs are calibrated on
-        the epoch's first mini-batch."""
+        carried over (golden/compact.py): the live ranks (those fit_ranks picks on a cycles budget's engine), or on
+        an accelerator (a device with build parameters) the ranks fit_ranks finds fastest on its engine. The formats
+        a new contraction order needs are calibrated on the epoch's first mini-batch."""
         if not self.cfg.train.rank.recompile or self.recompiled is not None:
             return
         live = self.golden.live_ranks()
         engine = getattr(self.machine, "params", None)
+        fit = self.budget.fit(live) if engine is None else None  # a cycles budget's engine, without a device
         ranks = (
-            live
+            (live if fit is None else fit["ranks"])
             if engine is None
             else fit_ranks(
                 self.cfg, live, engine.lanes, engine.buf_depth, vec=engine.vec, drain=engine.drain, log=sys.stdout
@@ -505,7 +504,7 @@ class Run:
             self.perm = None
             self.save()
             last_save = time.time()
-        if rank.enabled and not self.interrupted and self.rank_log["ended_step"] is None and rank.budget is not None:
+        if rank.enabled and not self.interrupted and self.rank_log["ended_step"] is None and self.budget.kind:
             # the run ended inside the prune phase: its end is the step limit
             await self._end_prune_phase(self.epochs * n_batches, recompile=False)
         bar.close()
@@ -530,9 +529,7 @@ class Run:
         rank = self.cfg.train.rank
         threshold = rank.threshold
         if rank.budget_target:
-            full = sum(layer.n_core_params for layer in self.cfg.layers)
-            allowed = self.schedule.budget_path(step, full, budget_params(rank.budget, full))
-            cut = self._lambda_cut(allowed)
+            cut = self._lambda_cut(self.schedule.budget_path(step, self.budget.full, self.budget.target))
             if cut is not None:
                 threshold = max(threshold, (cut + 1) / 2**LAMBDA_FMT.frac)
                 self.rank_log["raised_threshold_updates"] += 1
@@ -543,10 +540,10 @@ class Run:
             self.rank_log["budget_reached_step"] = step
             await self._end_prune_phase(step + 1)
 
-    def _lambda_cut(self, allowed: int) -> float | None:
-        """The lambda at or below which the live slices of smallest lambda go to bring the live core parameters to
-        at most `allowed` (squeeze_cut), read from the state bank's LAM and MASK words; None if none need to."""
-        if self.golden.live_core_params() <= allowed:
+    def _lambda_cut(self, allowed: float) -> float | None:
+        """The lambda at or below which the live slices of smallest lambda go to bring the budget's cost to at most
+        `allowed` (squeeze_cut), read from the state bank's LAM and MASK words; None if none need to."""
+        if self.budget.cost(self.golden.live_ranks()) <= allowed:
             return None
         masks = self._masks()
         live_lambdas = [
@@ -556,7 +553,7 @@ class Run:
             for r, lam in enumerate(self.golden.lambdas(op.out))
             if masks[f"{l}.{k}"][r]
         ]
-        return squeeze_cut(self.cfg.layers, self.golden.live_ranks(), live_lambdas, allowed)
+        return squeeze_cut(self.budget.cost, self.golden.live_ranks(), live_lambdas, allowed)
 
     async def _rank_update_logged(self, step: int) -> bool:
         """One rank update (the RANK ops, then the pruning) after mini-batch `step`; records which slices it
@@ -586,26 +583,26 @@ class Run:
             await self._squeeze(step - 1)
         await settle(self.machine.rank_freeze())
         self.rank_log["ended_step"] = step
-        live, ranks = self.golden.live_core_params(), self.golden.live_ranks()
-        if rank.budget is not None and self.within_budget():
+        ranks = self.golden.live_ranks()
+        if self.budget.kind is not None and self.within_budget():
             self.say(
-                f"rank budget {rank.budget:g} reached at step {step} (epoch {self.epoch + 1}, "
-                f"{step - self.schedule.prune_start} steps of pruning): {live} live core parameters, ranks "
-                f"{ranks}; fine-tuning from here"
+                f"rank budget {self.budget.describe()} reached at step {step} (epoch {self.epoch + 1}, "
+                f"{step - self.schedule.prune_start} steps of pruning): {self.budget.measure(ranks):,.0f} "
+                f"{self.budget.unit}, ranks {ranks}; fine-tuning from here"
             )
-        elif rank.budget is not None:
+        elif self.budget.kind is not None:
             self.say(
-                f"rank budget {rank.budget:g} not reached: {self._budget_shortfall()}; fine-tuning the closest "
-                f"result" + ("" if rank.budget_target else " (train.rank.budget_target true prunes on to it)")
+                f"rank budget {self.budget.describe()} not reached: {self._budget_shortfall()}; fine-tuning the "
+                f"closest result" + ("" if rank.budget_target else " (train.rank.budget_target true prunes on to it)")
             )
         if recompile:
             await self._recompile(self.say)
 
     def _budget_shortfall(self) -> str:
-        full = sum(layer.n_core_params for layer in self.cfg.layers)
-        live, target = self.golden.live_core_params(), budget_params(self.cfg.train.rank.budget, full)
+        b = self.budget
+        live = b.measure(self.golden.live_ranks())
         return (
-            f"{live} live core parameters ({100 * live / full:.1f} % of {full}) against at most {target}, ranks "
+            f"{live:,.0f} {b.unit} ({100 * live / b.full:.1f} % of {b.full:,.0f}) against at most {b.target:,}, ranks "
             f"{self.golden.live_ranks()} after {self.rank_log['ended_step'] - self.schedule.prune_start} steps "
             f"of pruning (every bond keeps at least one slice)"
         )
@@ -614,10 +611,8 @@ class Run:
         """budget_target at the prune end: rank updates at a threshold just above the lambdas of the slices to go
         (smallest lambda first, squeeze_cut), up to SQUEEZE_ROUNDS, since each update moves lambda on before it
         compares; the RANK ops prune, the host only picks the threshold from the lambdas in the state bank."""
-        full = sum(layer.n_core_params for layer in self.cfg.layers)
-        target = budget_params(self.cfg.train.rank.budget, full)
         for _ in range(SQUEEZE_ROUNDS):
-            cut = self._lambda_cut(target)
+            cut = None if self.within_budget() else self._lambda_cut(self.budget.target)
             if cut is None:
                 return
             self.golden.set_rank_constants(self.golden.rank_constants[0], (cut + 1) / 2**LAMBDA_FMT.frac)
@@ -629,8 +624,10 @@ class Run:
         slice was pruned after, and whether, where and after how many steps of pruning the budget was reached."""
         rank, log, sch = self.cfg.train.rank, self.rank_log, self.schedule
         full = sum(layer.n_core_params for layer in self.cfg.layers)
-        reached = None if rank.budget is None else self.within_budget()
+        b, live_ranks = self.budget, self.golden.live_ranks()
+        reached = None if b.kind is None else self.within_budget()
         ended = log["ended_step"]
+        fit = b.fit(live_ranks)
         return {
             "phase_unit": rank.phase_unit,
             "steps_per_epoch": sch.steps_per_epoch,
@@ -644,22 +641,28 @@ class Run:
             "raised_threshold_updates": log["raised_threshold_updates"],
             "squeeze_rounds": log["squeeze_rounds"],
             "budget": rank.budget,
+            "budget_cycles": rank.budget_cycles,
+            "budget_engine": None if b.kind != "cycles" else dataclasses.asdict(rank.budget_engine),
+            "budget_unit": b.unit,
+            "budget_text": None if b.kind is None else b.describe(),
+            "budget_full": b.full,
+            "budget_allowed": b.target,
+            "budget_measured": None if b.kind is None else b.measure(live_ranks),
+            "fitted_ranks": None if fit is None else fit["ranks"],
             "budget_target": rank.budget_target,
             "budget_reached": reached,
             "budget_reached_step": log["budget_reached_step"],
             "full_core_params": full,
-            "target_core_params": None if rank.budget is None else budget_params(rank.budget, full),
             "live_core_params": self.golden.live_core_params(),
             "full_ranks": [list(layer.ranks) for layer in self.cfg.layers],
-            "live_ranks": self.golden.live_ranks(),
+            "live_ranks": live_ranks,
             "pruned_at_step": log["pruned"],
         }
 
     def within_budget(self) -> bool:
-        """Whether the live core parameters are down to the rank budget (train.rank.budget): a function of the
+        """Whether the live ranks are within the rank budget (RankBudget: parameters or cycles): a function of the
         masks alone, so a resumed run decides as the uninterrupted one did."""
-        full = sum(layer.n_core_params for layer in self.cfg.layers)
-        return self.cfg.train.rank.budget_reached(self.golden.live_core_params(), full)
+        return self.budget.reached(self.golden.live_ranks())
 
     def _fresh_stats(self) -> dict:
         return {"loss": 0.0, "correct": 0, "n": 0, "elapsed": 0.0, "sat0": self.golden.sat_total}
@@ -844,8 +847,8 @@ def summary(report: dict, out: Path, verdict: str) -> str:
     budget = (
         ""
         if rs.get("budget_reached") is not False
-        else f"  rank budget {rs['budget']:g} NOT reached: {rs['live_core_params']} live core parameters against "
-        f"at most {rs['target_core_params']} (report.json rank_schedule)\n"
+        else f"  rank budget {rs['budget_text']} NOT reached: {rs['budget_measured']:,.0f} {rs['budget_unit']} against "
+        f"at most {rs['budget_allowed']:,} (report.json rank_schedule)\n"
     )
     return (
         f"result: test accuracy {report['test_acc']:.4f} after {report['epochs']} epochs "
@@ -899,12 +902,12 @@ def plot_rank_steps(ax, rs: dict, epochs: int) -> None:
             ax.step(xs, ys, where="post", label=f"bond {l}.{k}")
     start, ended = rs["prune_start_step"], rs["prune_ended_step"]
     ax.axvspan(start, last if ended is None else ended, color="0.9", label="prune phase")
-    if rs["budget"] is not None and ended is not None:
+    if rs["budget_text"] is not None and ended is not None:
         ax.axvline(
             ended,
             color="green" if rs["budget_reached"] else "red",
             linestyle="--",
-            label=f"budget {rs['budget']:g} " + ("reached" if rs["budget_reached"] else "not reached"),
+            label=f"budget {rs['budget_text']} " + ("reached" if rs["budget_reached"] else "not reached"),
         )
     title = f"live ranks: {rs['live_core_params']} of {rs['full_core_params']} core parameters"
     ax.set(xlabel=f"optimizer step ({rs['steps_per_epoch']} an epoch)", ylabel="live rank", title=title)
