@@ -657,6 +657,10 @@ class Run:
             "full_ranks": [list(layer.ranks) for layer in self.cfg.layers],
             "live_ranks": live_ranks,
             "pruned_at_step": log["pruned"],
+            "pruned_in_epoch": {
+                bond: {r: step // sch.steps_per_epoch + 1 for r, step in slices.items()}
+                for bond, slices in log["pruned"].items()
+            },
         }
 
     def within_budget(self) -> bool:
@@ -882,7 +886,7 @@ def plot_history(history: list[dict], out: Path, rank_schedule: dict | None = No
             ax.plot(ep, ranks, marker="o", label=f"bond {li}")
         ax.set(xlabel="epoch", ylabel="live rank", title="ranks")
     else:
-        plot_rank_steps(ax, rank_schedule, len(history))
+        plot_rank_steps(ax, rank_schedule, history)
     if history[0]["ranks"] and any(history[0]["ranks"]):
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -890,10 +894,11 @@ def plot_history(history: list[dict], out: Path, rank_schedule: dict | None = No
     plt.close(fig)
 
 
-def plot_rank_steps(ax, rs: dict, epochs: int) -> None:
+def plot_rank_steps(ax, rs: dict, history: list[dict]) -> None:
     """Every bond's live rank against the optimizer step, from the step each slice was pruned after, with the
-    prune phase shaded and the step the budget was reached (or the prune phase ended short of it) marked."""
-    last = epochs * rs["steps_per_epoch"]
+    prune phase shaded, the step the budget was reached (or the prune phase ended short of it) marked and the test
+    accuracy after each epoch on a second axis (what the pruning cost)."""
+    last = len(history) * rs["steps_per_epoch"]
     for l, layer in enumerate(rs["full_ranks"]):
         for k, full in enumerate(layer):
             steps = sorted(rs["pruned_at_step"].get(f"{l}.{k}", {}).values())
@@ -911,6 +916,17 @@ def plot_rank_steps(ax, rs: dict, epochs: int) -> None:
         )
     title = f"live ranks: {rs['live_core_params']} of {rs['full_core_params']} core parameters"
     ax.set(xlabel=f"optimizer step ({rs['steps_per_epoch']} an epoch)", ylabel="live rank", title=title)
+    acc = ax.twinx()
+    acc.plot(
+        [h["epoch"] * rs["steps_per_epoch"] for h in history],
+        [100 * h["test_acc"] for h in history],
+        color="black",
+        marker="o",
+        linestyle=":",
+        label="test accuracy",
+    )
+    acc.set_ylabel("test accuracy after the epoch (%)")
+    acc.legend(loc="lower left", fontsize=8)
 
 
 def main_train(args) -> int:
