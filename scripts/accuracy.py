@@ -14,6 +14,13 @@ per row, the mean accuracy gap and parameter reduction of each row against its r
 verdict on the rank target. Writes results/accuracy-<model>-<dataset>-seeds.{json,md}; the single-seed files
 are left alone. Example:
     python scripts/accuracy.py --model paper --dataset fashion-mnist --seeds 1,2,3 --jobs 1
+
+A subset of the data (`--train-first n`, `--test-first m`: the first n training and m test images, in the files'
+order) is a data set of its own name (fashion-mnist-first6000), so its results and runs sit beside the full set's.
+The rank schedule's options beyond the epoch form: `--prior-scaling map` and `--budget-target` (golden/config.py).
+Example, the paper config's rank target on 6,000 Fashion-MNIST images:
+    python scripts/accuracy.py --model paper --dataset fashion-mnist --train-first 6000 --seeds 1 --jobs 1 \
+        --prior-scaling map --prior 2.4 --budget-target
 """
 
 from __future__ import annotations
@@ -29,12 +36,13 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from golden.compiler import compile_network
 from golden.config import ConfigError, config_from_dict, config_to_dict, load_config
-from golden.datasets import DatasetError, load_dataset
+from golden.datasets import Dataset, DatasetError, load_dataset
 from golden.float_model import train_float
 from golden.memory import dense_sizes, memory_report
 from golden.train import Run, TrainError, check_compatible, golden_version
@@ -43,11 +51,37 @@ from verif.runner import environ
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def first_images(data: Dataset, train_first: int | None, test_first: int | None) -> Dataset:
+    """`data` cut to its first `train_first` training and `test_first` test images (None: all), named after the
+    cut so that its runs and results do not mix with the whole set's."""
+    name = data.name
+    for split, n in (("train", train_first), ("test", test_first)):
+        if n is None:
+            continue
+        have = len(getattr(data, f"{split}_y"))
+        if not 1 <= n <= have:
+            raise DatasetError(f"--{split}-first {n}: {data.name} has {have} {split} images; give 1..{have}")
+        data = replace(
+            data, **{f"{split}_x": getattr(data, f"{split}_x")[:n], f"{split}_y": getattr(data, f"{split}_y")[:n]}
+        )
+        name += f"-first{n}" if split == "train" else f"-test{n}"
+    return replace(data, name=name)
+
+
+def load_rows_data(dataset: str, data_dir, subset: tuple[int | None, int | None]) -> Dataset:
+    return first_images(load_dataset(dataset, data_dir), *subset)
+
+
 def golden_row(cfg, data, seed, out: Path) -> dict:
     run = Run(cfg, data, seed, out, cfg.train.epochs)
     rep = run.run()
     last = rep["history"][-1]
+    budget: dict[str, Any] = {}
+    if rep.get("rank_schedule"):
+        rs = rep["rank_schedule"]
+        budget = {k: rs[k] for k in ("budget_text", "budget_reached", "budget_reached_step", "prune_steps")}
     return {
+        "budget": budget,
         "test_acc": rep["test_acc"],
         "ranks": last["ranks"],
         "core_params": last["live_core_params"],
@@ -68,10 +102,12 @@ def float_row(cfg, data, seed, dense=False) -> dict:
     }
 
 
-def run_row(name: str, cfg, dataset: str, data_dir, seed: int, out: Path) -> dict:
+def run_row(
+    name: str, cfg, dataset: str, data_dir, seed: int, out: Path, subset: tuple[int | None, int | None] = (None, None)
+) -> dict:
     """One row, in a worker process: `cfg` is the plain or the rank-adapting config as the row needs."""
     t0 = time.time()
-    data = load_dataset(dataset, data_dir)
+    data = load_rows_data(dataset, data_dir, subset)
     print(f"== {cfg.name}-{data.name}: {name}", flush=True)
     if name in ("golden", "golden_rank"):
         row = golden_row(cfg, data, seed, out)
@@ -88,11 +124,11 @@ LONG_ROWS = ("golden", "golden_rank")  # started first, so the short rows fill t
 OFF = -1  # --end-epoch / --budget value for "none" (null in the config)
 
 
-def table_setup(model, dataset, data_dir, epochs, rank_options, rows):
+def table_setup(model, dataset, data_dir, epochs, rank_options, rows, subset=(None, None)):
     """What both tables start from: the config, its rank recipe, the dataset, the run tag, the rows to run and
     the config of each row."""
     cfg, plain, ranked = row_configs(model, epochs, rank_options)
-    data = load_dataset(dataset, data_dir)
+    data = load_rows_data(dataset, data_dir, subset)
     check_compatible(cfg, data)
     row_cfg = {"dense": plain, "float": plain, "golden": plain, "float_rank": ranked, "golden_rank": ranked}
     return cfg, ranked.train.rank, data, f"{cfg.name}-{data.name}", row_names(rows), row_cfg
@@ -107,17 +143,20 @@ def accuracy_table(
     rows: str = "dense,float,golden,float_rank,golden_rank",
     jobs: int | None = None,
     keep: bool = False,
+    subset: tuple[int | None, int | None] = (None, None),
     **rank_options,
 ) -> dict:
     """Run the rows and write results/accuracy-<model>-<dataset>.{json,md,png}; returns the result.
     `rank_options`: train.rank settings of the rank rows over the config's (see row_configs). `keep`: rows without
     rank adaptation that are not run now are taken from the existing results file (same model, dataset, seed,
     epochs and recipe)."""
-    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows)
+    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows, subset)
     row_out = golden_dirs(tag, seed, golden_version(), rank)
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
     with worker_pool(jobs) as pool:
-        futures = {n: pool.submit(run_row, n, row_cfg[n], dataset, data_dir, seed, row_out.get(n)) for n in order}
+        futures = {
+            n: pool.submit(run_row, n, row_cfg[n], dataset, data_dir, seed, row_out.get(n), subset) for n in order
+        }
         results = {n: futures[n].result() for n in names}
     recipe = recipe_of(cfg)
     kept = kept_rows(f"accuracy-{cfg.name}-{data.name}", seed, cfg.train.epochs, recipe, names) if keep else {}
@@ -178,6 +217,8 @@ def golden_dirs(tag: str, seed: int, version: str, rank) -> dict:
         f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}"
         + ("" if rank.end_epoch is None else f"-e{rank.end_epoch}")
         + ("" if rank.budget is None else f"-b{rank.budget:g}")
+        + ("" if rank.prior_scaling == "per_sample" else f"-{rank.prior_scaling}")
+        + ("-target" if rank.budget_target else "")
     )
     return {"golden": work / "golden", "golden_rank": work / rank_dir}
 
@@ -189,6 +230,8 @@ def rank_settings(rank) -> dict:
         "warmup_epochs": rank.warmup_epochs,
         "end_epoch": rank.end_epoch,
         "budget": rank.budget,
+        "prior_scaling": rank.prior_scaling,
+        "budget_target": rank.budget_target,
     }
 
 
@@ -297,18 +340,21 @@ def seeds_table(
     epochs: int | None = None,
     rows: str = "golden,golden_rank",
     jobs: int | None = None,
+    subset: tuple[int | None, int | None] = (None, None),
     **rank_options,
 ) -> dict:
     """Run the rows once per seed and write results/accuracy-<model>-<dataset>-seeds.{json,md}; returns the
     result. The golden runs go to the per-seed directories of accuracy_table, so finished runs of any seed
     (those of the single-seed table too) are reused and unfinished ones resume."""
-    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows)
+    cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows, subset)
     version = golden_version()
     dirs = {s: golden_dirs(tag, s, version, rank) for s in seeds}
     # The long rows of every seed first, so the short rows fill the other workers.
     order = sorted(((s, n) for s in seeds for n in names), key=lambda sn: sn[1] not in LONG_ROWS)
     with worker_pool(jobs) as pool:
-        futures = {(s, n): pool.submit(run_row, n, row_cfg[n], dataset, data_dir, s, dirs[s].get(n)) for s, n in order}
+        futures = {
+            (s, n): pool.submit(run_row, n, row_cfg[n], dataset, data_dir, s, dirs[s].get(n), subset) for s, n in order
+        }
         per_seed = {s: {n: futures[s, n].result() for n in names} for s in seeds}
     after = golden_version()
     result = {
@@ -323,7 +369,11 @@ def seeds_table(
         "core_params_full": sum(l.n_core_params for l in compile_network(row_cfg["golden"]).cfg.layers),
         "per_seed": {
             str(s): {
-                n: {k: row[k] for k in ("test_acc", "ranks", "core_params", "samples_per_s", "wall_s", "curve")}
+                n: {
+                    k: row[k]
+                    for k in ("test_acc", "ranks", "core_params", "samples_per_s", "wall_s", "curve", "budget")
+                    if k in row
+                }
                 for n, row in per_seed[s].items()
             }
             for s in seeds
@@ -422,6 +472,19 @@ def tables(argv=None) -> int:
         f"full count (default: the config's; {OFF}: none)",
     )
     ap.add_argument(
+        "--prior-scaling",
+        choices=("per_sample", "map"),
+        default=None,
+        help="the prior per training sample or per data set, scaled by batch / N (default: the config's)",
+    )
+    ap.add_argument(
+        "--budget-target",
+        action="store_true",
+        help="the budget is a target the prune phase reaches, pruning the smallest lambdas where the prior lags",
+    )
+    ap.add_argument("--train-first", type=int, default=None, help="train on the first n training images only")
+    ap.add_argument("--test-first", type=int, default=None, help="test on the first n test images only")
+    ap.add_argument(
         "--rows",
         default=None,
         help="comma-separated rows (default: dense,float,golden,float_rank,golden_rank; with --seeds: "
@@ -445,7 +508,10 @@ def tables(argv=None) -> int:
         "warmup_epochs": a.warmup,
         "end_epoch": a.end_epoch,
         "budget": a.budget,
+        "prior_scaling": a.prior_scaling,
+        "budget_target": True if a.budget_target else None,
     }
+    subset = (a.train_first, a.test_first)
     if a.seeds is not None:
         if a.keep:
             raise SystemExit("error: --keep is for the single-seed table, not with --seeds")
@@ -457,6 +523,7 @@ def tables(argv=None) -> int:
             a.epochs,
             a.rows or "golden,golden_rank",
             a.jobs,
+            subset,
             **rank_options,
         )
         print(markdown_seeds(result))
@@ -470,6 +537,7 @@ def tables(argv=None) -> int:
         a.rows or "dense,float,golden,float_rank,golden_rank",
         a.jobs,
         a.keep,
+        subset,
         **rank_options,
     )
     print(markdown(result))
@@ -564,6 +632,26 @@ def markdown_seeds(r: dict) -> str:
             for s, p in zip(seeds, row["core_params"])
         ]
         lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + f" | {row['mean_core_params']:.1f} |")
+    budgets = {
+        s: row["budget"] for s, rows in r.get("per_seed", {}).items() for n, row in rows.items() if row.get("budget")
+    }
+    if budgets:
+        lines += [
+            "",
+            "Rank budget ("
+            + LABELS["golden_rank"]
+            + "): "
+            + "; ".join(
+                f"seed {s}: {b['budget_text']} "
+                + (
+                    f"reached after mini-batch {b['budget_reached_step']} ({b['prune_steps']} steps of pruning)"
+                    if b["budget_reached"]
+                    else "not reached (the closest result)"
+                )
+                for s, b in budgets.items()
+            )
+            + ".",
+        ]
     for p in st["pairs"].values():
         lines += [
             "",
@@ -590,9 +678,12 @@ def markdown_seeds(r: dict) -> str:
 
 def end_note(r: dict) -> str:
     end, budget = r["rank"].get("end_epoch"), r["rank"].get("budget")
-    note = ", pruning to the end of the run" if end is None else f", prune phase to epoch {end}"
+    note = ", prior scaled by batch / N (MAP)" if r["rank"].get("prior_scaling") == "map" else ""
+    note += ", pruning to the end of the run" if end is None else f", prune phase to epoch {end}"
     if budget is not None:
-        note += f" or until the live core parameters are at most {budget:g} of the full count"
+        note += f" or until the live core parameters are at most {budget:g} of the full count" + (
+            " (a target: the smallest lambdas pruned where the prior lags)" if r["rank"].get("budget_target") else ""
+        )
     if end is not None or budget is not None:
         note += ", then fine-tuning at the pruned ranks with the penalty off"
     return note

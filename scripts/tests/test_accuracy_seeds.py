@@ -149,7 +149,7 @@ def test_seeds_table_runs_every_seed_in_its_directory_and_writes_the_files(tmp_p
     calls = []
     fake = {(s, n): r for s, rows in PER_SEED.items() for n, r in rows.items()}
 
-    def run_row(name, cfg, dataset, data_dir, seed, out):
+    def run_row(name, cfg, dataset, data_dir, seed, out, subset=(None, None)):
         calls.append((seed, name, out))
         assert cfg.train.rank.enabled == (name == "golden_rank")
         return dict(fake[seed, name])
