@@ -191,18 +191,6 @@ class RankCfg:
             return self.warmup_samples, self.end_sample
         return self.warmup_epochs, self.end_epoch
 
-    def active(self, epoch: int) -> bool:
-        """Whether the penalty and the rank updates run in `epoch` (0-based): the prune phase."""
-        return self.enabled and self.warmup_epochs <= epoch and (self.end_epoch is None or epoch < self.end_epoch)
-
-    def budget_reached(self, live_params: int, full_params: int) -> bool:
-        """Whether `live_params` live core parameters (of `full_params`) are down to the budget (None: never)."""
-        return self.budget is not None and live_params <= self.budget * full_params
-
-    def frozen(self, epoch: int) -> bool:
-        """Whether `epoch` (0-based) is in the fine-tuning phase after the prune phase ended."""
-        return self.enabled and self.end_epoch is not None and epoch >= self.end_epoch
-
 
 @dataclass(frozen=True)
 class TrainCfg:

@@ -586,9 +586,9 @@ class Run:
         ranks = self.golden.live_ranks()
         if self.budget.kind is not None and self.within_budget():
             self.say(
-                f"rank budget {self.budget.describe()} reached at step {step} (epoch {self.epoch + 1}, "
-                f"{step - self.schedule.prune_start} steps of pruning): {self.budget.measure(ranks):,.0f} "
-                f"{self.budget.unit}, ranks {ranks}; fine-tuning from here"
+                f"rank budget {self.budget.describe()} reached after mini-batch {step - 1} of the run (epoch "
+                f"{self.epoch + 1}, {step - self.schedule.prune_start} steps of pruning): "
+                f"{self.budget.measure(ranks):,.0f} {self.budget.unit}, ranks {ranks}; fine-tuning from here"
             )
         elif self.budget.kind is not None:
             self.say(

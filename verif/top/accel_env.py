@@ -136,19 +136,15 @@ def prune_config(cfg, seed_: int, params_rng: np.random.Generator, prior: float 
 async def prune_to_rank_one(dev) -> None:
     """A rank update with the pruning threshold above every lambda (2^31 in lambda's 24 fraction bits): each bond
     keeps only its slice with the largest lambda (SPEC 5.6: a bond never drops to rank 0). The threshold is a
-    field of the RANK descriptors, which the host rewrites for this update and restores after it."""
+    field of the RANK descriptors, which the host's schedule rewrites for this update (Machine.set_rank_constants,
+    as the budget's lambda cut does) and restores after it."""
     g = dev.golden
-    cfg = g.cfg
-
-    def use(c):
-        g.cfg = g.comp.cfg = c
-
-    use(replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, threshold=2.0 ** (31 - LAMBDA_FMT.frac)))))
+    prior, threshold = g.rank_constants
+    g.set_rank_constants(prior, 2.0 ** (31 - LAMBDA_FMT.frac))
     try:
-        await dev.refresh_program()
-        await dev.rank_update()
+        await dev.rank_update()  # re-assembles the RANK descriptors first: the constants changed
     finally:
-        use(cfg)
+        g.set_rank_constants(prior, threshold)
         await dev.refresh_program()
 
 
