@@ -318,8 +318,12 @@ module tt_seq #(
               end
               F_END: begin
                 pc_q <= f_pc_q;
-                state_q <= S_IDLE;
-                done_q <= 1'b1;
+                if (start) begin  // a start in the END's cycle is a start while running too (abort_q is late)
+                  fail(ERR_BUSY);
+                end else begin
+                  state_q <= S_IDLE;
+                  done_q <= 1'b1;
+                end
               end
               F_BAD: begin
                 pc_q <= f_pc_q;

@@ -12,11 +12,8 @@
 //   - a unit's error at its done stops in error 5 with the unit's own code; a bank's address or port error
 //     during the op stops in error 3 or 4 (the unit's error first);
 //   - a start while busy never lets the program end normally: the sequencer leaves busy only into the error
-//     state (code 6, or an op's own error that came first) -- except for a start in the last busy cycle, the
-//     one in which the back end takes the END record: the sequencer registers the start (abort_q) a cycle too
-//     late for that decision, ends with done and no error, and the start is lost. The cover
-//     c_start_lost_at_end shows this gap in the documented contract ("a start while running stops the
-//     program with error 6") is reachable; the assertion covers every other cycle;
+//     state (code 6, or an op's own error that came first), a start in the last busy cycle (the one in which
+//     the back end takes the END record) included -- the cover c_start_at_end_refused reaches that case;
 //   - done only while idle: never with busy or error.
 module fv_tt_seq #(
   parameter integer PROG_AW    = 4,
@@ -69,7 +66,7 @@ module fv_tt_seq #(
   (* keep *) wire       dut_mem_addr_err_q;
   (* keep *) wire       dut_mem_port_err_q;
   localparam [2:0] S_IDLE = 3'd0, S_NEXT = 3'd1, S_STAT = 3'd5, S_WAIT = 3'd4, S_ERR = 3'd6;
-  localparam [2:0] F_BAD = 3'd6;
+  localparam [2:0] F_END = 3'd5, F_BAD = 3'd6;
 
   reg init = 1'b1;
   always @(posedge clk) init <= 1'b0;
@@ -105,6 +102,10 @@ module fv_tt_seq #(
   // A start arrived while busy (start_busy_q: in the previous cycle), and the sequencer was still busy the
   // cycle after it (aborted, until the sequencer stops).
   reg start_busy_q, aborted;
+  // The back end took the END record in the previous cycle (it would end the program without an abort).
+  reg end_taken_q;
+  always @(posedge clk) end_taken_q <= !rst && (dut_state_q == S_NEXT || dut_state_q == S_STAT)
+                                       && dut_f_state_q == F_END && !dut_abort_q;
   always @(posedge clk) begin
     if (rst) begin
       start_busy_q <= 1'b0;
@@ -121,7 +122,7 @@ module fv_tt_seq #(
       a_code_documented: assert (error_code <= 4'd6);
       a_busy_or_error: assert (!(busy && error));
       a_done_only_when_idle: assert (!done || (!busy && !error));
-      a_abort_ends_in_error: assert (!(aborted && !busy) || error);
+      a_abort_ends_in_error: assert (!((aborted || start_busy_q) && !busy) || error);
       // Induction strengthening: legal states, a bad record carries an error code, the op tracker follows
       // the back end, an abort in flight is the sequencer's own.
       a_states_legal: assert (dut_state_q <= S_ERR && dut_f_state_q <= 3'd6);
@@ -170,7 +171,7 @@ module fv_tt_seq #(
       c_busy_error: cover (error && error_code == 4'd6);
       c_done: cover (done);
       c_abort_seen: cover (aborted && dut_state_q == S_WAIT);
-      c_start_lost_at_end: cover (start_busy_q && !busy && done && !error);
+      c_start_at_end_refused: cover (end_taken_q && start_busy_q && error && error_code == 4'd6);
     end
   end
 
