@@ -113,7 +113,7 @@ PLANNED = "paper/verilator/planned-engine"  # section_rtl's key of paper on the 
 def section_rtl(quick: bool) -> dict:
     """Measured cycles and simulation speed of the accelerator top (verif/top/tb_bench.py): each model on the engine
     of the target that builds it, and paper also on the engine its programs are planned for (PLAN_ENGINES[0], 128
-    lanes: issue 4's, a build no target fits yet)."""
+    lanes: the paper target's wide engine, a build no target fits yet)."""
     pairs = [("tiny", "verilator"), ("digits", "verilator"), ("paper", "verilator")]
     if not quick:
         pairs += [("tiny", "icarus"), ("digits", "icarus")]
@@ -132,8 +132,8 @@ def section_bits() -> dict:
 
 
 # engines beside the synthesis target's that section_pruning measures: digits on make train's build; paper on the
-# engine its programs are planned for (128 lanes, issue 4's) and at 16 lanes with the vector loads, wide drain and
-# lane sums that the ECP5 build leaves out (its lanes, the forms of the wide engine)
+# engine its programs are planned for (128 lanes) and at 16 lanes with the vector loads, wide drain and lane sums
+# that the ECP5 build leaves out (its lanes, the forms of the wide engine)
 PRUNING_ENGINES = {"digits": ((8, 512, 8, 8),), "paper": (astuple(PLAN_ENGINES[0]), (16, 512, 16, 16))}
 
 
@@ -240,9 +240,9 @@ def section_cpu(quick: bool) -> dict:
 def section_versus_cpu(work: dict, rtl: dict, cpu: dict) -> dict:
     """Each placed target's training throughput against the CPU software of the cpu section on one desktop core,
     as ratios. Cycles per sample: the measured train_sample, the host's cycles around it (samples through the
-    AXI4-Stream input) and the measured update spread over its mini-batch, at the baseline Fmax; for paper also on
-    the planned 128-lane engine (section_rtl's PLANNED measurement) at the same Fmax, labelled as a build that
-    does not fit the part."""
+    AXI4-Stream input) and the measured update spread over its mini-batch, at the target's clock (its PLL's); for
+    paper also on the planned 128-lane engine (section_rtl's PLANNED measurement) at the same clock, labelled as a
+    build that does not fit the part."""
     out = {}
     for t, v in work["targets"].items():
         m = v["model"]
@@ -284,7 +284,7 @@ def section_accuracy(quick: bool) -> dict:
     return out
 
 
-ACCEL_EPOCHS = 1  # a digits epoch on the simulated RTL takes about 4 min; the full 20-epoch schedule over an hour
+ACCEL_EPOCHS = 1  # one epoch keeps the section short; the full schedule is make train EPOCHS=20
 
 
 def start_accelerator_accuracy(quick: bool) -> dict | None:

@@ -531,7 +531,7 @@ def resource_kinds(netlist: dict, spec: dict, resources: tuple[str, ...] = ("BRA
 
 def fmax_of(report: dict) -> dict[str, tuple[float, int]]:
     """{port: (Fmax, seeds)}: the median over the seed sweep when the run has one (placement noise is larger than
-    the Fmax tolerance: 8 MHz between two seeds on ECP5), else the seed-1 figure."""
+    the Fmax tolerance on ECP5), else the seed-1 figure."""
     sweep = report.get("seed_sweep", {})
     out = {}
     for port, c in report.get("clocks", {}).items():
