@@ -71,7 +71,7 @@ cost: setup ## the accelerator's modelled cycles per program and op for MODEL at
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@$(PY) scripts/regress.py --jobs $(J) $(if $(SEED_GIVEN),--seed $(SEED))
 
-lint: setup ## verilator --lint-only -Wall over rtl/
+lint: setup ## verilator --lint-only -Wall over rtl/, then ruff and mypy over the Python
 	@bash scripts/lint.sh
 
 formal: setup ## SymbiYosys proofs of verif/blocks/*/formal (FULL=1: also the longer full_* tasks); build/formal
