@@ -97,7 +97,7 @@ import numpy as np
 
 from golden import fxp
 from golden.fxp import NEAREST, STOCHASTIC, Fmt
-from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, rsqrt_parts
+from golden.machine import ADAM_DELTA_FMT, adam_eps_q, adam_h_range, axpby_fc, penalty_fc, rsqrt_parts
 
 MAX_OUT = 6  # output loops of a descriptor
 MAX_RED = 4  # reduction loops
@@ -1382,11 +1382,11 @@ def lower_ewise(comp, op, frac: dict[str, int], host_step: tuple[int, int] | Non
         if op.kind == "mask":
             x, *ms = op.ins
             tables = (ms[0], ms[1])
-        else:  # g <- RQ(g 2^align_x + (tau_l[r_prev] + tau_r[r_next]) w 2^align_z, align_x) (Machine._penalty)
+        else:  # g <- RQ(A(g, align_x) + A((tau_l[r_prev] + tau_r[r_next]) w, align_z), align_x) (Machine._penalty)
             x, z, *ts = op.ins
             tables = (ts[0], ts[1])
             f_tau = frac[tables[0] or tables[1]]
-            fc = max(frac[x], f_tau + frac[z])
+            fc = penalty_fc((comp.tensors[x].fmt.width, frac[x]), (comp.tensors[z].fmt.width, frac[z]), f_tau)
             align_x, align_z, shift, mode = fc - frac[x], fc - f_tau - frac[z], fc - frac[y], op.mode
         if len(out_t.shape) != 4:
             _ewfail(what, f"{op.kind} target {y} has shape {out_t.shape}, not a core (r0, m, n, r1)")

@@ -32,7 +32,20 @@ def axpby_fc(fy: int, *terms: tuple[int, int]) -> int:
     """SPEC 5.2: the fraction bits Fc both AXPBY terms are aligned to: F_y + AXPBY_GUARD, lowered where a term
     (operand width w, product fraction bits f) would need more than ACC_W - 17 bits (w + Fc - f <= ACC_W - 17,
     the element-wise unit's accumulator bound). The final RQ shifts by Fc - F_y."""
-    fc = fy + AXPBY_GUARD
+    return _within_acc_bound(fy + AXPBY_GUARD, terms)
+
+
+def penalty_fc(g: tuple[int, int], w: tuple[int, int], f_tau: int) -> int:
+    """SPEC 5.6: the fraction bits Fc PENALTY aligns g and (tau_l + tau_r) w to: every bit of both (g's F_g, the
+    product's F_tau + F_w), lowered where a term (operand width, fraction bits) would pass the accumulator bound, as
+    AXPBY's. A small prior against a coarse gradient format needs the lowering (F_tau + F_w - F_g above 15)."""
+    (wg, fg), (ww, fw) = g, w
+    return _within_acc_bound(max(fg, f_tau + fw), [(wg, fg), (ww, f_tau + fw)])
+
+
+def _within_acc_bound(fc: int, terms) -> int:
+    """`fc`, lowered until every term (operand width w, fraction bits f) fits the element-wise unit's accumulator
+    bound w + Fc - f <= ACC_W - 17."""
     for w, f in terms:
         fc = min(fc, fxp.ACC_W - 17 - w + f)
     return fc
@@ -418,12 +431,14 @@ class Machine:
         ).ravel()
 
     def _penalty(self, op: Op, rand: np.ndarray) -> None:
-        """g <- RQ(g 2^kg + (tau_l[r_prev] + tau_r[r_next]) w 2^kw, s): the prior's gradient, batch-summed."""
+        """g <- RQ(A(g) + A((tau_l[r_prev] + tau_r[r_next]) w), Fc - F_g): the prior's gradient, batch-summed."""
         g, w, tau_l, tau_r = op.ins
         f_tau = self.frac[tau_l or tau_r]
         fg, fw = self.frac[g], self.frac[w]
-        fc = max(fg, f_tau + fw)
-        acc = (self.mem[g] << (fc - fg)) + self._tau_sum(w, tau_l, tau_r) * self.mem[w] * (1 << (fc - f_tau - fw))
+        t = self.comp.tensors
+        fc = penalty_fc((t[g].fmt.width, fg), (t[w].fmt.width, fw), f_tau)
+        prior = self._tau_sum(w, tau_l, tau_r) * self.mem[w]
+        acc = align_round(self.mem[g], fg, fc) + align_round(prior, f_tau + fw, fc)
         self._store(g, acc, fc - fg, op.mode, rand)
 
     def _slice_sums(self, left: str, right: str) -> tuple[list[int], int]:

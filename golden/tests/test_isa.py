@@ -19,6 +19,7 @@ from golden.fxp import STOCHASTIC, Fmt
 from golden.isa import (
     ADDR_W,
     CNT_W,
+    EW_ALIGN_TOP,
     EW_AXPBY_RELU,
     EW_ERR_ALIGN,
     EW_OPCODES,
@@ -439,6 +440,28 @@ def test_every_ewise_op_matches_machine(model):
     adam = model.endswith("-adam")  # SGD's programs have every kind but Adam's; Adam's lack the SGD step only
     assert kinds == set(EWISE_KINDS) - (set() if adam else ADAM_KINDS)
     assert {"axpby", "acc", "derive"} <= sat_kinds, "the cases never saturated: the counts were not tested"
+
+
+@pytest.mark.parametrize("spread", [15, 16, 22, 30])
+def test_penalty_with_a_tiny_tau_lowers_its_alignment(spread):
+    """F_tau + F_w - F_g beyond 15 (a small prior against a coarse gradient format) would put the 16-bit g term
+    past the accumulator bound: PENALTY lowers Fc so that g's alignment is at most 15 and rounds the product's low
+    bits away (golden.machine.penalty_fc), and the descriptor equals the Machine."""
+    comp = ewise_compiled("digits")
+    rng = np.random.default_rng(spread)
+    for op in (o for o in comp.update if o.kind == "penalty"):
+        g, w, *taus = op.ins
+        case = ewise_case(comp, op, rng, fracs=False)
+        frac = dict(case.frac)
+        frac[g] = frac[w] + 20 - spread
+        for t in taus:
+            if t:
+                frac[t] = 20
+        case = replace(case, frac=frac, desc=lower_ewise(comp, op, frac))
+        x_w = comp.tensors[g].fmt.width
+        assert case.desc.align_x == min(spread, EW_ALIGN_TOP - x_w), case.desc
+        assert case.desc.align_z == case.desc.align_x - spread
+        _check_ewise(case)
 
 
 def test_ewise_host_step_of_the_machine():
