@@ -529,6 +529,29 @@ def resource_kinds(netlist: dict, spec: dict, resources: tuple[str, ...] = ("BRA
     return out
 
 
+def high_fanout_nets(netlist: dict, top: str, n: int = 8) -> list[dict]:
+    """The `n` nets of the mapped top with the most cell inputs (sinks), clock inputs not counted: nextpnr-ecp5 neither
+    buffers nor replicates a net, so a net that reaches thousands of flip-flops is routed as one long tree and
+    bounds Fmax. Each net is named by its shortest name (the register or wire it is in the source)."""
+    mod = netlist.get("modules", {}).get(top) or next(iter(netlist.get("modules", {}).values()), {})
+    sinks: dict[int, int] = {}
+    for cell in mod.get("cells", {}).values():
+        dirs = cell.get("port_directions", {})
+        for port, bits in cell.get("connections", {}).items():
+            if dirs.get(port) == "input" and not port.startswith("CLK"):
+                for b in bits:
+                    if isinstance(b, int):
+                        sinks[b] = sinks.get(b, 0) + 1
+    names: dict[int, str] = {}
+    for name, net in mod.get("netnames", {}).items():
+        for i, b in enumerate(net.get("bits", [])):
+            label = name if len(net["bits"]) == 1 else f"{name}[{i}]"
+            if isinstance(b, int) and (b not in names or len(label) < len(names[b])):
+                names[b] = label
+    ranked = sorted(sinks, key=lambda b: (-sinks[b], names.get(b, "")))
+    return [{"net": names.get(b, f"bit {b}").replace("\\", ""), "sinks": sinks[b]} for b in ranked[:n]]
+
+
 def fmax_of(report: dict) -> dict[str, tuple[float, int]]:
     """{port: (Fmax, seeds)}: the median over the seed sweep when the run has one (placement noise is larger than
     the Fmax tolerance on ECP5), else the seed-1 figure."""
@@ -1088,7 +1111,9 @@ def run_target(
         inventory = inventory_from_netlist(json.loads((out / "pre_map.json").read_text()))
     report["mapping"] = mapping_verdict(inventory, res_y, ylog)
     if (out / "netlist.json").exists():
-        report["resource_kinds"] = resource_kinds(json.loads((out / "netlist.json").read_text()), res_spec)
+        netlist = json.loads((out / "netlist.json").read_text())
+        report["resource_kinds"] = resource_kinds(netlist, res_spec)
+        report["high_fanout"] = high_fanout_nets(netlist, top)
 
     # ---- place and route ----
     res_p: dict = {}
@@ -1322,6 +1347,8 @@ def print_report(report: dict) -> None:
         )
     for res, kinds in report.get("resource_kinds", {}).items():
         print(f"{res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+    if report.get("high_fanout"):
+        print("largest fan-out: " + ", ".join(f"{f['net']} {f['sinks']:,}" for f in report["high_fanout"][:5]))
     use = report.get("dsp_use")
     if use:
         print(

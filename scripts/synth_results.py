@@ -132,6 +132,12 @@ def details(name: str, r: dict) -> list[str]:
         )
     for res, kinds in r.get("resource_kinds", {}).items():
         out.append(f"- {res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ".")
+    if r.get("high_fanout"):
+        out.append(
+            "- Largest fan-out (cell inputs a net drives): "
+            + ", ".join(f"`{f['net']}` {f['sinks']:,}" for f in r["high_fanout"][:5])
+            + "."
+        )
     use = r.get("dsp_use")
     if use:
         at = "" if use.get("at", "clock") == "clock" else " (the Fmax: timing fails at the requested clock)"

@@ -607,3 +607,24 @@ def test_match_clocks_gives_the_slack_at_nextpnr_constraint():
 )
 def test_cell_kind(name, kind):
     assert synth.cell_kind(name) == kind
+
+
+def test_high_fanout_nets_count_cell_inputs_but_not_clocks():
+    """Bit 2 reaches three data inputs (one of the top's cells twice), bit 3 one; the clock bit 9 drives every cell's
+    CLK and is not counted; a net is named by its shortest name, a bus bit by its index."""
+    ff = {"type": "TRELLIS_FF", "port_directions": {"CLK": "input", "DI": "input", "Q": "output"}}
+    lut = {"type": "LUT4", "port_directions": {"A": "input", "B": "input", "Z": "output"}}
+    cells = {
+        "f0": {**ff, "connections": {"CLK": [9], "DI": [2], "Q": [3]}},
+        "f1": {**ff, "connections": {"CLK": [9], "DI": [3], "Q": [4]}},
+        "l0": {**lut, "connections": {"A": [2], "B": [2], "Z": [5]}},
+    }
+    nets = {
+        "u_a.long_name_q": {"bits": [2]},
+        "en": {"bits": [2]},
+        "bus": {"bits": [3, 4]},
+        "clk": {"bits": [9]},
+    }
+    netlist = {"modules": {"top": {"cells": cells, "netnames": nets}}}
+    assert synth.high_fanout_nets(netlist, "top") == [{"net": "en", "sinks": 3}, {"net": "bus[0]", "sinks": 1}]
+    assert synth.high_fanout_nets(netlist, "top", n=1) == [{"net": "en", "sinks": 3}]
