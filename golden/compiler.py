@@ -1,7 +1,9 @@
-"""Compiler: network config -> tensors, memory layout and the programs the accelerator executes (SPEC 6).
+"""Compiler: network config -> tensors, memory layout and the programs the accelerator executes (SPEC 6), in the
+intermediate representation of golden/ir.py.
 
-The golden machine (golden/machine.py) and the RTL execute the same op lists. A program never holds a shift:
-every op derives it from the current formats of its tensors (SPEC 4.2), so shift control needs no rewrite.
+The golden machine (golden/machine.py) and the RTL execute the same op lists. The contraction order, layouts and
+element orders are planned with the units' exact cycles (golden/isa/lanes.py spec_cycles, golden/program.py
+linked_cycles).
 """
 
 from __future__ import annotations
@@ -9,60 +11,28 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from golden import program as P
 from golden.config import LayerCfg, NetConfig
 from golden.fxp import ACC_W, NEAREST, STOCHASTIC, Fmt
+from golden.ir import (
+    BANK_ACT,
+    BANK_CORE,
+    BANK_MASTER,
+    BANK_MOMENT,
+    BANK_STATE,
+    Compiled,
+    Op,
+    OpKind,
+    Tensor,
+    contraction_bits,
+)
+from golden.isa.lanes import spec_cycles
+from golden.semantics import quant_const
 
-# Memory banks: what a tensor is stored in. Sample-local tensors live in ACT and are rewritten per sample.
-BANK_CORE, BANK_MASTER, BANK_STATE, BANK_ACT = "core", "master", "state", "act"
-BANK_MOMENT = "moment"  # Adam's 32-bit second moments: a bank of their own, so the state bank stays 16 bits
-LAMBDA_FMT = Fmt(32, 24)  # SPEC 5.6
 LAMBDA_WORD_FMT = Fmt(16, 0)  # a lambda is two words in the state bank: its low half, then its high half
 MASK_FMT = Fmt(16, 0)  # a word of the state bank: 1 live, 0 pruned
-LAMBDA_DECAY_Q16 = 58982  # round(0.9 * 2^16)
-LAMBDA_GAIN_Q16 = 6554  # round(0.1 * 2^16)
-
-
-@dataclass
-class Tensor:
-    name: str
-    shape: tuple[int, ...]
-    bank: str
-    fmt: Fmt  # initial format; adaptive tensors change F during training
-    adaptive: bool = False
-    indices: str = ""  # einsum letters of the dimensions (contraction operands)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def per_sample(self) -> bool:
-        return self.bank == BANK_ACT
-
-
-@dataclass
-class Op:
-    kind: str  # contract | acc | axpby | axpby_relu | relu_bwd | sce | derive | zero
-    out: str
-    ins: tuple[str, ...] = ()
-    spec: str = ""  # einsum of a contract op
-    mode: int = STOCHASTIC
-    accumulate: bool = False  # contract: out <- SAT(out + RQ(result))
-    alpha: tuple[int, int] = (1, 0)  # axpby constants as (integer, fraction bits), see quant_const
-    beta: tuple[int, int] = (1, 0)
-    macs: int = 0
-    note: str = ""
-    host_step: bool = (
-        False  # axpby: beta, adam_step: alpha is the step-size register the host writes before each update
-    )
-    # contract: the output indices in the order its elements are computed and draw (SPEC 5.1); "": the spec's
-    order: str = ""
-
-    def element_order(self) -> str:
-        """A contract op's output indices, outer to inner, in the order its elements are computed and draw."""
-        return self.order or self.spec.split("->")[1]
 
 
 @dataclass
@@ -74,37 +44,6 @@ class Step:
     result: frozenset
     indices: str
     macs: int
-
-
-@dataclass
-class Compiled:
-    cfg: NetConfig
-    tensors: dict[str, Tensor]
-    train_sample: list[Op]
-    update: list[Op]
-    infer: list[Op]
-    rank_update: list[Op]
-    rank_prune: list[Op]  # after rank_update: the update's MASK ops and the DERIVE ops of the cores they zero
-    letter_sizes: dict[str, int]
-    layout: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (bank, base address)
-    bank_words: dict[str, int] = field(default_factory=dict)
-
-    def macs(self, program: str) -> int:
-        return sum(op.macs for op in getattr(self, program))
-
-
-def quant_const(x: float, width: int = 16, max_frac: int = 30) -> tuple[int, int]:
-    """A constant as a `width`-bit integer with as many fraction bits as fit (at most max_frac): (q, F)."""
-    if x == 0:
-        return 0, 0
-    lim = (1 << (width - 1)) - 1
-    frac = max_frac
-    while frac > -16 and abs(round(x * 2**frac)) > lim:
-        frac -= 1
-    q = round(x * 2**frac)
-    if abs(q) > lim:
-        raise ValueError(f"constant {x} cannot be represented in {width} bits")
-    return (q, frac) if q else (0, 0)  # below half an LSB at the finest format: zero (e.g. the end of a schedule)
 
 
 # --- contraction order ------------------------------------------------------------------------------------
@@ -171,10 +110,10 @@ def lane_order(indices: str, ia: str, ib: str, sizes: dict[str, int]) -> str:
     """An intermediate's index order: first appearance, with one index that only one operand of the step has
     (a one-sided index) moved innermost, and that operand's other one-sided indices outermost. The contraction
     engine spreads the innermost output index over its MAC lanes, loading that operand into the lane buffers
-    (golden/isa.py with_lanes), so the step costs about |operand| + outputs / l * max(K, l) cycles with l lanes (l
+    (golden/isa/lanes.py with_lanes), so the step costs about |operand| + outputs / l * max(K, l) cycles with l lanes (l
     the largest divisor of the index's size up to LANE_HINT, K the reduction length) when nothing of the load
     is hidden: the index with the lowest cost goes innermost (the larger index among equal costs, then the last).
-    The load runs beside the compute a slice at a time (golden/isa.py group_starts); with the operand's other
+    The load runs beside the compute a slice at a time (golden/isa/timing.py group_starts); with the operand's other
     indices outermost, each slice is used for every output of the other operand before the next is needed."""
     only = [c for c in indices if (c in ia) != (c in ib)]
     if not only:
@@ -228,7 +167,7 @@ PLAN_ENGINES = (PlanEngine(128, 512, 16, 16), PlanEngine(16, 512, 1, 1))
 
 
 def plan_lane_cycles(spec: str, order: str, sizes: dict[str, int]) -> int:
-    """The lane-cycles of one contraction, given by its einsum and element order, on PLAN_ENGINES (golden/isa.py
+    """The lane-cycles of one contraction, given by its einsum and element order, on PLAN_ENGINES (golden/isa/lanes.py
     spec_cycles x lanes, summed); raises ValueError where the nest does not fit a descriptor."""
     return _plan_lane_cycles(spec, order, tuple((c, sizes[c]) for c in sorted(set(spec) - set(",->"))))
 
@@ -237,10 +176,8 @@ def plan_lane_cycles(spec: str, order: str, sizes: dict[str, int]) -> int:
 def _plan_lane_cycles(spec: str, order: str, sizes: tuple[tuple[str, int], ...]) -> int:
     """plan_lane_cycles of the sizes of the spec's letters alone, cached: the planner asks the same questions many
     times, and golden/cost.py fit_ranks across rank sets that share most sizes."""
-    from golden import isa  # imported here: isa imports the machine, which imports this module
-
     return sum(
-        e.lanes * isa.spec_cycles(spec, order, dict(sizes), e.lanes, e.buf_depth, e.vec, e.drain) for e in PLAN_ENGINES
+        e.lanes * spec_cycles(spec, order, dict(sizes), e.lanes, e.buf_depth, e.vec, e.drain) for e in PLAN_ENGINES
     )
 
 
@@ -267,7 +204,7 @@ def refine_layouts(
     another candidate is faster. Passes in the order the intermediates were made, until one changes nothing (a
     choice changes the ops an earlier one was judged by; every change makes the sum of the cycles smaller, so the
     passes end); the specs of the ops and the tensors' indices and shapes are updated in place."""
-    contracts = [op for prog in progs for op in prog if op.kind == "contract"]
+    contracts = [op for prog in progs for op in prog if op.kind == OpKind.CONTRACT]
     changed = True
     while changed:
         changed = False
@@ -292,8 +229,6 @@ def plan_params(comp: Compiled, engine: PlanEngine):
     """The accelerator parameters (golden/program.py AccelParams) refine_orders plans for on `engine`: its lanes,
     buffer words, vector loads and drain, with lane sums and rows, every bank in rows (the orders decide which banks a
     build needs in rows)."""
-    from golden import program as P  # imported here: program imports this module
-
     p = P.params_for(comp, lanes=engine.lanes, buf_depth=engine.buf_depth, vec=engine.vec, drain=engine.drain)
     return replace(p, bank_vec=(True,) * len(p.banks))
 
@@ -306,20 +241,18 @@ def refine_orders(comp: Compiled) -> None:
     An op can be preloaded only when its lane operand (the one the lane index belongs to) is not the output of the
     op before it, which the layout choice alone (refine_layouts, each op by itself) does not see. One pass in
     program order over train_sample and infer; the current order stays unless another is faster."""
-    from golden import program as P  # imported here: program imports this module
-
     engines = [(e.lanes, plan_params(comp, e)) for e in PLAN_ENGINES]
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     for prog in (comp.train_sample, comp.infer):
         for i, op in enumerate(prog):
-            if op.kind != "contract":
+            if op.kind != OpKind.CONTRACT:
                 continue
             window = [j for j in (i - 1, i, i + 1) if 0 <= j < len(prog)]
             (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
             current = op.element_order()
             neighbours = [
                 {
-                    j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == "contract" else None
+                    j: P.contract_desc(comp, p, prog[j], frac) if prog[j].kind == OpKind.CONTRACT else None
                     for j in window
                     if j != i
                 }
@@ -410,7 +343,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
             order = lane_order(st.indices, ia, ib, sizes) if last else st.indices
             prog.append(
                 Op(
-                    "contract",
+                    OpKind.CONTRACT,
                     dst,
                     (a, b),
                     spec,
@@ -455,7 +388,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
         cache: dict[frozenset, str] = {}
         weights = frozenset(cores)
         emit_chain(fwd, operands, sizes, z, m_idx, "act", cache, weights, f"F{l}")
-        fwd.append(Op("axpby_relu" if layer.relu else "axpby", y, (z, f"B{l}"), note="bias"))  # SPEC 5.3
+        fwd.append(Op(OpKind.AXPBY_RELU if layer.relu else OpKind.AXPBY, y, (z, f"B{l}"), note="bias"))  # SPEC 5.3
         layer_info.append((l, layer, x_name, cores, operands, sizes, n_idx, m_idx, core_idx, cache, y))
         x_name = y
     # inference = the forward ops with nearest rounding
@@ -463,11 +396,11 @@ def compile_network(cfg: NetConfig) -> Compiled:
 
     last_y = x_name
     err = add("E_out", [cfg.layers[-1].n_out], BANK_ACT, f.err, False, layer_info[-1][7])
-    bwd: list[Op] = [Op("sce", err, (last_y,))]
+    bwd: list[Op] = [Op(OpKind.SCE, err, (last_y,))]
     for l, layer, x_in, cores, _operands, sizes, n_idx, m_idx, core_idx, cache, _y in reversed(layer_info):
         if not cfg.train.reuse_forward:
             cache = {}  # recompute partial products in the backward pass instead of keeping them
-        bwd.append(Op("acc", f"dB{l}", (err,), note="bias gradient"))
+        bwd.append(Op(OpKind.ACC, f"dB{l}", (err,), note="bias gradient"))
         weights = frozenset(cores)
         if l > 0:
             e_in = add(f"EX{l}", [layer.n_in], BANK_ACT, f.bwd, True, n_idx)
@@ -479,7 +412,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 bwd, ops_g, sizes, f"dG{l}.{k}", core_idx[k], "bwd", cache, weights - {g}, f"D{l}.{k}", accumulate=True
             )
         if l > 0:
-            bwd.append(Op("relu_bwd", e_in, (e_in, x_in)))  # in place: the error keeps its format
+            bwd.append(Op(OpKind.RELU_BWD, e_in, (e_in, x_in)))  # in place: the error keeps its format
             err = e_in
 
     rank_update: list[Op] = []
@@ -497,7 +430,13 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 )
                 bonds[(l, k)] = names
                 rank_update.append(
-                    Op("rank", names[0], (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]), mode=NEAREST, note=f"bond {l}.{k}")
+                    Op(
+                        OpKind.RANK,
+                        names[0],
+                        (f"W{l}.{k}", f"W{l}.{k + 1}", *names[1:]),
+                        mode=NEAREST,
+                        note=f"bond {l}.{k}",
+                    )
                 )
 
     tr = cfg.train
@@ -518,13 +457,13 @@ def compile_network(cfg: NetConfig) -> Compiled:
             right = bonds.get((l, k)) if compute else None
             if compute and (left or right):
                 taus = (left[1] if left else "", right[1] if right else "")
-                update.append(Op("penalty", g, (g, w, *taus), note="rank prior"))
+                update.append(Op(OpKind.PENALTY, g, (g, w, *taus), note="rank prior"))
             state = [f"{prefix}{suffix}" for prefix, _, _ in optimizer_state(cfg)]
             if tr.optimizer == "adam":
                 m, v = state
                 update.append(
                     Op(
-                        "axpby",
+                        OpKind.AXPBY,
                         m,
                         (m, g),
                         alpha=quant_const(tr.momentum),
@@ -534,7 +473,7 @@ def compile_network(cfg: NetConfig) -> Compiled:
                 )
                 update.append(
                     Op(
-                        "adam_v",
+                        OpKind.ADAM_V,
                         v,
                         (v, g),
                         alpha=quant_const(tr.beta2),
@@ -542,24 +481,24 @@ def compile_network(cfg: NetConfig) -> Compiled:
                         note="adam second moment",
                     )
                 )
-                update.append(Op("adam_step", w, (w, m, v), note="adam step", host_step=True))
+                update.append(Op(OpKind.ADAM_STEP, w, (w, m, v), note="adam step", host_step=True))
             elif state:
                 (v,) = state
-                update.append(Op("axpby", v, (v, g), alpha=quant_const(tr.momentum), note="momentum"))
-                update.append(Op("axpby", w, (w, v), beta=step, note="sgd step", host_step=True))
+                update.append(Op(OpKind.AXPBY, v, (v, g), alpha=quant_const(tr.momentum), note="momentum"))
+                update.append(Op(OpKind.AXPBY, w, (w, v), beta=step, note="sgd step", host_step=True))
             else:
-                update.append(Op("axpby", w, (w, g), beta=step, note="sgd step", host_step=True))
+                update.append(Op(OpKind.AXPBY, w, (w, g), beta=step, note="sgd step", host_step=True))
             if compute and (left or right):
                 masks = (left[2] if left else "", right[2] if right else "")
                 for target in (w, *state):
-                    update.append(Op("mask", target, (target, *masks)))
+                    update.append(Op(OpKind.MASK, target, (target, *masks)))
             if compute:
-                update.append(Op("derive", compute, (w,), mode=NEAREST))
-            update.append(Op("zero", g))
+                update.append(Op(OpKind.DERIVE, compute, (w,), mode=NEAREST))
+            update.append(Op(OpKind.ZERO, g))
 
     refine_layouts([fwd + bwd, infer], t, all_sizes, intermediates)
-    masked = {op.out for op in update if op.kind == "mask"}
-    rank_prune = [op for op in update if op.kind == "mask" or (op.kind == "derive" and op.ins[0] in masked)]
+    masked = {op.out for op in update if op.kind == OpKind.MASK}
+    rank_prune = [op for op in update if op.kind == OpKind.MASK or (op.kind == OpKind.DERIVE and op.ins[0] in masked)]
     comp = Compiled(cfg, t, fwd + bwd, update, infer, rank_update, rank_prune, all_sizes)
     _check_accumulator_bounds(comp)
     _allocate(comp)
@@ -576,25 +515,10 @@ class CompileError(ValueError):
     """A network the accelerator cannot run as configured, with the op and the reason."""
 
 
-def contraction_bits(comp: Compiled, op: Op) -> tuple[int, int, int, int]:
-    """(bits, k, wa, wb) of a contraction: it sums k products of wa- and wb-bit signed words, whose worst case
-    (magnitude below k 2^(wa-1) 2^(wb-1)) a signed accumulator of `bits` bits holds without wrapping."""
-    lhs, out = op.spec.split("->")
-    k = math.prod(comp.letter_sizes[c] for c in set(lhs.replace(",", "")) - set(out))
-    wa, wb = (comp.tensors[n].fmt.width for n in op.ins)
-    return (k << (wa - 1 + wb - 1)).bit_length() + 1, k, wa, wb
-
-
-def accumulator_bits(comp: Compiled) -> int:
-    """The narrowest accumulator that every contraction of the network fits (SPEC 1.2): a build of the contraction
-    engine that wide gives the same sums as the spec's ACC_W-bit one."""
-    return max((contraction_bits(comp, op)[0] for op in comp.train_sample if op.kind == "contract"), default=2)
-
-
 def _check_accumulator_bounds(comp: Compiled) -> None:
     """SPEC 1.2: the worst-case sum of every contraction must fit the accumulator, so it can never wrap."""
     for op in comp.train_sample:
-        if op.kind != "contract":
+        if op.kind != OpKind.CONTRACT:
             continue
         bits, k, wa, wb = contraction_bits(comp, op)
         if bits > ACC_W:

@@ -1,7 +1,7 @@
 """The accelerator's cycles per program, op by op, and where they go: the hardware cost of a network config at
 once, without a simulation.
 
-The models are the RTL's exact timing: golden/isa.py `contract_cycles`, `ewise_cycles` and `sce_cycles` (each
+The models are the RTL's exact timing: golden/isa/timing.py `contract_cycles`, `ewise_cycles` and `sce_cycles` (each
 checked cycle for cycle by its block test) and the sequencer's cycles per record (golden/program.py
 `record_cycles` and `program_heads`, the head start of a preloaded op, checked against the top's counters by
 verif/top). `python -m verif.top.bench_rtl` measures the
@@ -21,12 +21,15 @@ import sys
 import time
 from typing import Any
 
-from golden import isa, program as P
+from golden import program as P
+from golden.arch import KIND_CONTRACT, UNIT_OF_KIND
 from golden.compiler import compile_network
 from golden.config import ConfigError, NetConfig, with_ranks
+from golden.isa.contract import ContractDesc
+from golden.isa.timing import MEM_LAT, contract_losses
 from golden.machine import Machine
 
-LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # isa.contract_losses beside the ideal
+LOSSES = ("lanes_short", "load_wait", "drain_bound", "fill")  # contract_losses beside the ideal
 FIT_EXHAUSTIVE = 64  # fit_ranks tries every rank set of a space this small, else descends coordinate by coordinate
 
 
@@ -50,7 +53,7 @@ def cost_report(
         "buf_depth": buf_depth,
         "vec": vec,
         "drain": drain,
-        "mem_lat": isa.MEM_LAT,
+        "mem_lat": MEM_LAT,
         "programs": {},
     }
     for prog in P.PROGRAMS:
@@ -59,17 +62,17 @@ def cost_report(
         for rec, unit_cycles, seq_cycles, head in counted["records"]:
             row = {
                 "index": rec.index,
-                "unit": P.UNIT_OF_KIND[rec.kind],
+                "unit": UNIT_OF_KIND[rec.kind],
                 "out": rec.op.out,
                 "op": _op_text(rec.op) + (f" (preloaded, head start {head:,})" if head else ""),
                 "lanes": getattr(rec.desc, "lanes", None),
                 "macs": getattr(rec.desc, "macs", 0),
-                "form": _form_text(rec.desc) if rec.kind == P.KIND_CONTRACT else "",
+                "form": _form_text(rec.desc) if rec.kind == KIND_CONTRACT else "",
                 "cycles": unit_cycles,
                 "sequencer": seq_cycles,
             }
-            if rec.kind == P.KIND_CONTRACT:
-                split = isa.contract_losses(rec.desc, lanes, head=head)
+            if rec.kind == KIND_CONTRACT:
+                split = contract_losses(rec.desc, lanes, head=head)
                 row["over_ideal"] = unit_cycles - split["ideal"]
                 for k in LOSSES:
                     losses[k] += split[k]
@@ -184,8 +187,8 @@ def _op_text(op) -> str:
     return op.spec + (f" (in order {op.order})" if op.order else "")
 
 
-def _form_text(desc: isa.ContractDesc) -> str:
-    """How the engine runs a contraction (golden/isa.py with_lanes): its lane form, vector load and drain."""
+def _form_text(desc: ContractDesc) -> str:
+    """How the engine runs a contraction (golden/isa/lanes.py with_lanes): its lane form, vector load and drain."""
     if desc.lanes == 1:
         return "direct"
     if desc.rows:

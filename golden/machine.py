@@ -16,128 +16,27 @@ from typing import Any
 import numpy as np
 
 from golden import fxp
-from golden.compiler import LAMBDA_DECAY_Q16, LAMBDA_FMT, LAMBDA_GAIN_Q16, Compiled, Op, quant_const
-from golden.fxp import NEAREST, STOCHASTIC, Fmt, align, align_round, max_abs
-
-EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
-LOG2E_Q12 = 5909  # round(log2(e) * 2^12), SPEC 5.4
-RSQRT_ROM = np.array([round(2**16 / math.sqrt(i)) if i >= 64 else 0 for i in range(256)], dtype=np.int64)
-SAT_COUNTER_MAX = 2**32 - 1
-ADAM_DELTA_FMT = Fmt(16, 0)  # the Adam step saturates to 16 bits before it is subtracted
-AXPBY_GUARD = 12  # fraction bits kept below the output LSB when AXPBY aligns its two terms (SPEC 5.2)
-MOMENTUM_HEADROOM_BITS = 4  # momentum sums about 1/(1 - mu) = 10 gradients: 4 more integer bits than they
-
-
-def axpby_fc(fy: int, *terms: tuple[int, int]) -> int:
-    """SPEC 5.2: the fraction bits Fc both AXPBY terms are aligned to: F_y + AXPBY_GUARD, lowered where a term
-    (operand width w, product fraction bits f) would need more than ACC_W - 17 bits (w + Fc - f <= ACC_W - 17,
-    the element-wise unit's accumulator bound). The final RQ shifts by Fc - F_y."""
-    return _within_acc_bound(fy + AXPBY_GUARD, terms)
-
-
-def penalty_fc(g: tuple[int, int], w: tuple[int, int], f_tau: int) -> int:
-    """SPEC 5.6: the fraction bits Fc PENALTY aligns g and (tau_l + tau_r) w to: every bit of both (g's F_g, the
-    product's F_tau + F_w), lowered where a term (operand width, fraction bits) would pass the accumulator bound, as
-    AXPBY's. A small prior against a coarse gradient format needs the lowering (F_tau + F_w - F_g above 15)."""
-    (wg, fg), (ww, fw) = g, w
-    return _within_acc_bound(max(fg, f_tau + fw), [(wg, fg), (ww, f_tau + fw)])
-
-
-def _within_acc_bound(fc: int, terms) -> int:
-    """`fc`, lowered until every term (operand width w, fraction bits f) fits the element-wise unit's accumulator
-    bound w + Fc - f <= ACC_W - 17."""
-    for w, f in terms:
-        fc = min(fc, fxp.ACC_W - 17 - w + f)
-    return fc
-
-
-def rsqrt_parts(u: np.ndarray, frac: int) -> tuple[np.ndarray, np.ndarray]:
-    """SPEC 5.5: 1/sqrt(u 2^-frac) = RSQRT_ROM[idx] 2^-16 2^-h for u >= 1, with idx in [64, 256)."""
-    b = np.frexp(u.astype(np.float64))[1].astype(np.int64)  # bit length: exact, u < 2^53
-    t = b - 8
-    t += (t + frac) & 1  # make t + frac even so the square root of 2^(t - frac) is a power of two
-    idx = np.where(t >= 0, u >> np.maximum(t, 0), u << np.maximum(-t, 0))
-    return RSQRT_ROM[idx], (t - frac) >> 1
-
-
-def adam_eps_q(train, frac_v: int) -> int:
-    """SPEC 5.5: Adam's epsilon on the batch-summed gradient's second moment, in v's format, at least 1."""
-    return max(1, round((train.eps * train.batch) ** 2 * 2.0**frac_v))
-
-
-def adam_h_range(v_w: int, f_v: int) -> tuple[int, int]:
-    """The normalisation exponents h of rsqrt_parts that an Adam step over a v of v_w bits with F_v fraction bits
-    can give, as the element-wise unit's start-time check bounds them (SPEC 5.5): (-8 - F_v) >> 1 (u = 1) to
-    (max(v_w, 16) + 1 - F_v) >> 1 (u = max(v, 0) + eps_q below 2^max(v_w, 16), eps_q < 2^15)."""
-    return (-8 - f_v) >> 1, (max(v_w, 16) + 1 - f_v) >> 1
-
-
-def sce_gradient(z: np.ndarray, frac_z: int, labels: np.ndarray, classes: int, err_fmt: Fmt):
-    """SPEC 5.4 for a batch of logits z [B, n_out]: returns (error [B, n_out] saturated, n_sat, p [B, C], pred)."""
-    zc = z[:, :classes]
-    d = zc.max(axis=1, keepdims=True) - zc
-    t = (d * LOG2E_Q12) >> (frac_z + 4) if frac_z + 4 >= 0 else (d * LOG2E_Q12) << -(frac_z + 4)
-    ip = t >> 8
-    e = np.where(ip >= 16, 0, EXP2_ROM[t & 255] >> np.minimum(ip, 63))
-    s = e.sum(axis=1, keepdims=True)
-    r = (1 << 31) // s
-    p = align(e * r, 31, err_fmt.frac)
-    onehot = np.zeros_like(p)
-    onehot[np.arange(len(labels)), labels] = 1 << err_fmt.frac
-    err = np.zeros_like(z)
-    err[:, :classes] = p - onehot
-    err, n_sat = fxp.saturate(err, err_fmt)
-    return err, n_sat, p, np.argmax(zc, axis=1)
-
-
-def sce_loss(p_label: np.ndarray, frac_err: int) -> np.ndarray:
-    """Cross-entropy of each sample from the probability of its label as the SCE unit gives it (err format)."""
-    return -np.log(np.maximum(p_label, 1) / 2.0**frac_err)
-
-
-def inv_d(d: int) -> int:
-    """INV_D = round(2^24 / (D + 1)) for a slice of D elements (SPEC 5.6 step 2)."""
-    return round(2**24 / (d + 1))
-
-
-def pack_lambdas(lam: list[int]) -> np.ndarray:
-    """Lambdas as the state bank's words: per slice the low half (as a signed 16-bit word), then the high half."""
-    return np.array([w for v in lam for w in ((v & 0xFFFF) - ((v & 0x8000) << 1), v >> 16)], dtype=np.int64)
-
-
-TAU_MAX = (1 << 15) - 1  # tau is a 16-bit signed table entry
-Q_CLAMP = 1 << 36  # any Q at or above this saturates lambda, whatever the old one: rtl/tt_rank.v keeps 37 bits of Q
-
-
-def slice_mean_squares(sums: list[int], inv: int, q_shift: int) -> list[int]:
-    """Q = RQ(M * INV_D, q_shift, NEAREST) per slice (q_shift = 2 F_w + 24 - F_lambda >= 0), on Python ints."""
-    return [(m * inv + ((1 << q_shift) >> 1)) >> q_shift for m in sums]
-
-
-def rank_bond(
-    lam: list[int], mask: list[int], sums: list[int], inv: int, q_shift: int, threshold: int, tau_num: int
-) -> tuple[list[int], list[int], list[int]]:
-    """SPEC 5.6 steps 2-4 for one bond, on Python ints (exact at any width): the new lambdas, masks (1 live, 0
-    pruned; a mask word other than 0 is live) and taus, from the old lambdas and masks and the slices' sums of squares.
-    rtl/tt_rank.v computes the same (golden/isa.py execute_rank)."""
-    lo, hi = LAMBDA_FMT.qmin, LAMBDA_FMT.qmax
-    new = [
-        min(max((LAMBDA_DECAY_Q16 * l + LAMBDA_GAIN_Q16 * q + (1 << 15)) >> 16, lo), hi)
-        for l, q in zip(lam, slice_mean_squares(sums, inv, q_shift))
-    ]
-    keep = [int(l >= threshold and m != 0) for l, m in zip(new, mask)]
-    if not any(keep):  # a bond never goes to rank 0: its live slice with the largest lambda stays (the first of
-        live = [r for r, m in enumerate(mask) if m != 0]  # equals; slice 0 if none was live)
-        keep[max(live, key=lambda r: (new[r], -r)) if live else 0] = 1
-    taus = [min(tau_num // max(l, 1), TAU_MAX) if k else 0 for l, k in zip(new, keep)]
-    return new, keep, taus
-
-
-def draw_index(layout: str, order: str, sizes: dict[str, int]) -> np.ndarray:
-    """Per element of a tensor stored row-major over the indices `layout`, in address order: its position in the
-    row-major order over `order`, the same indices permuted (SPEC 5.1: which draw of its op the element takes)."""
-    pos = np.arange(math.prod(sizes[c] for c in order)).reshape([sizes[c] for c in order])
-    return pos.transpose([order.index(c) for c in layout]).ravel()
+from golden.fxp import NEAREST, STOCHASTIC, Fmt, align_round, max_abs
+from golden.ir import Compiled, Op
+from golden.semantics import (
+    ADAM_DELTA_FMT,
+    LAMBDA_FMT,
+    MOMENTUM_HEADROOM_BITS,
+    SAT_COUNTER_MAX,
+    adam_eps_q,
+    adam_h_range,
+    axpby_fc,
+    draw_index,
+    inv_d,
+    pack_lambdas,
+    penalty_fc,
+    quant_const,
+    rank_bond,
+    rsqrt_parts,
+    sce_gradient,
+    sce_loss,
+    slice_mean_squares,
+)
 
 
 class Machine:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from golden.compiler import BANK_ACT, BANK_CORE, BANK_MASTER, Compiled
+from golden.ir import BANK_ACT, BANK_CORE, BANK_MASTER, Compiled
 
 KIND_OF_PREFIX = {
     "G": "compute cores",

@@ -1,160 +1,63 @@
-"""The accelerator's program memory image: compiled ops -> unit descriptors -> 32-bit words (rtl/tt_seq.v).
+"""The back end's assembler: compiled programs -> unit descriptors -> the program memory image (rtl/tt_seq.v),
+the build parameters a network needs (`params_for`), and the sequencer's cycles per record.
 
-A program is a sequence of op records in the 32-bit program memory. A record is a header word followed by
-`nwords` payload words; the payload is the unit's descriptor packed LSB first (field i at the bits after
-field i-1, word 0 holding bits 0..31). Header bits:
-    [3:0]   kind    0 END (the program is finished), 1 CONTRACT (rtl/tt_contract.v), 2 EWISE (rtl/tt_ewise.v),
-                    3 SCE (rtl/tt_sce.v), 4 RANK (rtl/tt_rank.v, built for networks with rank adaptation);
-                    anything else is an illegal op
-    [9:4]   slot    statistics slot of the destination tensor (saturation counter, max |x| register)
-    [10]    observe the op's max |word written| updates the slot's max register (SPEC 4.2: per-sample writes
-                    of adaptive tensors in train_sample only, as golden.machine does)
-    [23:16] nwords  payload words that follow: the unit's payload length; an element-wise record other than
-                    MASK and PENALTY stops before the tables' addresses (EW_SHORT_WORDS), a contraction that preloads no
-                    next op before the preload's fields (CT_SHORT_WORDS); the missing fields read as 0
-Addresses in descriptors are global element addresses: bank b's word i is (b << bank_shift) + i, so the
-units address every bank through one 20-bit field and the top decodes the bank from the high bits. A CONTRACT
-descriptor is in the lane form (golden/isa.py) where `isa.with_lanes` chooses it for the accelerator's MAC lanes
-and lane buffer depth (AccelParams lanes, buf_depth), else in the direct form.
-
-The field lists below are the single source of the bit positions: rtl/tt_desc_fields.vh is generated from
-them (`python -m golden.program header`), and a test checks that the committed header is current.
+The record format, the descriptors' field layouts and the banks are golden/arch.py's. A CONTRACT descriptor is in
+the lane form (golden/isa/contract.py) where golden/isa/lanes.py `with_lanes` chooses it for the accelerator's MAC
+lanes and lane buffer depth (AccelParams lanes, buf_depth), else in the direct form.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from golden import fxp, isa
-from golden.compiler import Compiled, accumulator_bits
-
-# Bank index = position: the RTL's bank order. The moment bank (Adam's 32-bit second moments) is built only for a
-# network that trains with Adam (AccelParams.banks).
-BANKS = ("act", "core", "master", "state", "moment")
-# Read ports per bank (copies in rtl/tt_bank.v): two where one op reads two operands from the bank in a cycle
-# (two activations, a gradient and its momentum, or a bias's first moment and the bias in its Adam step); the
-# cores, master copies and second moments are read once per op.
-BANK_READ_PORTS = (2, 1, 1, 2, 1)
-
-
-def banks_built(adam: bool) -> tuple[str, ...]:
-    """The banks of a build: the moment bank only with the Adam ops."""
-    return BANKS if adam else BANKS[:-1]
-
-
-KIND_END, KIND_CONTRACT, KIND_EWISE, KIND_SCE, KIND_RANK = 0, 1, 2, 3, 4
-KIND_W, SLOT_W, NWORDS_W = 4, 6, 8
-SLOT_LSB, OBSERVE_BIT, NWORDS_LSB = 4, 10, 16
-N_SLOTS = 1 << SLOT_W
-WORD = 32
-
-L = isa.NLOOPS
-CONTRACT_FIELDS = (
-    ("a_base", isa.ADDR_W),
-    ("b_base", isa.ADDR_W),
-    ("o_base", isa.ADDR_W),
-    ("counts", L * isa.CNT_W),
-    ("stride_a", L * isa.ADDR_W),
-    ("stride_b", L * isa.ADDR_W),
-    ("stride_o", L * isa.ADDR_W),
-    ("shift", isa.SHIFT_W),
-    ("mode", 1),
-    ("accumulate", 1),
-    ("out_w", isa.OUT_W_W),
-    ("lanes", isa.LANE_W),
-    ("stride_buf", L * isa.BUF_W),
-    ("preloaded", 1),
-    ("vec_load", 1),
-    ("vec_store", 1),
-    ("pre_vec_load", 1),
-    ("lane_sum", 1),
-    ("pre_lane_sum", 1),
-    ("rows", 1),
-    ("idle_rows", isa.IDLE_W),
-    ("pre_rows", 1),
-    # the next op's load walk (golden/isa.py preload): a record without a preload stops before these
-    ("pre_lanes", isa.LANE_W),
-    ("pre_b_base", isa.ADDR_W),
-    ("pre_counts", L * isa.CNT_W),
-    ("pre_stride_b", L * isa.ADDR_W),
-    ("pre_stride_buf", L * isa.BUF_W),
+from golden import fxp
+from golden.arch import (
+    ADDR_W,
+    BANK_READ_PORTS,
+    BANKS,
+    BUF_W,
+    CONTRACT_FIELDS,
+    CONTRACT_SHORT_FIELDS,
+    EW_CORE_OPS,
+    EW_PORT_W,
+    EWISE_FIELDS,
+    EWISE_SHORT_FIELDS,
+    KIND_CONTRACT,
+    KIND_END,
+    KIND_EWISE,
+    KIND_RANK,
+    KIND_SCE,
+    LANE_W,
+    MAX_VEC,
+    N_SLOTS,
+    NWORDS_LSB,
+    NWORDS_W,
+    OBSERVE_BIT,
+    RANK_FIELDS,
+    SCE_FIELDS,
+    SLOT_LSB,
+    UNIT_OF_KIND,
+    WORD,
+    banks_built,
+    payload_words,
 )
-CONTRACT_SHORT_FIELDS = CONTRACT_FIELDS[: CONTRACT_FIELDS.index(("pre_rows", 1)) + 1]
-EWISE_FIELDS = (
-    ("opcode", isa.EW_OP_W),
-    ("count", isa.ADDR_W),
-    ("x_base", isa.ADDR_W),
-    ("z_base", isa.ADDR_W),
-    ("y_base", isa.ADDR_W),
-    ("alpha", isa.EW_CONST_W),
-    ("beta", isa.EW_CONST_W),
-    ("align_x", isa.EW_ALIGN_W),
-    ("align_z", isa.EW_ALIGN_W),
-    ("shift", isa.SHIFT_W),
-    ("mode", 1),
-    ("x_w", isa.OUT_W_W),
-    ("z_w", isa.OUT_W_W),
-    ("y_w", isa.OUT_W_W),
-    ("r0", isa.EW_RANK_W),
-    ("mn", isa.ADDR_W),
-    ("r1", isa.EW_RANK_W),
-    ("tab_left", isa.ADDR_W),
-    ("tab_right", isa.ADDR_W),
-    ("tab_on", 2),
-)
-EWISE_SHORT_FIELDS = EWISE_FIELDS[:-3]  # without the tables' addresses: every element-wise op but MASK and PENALTY
-SCE_N_W = 8  # rtl/tt_sce.v N_W: n_out, classes, label
-SCE_FIELDS = (  # the label is not a field: the host writes it to the LABEL register before each sample
-    ("z_base", isa.ADDR_W),
-    ("e_base", isa.ADDR_W),
-    ("n_out", SCE_N_W),
-    ("classes", SCE_N_W),
-    ("frac_z", 7),
-    ("err_w", 6),
-    ("err_frac", 6),
-)
-RANK_FIELDS = (
-    ("left_base", isa.ADDR_W),
-    ("right_base", isa.ADDR_W),
-    ("lam_base", isa.ADDR_W),
-    ("mask_base", isa.ADDR_W),
-    ("tau_base", isa.ADDR_W),
-    ("rank", isa.RANK_W),
-    ("left_rows", isa.CNT_W),
-    ("right_cols", isa.CNT_W),
-    ("inv_d", isa.RANK_INV_W),
-    ("q_shift", isa.RANK_Q_SHIFT_W),
-    ("threshold", isa.RANK_THR_W),
-    ("tau_num", isa.RANK_NUM_W),
-)
-UNIT_FIELDS = {"CT": CONTRACT_FIELDS, "EW": EWISE_FIELDS, "SCE": SCE_FIELDS, "RK": RANK_FIELDS}
-SHORT_FIELDS = {
-    "CT": CONTRACT_SHORT_FIELDS,
-    "EW": EWISE_SHORT_FIELDS,
-}  # units whose records may also carry only a leading part of the fields
-# rank_update and rank_prune (SPEC 5.6) are empty (an END only) for a network without rank adaptation
-PROGRAMS = ("train_sample", "update", "infer", "rank_update", "rank_prune")
-
-
-MAX_VEC = 16  # rtl/tt_banks.v: the widest vector load (words of a bank row)
+from golden.ir import Compiled, Op, OpKind, accumulator_bits
+from golden.isa.contract import ContractDesc, check_desc, pack_ports
+from golden.isa.ewise import check_ewise, ewise_error, pack_ewise_ports
+from golden.isa.lanes import with_lanes
+from golden.isa.rank import check_rank, pack_rank_ports
+from golden.isa.sce import pack_sce_ports
+from golden.isa.timing import MEM_LAT, contract_cycles, ewise_cycles, preload_start, rank_cycles, sce_cycles
+from golden.lowering import lower_contract, lower_ewise, lower_rank, lower_sce
 
 
 class ProgramError(ValueError):
     """A network or program that the accelerator (with the given parameters) cannot hold or execute."""
 
 
-def field_bits(fields) -> int:
-    return sum(w for _, w in fields)
-
-
-def payload_words(fields) -> int:
-    return math.ceil(field_bits(fields) / WORD)
-
-
 def pack_fields(fields, values: dict[str, int]) -> list[int]:
-    """Pack `values` (unsigned port values, e.g. isa.pack_ports) LSB first into 32-bit words."""
+    """Pack `values` (unsigned port values, e.g. golden/isa/contract.py pack_ports) LSB first into 32-bit words."""
     bits, pos = 0, 0
     for name, width in fields:
         v = values[name]
@@ -181,6 +84,10 @@ def header(kind: int, slot: int = 0, observe: bool = False, nwords: int = 0) -> 
 def header_nwords(word: int) -> int:
     """The payload length of a record from its header word."""
     return word >> NWORDS_LSB & ((1 << NWORDS_W) - 1)
+
+
+# rank_update and rank_prune (SPEC 5.6) are empty (an END only) for a network without rank adaptation
+PROGRAMS = ("train_sample", "update", "infer", "rank_update", "rank_prune")
 
 
 @dataclass(frozen=True)
@@ -222,22 +129,22 @@ class AccelParams:
     @property
     def ewise_ports(self) -> tuple[int, int, int]:
         """The element-wise unit's X_W, Z_W and OUT_W: the widest bank, at least 16 bits (rtl/tt_accel.v DATA_W)."""
-        return (max(*self.bank_width, isa.EW_PORT_W),) * 3
+        return (max(*self.bank_width, EW_PORT_W),) * 3
 
     def check(self) -> None:
         if len(self.bank_depth) != len(self.banks) or len(self.bank_width) != len(self.banks):
             raise ProgramError(f"need a depth and a width for each of the banks {self.banks}")
-        if (len(self.banks) - 1) << self.bank_shift >= 1 << isa.ADDR_W:
-            raise ProgramError(f"bank_shift {self.bank_shift}: the banks do not fit the {isa.ADDR_W}-bit address")
+        if (len(self.banks) - 1) << self.bank_shift >= 1 << ADDR_W:
+            raise ProgramError(f"bank_shift {self.bank_shift}: the banks do not fit the {ADDR_W}-bit address")
         for name, d in zip(self.banks, self.bank_depth):
             if not 1 <= d <= 1 << self.bank_shift:
                 raise ProgramError(f"bank {name}: depth {d} outside 1..{1 << self.bank_shift} (bank_shift)")
-        if not 1 <= self.lanes < 1 << isa.LANE_W:
-            raise ProgramError(f"lanes {self.lanes} outside 1..{(1 << isa.LANE_W) - 1} ({isa.LANE_W}-bit lanes field)")
-        if self.lanes > 1 and not 1 <= self.buf_depth <= 1 << isa.BUF_W:
+        if not 1 <= self.lanes < 1 << LANE_W:
+            raise ProgramError(f"lanes {self.lanes} outside 1..{(1 << LANE_W) - 1} ({LANE_W}-bit lanes field)")
+        if self.lanes > 1 and not 1 <= self.buf_depth <= 1 << BUF_W:
             raise ProgramError(
-                f"buf_depth {self.buf_depth} outside 1..{1 << isa.BUF_W} with {self.lanes} lanes "
-                f"(buffer addresses from {isa.BUF_W}-bit strides)"
+                f"buf_depth {self.buf_depth} outside 1..{1 << BUF_W} with {self.lanes} lanes "
+                f"(buffer addresses from {BUF_W}-bit strides)"
             )
         if self.vec < 1 or self.vec & (self.vec - 1) or self.vec > max(self.lanes, 1) or self.vec > MAX_VEC:
             raise ProgramError(
@@ -296,7 +203,10 @@ def params_for(
     if vec > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # the forms do not depend on the formats
         descs = [
-            contract_desc(comp, p, op, frac) for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == "contract"
+            contract_desc(comp, p, op, frac)
+            for prog in PROGRAMS
+            for op in getattr(comp, prog)
+            if op.kind == OpKind.CONTRACT
         ]
         used = (
             {d.banks[1] for d in descs if d.vec > 1}
@@ -352,8 +262,8 @@ class Record:
     program: str
     index: int  # position in the compiled program
     kind: int
-    op: object  # the compiled golden.compiler.Op
-    # the unit descriptor the record carries (golden.isa ContractDesc, EwiseDesc, SceDesc or RankDesc)
+    op: object  # the compiled golden.ir.Op
+    # the unit descriptor the record carries (golden/isa/: ContractDesc, EwiseDesc, SceDesc or RankDesc)
     desc: Any = None
     nwords: int = 0  # payload words
 
@@ -369,7 +279,7 @@ class Image:
 def lower_op(
     comp: Compiled,
     p: AccelParams,
-    op,
+    op: Op,
     frac: dict[str, int],
     observe: bool,
     host_step: tuple[int, int] | None,
@@ -378,29 +288,30 @@ def lower_op(
 ) -> tuple[int, list[int], object]:
     """(kind, words, descriptor) of one op: its header and packed descriptor."""
     d: Any  # the unit's descriptor: ContractDesc, EwiseDesc, SceDesc or RankDesc
-    if op.kind == "contract":
+    kind = op.kind.record_kind
+    if kind == KIND_CONTRACT:
         d = contract_desc(comp, p, op, frac)
-        kind, payload = KIND_CONTRACT, contract_payload(d)
-    elif op.kind in isa.EW_OPCODES:
-        d = isa.lower_ewise(comp, op, frac, host_step=host_step)
-        code, why = isa.ewise_error(d, *p.ewise_ports, adam=p.adam, rank=p.rank)
+        payload = contract_payload(d)
+    elif kind == KIND_EWISE:
+        d = lower_ewise(comp, op, frac, host_step=host_step)
+        code, why = ewise_error(d, *p.ewise_ports, adam=p.adam, rank=p.rank)
         if code:
             raise ProgramError(f"the element-wise unit refuses it (error {code}): {why}")
         x, z, y = _globalise(p, d.banks, (d.x_base, d.z_base, d.y_base))
         tl, tr = _globalise(p, d.tab_banks, (d.tab_left, d.tab_right))
-        d = isa.check_ewise(replace(d, x_base=x, z_base=z, y_base=y, tab_left=tl, tab_right=tr))
-        fields = EWISE_FIELDS if d.opcode in isa.EW_CORE_OPS else EWISE_SHORT_FIELDS
-        kind, payload = KIND_EWISE, pack_fields(fields, isa.pack_ewise_ports(d))
-    elif op.kind == "sce":
-        d = isa.lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
+        d = check_ewise(replace(d, x_base=x, z_base=z, y_base=y, tab_left=tl, tab_right=tr))
+        fields = EWISE_FIELDS if d.opcode in EW_CORE_OPS else EWISE_SHORT_FIELDS
+        payload = pack_fields(fields, pack_ewise_ports(d))
+    elif kind == KIND_SCE:
+        d = lower_sce(comp, op, frac, label=0)  # the label is the LABEL register's, written per sample
         z, e = _globalise(p, d.banks, (d.z_base, d.e_base))
         d = replace(d, z_base=z, e_base=e)
-        kind, payload = KIND_SCE, pack_fields(SCE_FIELDS, isa.pack_sce_ports(d))
-    elif op.kind == "rank":
+        payload = pack_fields(SCE_FIELDS, pack_sce_ports(d))
+    else:
         if not p.rank:
             raise ProgramError("the accelerator is built without the rank unit (RANK = 0)")
-        d = isa.lower_rank(comp, op, frac, rank_constants)
-        d = isa.check_rank(
+        d = lower_rank(comp, op, frac, rank_constants)
+        d = check_rank(
             replace(
                 d,
                 **dict(
@@ -411,18 +322,16 @@ def lower_op(
                 ),
             )
         )
-        kind, payload = KIND_RANK, pack_fields(RANK_FIELDS, isa.pack_rank_ports(d))
-    else:
-        raise ProgramError(f"op {op.kind} -> {op.out}: not supported by the accelerator yet")
+        payload = pack_fields(RANK_FIELDS, pack_rank_ports(d))
     return kind, [header(kind, slots[op.out], observe, len(payload))] + payload, d
 
 
-def contract_desc(comp: Compiled, p: AccelParams, op, frac: dict[str, int]) -> isa.ContractDesc:
+def contract_desc(comp: Compiled, p: AccelParams, op: Op, frac: dict[str, int]) -> ContractDesc:
     """The descriptor of contract `op` at its global addresses, in the lane form where `p`'s lanes pay."""
-    d = isa.lower_contract(comp, op, frac)
+    d = lower_contract(comp, op, frac)
     a, b, o = _globalise(p, d.banks, (d.a_base, d.b_base, d.o_base))
-    return isa.check_desc(
-        isa.with_lanes(
+    return check_desc(
+        with_lanes(
             replace(d, a_base=a, b_base=b, o_base=o),
             p.lanes,
             p.buf_depth,
@@ -435,19 +344,19 @@ def contract_desc(comp: Compiled, p: AccelParams, op, frac: dict[str, int]) -> i
     )
 
 
-def contract_payload(d: isa.ContractDesc) -> list[int]:
+def contract_payload(d: ContractDesc) -> list[int]:
     """A CONTRACT record's payload: the preload's fields only when it carries one."""
-    return pack_fields(CONTRACT_FIELDS if d.preload else CONTRACT_SHORT_FIELDS, isa.pack_ports(d))
+    return pack_fields(CONTRACT_FIELDS if d.preload else CONTRACT_SHORT_FIELDS, pack_ports(d))
 
 
 def _span(base: int, loops, key: str) -> tuple[int, int]:
     return base, base + sum((lp.count - 1) * getattr(lp, key) for lp in loops)
 
 
-def can_preload(d: isa.ContractDesc, nxt: isa.ContractDesc, bank_shift: int) -> bool:
-    """May op `d` walk the next op's b into the other buffer set (golden/isa.py preload)? Both are in the lane form,
-    `d` does not write the words of that b, and the banks have a read port for it beside d's own reads after its
-    load (a, and the old output words when accumulating; BANK_READ_PORTS, the ports of every build)."""
+def can_preload(d: ContractDesc, nxt: ContractDesc, bank_shift: int) -> bool:
+    """May op `d` walk the next op's b into the other buffer set (golden/isa/contract.py, preload)? Both are in the
+    lane form, `d` does not write the words of that b, and the banks have a read port for it beside d's own reads
+    after its load (a, and the old output words when accumulating; BANK_READ_PORTS, the ports of every build)."""
     if d.lanes == 1 or nxt.lanes == 1:
         return False
     o_lo, o_hi = _span(d.o_base, d.loops, "so")
@@ -462,21 +371,21 @@ def can_preload(d: isa.ContractDesc, nxt: isa.ContractDesc, bank_shift: int) -> 
 PRELOAD_WORDS = payload_words(CONTRACT_FIELDS) - payload_words(CONTRACT_SHORT_FIELDS)
 
 
-def link_preloads(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> list:
-    """Pair consecutive contractions of one program for preloading (golden/isa.py preload) where it saves cycles:
-    the next op's head start (contract_cycles of the previous op past its own walk, plus the sequencer's gap) must
-    gain it more cycles than the PRELOAD_WORDS the previous record grows by (an upper bound of what they cost: the
-    sequencer waits for them only where the op before that record is shorter than its load, record_wait).
-    `descs`: the program's descriptors in order (None for other units); returns them with the pairs linked."""
+def link_preloads(descs: list, bank_shift: int, mem_lat: int = MEM_LAT) -> list:
+    """Pair consecutive contractions of one program for preloading (golden/isa/contract.py, preload) where it saves
+    cycles: the next op's head start (contract_cycles of the previous op past its own walk, plus the sequencer's gap)
+    must gain it more cycles than the PRELOAD_WORDS the previous record grows by (an upper bound of what they cost: the
+    sequencer waits for them only where the op before that record is shorter than its load, record_wait). `descs`: the
+    program's descriptors in order (None for other units); returns them with the pairs linked."""
     return _linked(descs, bank_shift, mem_lat)[0]
 
 
-def linked_cycles(descs: list, bank_shift: int, mem_lat: int = isa.MEM_LAT) -> int:
+def linked_cycles(descs: list, bank_shift: int, mem_lat: int = MEM_LAT) -> int:
     """The contraction unit's cycles over `descs` (as link_preloads takes them) once link_preloads has paired them,
     each preloaded op with the head start link_preloads judged it by (its predecessor's record without a preload's
     fields): the cost the compiler compares element orders by (golden/compiler.py refine_orders)."""
     linked, heads = _linked(descs, bank_shift, mem_lat)
-    return sum(isa.contract_cycles(d, mem_lat, head=h) for d, h in zip(linked, heads) if d is not None)
+    return sum(contract_cycles(d, mem_lat, head=h) for d, h in zip(linked, heads) if d is not None)
 
 
 def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]]:
@@ -485,12 +394,10 @@ def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]
     heads = [0] * len(out)
     for i in range(len(out) - 1):
         d, nxt = out[i], out[i + 1]
-        if not (
-            isinstance(d, isa.ContractDesc) and isinstance(nxt, isa.ContractDesc) and can_preload(d, nxt, bank_shift)
-        ):
+        if not (isinstance(d, ContractDesc) and isinstance(nxt, ContractDesc) and can_preload(d, nxt, bank_shift)):
             continue
         new_head = head_start(d, heads[i], payload_words(CONTRACT_SHORT_FIELDS), mem_lat)
-        if isa.contract_cycles(nxt, mem_lat) - isa.contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
+        if contract_cycles(nxt, mem_lat) - contract_cycles(nxt, mem_lat, head=new_head) <= PRELOAD_WORDS:
             continue
         out[i] = replace(d, preload=replace(nxt, preload=None, preloaded=False))
         out[i + 1] = replace(nxt, preloaded=True)
@@ -498,10 +405,12 @@ def _linked(descs: list, bank_shift: int, mem_lat: int) -> tuple[list, list[int]
     return out, heads
 
 
-def observes(comp: Compiled, program: str, op) -> bool:
-    """Does the op update its destination's max register (golden.machine: Machine._write with observe)."""
+def observes(comp: Compiled, program: str, op: Op) -> bool:
+    """Does the op update its destination's max register (golden/machine.py: Machine._write with observe)."""
     t = comp.tensors[op.out]
-    via_write = op.kind in ("contract", "acc") or (op.kind in ("axpby", "axpby_relu") and t.per_sample)
+    via_write = op.kind in (OpKind.CONTRACT, OpKind.ACC) or (
+        op.kind in (OpKind.AXPBY, OpKind.AXPBY_RELU) and t.per_sample
+    )
     return program == "train_sample" and via_write and t.adaptive
 
 
@@ -550,7 +459,6 @@ def assemble(
 
 SEQ_OP_CYCLES = 2  # rtl/tt_seq.v's back end per op besides its unit's: the seed and statistics cycles
 SEQ_FETCH_CYCLES = 3  # its front end per record besides the payload: fetch, header, and the cycle the back end takes it
-UNIT_OF_KIND = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce", KIND_RANK: "rank"}  # counters
 
 
 def record_wait(prev_unit: int | None, nwords: int) -> int:
@@ -563,38 +471,36 @@ def record_wait(prev_unit: int | None, nwords: int) -> int:
     return max(0, nwords + SEQ_FETCH_CYCLES - prev_unit - SEQ_OP_CYCLES)
 
 
-def record_cycles(
-    rec: Record, mem_lat: int = isa.MEM_LAT, head: int = 0, prev_unit: int | None = None
-) -> tuple[int, int]:
+def record_cycles(rec: Record, mem_lat: int = MEM_LAT, head: int = 0, prev_unit: int | None = None) -> tuple[int, int]:
     """(unit cycles, sequencer cycles) of one record as rtl/tt_seq.v counts them: its unit counter holds the op from
     the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and the
     record_wait after the op before it (`prev_unit`: that op's unit cycles, None for the first record). The unit
     models are the ones the block tests check cycle for cycle; `head`: a preloaded contraction's head start
     (program_heads)."""
     if rec.kind == KIND_CONTRACT:
-        unit = isa.contract_cycles(rec.desc, mem_lat, head=head)
+        unit = contract_cycles(rec.desc, mem_lat, head=head)
     else:
         unit_cycles: dict[int, Any] = {
-            KIND_EWISE: isa.ewise_cycles,
-            KIND_SCE: isa.sce_cycles,
-            KIND_RANK: isa.rank_cycles,
+            KIND_EWISE: ewise_cycles,
+            KIND_SCE: sce_cycles,
+            KIND_RANK: rank_cycles,
         }
         unit = unit_cycles[rec.kind](rec.desc, mem_lat)
     return unit + 1, SEQ_OP_CYCLES + record_wait(prev_unit, rec.nwords)
 
 
-def head_start(d: isa.ContractDesc, d_head: int, nwords: int, mem_lat: int = isa.MEM_LAT) -> int:
+def head_start(d: ContractDesc, d_head: int, nwords: int, mem_lat: int = MEM_LAT) -> int:
     """The head start of the op that `d` (itself with head start d_head) preloads, whose record has `nwords`
     payload words: from d's start to the next op's (d's unit cycles, SEQ_OP_CYCLES and the record_wait for that
-    record) less when d's preload walk issues its first beat (isa.preload_start)."""
-    unit = isa.contract_cycles(d, mem_lat, head=d_head) + 1
-    return unit + SEQ_OP_CYCLES + record_wait(unit, nwords) - isa.preload_start(d, d_head)
+    record) less when d's preload walk issues its first beat (preload_start)."""
+    unit = contract_cycles(d, mem_lat, head=d_head) + 1
+    return unit + SEQ_OP_CYCLES + record_wait(unit, nwords) - preload_start(d, d_head)
 
 
-def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
+def program_heads(records, mem_lat: int = MEM_LAT) -> list[int]:
     """The head start of every record of one program run in order: head_start for a preloaded contraction, else 0."""
     heads: list[int] = []
-    prev: tuple[isa.ContractDesc, int] | None = None
+    prev: tuple[ContractDesc, int] | None = None
     for r in records:
         head = 0
         if r.kind == KIND_CONTRACT and r.desc.preloaded:
@@ -605,7 +511,7 @@ def program_heads(records, mem_lat: int = isa.MEM_LAT) -> list[int]:
     return heads
 
 
-def program_cycles(image: Image, program: str, mem_lat: int = isa.MEM_LAT) -> dict:
+def program_cycles(image: Image, program: str, mem_lat: int = MEM_LAT) -> dict:
     """The modelled cycle counters of one run of `program` (rtl/tt_seq.v CYCLES and the per-unit counters): the
     busy cycles, each unit's, the sequencer's own (`end`: its wait for the END record), and (record, unit cycles,
     sequencer cycles, head start) per record."""
@@ -619,50 +525,3 @@ def program_cycles(image: Image, program: str, mem_lat: int = isa.MEM_LAT) -> di
     units = {u: sum(c for r, c, _, _ in per if UNIT_OF_KIND[r.kind] == u) for u in UNIT_OF_KIND.values()}
     seq = sum(s for _, _, s, _ in per) + end
     return {"cycles": sum(units.values()) + seq, "units": units, "sequencer": seq, "end": end, "records": per}
-
-
-def verilog_header() -> str:
-    """rtl/tt_desc_fields.vh: the descriptor bit positions and header layout, generated from this module."""
-    out = [
-        "// Generated by `python -m golden.program header` from golden/program.py: do not edit.",
-        "// Descriptor fields in the payload bits of a program record (LSB first), and the header layout.",
-        "// Each including module uses only its part of this table, hence the lint waiver.",
-        "/* verilator lint_off UNUSEDPARAM */",
-        f"localparam integer HDR_KIND_W = {KIND_W};",
-        f"localparam integer HDR_SLOT_LSB = {SLOT_LSB};",
-        f"localparam integer HDR_SLOT_W = {SLOT_W};",
-        f"localparam integer HDR_OBSERVE_BIT = {OBSERVE_BIT};",
-        f"localparam integer HDR_NWORDS_LSB = {NWORDS_LSB};",
-        f"localparam integer HDR_NWORDS_W = {NWORDS_W};",
-        f"localparam [{KIND_W - 1}:0] KIND_END = {KIND_W}'d{KIND_END};",
-        f"localparam [{KIND_W - 1}:0] KIND_CONTRACT = {KIND_W}'d{KIND_CONTRACT};",
-        f"localparam [{KIND_W - 1}:0] KIND_EWISE = {KIND_W}'d{KIND_EWISE};",
-        f"localparam [{KIND_W - 1}:0] KIND_SCE = {KIND_W}'d{KIND_SCE};",
-        f"localparam [{KIND_W - 1}:0] KIND_RANK = {KIND_W}'d{KIND_RANK};",
-    ]
-    longest = 0
-    for unit, fields in UNIT_FIELDS.items():
-        pos = 0
-        for name, width in fields:
-            key = f"{unit}_{name.upper()}"
-            out.append(f"localparam integer {key}_LSB = {pos};")
-            out.append(f"localparam integer {key}_W = {width};")
-            pos += width
-        out.append(f"localparam integer {unit}_WORDS = {payload_words(fields)};")
-        if unit in SHORT_FIELDS:
-            out.append(f"localparam integer {unit}_SHORT_WORDS = {payload_words(SHORT_FIELDS[unit])};")
-        longest = max(longest, payload_words(fields))
-    out.append(f"localparam integer DESC_WORDS = {longest};  // the longest payload")
-    out.append("/* verilator lint_on UNUSEDPARAM */")
-    return "\n".join(out) + "\n"
-
-
-if __name__ == "__main__":
-    import sys
-    from pathlib import Path
-
-    if sys.argv[1:] != ["header"]:
-        raise SystemExit("usage: python -m golden.program header   (rewrites rtl/tt_desc_fields.vh)")
-    path = Path(__file__).resolve().parent.parent / "rtl" / "tt_desc_fields.vh"
-    path.write_text(verilog_header())
-    print(f"wrote {path}")

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from golden import fxp_ref as ref
-from golden.compiler import BANK_ACT, Compiled, Op
 from golden.fxp import NEAREST, STOCHASTIC, Fmt, lfsr_draw, lfsr_seed_state
+from golden.ir import BANK_ACT, Compiled, Op
 
 SAT_COUNTER_MAX = (1 << 32) - 1
 SUPPORTED_OPS = ("contract", "acc", "axpby", "axpby_relu", "relu_bwd", "sce", "derive", "zero")

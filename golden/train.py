@@ -33,14 +33,16 @@ import numpy as np
 from tqdm import tqdm
 
 from golden.compact import compact
-from golden.compiler import Compiled, compile_network
+from golden.compiler import compile_network
 from golden.config import NetConfig, config_to_dict, load_config, with_ranks
 from golden.cost import fit_ranks
 from golden.datasets import Dataset, load_dataset
 from golden.float_model import init_tt_cores
-from golden.machine import LAMBDA_FMT, Machine
+from golden.ir import Compiled
+from golden.machine import Machine
 from golden.memory import memory_report
 from golden.rank_schedule import SQUEEZE_ROUNDS, RankBudget, RankSchedule, squeeze_cut
+from golden.semantics import LAMBDA_FMT
 
 CHECKPOINT = "checkpoint.npz"
 CHECKPOINT_EVERY_S = 30.0

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.compiler import LAMBDA_FMT, compile_network
+from golden.compiler import compile_network
 from golden.config import RankCfg, load_config
 from golden.datasets import load_dataset
 from golden.machine import Machine
+from golden.semantics import LAMBDA_FMT
 from golden.train import init_float_params
 
 ROOT = Path(__file__).resolve().parent.parent

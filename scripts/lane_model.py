@@ -1,5 +1,5 @@
 """Cycle model of two-dimensional multi-lane contraction engines, per contraction of a compiled training step: a
-model for deciding which lane forms to build, not a measurement. The built engine's exact cycles are golden/isa.py
+model for deciding which lane forms to build, not a measurement. The built engine's exact cycles are golden/isa/timing.py
 contract_cycles (`python -m golden cost`); the simulated RTL's come from `python -m verif.top.bench_rtl`.
 
 The modelled engine: LA x LB MAC lanes (LA * LB = --lanes) computing an outer-product tile of the output. Per
@@ -25,7 +25,7 @@ drained --requant a cycle; each op takes the faster kind.
 
     python scripts/lane_model.py --model paper --lanes 128 --reduction-lanes 8 [--rows]
 
-Both kinds are built (lane sums with output lanes, and rows; R chosen per op by golden/isa.py with_lanes), so for
+Both kinds are built (lane sums with output lanes, and rows; R chosen per op by golden/isa/lanes.py with_lanes), so for
 them this model is an approximation; the engine's exact cycles are `python -m golden cost --lanes 128 ...`.
 
 --two-indices gives a ceiling for pruned ranks, which the built forms serve poorly at 128 lanes: lanes over any two
@@ -45,10 +45,12 @@ import json
 import math
 from dataclasses import dataclass, replace
 
-from golden import isa, program as P
+from golden import program as P
 from golden.compiler import compile_network
 from golden.config import ConfigError, load_config, with_ranks
 from golden.cost import cost_report
+from golden.isa.contract import ContractDesc, drain_beats
+from golden.isa.timing import contract_cycles, contract_losses, load_beats
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class SplitPlan:
     kind: str  # "lanes" (the compiled form alone), "reduction" or "rows"
 
 
-def split_reduction(d: isa.ContractDesc, r: int) -> isa.ContractDesc | None:
+def split_reduction(d: ContractDesc, r: int) -> ContractDesc | None:
     """The compiled lane-form descriptor `d` with its reduction split over r lanes (its reduction steps K / r), or
     None where no reduction loop steps a at stride 1 and b with a count that r divides, or a's runs are off r."""
     if d.lanes == 1 or d.lane_sum or r < 2:
@@ -133,19 +135,19 @@ def split_reduction(d: isa.ContractDesc, r: int) -> isa.ContractDesc | None:
     return replace(d, red_loops=d.red_loops[:i] + (replace(lp, count=lp.count // r),) + d.red_loops[i + 1 :])
 
 
-def split_cycles(d: isa.ContractDesc, r: int) -> tuple[float, int]:
+def split_cycles(d: ContractDesc, r: int) -> tuple[float, int]:
     """(model cycles, lanes) of `d` on the array of --reduction-lanes r: the groups' compute at K / r a group (no less
     than the drain) or the load beats (unchanged), whichever is longer, plus the compiled op's fill and the tree's
     log2 r stages; else d's own cycles."""
     s = split_reduction(d, r)
     if s is None:
-        return isa.contract_cycles(d), d.lanes
-    fill = isa.contract_losses(d, d.lanes)["fill"]  # the compiled op's pipeline fill and drain, check and start
-    compute = d.groups * max(s.red_count, isa.drain_beats(d))
-    return max(compute, isa.load_beats(d)) + fill + (r - 1).bit_length(), d.lanes * r
+        return contract_cycles(d), d.lanes
+    fill = contract_losses(d, d.lanes)["fill"]  # the compiled op's pipeline fill and drain, check and start
+    compute = d.groups * max(s.red_count, drain_beats(d))
+    return max(compute, load_beats(d)) + fill + (r - 1).bit_length(), d.lanes * r
 
 
-def rows_cycles(d: isa.ContractDesc, r: int, requant: int) -> float | None:
+def rows_cycles(d: ContractDesc, r: int, requant: int) -> float | None:
     """Model cycles of `d` with r rows of the outer product (lanes d.lanes x r), or None where the output loop just
     outside the lane loop does not step a alone at stride 1 with a count r divides, or a's runs are off r: r x L
     outputs a group, K cycles or their drain at `requant` a cycle, whichever is longer, or the load beats (unchanged),
@@ -156,9 +158,9 @@ def rows_cycles(d: isa.ContractDesc, r: int, requant: int) -> float | None:
     aligned = d.a_base % r == 0 and all(lp.sa % r == 0 for lp in d.loops if lp is not row)
     if not (row.sa == 1 and row.sb == 0 and row.count % r == 0 and aligned):
         return None
-    fill = isa.contract_losses(d, d.lanes)["fill"]
+    fill = contract_losses(d, d.lanes)["fill"]
     compute = d.groups // r * max(d.red_count, math.ceil(d.lanes * r / requant))
-    return max(compute, isa.load_beats(d)) + fill
+    return max(compute, load_beats(d)) + fill
 
 
 def plan_split(

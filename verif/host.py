@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from cocotb.triggers import First, ReadOnly, RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from golden.program import BANKS, AccelParams, banks_built
+from golden.arch import BANKS, banks_built
+from golden.program import AccelParams
 from verif.axil import OKAY
 
 # register word indices (rtl/tt_accel.v)

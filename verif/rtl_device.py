@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden import isa, program as P
-from golden.machine import Machine, sce_loss
+from golden import program as P
+from golden.arch import BANKS, KIND_END
+from golden.isa.timing import MEM_LAT
+from golden.machine import Machine
+from golden.semantics import sce_loss
 from verif.host import CYCLES, LFSR, P_LABEL, PRED, STREAM_FRAMES, AccelHost, Backdoor, SampleStream
 
 CHECKS = ("every", "sample", "batch", "off")
@@ -40,7 +43,7 @@ class RtlDevice:
         params: P.AccelParams,
         golden: Machine,
         check: str = "sample",
-        mem_lat: int = isa.MEM_LAT,
+        mem_lat: int = MEM_LAT,
     ):
         if check not in CHECKS:
             raise ValueError(f"check {check!r}: expected one of {CHECKS}")
@@ -156,7 +159,7 @@ class RtlDevice:
             for k, (rec, (op, want)) in enumerate(zip(records, trace)):
                 nxt = records[k + 1].pc if k + 1 < len(records) else None  # the last op is followed by END
                 if nxt is not None:
-                    await self.host.write_program([P.header(P.KIND_END)], base=nxt)
+                    await self.host.write_program([P.header(KIND_END)], base=nxt)
                 await self.host.run(rec.pc, self.budget[prog], label)
                 if nxt is not None:
                     await self.host.write_program([self.image.words[nxt]], base=nxt)
@@ -203,7 +206,7 @@ class RtlDevice:
         bank, base = self.comp.layout["X0"]
         n = len(xq)
         await self.host.stream_setup(
-            (P.BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1], self.image.entry["train_sample"]
+            (BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1], self.image.entry["train_sample"]
         )
         c0 = await self.host.rd(CYCLES)
         for x, y in zip(xq, labels):

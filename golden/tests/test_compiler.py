@@ -470,7 +470,7 @@ def test_compiler_rejects_a_network_wider_than_the_descriptor_fields():
 def test_quant_const_of_a_vanishing_step_is_zero():
     """The last updates of a cosine schedule have a step below half an LSB of the finest format: zero, not an
     error (a run crashed on it once)."""
-    from golden.compiler import quant_const
+    from golden.semantics import quant_const
 
     assert quant_const(-4.3e-10) == (0, 0)
     assert quant_const(0.9) == (29491, 15)
@@ -498,7 +498,7 @@ def test_lane_order_puts_the_cheapest_one_sided_index_innermost():
 @pytest.mark.parametrize("model", ["tiny", "digits", "paper"])
 def test_intermediates_end_in_a_one_sided_index(model):
     """Every intermediate a contraction produces ends in an index of exactly one of its operands (lane_order), the
-    output loop that golden/isa.py with_lanes spreads over the MAC lanes."""
+    output loop that golden/isa/lanes.py with_lanes spreads over the MAC lanes."""
     comp = compile_network(load_config(model))
     checked = 0
     for op in comp.train_sample + comp.infer:

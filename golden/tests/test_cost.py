@@ -1,4 +1,4 @@
-"""golden/cost.py and the cycle models under it (golden/isa.py contract_losses, golden/program.py program_cycles).
+"""golden/cost.py and the cycle models under it (golden/isa/timing.py contract_losses, golden/program.py program_cycles).
 That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every whole
 program run) and by the benchmark (verif/top/tb_bench.py)."""
 
@@ -7,11 +7,24 @@ from dataclasses import replace
 
 import pytest
 
-from golden import isa, program as P
+from golden import program as P
 from golden.__main__ import main
+from golden.arch import KIND_CONTRACT, KIND_EWISE, KIND_SCE
 from golden.compiler import compile_network
 from golden.config import ConfigError, load_config, with_ranks
 from golden.cost import LOSSES, cost_report, fit_ranks
+from golden.isa.contract import PAD, ContractDesc, Loop, check_desc
+from golden.isa.lanes import with_lanes
+from golden.isa.timing import (
+    contract_cycles,
+    contract_losses,
+    ewise_cycles,
+    group_starts,
+    load_beats,
+    preload_start,
+    sce_cycles,
+)
+from golden.lowering import lower_contract
 
 ENGINES = {"tiny": (4, 64), "digits": (8, 512), "paper": (16, 512)}
 
@@ -25,9 +38,9 @@ def test_contract_losses_add_up_to_the_cycles(model):
     for op in comp.train_sample + comp.infer:
         if op.kind != "contract":
             continue
-        for d in (isa.lower_contract(comp, op, frac), isa.with_lanes(isa.lower_contract(comp, op, frac), lanes, depth)):
-            split = isa.contract_losses(d, lanes)
-            assert sum(split.values()) == pytest.approx(isa.contract_cycles(d)), (op.spec, split)
+        for d in (lower_contract(comp, op, frac), with_lanes(lower_contract(comp, op, frac), lanes, depth)):
+            split = contract_losses(d, lanes)
+            assert sum(split.values()) == pytest.approx(contract_cycles(d)), (op.spec, split)
             assert all(v >= 0 for v in split.values()), (op.spec, split)
             assert split["ideal"] == d.macs / lanes
             if d.lanes == 1:
@@ -44,17 +57,17 @@ def test_contract_losses_by_hand():
     Without the waits group 0 would issue in cycle 1 (the register slice's cycle): 1 + 1 + 4 + 26 = 32. Each group
     takes max(K, L) = 4 cycles for its 2 beats (drain-bound). The latencies are passed, not the build's defaults."""
     lat = {"mem_lat": 5, "mac_reg": 2}
-    lane = isa.Loop(4, 0, 1, 1, "j", sbuf=0)  # the lane loop: b and out step by 1
-    outer = isa.Loop(2, 2, 8, 4, "i", sbuf=2)
-    red = isa.Loop(2, 1, 4, 0, "k", sbuf=1)
-    d = isa.check_desc(
-        isa.ContractDesc(
+    lane = Loop(4, 0, 1, 1, "j", sbuf=0)  # the lane loop: b and out step by 1
+    outer = Loop(2, 2, 8, 4, "i", sbuf=2)
+    red = Loop(2, 1, 4, 0, "k", sbuf=1)
+    d = check_desc(
+        ContractDesc(
             a_base=0,
             b_base=0,
             o_base=0,
             out_count=8,
-            out_loops=(isa.PAD,) * 4 + (outer, lane),
-            red_loops=(isa.PAD,) * 3 + (red,),
+            out_loops=(PAD,) * 4 + (outer, lane),
+            red_loops=(PAD,) * 3 + (red,),
             shift=0,
             mode=0,
             accumulate=False,
@@ -62,8 +75,8 @@ def test_contract_losses_by_hand():
             lanes=4,
         )
     )
-    assert d.macs == 16 and isa.contract_cycles(d, **lat) == 48
-    assert isa.contract_losses(d, 8, **lat) == {
+    assert d.macs == 16 and contract_cycles(d, **lat) == 48
+    assert contract_losses(d, 8, **lat) == {
         "ideal": 2,
         "lanes_short": 2,
         "load_wait": 48 - 32,
@@ -72,20 +85,20 @@ def test_contract_losses_by_hand():
     }
     # Preloaded with a head start of 10: slice 0 ready at 3, slice 1 at 11: groups at 3 and 11 (1 + 11 + 26 = 38).
     # With a head start of 16 or more nothing waits: 32 cycles, group 0 in cycle 1 (the slice's), not earlier.
-    assert isa.group_starts(d, 5, head=10).tolist() == [3, 11] and isa.contract_cycles(d, **lat, head=10) == 38
-    assert isa.group_starts(d, 5, head=40).tolist() == [1, 5] and isa.contract_cycles(d, **lat, head=40) == 32
-    assert isa.contract_losses(d, 8, **lat, head=10)["load_wait"] == 38 - 32
+    assert group_starts(d, 5, head=10).tolist() == [3, 11] and contract_cycles(d, **lat, head=10) == 38
+    assert group_starts(d, 5, head=40).tolist() == [1, 5] and contract_cycles(d, **lat, head=40) == 32
+    assert contract_losses(d, 8, **lat, head=10)["load_wait"] == 38 - 32
     # Its own walk is 4 lanes x 4 words = 16 beats (cycles 0..15): a preload walk it carries begins in cycle 17,
     # 2 after its last beat; preloaded with a head start of 10 (last own beat in cycle 5): in cycle 7; with one of
     # 40 (the walk long done): in cycle 1, the earliest.
-    assert isa.load_beats(d) == 16
-    assert [isa.preload_start(d, h) for h in (0, 10, 40)] == [17, 7, 1]
+    assert load_beats(d) == 16
+    assert [preload_start(d, h) for h in (0, 10, 40)] == [17, 7, 1]
     # only lane-form ops preload or are preloaded
     with pytest.raises(ValueError, match="only an op in the lane form"):
-        isa.check_desc(replace(d, lanes=1, preloaded=True))
+        check_desc(replace(d, lanes=1, preloaded=True))
     with pytest.raises(ValueError, match="must be in the lane form"):
-        isa.check_desc(replace(d, preload=replace(d, lanes=1)))
-    assert isa.check_desc(replace(d, preload=d, preloaded=True)).preload == d
+        check_desc(replace(d, preload=replace(d, lanes=1)))
+    assert check_desc(replace(d, preload=d, preloaded=True)).preload == d
 
 
 @pytest.mark.parametrize("model", ["tiny", "digits"])
@@ -116,9 +129,7 @@ def test_record_cycles_are_the_unit_model_plus_the_sequencer():
     kinds, prev = set(), {}
     for rec in image.records:
         unit, seq = P.record_cycles(rec, prev_unit=prev.get(rec.program))
-        want = {P.KIND_CONTRACT: isa.contract_cycles, P.KIND_EWISE: isa.ewise_cycles, P.KIND_SCE: isa.sce_cycles}[
-            rec.kind
-        ](rec.desc)
+        want = {KIND_CONTRACT: contract_cycles, KIND_EWISE: ewise_cycles, KIND_SCE: sce_cycles}[rec.kind](rec.desc)
         assert unit == want + 1  # the unit counter holds the op from its start cycle
         nwords = P.header_nwords(image.words[rec.pc])
         assert nwords == rec.nwords
@@ -128,7 +139,7 @@ def test_record_cycles_are_the_unit_model_plus_the_sequencer():
             assert seq == P.SEQ_OP_CYCLES + max(0, P.SEQ_FETCH_CYCLES + nwords - prev[rec.program] - P.SEQ_OP_CYCLES)
         prev[rec.program] = unit
         kinds.add(rec.kind)
-    assert kinds == {P.KIND_CONTRACT, P.KIND_EWISE, P.KIND_SCE}
+    assert kinds == {KIND_CONTRACT, KIND_EWISE, KIND_SCE}
 
 
 def test_cli(capsys):
@@ -201,13 +212,13 @@ def test_op_rows_name_the_contraction_form():
     from golden.cost import _form_text
     from golden.tests.test_isa_lanes import matmul_ijk_rows, matvec
 
-    rows = isa.with_lanes(replace(matmul_ijk_rows(5, 3, 4), a_base=1), 8, 4096, vec=4, drain=2)
+    rows = with_lanes(replace(matmul_ijk_rows(5, 3, 4), a_base=1), 8, 4096, vec=4, drain=2)
     assert _form_text(rows) == "rows: 4 columns x 2, 1 idle in the last chunk, loads 4, drains 2"
     assert (
-        _form_text(isa.with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2, rows=False))
+        _form_text(with_lanes(matmul_ijk_rows(8, 3, 4), 8, 4096, vec=4, drain=2, rows=False))
         == "output lanes, loads 4, drains 2"
     )
-    summed = isa.with_lanes(matvec(4, 32), 8, 4096, vec=8)
+    summed = with_lanes(matvec(4, 32), 8, 4096, vec=8)
     assert summed.lane_sum and (summed.out_lanes, summed.sum_lanes, summed.vec) == (1, 8, 8)
     assert _form_text(summed) == "lane sum: 1 x 8, loads 8"
     assert _form_text(matvec(4, 32)) == "direct"

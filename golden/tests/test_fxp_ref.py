@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from golden import fxp, fxp_ref as ref
 from golden.fxp import ACC_W, NEAREST, SHIFT_MAX, SHIFT_MIN, STOCHASTIC, Fmt
-from golden.machine import EXP2_ROM, Machine, sce_gradient
+from golden.machine import Machine
+from golden.semantics import EXP2_ROM, sce_gradient
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ACC_LO, ACC_HI = -(1 << (ACC_W - 1)), (1 << (ACC_W - 1)) - 1

@@ -1,4 +1,4 @@
-"""Tests of the CONTRACT lowering (golden/isa.py): every descriptor, executed by the plain loop reference on flat
+"""Tests of the CONTRACT lowering (golden/lowering.py, golden/isa/contract.py): every descriptor, executed by the plain loop reference on flat
 bank memories built from the layout, equals the golden Machine's result for one sample, bit for bit (outputs,
 saturation count, max |y|); descriptors that do not fit raise.
 
@@ -13,29 +13,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from golden.compiler import BANK_ACT, Compiled, Op, Tensor, compile_network, quant_const
+from golden.arch import ADDR_W, CNT_W, EW_ERR_ALIGN, MAX_OUT, MAX_RED, EwOpcode
+from golden.compiler import compile_network
 from golden.config import config_from_dict, config_to_dict, load_config
 from golden.fxp import STOCHASTIC, Fmt
-from golden.isa import (
-    ADDR_W,
-    CNT_W,
-    EW_ALIGN_TOP,
-    EW_AXPBY_RELU,
-    EW_ERR_ALIGN,
-    EW_OPCODES,
-    MAX_OUT,
-    MAX_RED,
-    ContractDesc,
-    EwiseDesc,
-    check_ewise,
-    ewise_error,
-    execute_desc,
-    execute_ewise,
-    lower_contract,
-    lower_ewise,
-    pack_ports,
-)
-from golden.machine import AXPBY_GUARD as G, Machine
+from golden.ir import BANK_ACT, EWISE_KINDS, Compiled, Op, Tensor
+from golden.isa.contract import ContractDesc, pack_ports
+from golden.isa.ewise import EW_ALIGN_TOP, EwiseDesc, check_ewise, ewise_error, execute_ewise
+from golden.isa.loop_nest import execute_desc
+from golden.lowering import lower_contract, lower_ewise
+from golden.machine import Machine
+from golden.semantics import AXPBY_GUARD as G, quant_const
 
 SHIFTS = (-16, -3, 0, 1, 4, 7, 8, 9, 12, 16, 20, 30, 47)  # legal shifts, both ends and the rounding edges
 
@@ -282,7 +270,6 @@ def test_does_not_fit():
 # also the reference of the RTL test (verif/blocks/tt_ewise/tb_tt_ewise.py).
 
 
-EWISE_KINDS = tuple(EW_OPCODES)
 FRAC_SPREAD = 5  # fractions drawn within +-FRAC_SPREAD of the configured ones
 
 
@@ -446,7 +433,7 @@ def test_every_ewise_op_matches_machine(model):
 def test_penalty_with_a_tiny_tau_lowers_its_alignment(spread):
     """F_tau + F_w - F_g beyond 15 (a small prior against a coarse gradient format) would put the 16-bit g term
     past the accumulator bound: PENALTY lowers Fc so that g's alignment is at most 15 and rounds the product's low
-    bits away (golden.machine.penalty_fc), and the descriptor equals the Machine."""
+    bits away (golden/semantics.py penalty_fc), and the descriptor equals the Machine."""
     comp = ewise_compiled("digits")
     rng = np.random.default_rng(spread)
     for op in (o for o in comp.update if o.kind == "penalty"):
@@ -481,7 +468,7 @@ def test_ewise_descriptor_fields():
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     bias = next(o for o in comp.train_sample if o.kind == "axpby_relu")  # Y0 = ReLU(Z0 + B0)
     d = lower_ewise(comp, bias, frac)
-    assert d.opcode == EW_AXPBY_RELU
+    assert d.opcode == EwOpcode.AXPBY_RELU
     fy = frac[bias.out]
     assert (d.align_x, d.align_z, d.shift) == (fy + G - frac["Z0"], fy + G - frac["B0"], G)
     assert (d.x_base, d.z_base, d.y_base) == tuple(comp.layout[n][1] for n in ("Z0", "B0", "Y0"))
@@ -541,7 +528,7 @@ def test_ewise_does_not_fit():
         (replace(d, alpha=1 << 15), "alpha 32768 outside the 16-bit"),
         (replace(d, opcode=16), "opcode 16 outside 0..15"),
         (replace(d, y_w=64), "y_w 64 outside 0..63"),
-        (replace(d, opcode=EW_OPCODES["mask"], shape=(2, 4, 2)), "shape .* count is 8"),
+        (replace(d, opcode=EwOpcode.MASK, shape=(2, 4, 2)), "shape .* count is 8"),
     ):
         with pytest.raises(ValueError, match=message):
             check_ewise(bad)
@@ -550,8 +537,8 @@ def test_ewise_does_not_fit():
     with pytest.raises(ValueError, match="error 5: unknown opcode 10"):
         execute_ewise(replace(d, opcode=10), None, None, np.zeros(100, dtype=np.int64))
     # the Adam ops are unknown to a unit built without them
-    assert ewise_error(replace(d, opcode=EW_OPCODES["adam_v"]))[:1] == (5,)
-    assert ewise_error(replace(d, opcode=EW_OPCODES["adam_v"]), adam=True)[0] != 5
+    assert ewise_error(replace(d, opcode=EwOpcode.ADAM_V))[:1] == (5,)
+    assert ewise_error(replace(d, opcode=EwOpcode.ADAM_V), adam=True)[0] != 5
     wide = replace(comp.tensors["G0.0"], shape=(17, 4, 4, 1))
     big = replace(comp, tensors={**comp.tensors, "G0.0": wide, "W0.0": replace(wide, name="W0.0")})
     mask = next(o for o in big.update if o.kind == "mask" and o.out == "W0.0")

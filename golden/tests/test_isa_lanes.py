@@ -1,4 +1,4 @@
-"""Tests of the CONTRACT lane form (golden/isa.py `with_lanes`, `lane_beats`): every lane form that with_lanes
+"""Tests of the CONTRACT lane form (golden/isa/lanes.py `with_lanes`, `lane_beats`): every lane form that with_lanes
 gives for the compiled ops of the tiny, digits and paper models and for random synthetic contractions passes
 check_desc and computes exactly what the direct form computes (output memory, saturations, max |y|), both as a
 plain loop nest (execute_desc) and through the engine's two phases (lane buffers loaded from b, then every lane's
@@ -16,40 +16,29 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from golden.arch import BUF_W, MAX_OUT
 from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import NEAREST
-from golden.isa import (
-    BUF_W,
+from golden.isa.contract import (
     LANE_LOOP,
-    MAC_REG,
-    MAX_OUT,
-    MEM_LAT,
     PAD,
-    SLICE_LAT,
     ContractDesc,
     Loop,
     buffer_words,
     check_desc,
-    contract_cycles,
-    contract_losses,
-    desc_beats,
     drain_beats,
     drain_ok,
-    execute_desc,
-    group_starts,
-    lane_beats,
-    lane_offsets,
     lane_sum_ok,
-    live_lanes,
-    load_beats,
-    lower_contract,
     pack_ports,
     rows_ok,
     sum_stages,
     vec_ok,
-    with_lanes,
 )
+from golden.isa.lanes import with_lanes
+from golden.isa.loop_nest import desc_beats, execute_desc, lane_beats, lane_offsets, live_lanes
+from golden.isa.timing import MAC_REG, MEM_LAT, SLICE_LAT, contract_cycles, contract_losses, group_starts, load_beats
+from golden.lowering import lower_contract
 from golden.program import PROGRAMS
 from golden.tests.test_isa import Case, contract_case, synthetic
 

@@ -1,8 +1,8 @@
-"""golden/isa.py, rank-update section: RankDesc, check_rank, rank_error, rank_fields, execute_rank, rank_reads.
+"""golden/isa/rank.py: RankDesc, check_rank, rank_error, execute_rank, rank_reads; golden/lowering.py rank_fields.
 
 execute_rank is checked against the Machine's own rank update (golden.machine.Machine._rank on its tensors) for
 every bond of a rank-adaptive tiny and digits, with cores scaled so that slices prune, and the rules of
-golden.machine.rank_bond by hand: the threshold, the keep-one rule (largest lambda, first of equals, dead slices
+golden/semantics.py rank_bond by hand: the threshold, the keep-one rule (largest lambda, first of equals, dead slices
 last), tau's clamp and the clamp of Q that rtl/tt_rank.v relies on. The helpers (`rank_compiled`, `bond_memory`,
 `random_rank`) are also the stimulus of the RTL testbench verif/blocks/tt_rank.
 """
@@ -14,11 +14,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from golden import isa
-from golden.compiler import LAMBDA_FMT, compile_network
+from golden.arch import EW_MASK_N, RANK_ERR_COUNT, RANK_ERR_RANK, RANK_ERR_SHIFT
+from golden.compiler import compile_network
 from golden.config import config_from_dict, config_to_dict, load_config
 from golden.float_model import init_tt_cores
-from golden.machine import Q_CLAMP, TAU_MAX, Machine, rank_bond
+from golden.isa.rank import RankDesc, check_rank, execute_rank, rank_error, rank_reads
+from golden.lowering import rank_fields
+from golden.machine import Machine
+from golden.semantics import LAMBDA_FMT, Q_CLAMP, TAU_MAX, rank_bond
 
 
 def rank_compiled(model: str, prior: float = 1e-2, seed: int = 0) -> Machine:
@@ -36,11 +39,11 @@ def rank_compiled(model: str, prior: float = 1e-2, seed: int = 0) -> Machine:
     return m
 
 
-def bond_memory(m: Machine, op, gap: int = 3) -> tuple[isa.RankDesc, np.ndarray]:
+def bond_memory(m: Machine, op, gap: int = 3) -> tuple[RankDesc, np.ndarray]:
     """The bond of rank op `op` packed into one flat memory (cores, then lambda halves, masks and taus, `gap`
     junk words between the regions) and its descriptor."""
     w_left, w_right, tau, mask = op.ins
-    fields = isa.rank_fields(m.comp, op, m.frac)
+    fields = rank_fields(m.comp, op, m.frac)
     r = fields["rank"]
     parts = [m.mem[w_left], m.mem[w_right], m.mem[op.out], m.mem[mask], m.mem[tau]]  # lambdas: two words each
     bases = []
@@ -52,14 +55,14 @@ def bond_memory(m: Machine, op, gap: int = 3) -> tuple[isa.RankDesc, np.ndarray]
     for base, p in zip(bases, parts):
         mem[base : base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
-    desc = isa.RankDesc(*bases, **fields, names=(w_left, w_right))
+    desc = RankDesc(*bases, **fields, names=(w_left, w_right))
     assert len(m.mem[op.out]) == 2 * r
-    return isa.check_rank(desc), mem
+    return check_rank(desc), mem
 
 
 def random_rank(
-    rng: np.random.Generator, mask_n: int = isa.EW_MASK_N, rows_max: int = 12, gap: int = 2
-) -> tuple[isa.RankDesc, np.ndarray]:
+    rng: np.random.Generator, mask_n: int = EW_MASK_N, rows_max: int = 12, gap: int = 2
+) -> tuple[RankDesc, np.ndarray]:
     """A random legal descriptor and its memory: cores of random widths (up to 16 bits, so sums and Q run over
     their ranges), lambdas from negative to saturated, masks with dead and junk-valued words, thresholds and
     numerators that make every rule fire somewhere."""
@@ -96,13 +99,13 @@ def random_rank(
     for base, p in zip(bases, parts):
         mem[base : base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
-    desc = isa.RankDesc(
+    desc = RankDesc(
         *bases, rank=r, left_rows=rows, right_cols=cols, inv_d=inv_d, q_shift=q_shift, threshold=thr, tau_num=num
     )
-    return isa.check_rank(desc), mem
+    return check_rank(desc), mem
 
 
-def _lam_of(desc: isa.RankDesc, mem: np.ndarray) -> list[int]:
+def _lam_of(desc: RankDesc, mem: np.ndarray) -> list[int]:
     return [
         (int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
         for r in range(desc.rank)
@@ -125,7 +128,7 @@ def test_execute_rank_equals_the_machine(model, scale):
     pruned = 0
     for op, _ in [(op, i) for op in m.comp.rank_update for i in range(ROUNDS)]:
         desc, mem = bond_memory(m, op)
-        out = isa.execute_rank(desc, mem)
+        out = execute_rank(desc, mem)
         m._rank(op)
         assert _lam_of(desc, out) == m.lambdas(op.out)
         assert [int(out[desc.mask_base + r]) for r in range(desc.rank)] == [int(v) for v in m.mem[op.ins[3]]]
@@ -169,29 +172,29 @@ def test_q_clamp_is_exact():
 def test_errors_and_fields():
     rng = np.random.default_rng(3)
     desc, _ = random_rank(rng)
-    assert isa.rank_error(desc) == (0, "")
-    assert isa.rank_error(replace(desc, rank=0))[0] == isa.RANK_ERR_RANK
-    assert isa.rank_error(replace(desc, rank=17))[0] == isa.RANK_ERR_RANK
-    assert isa.rank_error(replace(desc, rank=5), mask_n=4)[0] == isa.RANK_ERR_RANK
-    assert isa.rank_error(replace(desc, left_rows=0))[0] == isa.RANK_ERR_COUNT
-    assert isa.rank_error(replace(desc, right_cols=0, q_shift=50))[0] == isa.RANK_ERR_COUNT  # the lowest code
-    assert isa.rank_error(replace(desc, q_shift=48))[0] == isa.RANK_ERR_SHIFT
+    assert rank_error(desc) == (0, "")
+    assert rank_error(replace(desc, rank=0))[0] == RANK_ERR_RANK
+    assert rank_error(replace(desc, rank=17))[0] == RANK_ERR_RANK
+    assert rank_error(replace(desc, rank=5), mask_n=4)[0] == RANK_ERR_RANK
+    assert rank_error(replace(desc, left_rows=0))[0] == RANK_ERR_COUNT
+    assert rank_error(replace(desc, right_cols=0, q_shift=50))[0] == RANK_ERR_COUNT  # the lowest code
+    assert rank_error(replace(desc, q_shift=48))[0] == RANK_ERR_SHIFT
     with pytest.raises(ValueError, match="error 3"):
-        isa.execute_rank(replace(desc, q_shift=48), np.zeros(1000))
+        execute_rank(replace(desc, q_shift=48), np.zeros(1000))
     with pytest.raises(ValueError, match=r"tau_num .* \(48-bit field\)"):
-        isa.check_rank(replace(desc, tau_num=1 << 48))
+        check_rank(replace(desc, tau_num=1 << 48))
     with pytest.raises(ValueError, match="lambda words .* overlap left core"):
-        isa.check_rank(replace(desc, lam_base=desc.left_base))
+        check_rank(replace(desc, lam_base=desc.left_base))
     with pytest.raises(ValueError, match="mask words .* overlap tau"):
-        isa.check_rank(replace(desc, tau_base=desc.mask_base))
+        check_rank(replace(desc, tau_base=desc.mask_base))
     with pytest.raises(ValueError, match="beyond the 20-bit address field"):
-        isa.check_rank(replace(desc, right_base=(1 << 20) - 1))
+        check_rank(replace(desc, right_base=(1 << 20) - 1))
 
 
 def test_rank_fields_of_digits():
     m = rank_compiled("digits")
     op = m.comp.rank_update[0]
-    f = isa.rank_fields(m.comp, op, m.frac)
+    f = rank_fields(m.comp, op, m.frac)
     r0, mm, n, r = m.comp.tensors[op.ins[0]].shape
     _, m2, n2, r1 = m.comp.tensors[op.ins[1]].shape
     assert f["rank"] == r and f["left_rows"] * f["right_cols"] == r0 * mm * n * m2 * n2 * r1
@@ -199,14 +202,14 @@ def test_rank_fields_of_digits():
     assert f["q_shift"] == 2 * m.frac[op.ins[0]]
     assert f["tau_num"] == m.tau_numerator(op.ins[2]) and f["threshold"] == m.rank_threshold()
     with pytest.raises(ValueError, match="not a rank update"):
-        isa.rank_fields(m.comp, m.comp.update[0], m.frac)
+        rank_fields(m.comp, m.comp.update[0], m.frac)
 
 
 def test_reads_cover_each_slice_once():
     """Pass 1 reads each slice's lambda, mask and words once, pass 2 each lambda again (the RTL's cycle count,
     rank_cycles, is checked by verif/blocks/tt_rank against the unit)."""
     desc, _ = random_rank(np.random.default_rng(5))
-    reads = isa.rank_reads(desc)
+    reads = rank_reads(desc)
     cores = [a for a in reads if a < desc.lam_base]
     assert sorted(cores) == list(range(desc.left_base, desc.left_base + desc.left_rows * desc.rank)) + list(
         range(desc.right_base, desc.right_base + desc.right_cols * desc.rank)

@@ -9,10 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from golden.compiler import BANK_MASTER, compile_network, core_name
+from golden.compiler import compile_network, core_name
 from golden.config import LayerCfg, config_from_dict, config_to_dict, load_config
 from golden.float_model import init_tt_cores, tt_to_dense
-from golden.machine import Machine, draw_index
+from golden.ir import BANK_MASTER
+from golden.machine import Machine
+from golden.semantics import draw_index
 
 INT_FORMATS = {"core": [4, 0], "master": [8, 0], "bias": [16, 0], "input": [16, 0], "act": [24, 0]}
 

@@ -7,17 +7,42 @@ from pathlib import Path
 
 import pytest
 
-from golden import isa, program as P
+from golden import program as P
+from golden.arch import (
+    BANKS,
+    BUF_W,
+    CONTRACT_FIELDS,
+    CONTRACT_SHORT_FIELDS,
+    EWISE_FIELDS,
+    EWISE_SHORT_FIELDS,
+    IDLE_W,
+    KIND_CONTRACT,
+    KIND_END,
+    KIND_EWISE,
+    KIND_RANK,
+    KIND_SCE,
+    LANE_W,
+    NLOOPS,
+    RANK_FIELDS,
+    SCE_FIELDS,
+    field_bits,
+    payload_words,
+    verilog_header,
+)
 from golden.compiler import compile_network
 from golden.config import config_from_dict, config_to_dict, load_config
+from golden.isa.contract import drain_ok, pack_ports, vec_ok
+from golden.isa.lanes import with_lanes
+from golden.isa.timing import contract_cycles
+from golden.lowering import lower_contract
 from golden.machine import Machine
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rtl_header_is_generated_from_the_field_lists():
-    assert (ROOT / "rtl" / "tt_desc_fields.vh").read_text() == P.verilog_header(), (
-        "run `python -m golden.program header` and commit rtl/tt_desc_fields.vh"
+    assert (ROOT / "rtl" / "tt_desc_fields.vh").read_text() == verilog_header(), (
+        "run `python -m golden.arch header` and commit rtl/tt_desc_fields.vh"
     )
 
 
@@ -49,20 +74,20 @@ def test_images_assemble_with_one_record_per_op(model):
     for rec in img.records:  # every record: a header naming its kind and a payload of its unit's length
         hdr = img.words[rec.pc]
         fields = {
-            P.KIND_CONTRACT: P.CONTRACT_FIELDS,
-            P.KIND_EWISE: P.EWISE_FIELDS,
-            P.KIND_SCE: P.SCE_FIELDS,
-            P.KIND_RANK: P.RANK_FIELDS,
+            KIND_CONTRACT: CONTRACT_FIELDS,
+            KIND_EWISE: EWISE_FIELDS,
+            KIND_SCE: SCE_FIELDS,
+            KIND_RANK: RANK_FIELDS,
         }[rec.kind]
-        if rec.kind == P.KIND_EWISE and rec.op.kind not in ("mask", "penalty"):  # no tables
-            fields = P.EWISE_SHORT_FIELDS
-        if rec.kind == P.KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
-            fields = P.CONTRACT_SHORT_FIELDS
-        assert hdr & 15 == rec.kind and P.header_nwords(hdr) == P.payload_words(fields)
+        if rec.kind == KIND_EWISE and rec.op.kind not in ("mask", "penalty"):  # no tables
+            fields = EWISE_SHORT_FIELDS
+        if rec.kind == KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
+            fields = CONTRACT_SHORT_FIELDS
+        assert hdr & 15 == rec.kind and P.header_nwords(hdr) == payload_words(fields)
     for prog, pc in img.entry.items():  # each program ends with END (an empty one is an END only)
         recs = [r.pc for r in img.records if r.program == prog]
         nxt = max(recs) + 1 + P.header_nwords(img.words[max(recs)]) if recs else pc
-        assert img.words[nxt] == P.header(P.KIND_END)
+        assert img.words[nxt] == P.header(KIND_END)
     assert bool(comp.rank_update) == model.endswith("-rank") == bool(comp.rank_prune)
 
 
@@ -70,15 +95,15 @@ def test_short_element_wise_records_leave_out_only_zero_table_bits():
     """A record without the tables' addresses is the full record cut after EW_SHORT_WORDS words: the bits it leaves
     out of its last word (the first table address's low bits) are 0 in the full packing too, so the sequencer's
     cleared descriptor register holds the same descriptor."""
-    cut = P.field_bits(P.EWISE_SHORT_FIELDS)
-    assert P.payload_words(P.EWISE_SHORT_FIELDS) * 32 - cut < P.field_bits(P.EWISE_FIELDS[-3:])
+    cut = field_bits(EWISE_SHORT_FIELDS)
+    assert payload_words(EWISE_SHORT_FIELDS) * 32 - cut < field_bits(EWISE_FIELDS[-3:])
     comp = compile_network(load_config("digits"))
     m = Machine(comp, 1)
     img = P.assemble(comp, P.params_for(comp), m.frac, host_step=m.sgd_step())
     for rec in img.records:
-        if rec.kind == P.KIND_EWISE:
+        if rec.kind == KIND_EWISE:
             n = P.header_nwords(img.words[rec.pc])
-            assert n == P.payload_words(P.EWISE_SHORT_FIELDS)
+            assert n == payload_words(EWISE_SHORT_FIELDS)
             bits = sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1 : rec.pc + 1 + n]))
             assert bits >> cut == 0, rec
 
@@ -100,8 +125,8 @@ def test_adam_needs_the_adam_build():
     cfg = replace(cfg, train=replace(cfg.train, optimizer="adam"))
     comp = compile_network(cfg)
     p = P.params_for(comp)
-    assert p.adam and p.banks == P.BANKS and p.read_ports == (2, 1, 1, 2, 1) and p.ewise_ports == (32, 32, 32)
-    assert p.bank_width[P.BANKS.index("state")] == 16 and p.bank_width[P.BANKS.index("moment")] == 32
+    assert p.adam and p.banks == BANKS and p.read_ports == (2, 1, 1, 2, 1) and p.ewise_ports == (32, 32, 32)
+    assert p.bank_width[BANKS.index("state")] == 16 and p.bank_width[BANKS.index("moment")] == 32
     m = Machine(comp, 1)
     assert P.assemble(comp, p, m.frac, host_step=m.host_step()).words
     sgd_build = replace(p, adam=False, bank_depth=p.bank_depth[:-1], bank_width=p.bank_width[:-1])
@@ -137,16 +162,16 @@ def test_mask_and_penalty_descriptors_address_the_rank_state():
         m.mem[op.ins[2]][:] = 77
     assert P.assemble(comp, p, m.frac, host_step=m.sgd_step()).words == img.words
     seen = set()
-    state = P.BANKS.index("state") << p.bank_shift
+    state = BANKS.index("state") << p.bank_shift
     for rec in img.records:
-        if rec.kind != P.KIND_EWISE:
+        if rec.kind != KIND_EWISE:
             continue
         n = P.header_nwords(img.words[rec.pc])
         f = P.unpack_fields(
-            P.EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1 : rec.pc + 1 + n]))
+            EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1 : rec.pc + 1 + n]))
         )
         if rec.op.kind not in ("mask", "penalty"):
-            assert n == P.payload_words(P.EWISE_SHORT_FIELDS) and (f["tab_left"], f["tab_right"], f["tab_on"]) == (
+            assert n == payload_words(EWISE_SHORT_FIELDS) and (f["tab_left"], f["tab_right"], f["tab_on"]) == (
                 0,
                 0,
                 0,
@@ -167,25 +192,23 @@ def test_contract_fields_round_trip_the_lane_form():
     comp = compile_network(load_config("digits"))
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     op = next(o for o in comp.train_sample if o.out == "dG0.1")  # eagf,ahfb->gebh
-    d = isa.with_lanes(isa.lower_contract(comp, op, frac), 8, 512)
+    d = with_lanes(lower_contract(comp, op, frac), 8, 512)
     assert d.lanes == 8 and any(lp.sbuf for lp in d.loops)
-    for desc in (d, isa.lower_contract(comp, op, frac)):
-        ports = isa.pack_ports(desc)
-        words = P.pack_fields(P.CONTRACT_FIELDS, ports)
-        assert len(words) == P.payload_words(P.CONTRACT_FIELDS)
-        assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
+    for desc in (d, lower_contract(comp, op, frac)):
+        ports = pack_ports(desc)
+        words = P.pack_fields(CONTRACT_FIELDS, ports)
+        assert len(words) == payload_words(CONTRACT_FIELDS)
+        assert P.unpack_fields(CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
         inner_first = desc.red_loops[::-1] + desc.out_loops[::-1]
-        mask = (1 << isa.BUF_W) - 1
-        assert [ports["stride_buf"] >> (isa.BUF_W * i) & mask for i in range(isa.NLOOPS)] == [
-            lp.sbuf for lp in inner_first
-        ]
+        mask = (1 << BUF_W) - 1
+        assert [ports["stride_buf"] >> (BUF_W * i) & mask for i in range(NLOOPS)] == [lp.sbuf for lp in inner_first]
         assert ports["lanes"] == desc.lanes
-    nxt = isa.with_lanes(isa.lower_contract(comp, next(o for o in comp.train_sample if o.out == "dG0.0"), frac), 8, 512)
+    nxt = with_lanes(lower_contract(comp, next(o for o in comp.train_sample if o.out == "dG0.0"), frac), 8, 512)
     linked = replace(d, preload=nxt, preloaded=True)
-    ports = isa.pack_ports(linked)
-    words = P.pack_fields(P.CONTRACT_FIELDS, ports)
-    assert P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
-    nxt_ports = isa.pack_ports(nxt)
+    ports = pack_ports(linked)
+    words = P.pack_fields(CONTRACT_FIELDS, ports)
+    assert P.unpack_fields(CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words))) == ports
+    nxt_ports = pack_ports(nxt)
     assert (ports["pre_lanes"], ports["pre_b_base"], ports["preloaded"], ports["pre_lane_sum"]) == (
         nxt.lanes,
         nxt.b_base,
@@ -197,9 +220,9 @@ def test_contract_fields_round_trip_the_lane_form():
         nxt_ports["stride_b"],
         nxt_ports["stride_buf"],
     )
-    assert P.CONTRACT_SHORT_FIELDS[-11:] == (
-        ("lanes", isa.LANE_W),
-        ("stride_buf", isa.NLOOPS * isa.BUF_W),
+    assert CONTRACT_SHORT_FIELDS[-11:] == (
+        ("lanes", LANE_W),
+        ("stride_buf", NLOOPS * BUF_W),
         ("preloaded", 1),
         ("vec_load", 1),
         ("vec_store", 1),
@@ -207,10 +230,10 @@ def test_contract_fields_round_trip_the_lane_form():
         ("lane_sum", 1),
         ("pre_lane_sum", 1),
         ("rows", 1),
-        ("idle_rows", isa.IDLE_W),
+        ("idle_rows", IDLE_W),
         ("pre_rows", 1),
     )
-    assert P.CONTRACT_FIELDS[len(P.CONTRACT_SHORT_FIELDS) :][0] == ("pre_lanes", isa.LANE_W)
+    assert CONTRACT_FIELDS[len(CONTRACT_SHORT_FIELDS) :][0] == ("pre_lanes", LANE_W)
 
 
 def test_short_contract_records_leave_out_only_zero_preload_bits():
@@ -218,18 +241,18 @@ def test_short_contract_records_leave_out_only_zero_preload_bits():
     its last word past the short fields are 0 (pre_lanes 0: no preload), as the sequencer's cleared register
     reads them; a record with a preload is the full length."""
     img = _image("paper", 16)[0]
-    cut = P.field_bits(P.CONTRACT_SHORT_FIELDS)
+    cut = field_bits(CONTRACT_SHORT_FIELDS)
     lengths = set()
     for rec in img.records:
-        if rec.kind == P.KIND_CONTRACT:
+        if rec.kind == KIND_CONTRACT:
             n = P.header_nwords(img.words[rec.pc])
             lengths.add(n)
-            assert n == P.payload_words(P.CONTRACT_FIELDS if rec.desc.preload else P.CONTRACT_SHORT_FIELDS)
-            full = P.pack_fields(P.CONTRACT_FIELDS, isa.pack_ports(rec.desc))
+            assert n == payload_words(CONTRACT_FIELDS if rec.desc.preload else CONTRACT_SHORT_FIELDS)
+            full = P.pack_fields(CONTRACT_FIELDS, pack_ports(rec.desc))
             assert list(img.words[rec.pc + 1 : rec.pc + 1 + n]) == full[:n]
             if not rec.desc.preload:
                 assert sum(w << (32 * i) for i, w in enumerate(full)) >> cut == 0, rec
-    assert lengths == {P.payload_words(P.CONTRACT_SHORT_FIELDS), P.payload_words(P.CONTRACT_FIELDS)}
+    assert lengths == {payload_words(CONTRACT_SHORT_FIELDS), payload_words(CONTRACT_FIELDS)}
 
 
 def _image(model: str, lanes: int) -> tuple[P.Image, int]:
@@ -251,12 +274,12 @@ def test_preloads_link_legal_pairs_that_pay(model, lanes, monkeypatch):
         recs = [r for r in img.records if r.program == prog]
         heads = P.program_heads(recs)
         for i, r in enumerate(recs):
-            if r.kind != P.KIND_CONTRACT or not r.desc.preload:
+            if r.kind != KIND_CONTRACT or not r.desc.preload:
                 continue
             nxt = recs[i + 1]
             assert nxt.desc.preloaded and r.desc.preload == replace(nxt.desc, preload=None, preloaded=False)
             assert P.can_preload(r.desc, nxt.desc, shift)
-            saved = isa.contract_cycles(nxt.desc) - isa.contract_cycles(nxt.desc, head=heads[i + 1])
+            saved = contract_cycles(nxt.desc) - contract_cycles(nxt.desc, head=heads[i + 1])
             assert saved > P.PRELOAD_WORDS
             linked += 1
         assert not recs or not getattr(recs[0].desc, "preloaded", False)  # nothing preloads a program's first op
@@ -272,12 +295,12 @@ def test_can_preload_refuses_a_written_b_and_a_busy_bank():
     d, nxt = next(
         (r.desc, img.records[i + 1].desc)
         for i, r in enumerate(img.records)
-        if r.kind == P.KIND_CONTRACT and r.desc.preload
+        if r.kind == KIND_CONTRACT and r.desc.preload
     )
     assert P.can_preload(d, nxt, shift)
     assert not P.can_preload(replace(d, o_base=nxt.b_base), nxt, shift)  # the op writes the next op's b
     assert not P.can_preload(d, replace(nxt, lanes=1), shift)  # the next op has no buffers
-    core = P.BANKS.index("core") << shift
+    core = BANKS.index("core") << shift
     # the core bank's one read port: a from the core bank while the next b is in it too
     assert not P.can_preload(replace(d, a_base=core), replace(nxt, b_base=core + 1000), shift)
 
@@ -285,7 +308,7 @@ def test_can_preload_refuses_a_written_b_and_a_busy_bank():
 def test_accel_params_check_the_lanes():
     p = P.params_for(compile_network(load_config("tiny")))
     assert (p.lanes, p.buf_depth) == (1, 0)
-    for lanes, buf_depth in ((1, 0), (16, 512), (255, 1), (2, 1 << isa.BUF_W)):
+    for lanes, buf_depth in ((1, 0), (16, 512), (255, 1), (2, 1 << BUF_W)):
         replace(p, lanes=lanes, buf_depth=buf_depth).check()
     for lanes, buf_depth, message in (
         (0, 0, "lanes 0 outside 1..255"),
@@ -327,10 +350,10 @@ def test_row_banks_are_those_the_vector_loads_and_wide_drains_use(model, lanes):
     m = Machine(comp, 1)
     p = P.params_for(comp, lanes=lanes, buf_depth=512, vec=lanes, drain=lanes)
     img = P.assemble(comp, p, m.frac, host_step=m.sgd_step())
-    ct = [r.desc for r in img.records if r.kind == P.KIND_CONTRACT]
+    ct = [r.desc for r in img.records if r.kind == KIND_CONTRACT]
     drains = {d.banks[2] for d in ct if d.drain > 1}
     assert drains and set(p.vec_banks) == {d.banks[1] for d in ct if d.vec > 1} | drains
-    assert all(d.drain == 1 or isa.drain_ok(d, lanes) for d in ct)
+    assert all(d.drain == 1 or drain_ok(d, lanes) for d in ct)
     narrow = P.assemble(comp, replace(p, drain=1), m.frac, host_step=m.sgd_step())
     for prog in P.PROGRAMS:
         assert P.program_cycles(img, prog)["cycles"] <= P.program_cycles(narrow, prog)["cycles"], prog
@@ -345,12 +368,12 @@ def test_vector_banks_are_those_the_vector_loads_read(model, lanes):
     m = Machine(comp, 1)
     p = P.params_for(comp, lanes=lanes, buf_depth=512, vec=lanes)
     img = P.assemble(comp, p, m.frac, host_step=m.sgd_step())
-    vec_reads = {r.desc.banks[1] for r in img.records if r.kind == P.KIND_CONTRACT and r.desc.vec > 1}
+    vec_reads = {r.desc.banks[1] for r in img.records if r.kind == KIND_CONTRACT and r.desc.vec > 1}
     assert vec_reads and set(p.vec_banks) == vec_reads
     assert [b in vec_reads for b in p.banks] == list(p.bank_vec)
     plain = P.assemble(comp, replace(p, vec=1), m.frac, host_step=m.sgd_step())
     for r in img.records:
-        assert r.kind != P.KIND_CONTRACT or r.desc.vec == 1 or isa.vec_ok(r.desc, lanes), r
+        assert r.kind != KIND_CONTRACT or r.desc.vec == 1 or vec_ok(r.desc, lanes), r
     for prog in P.PROGRAMS:
         assert P.program_cycles(img, prog)["cycles"] <= P.program_cycles(plain, prog)["cycles"], prog
 
@@ -367,9 +390,9 @@ def test_paper_programs_fit_with_lanes(rank):
     assert len(img.words) <= 2048
     lanes = []
     for rec in img.records:
-        if rec.kind == P.KIND_CONTRACT:
-            words = img.words[rec.pc + 1 : rec.pc + 1 + P.payload_words(P.CONTRACT_FIELDS)]
-            f = P.unpack_fields(P.CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
+        if rec.kind == KIND_CONTRACT:
+            words = img.words[rec.pc + 1 : rec.pc + 1 + payload_words(CONTRACT_FIELDS)]
+            f = P.unpack_fields(CONTRACT_FIELDS, sum(w << (32 * i) for i, w in enumerate(words)))
             lanes.append(f["lanes"])
-            assert f["lanes"] == isa.with_lanes(isa.lower_contract(comp, rec.op, m.frac), 16, 512).lanes, rec
+            assert f["lanes"] == with_lanes(lower_contract(comp, rec.op, m.frac), 16, 512).lanes, rec
     assert max(lanes) == 16 and min(lanes) == 1

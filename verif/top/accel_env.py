@@ -13,9 +13,10 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from golden import program as P
-from golden.compiler import LAMBDA_FMT, compile_network
+from golden.compiler import compile_network
 from golden.config import load_config, with_ranks
 from golden.machine import Machine
+from golden.semantics import LAMBDA_FMT
 from golden.train import init_float_params
 from verif.axil import AxilHost
 from verif.host import AccelHost, Backdoor, DirectAxil

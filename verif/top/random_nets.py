@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from golden import program as P
+from golden.arch import KIND_CONTRACT
 from golden.compiler import compile_network
 from golden.config import config_from_dict
 
@@ -74,7 +75,7 @@ def random_config(rng: np.random.Generator, index: int, params: P.AccelParams = 
         }
         cfg = config_from_dict(data)
         image = assembled(cfg, params)
-        if image and (not preload or any(r.kind == P.KIND_CONTRACT and r.desc.preloaded for r in image.records)):
+        if image and (not preload or any(r.kind == KIND_CONTRACT and r.desc.preloaded for r in image.records)):
             return cfg
 
 
@@ -112,7 +113,7 @@ def run_row_neighbours(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
 
 def ragged_rows(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
     """The contractions of train_sample in rows whose last chunk has idle rows and whose a is read in runs off their
-    alignment to R (golden/isa.py rows; with a stride of 3 some of them cross into the next bank row): what the
+    alignment to R (golden/isa/contract.py rows; with a stride of 3 some of them cross into the next bank row): what the
     regression network idle_rows is kept to test."""
     comp = compile_network(cfg)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}

@@ -1,9 +1,9 @@
 """Top-level cocotb tests of rtl/tt_accel.v: error paths and corner cases, on the tiny model.
 
-Every expected value comes from the golden model (golden.isa's descriptor references, golden.machine's
+Every expected value comes from the golden model (golden/isa/'s descriptor references, golden/machine.py's
 Machine in lock-step through verif/rtl_device.py) or from the documented behaviour (the headers of
-rtl/tt_accel.v, rtl/tt_seq.v and rtl/tt_banks.v). Hand-built programs are assembled from golden.program's
-header / pack_fields and golden.isa's descriptors and pack_*ports; they sit in the program memory above the
+rtl/tt_accel.v, rtl/tt_seq.v and rtl/tt_banks.v). Hand-built programs are assembled from golden/program.py's
+header / pack_fields and golden/isa/'s descriptors and pack_*ports; they sit in the program memory above the
 compiled image and use statistics slots the image does not use.
 
 Memories are compared whole: every copy of every bank (as integers: all bank words are defined, the
@@ -22,12 +22,43 @@ import numpy as np
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, with_timeout
 from cocotb_coverage.coverage import CoverPoint, coverage_db
 
-from golden import fxp, isa, program as P
+from golden import fxp, program as P
+from golden.arch import (
+    BANKS,
+    CONTRACT_FIELDS,
+    EW_ERR_ALIGN,
+    EW_ERR_COUNT,
+    EW_ERR_OPCODE,
+    EW_ERR_SHIFT,
+    EW_ERR_WIDTH,
+    EWISE_FIELDS,
+    EWISE_SHORT_FIELDS,
+    KIND_CONTRACT,
+    KIND_END,
+    KIND_EWISE,
+    KIND_RANK,
+    KIND_SCE,
+    KIND_W,
+    N_SLOTS,
+    RANK_FIELDS,
+    SCE_ERR_COUNT,
+    SCE_ERR_FRAC,
+    SCE_ERR_LABEL,
+    SCE_ERR_WIDTH,
+    SCE_FIELDS,
+    EwOpcode,
+    payload_words,
+)
 from golden.compiler import compile_network
 from golden.datasets import Dataset, load_dataset
 from golden.fxp import NEAREST, STOCHASTIC
-from golden.isa import PAD, ContractDesc, EwiseDesc, Loop, SceDesc
-from golden.machine import SAT_COUNTER_MAX, Machine
+from golden.isa.contract import PAD, ContractDesc, Loop, check_desc, pack_ports
+from golden.isa.ewise import EW_ALIGN_MIN, EwiseDesc, ewise_error, execute_ewise, pack_ewise_ports
+from golden.isa.lanes import row_forms, with_lanes
+from golden.isa.loop_nest import execute_desc
+from golden.isa.sce import SCE_ERR_FRAC_MAX, SCE_FRAC_Z_MAX, SceDesc, pack_sce_ports, sce_error
+from golden.machine import Machine
+from golden.semantics import SAT_COUNTER_MAX
 from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
 from verif.host import (
@@ -126,8 +157,8 @@ def ew_desc(
 
 
 def ct_record(desc: ContractDesc, slot: int = FREE_SLOT, observe: bool = False, nwords: int | None = None) -> list:
-    payload = P.pack_fields(P.CONTRACT_FIELDS, isa.pack_ports(desc))
-    return [P.header(P.KIND_CONTRACT, slot, observe, len(payload) if nwords is None else nwords)] + payload
+    payload = P.pack_fields(CONTRACT_FIELDS, pack_ports(desc))
+    return [P.header(KIND_CONTRACT, slot, observe, len(payload) if nwords is None else nwords)] + payload
 
 
 def ew_record(
@@ -135,40 +166,37 @@ def ew_record(
     slot: int = FREE_SLOT,
     observe: bool = False,
     nwords: int | None = None,
-    kind: int = P.KIND_EWISE,
+    kind: int = KIND_EWISE,
     short: bool = False,
 ) -> list:
     """An element-wise record: the full payload, or with `short` the payload that stops before the tables'
     addresses (program.EWISE_SHORT_FIELDS)."""
-    ports = isa.pack_ewise_ports(desc)
-    payload = P.pack_fields(P.EWISE_SHORT_FIELDS if short else P.EWISE_FIELDS, ports)
+    ports = pack_ewise_ports(desc)
+    payload = P.pack_fields(EWISE_SHORT_FIELDS if short else EWISE_FIELDS, ports)
     return [P.header(kind, slot, observe, len(payload) if nwords is None else nwords)] + payload
 
 
 def sce_record(desc: SceDesc, slot: int = FREE_SLOT) -> list:
-    payload = P.pack_fields(P.SCE_FIELDS, isa.pack_sce_ports(desc))
-    return [P.header(P.KIND_SCE, slot, False, len(payload))] + payload
+    payload = P.pack_fields(SCE_FIELDS, pack_sce_ports(desc))
+    return [P.header(KIND_SCE, slot, False, len(payload))] + payload
 
 
-END = [P.header(P.KIND_END)]
+END = [P.header(KIND_END)]
 
 
 # ---- error-state coverage ----------------------------------------------------------------------------------
 # Every stop the accelerator can report, as (who, code): the sequencer's own codes (rtl/tt_seq.v: 1 illegal op,
 # 2 program overrun, 3 bank address, 4 bank port conflict, 6 start while busy) and, for code 5 (unit refusal),
-# the refusing unit and its code (rtl/tt_contract.v, tt_ewise.v, tt_sce.v; golden.isa's *_ERR_*). Each test's
+# the refusing unit and its code (rtl/tt_contract.v, tt_ewise.v, tt_sce.v; golden/arch.py's *_ERR_*). Each test's
 # expected stops are sampled when they are checked; the last test fails on any bin no test reached. The sample
 # stream's frame errors (rtl/tt_accel.v: STATUS b3) are bins too: 1 tlast before the label, 2 a label without
 # tlast, 3 a word outside every bank.
-UNIT_NAMES = {P.KIND_CONTRACT: "contract", P.KIND_EWISE: "ewise", P.KIND_SCE: "sce"}
+UNIT_NAMES = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce"}
 ERROR_BINS = (
     [("seq", c) for c in (1, 2, 3, 4, 6)]
     + [("contract", c) for c in (1, 2, 3)]
-    + [
-        ("ewise", c)
-        for c in (isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE)
-    ]
-    + [("sce", c) for c in (isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC)]
+    + [("ewise", c) for c in (EW_ERR_SHIFT, EW_ERR_WIDTH, EW_ERR_COUNT, EW_ERR_ALIGN, EW_ERR_OPCODE)]
+    + [("sce", c) for c in (SCE_ERR_COUNT, SCE_ERR_LABEL, SCE_ERR_WIDTH, SCE_ERR_FRAC)]
     + [("stream", c) for c in (1, 2, 3)]
 )
 ERROR_POINT = "tt_accel.errors.stop"
@@ -219,7 +247,7 @@ class Env:
 
     # --- addresses ---
     def g(self, bank: str, i: int) -> int:
-        return (P.BANKS.index(bank) << self.params.bank_shift) + i
+        return (BANKS.index(bank) << self.params.bank_shift) + i
 
     # --- bus ---
     async def raw_wr(self, word: int, value: int, strb: int = 0xF) -> int:
@@ -282,8 +310,8 @@ class Env:
         prog = self.dut.u_prog.g_generic.u_ram.mem  # as bit strings: the words past the program are X
         return (
             [str(prog[i].value) for i in range(PROG_DEPTH)],
-            [str(seq.sat_mem[i].value) for i in range(P.N_SLOTS)],
-            [str(seq.max_mem[i].value) for i in range(P.N_SLOTS)],
+            [str(seq.sat_mem[i].value) for i in range(N_SLOTS)],
+            [str(seq.max_mem[i].value) for i in range(N_SLOTS)],
         )
 
     def check_prog_and_stats(self, before, where: str) -> None:
@@ -315,7 +343,7 @@ class Env:
         want = (code, unit_code, pc)
         assert got == want, f"{where}: ERROR (code, unit code, pc) {got}, expected {want}"
         if code == 5:  # a unit refused: the record at pc names it
-            kind = (await self.host.read_program(1, pc))[0] & ((1 << P.KIND_W) - 1)
+            kind = (await self.host.read_program(1, pc))[0] & ((1 << KIND_W) - 1)
             sample_stop(UNIT_NAMES[kind], unit_code)
         else:
             sample_stop("seq", code)
@@ -348,14 +376,14 @@ def golden_ct(flat: np.ndarray, desc: ContractDesc, state: int) -> tuple[np.ndar
     """(flat memory after the op, saturations, max |x|, stream state after) by golden.isa.execute_desc."""
     stream = fxp.LfsrStream(state=state)
     rand = stream.take(desc.out_count) if desc.mode == STOCHASTIC else None
-    out, n_sat, mx = isa.execute_desc(desc, flat, flat, flat, rand)
+    out, n_sat, mx = execute_desc(desc, flat, flat, flat, rand)
     return out, n_sat, mx, stream.state
 
 
 def golden_ew(flat: np.ndarray, desc: EwiseDesc, state: int, mem_z=None) -> tuple[np.ndarray, int, int, int]:
     stream = fxp.LfsrStream(state=state)
     rand = stream.take(desc.count) if desc.mode == STOCHASTIC else None
-    out, n_sat, mx, _ = isa.execute_ewise(desc, flat, flat if mem_z is None else mem_z, flat, rand)
+    out, n_sat, mx, _ = execute_ewise(desc, flat, flat if mem_z is None else mem_z, flat, rand)
     return out, n_sat, mx, stream.state
 
 
@@ -368,38 +396,38 @@ async def illegal_programs(dut):
     env = await Env.create(dut, 1)
     g = env.g
     await env.good_sample()
-    zero_f = ew_desc(isa.EW_ZERO, 8, y=g("act", 16), x_w=0)  # a good op before the bad record (act scratch)
+    zero_f = ew_desc(EwOpcode.ZERO, 8, y=g("act", 16), x_w=0)  # a good op before the bad record (act scratch)
     mv = mv_desc(g("core", 0), g("act", 0), g("act", 16), 4, 8, shift=3)
-    ct_words, ew_words = P.payload_words(P.CONTRACT_FIELDS), P.payload_words(P.EWISE_FIELDS)
-    ew_short = P.payload_words(P.EWISE_SHORT_FIELDS)
-    rk_words = P.payload_words(P.RANK_FIELDS)
+    ct_words, ew_words = payload_words(CONTRACT_FIELDS), payload_words(EWISE_FIELDS)
+    ew_short = payload_words(EWISE_SHORT_FIELDS)
+    rk_words = payload_words(RANK_FIELDS)
     assert not env.params.rank, "the error tests' build has no rank unit"
     B = HAND_BASE
     zero_rec = ew_record(zero_f)
     n0 = len(zero_rec)
-    last_ew = ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 24))
+    last_ew = ew_desc(EwOpcode.DERIVE, 8, x=g("act", 0), y=g("act", 24))
     last_rec = ew_record(last_ew)
-    # refusals whose codes golden.isa's start-time checks give (the SCE unit takes the label from LABEL)
+    # refusals whose codes golden/isa/'s start-time checks give (the SCE unit takes the label from LABEL)
     label = await env.host.rd(LABEL)
     ew_refused = [
-        ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), shift=48),
-        ew_desc(isa.EW_DERIVE, 8, x=g("act", 0), y=g("act", 16), y_w=17),
+        ew_desc(EwOpcode.DERIVE, 8, x=g("act", 0), y=g("act", 16), shift=48),
+        ew_desc(EwOpcode.DERIVE, 8, x=g("act", 0), y=g("act", 16), y_w=17),
         ew_desc(
-            isa.EW_AXPBY,
+            EwOpcode.AXPBY,
             8,
             x=g("act", 0),
             z=g("act", 8),
             y=g("act", 16),
             alpha=3,
             beta=5,
-            align_x=isa.EW_ALIGN_MIN - 1,
+            align_x=EW_ALIGN_MIN - 1,
             z_w=16,
         ),
     ]
     sce_refused = [
         SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 17, 14),
-        SceDesc(g("act", 36), g("act", 16), 4, 4, label, isa.SCE_FRAC_Z_MAX + 1, 16, 14),
-        SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 16, isa.SCE_ERR_FRAC_MAX + 1),
+        SceDesc(g("act", 36), g("act", 16), 4, 4, label, SCE_FRAC_Z_MAX + 1, 16, 14),
+        SceDesc(g("act", 36), g("act", 16), 4, 4, label, 8, 16, SCE_ERR_FRAC_MAX + 1),
     ]
 
     # (name, base, words, code, unit code, pc, good ops run before the bad record)
@@ -418,7 +446,7 @@ async def illegal_programs(dut):
             (
                 "contract header with the element-wise length",
                 B,
-                [P.header(P.KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END,
+                [P.header(KIND_CONTRACT, 0, False, ew_words)] + [0] * ew_words + END,
                 1,
                 0,
                 B,
@@ -455,7 +483,7 @@ async def illegal_programs(dut):
             (
                 "sce header with the contract length",
                 B,
-                [P.header(P.KIND_SCE, 0, False, ct_words)] + [0] * ct_words + END,
+                [P.header(KIND_SCE, 0, False, ct_words)] + [0] * ct_words + END,
                 1,
                 0,
                 B,
@@ -464,7 +492,7 @@ async def illegal_programs(dut):
             (
                 "a RANK record of the right length, the rank unit not built (RANK = 0)",
                 B,
-                zero_rec + [P.header(P.KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END,
+                zero_rec + [P.header(KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END,
                 1,
                 0,
                 B + n0,
@@ -516,7 +544,7 @@ async def illegal_programs(dut):
                 B,
                 ew_record(
                     ew_desc(
-                        isa.EW_DERIVE,
+                        EwOpcode.DERIVE,
                         8,
                         x=g("master", env.params.bank_depth[2] - 4),
                         y=g("state", env.params.bank_depth[3]),
@@ -569,9 +597,9 @@ async def illegal_programs(dut):
             (
                 "element-wise count 0",
                 B,
-                zero_rec + ew_record(ew_desc(isa.EW_DERIVE, 0, x=g("act", 0), y=g("act", 16))) + END,
+                zero_rec + ew_record(ew_desc(EwOpcode.DERIVE, 0, x=g("act", 0), y=g("act", 16))) + END,
                 5,
-                isa.EW_ERR_COUNT,
+                EW_ERR_COUNT,
                 B + n0,
                 [zero_f],
             ),
@@ -580,7 +608,7 @@ async def illegal_programs(dut):
                 B,
                 ew_record(ew_desc(9, 4, x=g("act", 0), y=g("act", 16))) + END,
                 5,
-                isa.EW_ERR_OPCODE,
+                EW_ERR_OPCODE,
                 B,
                 [],
             ),
@@ -589,7 +617,7 @@ async def illegal_programs(dut):
                 B,
                 ew_record(
                     replace(
-                        ew_desc(isa.EW_MASK, 4, x=g("act", 0), y=g("act", 16)),
+                        ew_desc(EwOpcode.MASK, 4, x=g("act", 0), y=g("act", 16)),
                         shape=(2, 1, 2),
                         tab_left=g("act", 20),
                         tab_on=1,
@@ -597,7 +625,7 @@ async def illegal_programs(dut):
                 )
                 + END,
                 5,
-                isa.EW_ERR_OPCODE,
+                EW_ERR_OPCODE,
                 B,
                 [],
             ),
@@ -606,7 +634,7 @@ async def illegal_programs(dut):
                 B,
                 sce_record(SceDesc(g("act", 36), g("act", 16), 4, 5, 0, 8, 16, 14)) + END,
                 5,
-                isa.SCE_ERR_COUNT,
+                SCE_ERR_COUNT,
                 B,
                 [],
             ),
@@ -622,20 +650,17 @@ async def illegal_programs(dut):
             ),
         ]
         + [
-            (f"element-wise refused: {isa.ewise_error(d)[1]}", B, ew_record(d) + END, 5, isa.ewise_error(d)[0], B, [])
+            (f"element-wise refused: {ewise_error(d)[1]}", B, ew_record(d) + END, 5, ewise_error(d)[0], B, [])
             for d in ew_refused
         ]
-        + [
-            (f"sce refused: {isa.sce_error(d)[1]}", B, sce_record(d) + END, 5, isa.sce_error(d)[0], B, [])
-            for d in sce_refused
-        ]
+        + [(f"sce refused: {sce_error(d)[1]}", B, sce_record(d) + END, 5, sce_error(d)[0], B, []) for d in sce_refused]
     )
     for name, base, words, code, unit_code, pc, good in cases:
         await check_illegal(env, name, base, words, code, unit_code, pc, good)
 
     # a read-port conflict: AXPBY with x and z both in the one-port core bank. The op runs to its end (the
     # sequencer checks at done) with the extra read (z, logical port 1) returning 0 (rtl/tt_banks.v).
-    axpby = ew_desc(isa.EW_AXPBY, 8, x=g("core", 0), z=g("core", 8), y=g("act", 16), alpha=3, beta=5, x_w=4, z_w=4)
+    axpby = ew_desc(EwOpcode.AXPBY, 8, x=g("core", 0), z=g("core", 8), y=g("act", 16), alpha=3, beta=5, x_w=4, z_w=4)
     await check_illegal(
         env,
         "AXPBY with x and z in the core bank",
@@ -663,7 +688,7 @@ async def illegal_programs(dut):
         zero_read="b",
     )
     # reads outside every bank early in the op, the writes legal: the op writes what it read as 0, then error 3
-    derive = ew_desc(isa.EW_DERIVE, 8, x=g("master", env.params.bank_depth[2] - 4), y=g("act", 16), x_w=8)
+    derive = ew_desc(EwOpcode.DERIVE, 8, x=g("master", env.params.bank_depth[2] - 4), y=g("act", 16), x_w=8)
     await check_illegal(
         env,
         "element-wise read past the master bank's depth, legal writes",
@@ -714,7 +739,7 @@ async def check_illegal(
     if isinstance(runs, EwiseDesc):
         want = golden_ew(want, runs, lfsr, mem_z=reads["b"])[0]
     elif isinstance(runs, ContractDesc) and writes:
-        want = isa.execute_desc(runs, reads["a"], reads["b"], want)[0]
+        want = execute_desc(runs, reads["a"], reads["b"], want)[0]
     before = env.prog_and_stats()
     await host.start(base)
     await env.wait_end(20_000)
@@ -744,7 +769,7 @@ async def rows_missing(dut):
     if rows:
         assert "master" not in p.vec_banks and (p.lanes, p.vec, p.drain) == (4, 4, 2), (p.vec_banks, p.lanes)
     await env.good_sample()
-    lane_sum = isa.with_lanes(mv_desc(g("master", 0), g("act", 0), g("act", 16), 4, 8, shift=3), 4, 64, vec=4)
+    lane_sum = with_lanes(mv_desc(g("master", 0), g("act", 0), g("act", 16), 4, 8, shift=3), 4, 64, vec=4)
     # out[i, j] = sum_k a[i, k] b[k, j]: the lanes over j, b's row of 4 a beat
     mm = ContractDesc(
         a_base=g("act", 0),
@@ -758,8 +783,8 @@ async def rows_missing(dut):
         accumulate=False,
         out_w=16,
     )
-    vec_load = isa.with_lanes(mm, 4, 64, vec=4)
-    wide = isa.with_lanes(replace(mm, b_base=g("act", 32), o_base=g("master", 0), out_w=8), 4, 64, vec=4, drain=2)
+    vec_load = with_lanes(mm, 4, 64, vec=4)
+    wide = with_lanes(replace(mm, b_base=g("act", 32), o_base=g("master", 0), out_w=8), 4, 64, vec=4, drain=2)
     assert lane_sum.lane_sum and vec_load.vec == 4 and not vec_load.lane_sum and wide.drain == 2
     # out[i, j] = a[0, i] b[0, j], i and j 2: rows of R = 2 over i beside 2 columns, one run of a from the last word
     outer = ContractDesc(
@@ -774,7 +799,7 @@ async def rows_missing(dut):
         accumulate=False,
         out_w=16,
     )
-    past_end = isa.check_desc(isa.row_forms(outer, 4, 64, 4, None, 1)[0])
+    past_end = check_desc(row_forms(outer, 4, 64, 4, None, 1)[0])
     assert past_end.rows and past_end.row_lanes == 2
     B = HAND_BASE
     for name, desc, code, zero_read in (
@@ -807,14 +832,14 @@ async def check_sce_label(env: Env) -> None:
     dev = env.dev
     x, _ = env.sample()
     classes = dev.golden.cfg.classes
-    sce_pc = next(r.pc for r in dev.image.records if r.program == "train_sample" and r.kind == P.KIND_SCE)
-    k = next(r.index for r in dev.image.records if r.program == "train_sample" and r.kind == P.KIND_SCE)
+    sce_pc = next(r.pc for r in dev.image.records if r.program == "train_sample" and r.kind == KIND_SCE)
+    k = next(r.index for r in dev.image.records if r.program == "train_sample" and r.kind == KIND_SCE)
     bank, base = dev.comp.layout["X0"]
     await env.host.write_bank(bank, base, x)
     gold = prefix_golden(dev, x, classes - 1, k)
     await env.host.start(dev.image.entry["train_sample"], classes)
     await env.wait_end(50_000)
-    await env.expect_stopped(5, isa.SCE_ERR_LABEL, sce_pc, "LABEL = classes")
+    await env.expect_stopped(5, SCE_ERR_LABEL, sce_pc, "LABEL = classes")
     await compare_golden(env, gold, "LABEL = classes")
     await env.clear_error("LABEL = classes")
     dev.golden = gold
@@ -1107,7 +1132,7 @@ async def back_to_back_extremes(dut):
 async def shift_ends_and_statistics(dut):
     """Hand-built contractions with shift -16 and 47 (nearest, stochastic, accumulate) and element-wise ops, each a
     program of its own run back to back: memories, stream, saturation counts (the slot's counter saturating), max
-    registers (observe or not) and SAT_TOTAL as golden.isa computes them; OPS, and busy cycles = unit cycles +
+    registers (observe or not) and SAT_TOTAL as golden/isa/ computes them; OPS, and busy cycles = unit cycles +
     (fetch + header + payload + seed + statistics cycles) per op + the END record's fetch and header
     (rtl/tt_seq.v)."""
     env = await Env.create(dut, 7)
@@ -1128,7 +1153,7 @@ async def shift_ends_and_statistics(dut):
         (mv_desc(g("core", 0), g("act", 40), g("act", 36), 4, 8, 5, STOCHASTIC, out_w=6), s + 5, True, 0, 0),
         (
             ew_desc(
-                isa.EW_AXPBY,
+                EwOpcode.AXPBY,
                 8,
                 x=g("act", 40),
                 z=g("state", 0),
@@ -1148,8 +1173,8 @@ async def shift_ends_and_statistics(dut):
             11,
             2,
         ),
-        (ew_desc(isa.EW_ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
-        (ew_desc(isa.EW_DERIVE, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
+        (ew_desc(EwOpcode.ACC, 8, x=g("act", 40), y=g("act", 48), shift=-2, y_w=16), s + 6, True, 0, 0),
+        (ew_desc(EwOpcode.DERIVE, 8, x=g("act", 40), y=g("act", 8)), s + 7, False, 0, 0),
     ]
     await host.clear_counters()
     c = await env.counters()

@@ -13,6 +13,7 @@ import cocotb
 import numpy as np
 
 from golden import program as P
+from golden.arch import KIND_CONTRACT
 from golden.compact import compact
 from golden.datasets import load_dataset
 from verif.rtl_device import Mismatch
@@ -198,7 +199,7 @@ async def random_networks(dut):
             if cfg.train.rank.enabled
             else ""
         )
-        preloaded = sum(r.kind == P.KIND_CONTRACT and r.desc.preloaded for r in dev.image.records)
+        preloaded = sum(r.kind == KIND_CONTRACT and r.desc.preloaded for r in dev.image.records)
         if params.lanes > 1 and k == 0:
             assert preloaded, "the lane build's first network has no preloaded contraction"
         dut._log.info(

@@ -29,13 +29,25 @@ import pyuvm
 from cocotb.triggers import Edge
 from pyuvm import uvm_analysis_port, uvm_component, uvm_env, uvm_test
 
-from golden import isa, program as P
+from golden import program as P
+from golden.arch import (
+    CNT_W,
+    CONTRACT_FIELDS,
+    EW_ADAM_OPS,
+    EW_MASK_N,
+    EWISE_FIELDS,
+    MAX_RED,
+    NLOOPS,
+    RANK_FIELDS,
+    SCE_FIELDS,
+    EwOpcode,
+)
 from golden.datasets import load_dataset
+from golden.ir import OpKind
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 from verif.uvm import Coverage
 
-EW_NAMES = {v: k for k, v in isa.EW_OPCODES.items()}
-KINDS = ["contract", "axpby", "acc", "axpby_relu", "relu_bwd", "derive", "zero", "mask", "penalty", "sce", "rank"]
+KINDS = [k for k in OpKind if k.ewise_opcode not in EW_ADAM_OPS]  # the workload trains with SGD
 MASK_STATES = ["full", "pruned", "one"]
 SIZES = {"1-16": (1, 16), "17-256": (17, 256), "257+": (257, 1 << 30)}
 SHIFTS = {"negative": (-64, -1), "zero": (0, 0), "1-8": (1, 8), "9+": (9, 63)}
@@ -62,9 +74,7 @@ def unit_tables() -> tuple[list[int], list[int]]:
     """The tables the element-wise unit read for its last MASK or PENALTY op (rtl/tt_ewise.v tab_l_q, tab_r_q:
     entry r in bits 16 r .. 16 r + 15; an absent side holds ones for MASK, zeros for PENALTY)."""
     ew = cocotb.top.u_ewise.g_tables
-    return tuple(
-        [int(reg.value) >> (16 * r) & 0xFFFF for r in range(isa.EW_MASK_N)] for reg in (ew.tab_l_q, ew.tab_r_q)
-    )
+    return tuple([int(reg.value) >> (16 * r) & 0xFFFF for r in range(EW_MASK_N)] for reg in (ew.tab_l_q, ew.tab_r_q))
 
 
 def mask_state(d: dict, tables: tuple[list[int], list[int]]) -> str:
@@ -84,7 +94,7 @@ async def saturate(dev, xq: np.ndarray, labels: np.ndarray) -> None:
         if name.startswith(("W", "B", "dG", "dB")) and name in g.frac:
             g.mem[name][:] = g.fmt(name).qmax
     for op in dev.comp.update:
-        if op.kind == "derive":
+        if op.kind == OpKind.DERIVE:
             g._derive(op.out, op.ins[0])
     await dev.upload()
     top = np.full_like(xq, g.fmt("X0").qmax)
@@ -106,26 +116,26 @@ class OpMonitor(uvm_component):
             desc = int(seq.desc_q.value)
             sat = int(seq.unit_sat.value) >> (32 * unit) & 0xFFFFFFFF
             if unit == 0:
-                d = P.unpack_fields(P.CONTRACT_FIELDS, desc)
-                counts = [d["counts"] >> (isa.CNT_W * i) & 0xFFFF for i in range(isa.NLOOPS)]
-                out = int(np.prod(counts[isa.MAX_RED :])) // (counts[isa.MAX_RED] if d["lane_sum"] else 1)  # elements
+                d = P.unpack_fields(CONTRACT_FIELDS, desc)
+                counts = [d["counts"] >> (CNT_W * i) & 0xFFFF for i in range(NLOOPS)]
+                out = int(np.prod(counts[MAX_RED:])) // (counts[MAX_RED] if d["lane_sum"] else 1)  # elements
                 form = "direct" if d["lanes"] == 1 else "vector" if d["vec_load"] else "lanes"
                 preload = PRELOADS[bool(d["pre_lanes"]) + 2 * d["preloaded"]]
                 txn = SimpleNamespace(
-                    kind="contract",
+                    kind=OpKind.CONTRACT,
                     size=size_class(out),
                     shift=shift_class(signed(d["shift"], 7)),
                     rounding="stochastic" if d["mode"] else "nearest",
                     form=form,
                     preload=preload,
                     drain=DRAINS[d["vec_store"]],
-                    lane_sum=SUMS[d["lane_sum"] * (1 + (d["lanes"] != counts[isa.MAX_RED]))],
+                    lane_sum=SUMS[d["lane_sum"] * (1 + (d["lanes"] != counts[MAX_RED]))],
                 )
             elif unit == 1:
-                d = P.unpack_fields(P.EWISE_FIELDS, desc)
+                d = P.unpack_fields(EWISE_FIELDS, desc)
                 tables = unit_tables()
                 txn = SimpleNamespace(
-                    kind=EW_NAMES.get(d["opcode"], "?"),
+                    kind=OpKind[EwOpcode(d["opcode"]).name],
                     size=size_class(d["count"]),
                     shift=shift_class(signed(d["shift"], 7)),
                     rounding="stochastic" if d["mode"] else "nearest",
@@ -133,12 +143,12 @@ class OpMonitor(uvm_component):
                     taus="nonzero" if any(tables[0] + tables[1]) else "zero",
                 )
             elif unit == 2:
-                d = P.unpack_fields(P.SCE_FIELDS, desc)
-                txn = SimpleNamespace(kind="sce", size=size_class(d["n_out"]), shift="zero", rounding="nearest")
+                d = P.unpack_fields(SCE_FIELDS, desc)
+                txn = SimpleNamespace(kind=OpKind.SCE, size=size_class(d["n_out"]), shift="zero", rounding="nearest")
             else:  # a bond's rank update: its size is the master words it reads
-                d = P.unpack_fields(P.RANK_FIELDS, desc)
+                d = P.unpack_fields(RANK_FIELDS, desc)
                 txn = SimpleNamespace(
-                    kind="rank",
+                    kind=OpKind.RANK,
                     size=size_class(d["rank"] * (d["left_rows"] + d["right_cols"])),
                     shift="zero",
                     rounding="nearest",
@@ -170,21 +180,25 @@ class OpCoverage(Coverage):
         self.point("shift", lambda t: t.shift, list(SHIFTS))
         self.point("rounding", lambda t: t.rounding, ["nearest", "stochastic"])
         self.point("saturated", lambda t: t.saturated, ["no", "yes"])
-        exact = ("relu_bwd", "zero", "sce", "derive", "mask", "rank")
+        exact = (OpKind.RELU_BWD, OpKind.ZERO, OpKind.SCE, OpKind.DERIVE, OpKind.MASK, OpKind.RANK)
         self.cross(
             "kind_x_rounding",
             ["kind", "rounding"],
-            ignore=[(k, "stochastic") for k in exact] + [("acc", "nearest"), ("penalty", "nearest")],
+            ignore=[(k, "stochastic") for k in exact] + [(OpKind.ACC, "nearest"), (OpKind.PENALTY, "nearest")],
         )
         self.cross(
             "kind_x_saturated",
             ["kind", "saturated"],
-            ignore=[(k, "yes") for k in ("relu_bwd", "zero", "sce", "mask", "penalty", "rank")],
+            ignore=[
+                (k, "yes") for k in (OpKind.RELU_BWD, OpKind.ZERO, OpKind.SCE, OpKind.MASK, OpKind.PENALTY, OpKind.RANK)
+            ],
         )
-        others = [(k, None) for k in KINDS if k != "contract"]
+        others = [(k, None) for k in KINDS if k != OpKind.CONTRACT]
         self.cross("contract_x_size", ["kind", "size"], ignore=others)
         self.cross(
-            "contract_x_shift", ["kind", "shift"], ignore=others + [("contract", "negative"), ("contract", "zero")]
+            "contract_x_shift",
+            ["kind", "shift"],
+            ignore=others + [(OpKind.CONTRACT, "negative"), (OpKind.CONTRACT, "zero")],
         )
         # the DUT's lane forms: with one lane every contraction is direct (verif/top/test_tt_accel.py builds it
         # with lanes). Lane groups shorter than the lanes (drain-bound) are tb_tt_contract's test_lane_contractions':
@@ -211,7 +225,7 @@ class RankCoverage(Coverage):
         self.point("penalty_taus", lambda t: t.taus, ["zero", "nonzero"])
 
     def samples(self, txn):
-        return (txn,) if txn.kind in ("mask", "penalty") else ()
+        return (txn,) if txn.kind in (OpKind.MASK, OpKind.PENALTY) else ()
 
 
 class AccelEnv(uvm_env):

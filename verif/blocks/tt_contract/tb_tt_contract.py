@@ -1,5 +1,5 @@
-"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/isa.py
-(in the lane form wherever golden.isa.with_lanes chooses it for the DUT's LANES, BUF_DEPTH, VEC and DRAIN), executed on
+"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/lowering.py
+(in the lane form wherever golden/isa/lanes.py with_lanes chooses it for the DUT's LANES, BUF_DEPTH, VEC and DRAIN), executed on
 synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
 LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
 (golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise
@@ -17,10 +17,15 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from golden import fxp, isa
+from golden import fxp
+from golden.arch import ADDR_W, CNT_W, MAX_OUT, MAX_RED
 from golden.compiler import compile_network
 from golden.config import load_config
 from golden.fxp import STOCHASTIC
+from golden.isa.contract import LANE_LOOP, PAD, ContractDesc, Loop, check_desc, drain_beats, pack_ports, vec_ok
+from golden.isa.lanes import row_forms, with_lanes
+from golden.isa.loop_nest import live_lanes
+from golden.isa.timing import contract_cycles, group_starts, load_beats, preload_start
 from golden.tests.test_isa import contract_case, contract_ops, desc_contract, machine_contract, synthetic
 from golden.tests.test_isa_lanes import matmul_case
 from verif.unit_stimulus import busy_restarts, start_and_wait
@@ -140,8 +145,8 @@ class Tb:
         # the build takes lane sums of R = VEC beside output lanes (loaded along the sum loop)
         self.vec_sums = self.vec > 1 and self.lanes % self.vec == 0 and self.lanes >= 2 * self.vec
         self.out_w_max = int(dut.OUT_W.value)
-        assert (int(dut.NOUT.value), int(dut.NRED.value)) == (isa.MAX_OUT, isa.MAX_RED)
-        assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (isa.CNT_W, isa.ADDR_W)
+        assert (int(dut.NOUT.value), int(dut.NRED.value)) == (MAX_OUT, MAX_RED)
+        assert (int(dut.CNT_W.value), int(dut.ADDR_W.value)) == (CNT_W, ADDR_W)
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
         self.mems = Memories(dut, self.lat)
         self.seed = int(self.gen.integers(0, 1 << 32))
@@ -154,7 +159,7 @@ class Tb:
         d.start.value = 0
         d.seed_load.value = 0
         d.seed.value = 0
-        self.drive(isa.pack_ports(self.desc_of_nothing()))
+        self.drive(pack_ports(self.desc_of_nothing()))
         cocotb.start_soon(self.mems.run())
         await RisingEdge(d.clk)
         await FallingEdge(d.clk)
@@ -168,15 +173,15 @@ class Tb:
 
     @staticmethod
     def desc_of_nothing():
-        pad = (isa.PAD,)
-        return isa.ContractDesc(0, 0, 0, 1, pad * isa.MAX_OUT, pad * isa.MAX_RED, 0, 0, False, 16)
+        pad = (PAD,)
+        return ContractDesc(0, 0, 0, 1, pad * MAX_OUT, pad * MAX_RED, 0, 0, False, 16)
 
     def drive(self, ports: dict[str, int]):
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
     async def execute(
-        self, desc: isa.ContractDesc, mem_a, mem_b, mem_o, limit: int, restarts: frozenset = frozenset(), gap: int = 0
+        self, desc: ContractDesc, mem_a, mem_b, mem_o, limit: int, restarts: frozenset = frozenset(), gap: int = 0
     ) -> int:
         """Start the op `gap` cycles after the current one, wait for done (at most `limit` cycles); returns the
         cycles from start to done.
@@ -187,29 +192,29 @@ class Tb:
         for _ in range(gap):
             await FallingEdge(d.clk)
         self.mems.mem.update(a=mem_a, b=mem_b, o=mem_o)
-        self.drive(isa.pack_ports(desc))
+        self.drive(pack_ports(desc))
         return await start_and_wait(d, limit, restarts)
 
-    def cycles(self, desc: isa.ContractDesc, head: int = 0) -> int:
-        return isa.contract_cycles(desc, self.lat, self.mac_reg, head)
+    def cycles(self, desc: ContractDesc, head: int = 0) -> int:
+        return contract_cycles(desc, self.lat, self.mac_reg, head)
 
     def chain_heads_run(self, descs) -> bool:
         """Whether, with no gaps, some op of a preload chain starts while its preload walk still runs."""
         head = 0
         for desc, nxt in zip(descs, descs[1:]):
-            head = self.cycles(desc, head) - isa.preload_start(desc, head)
-            if head < isa.load_beats(nxt):
+            head = self.cycles(desc, head) - preload_start(desc, head)
+            if head < load_beats(nxt):
                 return True
         return False
 
     def lane_case(self, case):
         """The case with its descriptor in the lane form where with_lanes chooses it for this DUT."""
-        return replace(case, desc=isa.with_lanes(case.desc, self.lanes, self.buf_depth, self.vec, drain=self.drain))
+        return replace(case, desc=with_lanes(case.desc, self.lanes, self.buf_depth, self.vec, drain=self.drain))
 
     async def check_case(self, case, machine=True, restarts: frozenset = frozenset(), gap: int = 0, head: int = 0):
         """Run one case (its draws from the DUT's stream) and compare with execute_desc and the Machine; the
         reads of each port and the writes are counted too (`restarts`, `gap`: see execute; `head`: a preloaded op's
-        head start, isa.group_starts). An op that preloads or is preloaded, or runs while the b walks are queued,
+        head start, group_starts). An op that preloads or is preloaded, or runs while the b walks are queued,
         does not count its b reads: its b port runs the walks of two ops (test_preload counts them)."""
         desc = case.desc
         if desc.mode == STOCHASTIC:
@@ -254,7 +259,7 @@ class Tb:
             want_reads = {"a": desc.macs, "b": desc.macs}
         else:  # b once into the buffers (vec words a read in a vector load), a once per compute beat (a row in a lane
             # sum)
-            want_reads = {"a": desc.groups * desc.red_count, "b": isa.load_beats(desc)}  # (rows: a run a beat)
+            want_reads = {"a": desc.groups * desc.red_count, "b": load_beats(desc)}  # (rows: a run a beat)
         beats = desc.out_count // desc.drain  # drain beats: a write each, and an old-word read each when accumulating
         want_reads["o"] = beats if desc.accumulate else 0
         ports = "ao" if desc.preloaded or desc.preload or self.mems.walks else "abo"
@@ -262,7 +267,7 @@ class Tb:
         # the run reads by port and words: b's rows of a vector load, o's old runs of a wide drain, a's runs of R
         # (rows with idle rows: R - idle_rows in the groups of the chunk loop's last index)
         run_words = {"b": desc.vec, "o": desc.drain, "a": desc.sum_lanes if desc.lane_sum else desc.row_lanes}
-        short = sum(isa.live_lanes(desc, g) < desc.lanes for g in range(desc.groups)) * desc.red_count
+        short = sum(live_lanes(desc, g) < desc.lanes for g in range(desc.groups)) * desc.red_count
         for p in ports:
             got = {n: k for (q, n), k in (self.mems.rows - rows).items() if q == p}
             want = Counter({run_words[p]: want_reads[p]} if run_words[p] > 1 and want_reads[p] else {})
@@ -284,7 +289,7 @@ class Tb:
         )
         return cycles
 
-    async def expect_refused(self, case, desc: isa.ContractDesc, code: int):
+    async def expect_refused(self, case, desc: ContractDesc, code: int):
         """Run the illegal `desc` on the case's banks: error `code` and done two cycles after start (tt_op_ctrl), then
         nothing moves; no memory access, no draw, every bank unchanged."""
         d = self.dut
@@ -312,7 +317,7 @@ class Tb:
         2 (a lane sum: any lane-form op marked one)."""
 
         def other_loop(d):  # a loop besides the lane loop that steps the operand, or None
-            return next((i for i, lp in enumerate(d.loops) if i != isa.LANE_LOOP and getattr(lp, stride)), None)
+            return next((i for i, lp in enumerate(d.loops) if i != LANE_LOOP and getattr(lp, stride)), None)
 
         def asks(d):  # (a lane sum's vector loads and drains may run along another loop: not these cases)
             return d.lane_sum if kind == "lane_sum" else getattr(d, kind) > 1 and not d.lane_sum
@@ -333,10 +338,10 @@ class Tb:
         return case, [
             replace(lane, **{base: getattr(lane, base) + 1}),
             replace(lane, out_loops=lane.out_loops[:-1] + (lane_loop,)),
-            replace(lane, out_loops=tuple(loops[: isa.MAX_OUT]), red_loops=tuple(loops[isa.MAX_OUT :])),
+            replace(lane, out_loops=tuple(loops[:MAX_OUT]), red_loops=tuple(loops[MAX_OUT:])),
         ]
 
-    def vec_sum_out(self, desc: isa.ContractDesc) -> bool:
+    def vec_sum_out(self, desc: ContractDesc) -> bool:
         """A lane sum beside output lanes whose vector load runs along its sum loop (R = VEC)."""
         return desc.lane_sum and desc.vec > 1 and desc.sum_lanes == self.vec and desc.out_lanes > 1
 
@@ -410,8 +415,8 @@ async def test_random_contractions(dut):
     tb = Tb(dut)
     await tb.setup()
     for trial in range(24):
-        n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
-        n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
+        n_out = int(tb.gen.integers(1, MAX_OUT + 1))
+        n_red = int(tb.gen.integers(0, MAX_RED + 1))
         widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
         comp, op = synthetic(
             tb.gen,
@@ -453,8 +458,8 @@ async def test_lane_contractions(dut):
         lane_forms += 1
         split += case.desc.lanes < comp.letter_sizes[op.spec.split("->")[1][-1]]
         short += case.desc.red_count < case.desc.lanes
-        starts = isa.group_starts(case.desc, tb.lat)
-        waits += bool((np.diff(starts) > max(case.desc.red_count, isa.drain_beats(case.desc))).any())
+        starts = group_starts(case.desc, tb.lat)
+        waits += bool((np.diff(starts) > max(case.desc.red_count, drain_beats(case.desc))).any())
         vec_loads += case.desc.vec > 1
         wide += case.desc.drain > 1
         wide_acc += case.desc.drain > 1 and case.desc.accumulate
@@ -496,7 +501,7 @@ async def test_preload(dut):
     """Chains of two or three lane-form ops, each preloading the next (isa preload): the first walks its own b,
     then the next op's b into the other buffer set, on past its done; the next op starts 0 (half of them) to 60
     cycles after that done and computes from that set, its groups waiting only for what is not loaded yet (the
-    cycles of isa.contract_cycles with the head start of isa.preload_start), and preloads the third. Every op's outputs,
+    cycles of contract_cycles with the head start of preload_start), and preloads the third. Every op's outputs,
     statistics, draws and cycles are checked as in check_case, and the b port reads each op's b once, in walk
     order. Chains where the next op starts while the walk still runs and where it has ended both occur."""
     tb = Tb(dut)
@@ -512,7 +517,7 @@ async def test_preload(dut):
             picked = tb.random_lane_case(trial, max_macs=1500)
             if picked is not None:
                 cases.append(picked[2])
-        cases.sort(key=lambda c: isa.load_beats(c.desc))  # a longer walk next: more often still running
+        cases.sort(key=lambda c: load_beats(c.desc))  # a longer walk next: more often still running
         descs = [c.desc for c in cases]
         for i in range(len(descs) - 1):  # link the chain as golden/program.py link_preloads does
             descs[i] = replace(descs[i], preload=replace(descs[i + 1], preload=None, preloaded=False))
@@ -523,19 +528,19 @@ async def test_preload(dut):
         seek_running = not running and chains >= 4
         if seek_running and not tb.chain_heads_run(descs):
             continue
-        tb.mems.walks = [[c.banks[d.banks[1]], isa.load_beats(d)] for c, d in zip(cases, descs)]
+        tb.mems.walks = [[c.banks[d.banks[1]], load_beats(d)] for c, d in zip(cases, descs)]
         reads_b = tb.mems.reads["b"]
         head, prev = 0, None
         for case, desc in zip(cases, descs):
             gap = int(tb.gen.integers(0, 61)) if prev and not seek_running and tb.gen.integers(0, 2) else 0
             if prev:
-                head = prev[1] + gap - isa.preload_start(prev[0], prev[2])
-                running += head < isa.load_beats(desc)
-                ended += head >= isa.load_beats(desc) + tb.lat
+                head = prev[1] + gap - preload_start(prev[0], prev[2])
+                running += head < load_beats(desc)
+                ended += head >= load_beats(desc) + tb.lat
             cycles = await tb.check_case(replace(case, desc=desc), machine=False, gap=gap, head=head)
             prev = (desc, cycles, head)
         assert not tb.mems.walks, f"b walks not read: {tb.mems.walks}"
-        assert tb.mems.reads["b"] - reads_b == sum(isa.load_beats(d) for d in descs), "b reads"
+        assert tb.mems.reads["b"] - reads_b == sum(load_beats(d) for d in descs), "b reads"
         chains += 1
 
 
@@ -558,15 +563,15 @@ async def test_preload_abandoned(dut):
             picked = tb.random_lane_case(trial, max_macs=1500)
             if picked is not None:
                 cases.append(picked[2])
-        first, second = sorted(cases, key=lambda c: isa.load_beats(c.desc))
+        first, second = sorted(cases, key=lambda c: load_beats(c.desc))
         d1 = replace(first.desc, preload=second.desc)
         # b reads: the first op's walk, then the preload and the second op's own walk, both of the second's b
         tb.mems.walks = [
-            [first.banks[d1.banks[1]], isa.load_beats(d1)],
+            [first.banks[d1.banks[1]], load_beats(d1)],
             [second.banks[second.desc.banks[1]], float("inf")],
         ]
         cycles = await tb.check_case(replace(first, desc=d1), machine=False)
-        in_flight += cycles - isa.preload_start(d1) < isa.load_beats(second.desc) + tb.lat
+        in_flight += cycles - preload_start(d1) < load_beats(second.desc) + tb.lat
         await tb.check_case(second, machine=False)
         tb.mems.walks = []
         runs += 1
@@ -663,7 +668,7 @@ async def test_illegal_ops(dut):
             lambda d: (
                 d.lane_sum
                 and d.out_lanes > 1
-                and (not misaligned or (isa.vec_ok(d, tb.vec) and not isa.vec_ok(d, tb.vec, tb.lanes)))
+                and (not misaligned or (vec_ok(d, tb.vec) and not vec_ok(d, tb.vec, tb.lanes)))
             )
         )
         lane = ocase.desc
@@ -731,15 +736,14 @@ async def test_rows(dut):
         if trial // len(rs) % 2:
             m = int(tb.gen.integers(1, 3 * r))
         acc = trial % 2 == 1
-        desc = isa.check_desc(
-            isa.ContractDesc(
+        desc = check_desc(
+            ContractDesc(
                 a_base=int(tb.gen.integers(0, 2 * tb.vec)),
                 b_base=16 * tb.vec,
                 o_base=32 * tb.vec,
                 out_count=m * n,
-                out_loops=(isa.PAD,) * (isa.MAX_OUT - 2)
-                + (isa.Loop(m, sa=1, so=n, index="i"), isa.Loop(n, sb=1, so=1, index="j")),
-                red_loops=(isa.PAD,) * (isa.MAX_RED - 1) + (isa.Loop(k, sa=m, sb=n, index="k"),),
+                out_loops=(PAD,) * (MAX_OUT - 2) + (Loop(m, sa=1, so=n, index="i"), Loop(n, sb=1, so=1, index="j")),
+                red_loops=(PAD,) * (MAX_RED - 1) + (Loop(k, sa=m, sb=n, index="k"),),
                 shift=int(tb.gen.integers(0, 6)),
                 mode=int(tb.gen.integers(0, 2)),
                 accumulate=acc,
@@ -748,7 +752,7 @@ async def test_rows(dut):
                 names=("a", "b", "out"),
             )
         )
-        forms = isa.row_forms(desc, tb.lanes, tb.buf_depth, tb.vec, None, tb.drain)
+        forms = row_forms(desc, tb.lanes, tb.buf_depth, tb.vec, None, tb.drain)
         assert forms and forms[0].row_lanes == r, f"no rows form of R {r}"
         case = matmul_case(forms[0], tb.gen)
         await tb.check_case(case, machine=False)
@@ -781,8 +785,8 @@ async def test_start_while_busy(dut):
         case = tb.lane_case(contract_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2))))
         await tb.check_case(case, restarts=busy_restarts(tb.gen, tb.cycles(case.desc)))
     for trial in range(16):
-        n_out = int(tb.gen.integers(1, isa.MAX_OUT + 1))
-        n_red = int(tb.gen.integers(0, isa.MAX_RED + 1))
+        n_out = int(tb.gen.integers(1, MAX_OUT + 1))
+        n_red = int(tb.gen.integers(0, MAX_RED + 1))
         widths = (int(tb.gen.integers(2, 9)), int(tb.gen.integers(2, 17)), int(tb.gen.integers(2, tb.out_w_max + 1)))
         comp_s, op = synthetic(
             tb.gen,

@@ -1,5 +1,5 @@
 """cocotb tests of tt_ewise: the compiled element-wise ops of the tiny and digits models (rank adaptation on, so
-the mask and penalty ops exist; train_sample, infer and update), lowered by golden/isa.py with random legal
+the mask and penalty ops exist; train_sample, infer and update), lowered by golden/lowering.py with random legal
 fractions and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max
 |y|,
 the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
@@ -18,9 +18,37 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from golden import fxp, isa
+from golden import fxp
+from golden.arch import (
+    ADDR_W,
+    EW_ADAM_OPS,
+    EW_CORE_OPS,
+    EW_ERR_ALIGN,
+    EW_ERR_COUNT,
+    EW_ERR_EPS,
+    EW_ERR_OPCODE,
+    EW_ERR_SHIFT,
+    EW_ERR_WIDTH,
+    EW_MASK_N,
+    EwOpcode,
+)
 from golden.fxp import NEAREST, STOCHASTIC
-from golden.machine import adam_h_range
+from golden.ir import EWISE_KINDS
+from golden.isa.ewise import (
+    EW_ADAM_X_W,
+    EW_ADAM_Z_W,
+    EW_ALIGN_MIN,
+    EW_ALIGN_TOP,
+    EW_EPS_MAX,
+    EW_RSQRT_W,
+    EwiseDesc,
+    check_ewise,
+    ewise_error,
+    execute_ewise,
+    pack_ewise_ports,
+)
+from golden.isa.timing import ewise_cycles
+from golden.semantics import adam_h_range
 from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts, start_and_wait
 
@@ -28,10 +56,10 @@ CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then do
 PORTS = ("x", "z", "o")
 
 
-def tables_on_x(desc: isa.EwiseDesc, x: np.ndarray, mem_tab: np.ndarray) -> tuple[isa.EwiseDesc, np.ndarray]:
+def tables_on_x(desc: EwiseDesc, x: np.ndarray, mem_tab: np.ndarray) -> tuple[EwiseDesc, np.ndarray]:
     """A MASK or PENALTY descriptor and an x memory that holds its tables too (the unit reads them on its x port):
     the tables copied from `mem_tab` after x's words, the descriptor pointing there. Other ops: unchanged."""
-    if desc.opcode not in isa.EW_CORE_OPS:
+    if desc.opcode not in EW_CORE_OPS:
         return desc, x
     r0, _, r1 = desc.shape
     left = [int(mem_tab[desc.tab_left + r]) for r in range(r0)] if desc.tab_on & 1 else []
@@ -100,7 +128,7 @@ class Tb:
     def __init__(self, dut):
         self.dut = dut
         self.lat = int(dut.MEM_LAT.value)
-        assert int(dut.ADDR_W.value) == isa.ADDR_W and int(dut.MASK_N.value) == isa.EW_MASK_N
+        assert int(dut.ADDR_W.value) == ADDR_W and int(dut.MASK_N.value) == EW_MASK_N
         self.ports = (int(dut.X_W.value), int(dut.Z_W.value), int(dut.OUT_W.value))
         self.adam = bool(int(dut.ADAM.value))
         self.rank = bool(int(dut.RANK.value))
@@ -117,7 +145,7 @@ class Tb:
         d.start.value = 0
         d.seed_load.value = 0
         d.seed.value = 0
-        self.drive(isa.pack_ewise_ports(self.desc_of_nothing()))
+        self.drive(pack_ewise_ports(self.desc_of_nothing()))
         cocotb.start_soon(self.mems.run())
         await RisingEdge(d.clk)
         await FallingEdge(d.clk)
@@ -131,22 +159,22 @@ class Tb:
 
     @staticmethod
     def desc_of_nothing():
-        return isa.EwiseDesc(isa.EW_ZERO, 1, 0, 0, 0, 0, 0, 0, 0, 0, NEAREST, 0, 0, 16, (1, 1, 1))
+        return EwiseDesc(EwOpcode.ZERO, 1, 0, 0, 0, 0, 0, 0, 0, 0, NEAREST, 0, 0, 16, (1, 1, 1))
 
     def drive(self, ports: dict[str, int]):
         for name, v in ports.items():
             getattr(self.dut, name).value = v
 
-    async def execute(self, desc: isa.EwiseDesc, mems: dict, limit: int, restarts: frozenset = frozenset()) -> int:
+    async def execute(self, desc: EwiseDesc, mems: dict, limit: int, restarts: frozenset = frozenset()) -> int:
         """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the unit must ignore them."""
         self.mems.mem.update(mems)
-        self.drive(isa.pack_ewise_ports(desc))
+        self.drive(pack_ewise_ports(desc))
         return await start_and_wait(self.dut, limit, restarts)
 
-    async def expect_refused(self, desc: isa.EwiseDesc, mems: dict, code: int, what: str):
+    async def expect_refused(self, desc: EwiseDesc, mems: dict, code: int, what: str):
         """The op stops with `code` after the start-time check and stays stopped, without a memory access or a
         draw."""
         d = self.dut
@@ -164,7 +192,7 @@ class Tb:
 
     async def run_desc(
         self,
-        desc: isa.EwiseDesc,
+        desc: EwiseDesc,
         banks: tuple,
         want_bank,
         want_sat: int,
@@ -195,7 +223,7 @@ class Tb:
         want_reads = {"x": n * desc.reads_x + desc.table_words, "z": n * desc.reads_z, "o": n * desc.reads_old}
         assert {p: self.mems.reads[p] - reads[p] for p in PORTS} == want_reads, f"{what}: reads"
         assert self.mems.writes - writes == n, f"{what}: writes"
-        assert cycles == isa.ewise_cycles(desc, self.lat), f"{what}: {cycles} cycles for {n} elements"
+        assert cycles == ewise_cycles(desc, self.lat), f"{what}: {cycles} cycles for {n} elements"
         self.elements += n
         return cycles
 
@@ -225,8 +253,8 @@ class Tb:
         return want_sat
 
 
-ADAM_KINDS = {k for k, v in isa.EW_OPCODES.items() if v in isa.EW_ADAM_OPS}
-RANK_KINDS = {k for k, v in isa.EW_OPCODES.items() if v in isa.EW_CORE_OPS}
+ADAM_KINDS = {k for k in EWISE_KINDS if k.ewise_opcode in EW_ADAM_OPS}
+RANK_KINDS = {k for k in EWISE_KINDS if k.ewise_opcode in EW_CORE_OPS}
 
 
 async def compiled_ops(dut, model: str, trials: int):
@@ -241,11 +269,11 @@ async def compiled_ops(dut, model: str, trials: int):
                 case = ewise_case(comp, op, tb.gen, extremes=trial == 1, fracs=trial != 2)
                 if op.kind in RANK_KINDS and not tb.rank:  # a unit built without rank adaptation refuses them
                     banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, case.desc.banks)}
-                    await tb.expect_refused(case.desc, banks, isa.EW_ERR_OPCODE, f"{op.kind} {op.out}")
+                    await tb.expect_refused(case.desc, banks, EW_ERR_OPCODE, f"{op.kind} {op.out}")
                 else:
                     sat += await tb.check_case(case)
                 kinds.add(op.kind)
-    assert kinds == set(isa.EW_OPCODES) - (set() if tb.adam else ADAM_KINDS) and sat > 0
+    assert kinds == set(EWISE_KINDS) - (set() if tb.adam else ADAM_KINDS) and sat > 0
     dut._log.info("%s: %d elements", model, tb.elements)
 
 
@@ -269,46 +297,46 @@ def random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: boo
     x's words."""
     while True:
         drawn = _random_desc(gen, ports, adam)
-        if isa.ewise_error(drawn[0], *ports, adam=adam, rank=rank)[0] == 0:  # Adam's limits reject some draws
+        if ewise_error(drawn[0], *ports, adam=adam, rank=rank)[0] == 0:  # Adam's limits reject some draws
             return drawn
 
 
 def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bool):
-    opcode = int(gen.integers(0, len(isa.EW_OPCODES) - (0 if adam else len(isa.EW_ADAM_OPS))))
+    opcode = int(gen.integers(0, len(EwOpcode) - (0 if adam else len(EW_ADAM_OPS))))
     count = int(gen.integers(1, 40))
     x_w, z_w, y_w = (int(gen.integers(2, p + 1)) for p in ports)
-    if opcode == isa.EW_ADAM_V:
-        z_w = min(z_w, isa.EW_ADAM_Z_W)
-    if opcode == isa.EW_ADAM_STEP:
-        x_w = min(x_w, isa.EW_ADAM_X_W)
+    if opcode == EwOpcode.ADAM_V:
+        z_w = min(z_w, EW_ADAM_Z_W)
+    if opcode == EwOpcode.ADAM_STEP:
+        x_w = min(x_w, EW_ADAM_X_W)
     shape = (1, count, 1)
-    if opcode in isa.EW_CORE_OPS:
+    if opcode in EW_CORE_OPS:
         r0 = int(gen.integers(1, 5))
         r1 = int(gen.integers(1, 5))
         shape = (r0, int(gen.integers(1, 4)), r1)
         count = shape[0] * shape[1] * shape[2]
 
     def align(w: int) -> int:
-        top = isa.EW_ALIGN_TOP - w  # both limits, or in between
-        return int(gen.choice([isa.EW_ALIGN_MIN, top, int(gen.integers(min(-20, top), top + 1))]))
+        top = EW_ALIGN_TOP - w  # both limits, or in between
+        return int(gen.choice([EW_ALIGN_MIN, top, int(gen.integers(min(-20, top), top + 1))]))
 
     def const() -> int:
         return int(
             gen.choice([-(1 << 15), (1 << 15) - 1, int(gen.integers(-(1 << 15), 1 << 15)), int(gen.integers(-4, 5))])
         )
 
-    in_place = opcode not in (isa.EW_ZERO, isa.EW_ADAM_STEP) and gen.integers(0, 2) == 1
+    in_place = opcode not in (EwOpcode.ZERO, EwOpcode.ADAM_STEP) and gen.integers(0, 2) == 1
     if in_place:
         x_w = y_w = min(x_w, y_w)
     size = count + 30
     bases = [int(b) for b in gen.integers(0, 30, size=3)]
     if in_place:
         bases[0] = bases[2]
-    beta, align_x, align_z = const(), align(x_w), align(2 * z_w - 1 if opcode == isa.EW_ADAM_V else z_w)
-    if opcode == isa.EW_ADAM_STEP:  # beta is eps_q >= 1, align_z is F_v; the x term is m * RSQRT
-        beta = int(gen.choice([1, isa.EW_EPS_MAX, int(gen.integers(1, 300))]))
-        align_x, align_z = align(x_w + isa.EW_RSQRT_W), int(gen.integers(-4, 2 * z_w))
-    desc = isa.EwiseDesc(
+    beta, align_x, align_z = const(), align(x_w), align(2 * z_w - 1 if opcode == EwOpcode.ADAM_V else z_w)
+    if opcode == EwOpcode.ADAM_STEP:  # beta is eps_q >= 1, align_z is F_v; the x term is m * RSQRT
+        beta = int(gen.choice([1, EW_EPS_MAX, int(gen.integers(1, 300))]))
+        align_x, align_z = align(x_w + EW_RSQRT_W), int(gen.integers(-4, 2 * z_w))
+    desc = EwiseDesc(
         opcode,
         count,
         *bases,
@@ -323,7 +351,7 @@ def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bo
         y_w,
         shape,
     )
-    isa.check_ewise(desc)
+    check_ewise(desc)
 
     def bank(w: int) -> np.ndarray:
         lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
@@ -334,9 +362,9 @@ def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bo
     y = bank(y_w)
     x = y if in_place else bank(x_w)
     z = bank(z_w)
-    if opcode in isa.EW_CORE_OPS:  # masks: 0, 1 or other words (live); taus: 16-bit, at both ends at times
+    if opcode in EW_CORE_OPS:  # masks: 0, 1 or other words (live); taus: 16-bit, at both ends at times
         r0, _, r1 = shape
-        if opcode == isa.EW_MASK:
+        if opcode == EwOpcode.MASK:
             words = gen.choice(np.array([0, 0, 1, 1, -1, 2, -(1 << 15), 300]), size=r0 + r1)
         elif gen.integers(0, 3) == 0:
             words = gen.choice(np.array([-(1 << 15), (1 << 15) - 1, 0]), size=r0 + r1)
@@ -360,7 +388,7 @@ async def test_random_descriptors(dut):
     for trial in range(400):
         desc, banks = random_desc(tb.gen, tb.ports, tb.adam, tb.rank)
         rand = tb.stream.take(desc.draws) if desc.draws else None
-        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand)
+        want_bank, want_sat, want_max, _ = execute_ewise(desc, *banks, rand)
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
@@ -398,8 +426,8 @@ async def test_illegal_ops(dut):
         replace(dm, shape=(dm.shape[0], dm.shape[1], 17)),
         replace(dm, shape=(dm.shape[0], 0, dm.shape[2])),
         replace(dp, shape=(17, dp.shape[1], dp.shape[2])),
-        replace(dp, align_z=isa.EW_ALIGN_TOP - dp.z_w + 1),
-        replace(d0, align_x=isa.EW_ALIGN_TOP - d0.x_w + 1),
+        replace(dp, align_z=EW_ALIGN_TOP - dp.z_w + 1),
+        replace(d0, align_x=EW_ALIGN_TOP - d0.x_w + 1),
         replace(d0, align_z=-48),
         replace(d0, align_x=63),
         replace(d0, align_z=-64),
@@ -417,38 +445,38 @@ async def test_illegal_ops(dut):
         bad += [
             replace(step, beta=0),
             replace(step, beta=-1),
-            replace(step, x_w=isa.EW_ADAM_X_W + 1),
+            replace(step, x_w=EW_ADAM_X_W + 1),
             replace(step, shift=fxp.SHIFT_MAX - h_hi + 1),
             replace(step, align_z=-64),
-            replace(d0, opcode=isa.EW_ADAM_V, z_w=isa.EW_ADAM_Z_W + 1, align_z=-40),
+            replace(d0, opcode=EwOpcode.ADAM_V, z_w=EW_ADAM_Z_W + 1, align_z=-40),
         ]
     else:
-        bad += [replace(d0, opcode=isa.EW_ADAM_V), replace(d0, opcode=isa.EW_ADAM_STEP)]
+        bad += [replace(d0, opcode=EwOpcode.ADAM_V), replace(d0, opcode=EwOpcode.ADAM_STEP)]
     # not errors: the widths and alignments of a term the op does not form
-    fine = [(case, replace(d0, opcode=isa.EW_ZERO, x_w=0, align_x=63))]
+    fine = [(case, replace(d0, opcode=EwOpcode.ZERO, x_w=0, align_x=63))]
     if tb.rank:
         fine.append((cm, replace(dm, z_w=0, align_z=-64)))
     else:  # MASK and PENALTY do not exist
         bad += [dm, dp]
     codes = set()
     for desc in bad:
-        code = isa.ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0]
+        code = ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0]
         assert code, desc
         codes.add(code)
         before = {k: v.copy() for k, v in case.banks.items()}
         banks = {p: case.banks[b] if b else None for p, b in zip(PORTS, d0.banks)}
         await tb.expect_refused(desc, banks, code, str(desc))
         assert all(np.array_equal(before[k], case.banks[k]) for k in before)
-    assert codes == {isa.EW_ERR_SHIFT, isa.EW_ERR_WIDTH, isa.EW_ERR_COUNT, isa.EW_ERR_ALIGN, isa.EW_ERR_OPCODE} | (
-        {isa.EW_ERR_EPS} if tb.adam else set()
+    assert codes == {EW_ERR_SHIFT, EW_ERR_WIDTH, EW_ERR_COUNT, EW_ERR_ALIGN, EW_ERR_OPCODE} | (
+        {EW_ERR_EPS} if tb.adam else set()
     )
     for c, desc in fine:
-        assert isa.ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0] == 0
+        assert ewise_error(desc, *tb.ports, adam=tb.adam, rank=tb.rank)[0] == 0
         tab_bank = next((b for b in desc.tab_banks if b), "")
         desc, x = tables_on_x(desc, c.banks[desc.banks[0]], c.banks[tab_bank] if tab_bank else None)
         banks = (x if desc.reads_x else None, None, c.banks[desc.banks[2]])
         rand = tb.stream.take(desc.draws) if desc.draws else None  # the ZERO variant keeps d0's STOCHASTIC
-        want_bank, want_sat, want_max = isa.execute_ewise(desc, *banks, rand)[:3]
+        want_bank, want_sat, want_max = execute_ewise(desc, *banks, rand)[:3]
         await tb.run_desc(desc, banks, want_bank, want_sat, want_max, f"fine {desc}")
     await tb.check_case(case)  # and a legal op clears the error
 
@@ -479,18 +507,18 @@ async def test_start_while_busy(dut):
         if op.kind in RANK_KINDS and not tb.rank:  # refused (test_tiny_ops)
             continue
         case = ewise_case(comp, op, tb.gen, extremes=bool(tb.gen.integers(0, 2)))
-        restarts = busy_restarts(tb.gen, isa.ewise_cycles(case.desc, tb.lat))
+        restarts = busy_restarts(tb.gen, ewise_cycles(case.desc, tb.lat))
         await tb.check_case(case, restarts=restarts)
         kinds.add(op.kind)
-    assert kinds == set(isa.EW_OPCODES) - ADAM_KINDS - (set() if tb.rank else RANK_KINDS)  # tiny trains with SGD
+    assert kinds == set(EWISE_KINDS) - ADAM_KINDS - (set() if tb.rank else RANK_KINDS)  # tiny trains with SGD
     for trial in range(60):
         desc, banks = random_desc(tb.gen, tb.ports, tb.adam, tb.rank)
         rand = tb.stream.take(desc.draws) if desc.draws else None
-        want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, *banks, rand)
+        want_bank, want_sat, want_max, _ = execute_ewise(desc, *banks, rand)
         copies = tuple(None if b is None else b.copy() for b in banks)
         if banks[0] is banks[2]:
             copies = (copies[2], copies[1], copies[2])
-        restarts = busy_restarts(tb.gen, isa.ewise_cycles(desc, tb.lat)) if trial % 4 else frozenset()
+        restarts = busy_restarts(tb.gen, ewise_cycles(desc, tb.lat)) if trial % 4 else frozenset()
         what = f"random {trial} restarted in cycles {sorted(restarts)}: {desc}"
         await tb.run_desc(desc, copies, want_bank, want_sat, want_max, what, restarts)
 
@@ -509,14 +537,14 @@ async def test_adam_rsqrt_rom(dut):
     n = len(v)
     m = tb.gen.integers(1 << 12, 1 << 13, size=n) * tb.gen.choice([-1, 1], size=n)
     w = tb.gen.integers(-(1 << 15), 1 << 15, size=n)
-    desc = isa.EwiseDesc(isa.EW_ADAM_STEP, n, 0, 0, 0, 1, eps, 0, 16, 20, STOCHASTIC, 17, 32, 32)
+    desc = EwiseDesc(EwOpcode.ADAM_STEP, n, 0, 0, 0, 1, eps, 0, 16, 20, STOCHASTIC, 17, 32, 32)
     if not tb.adam:
         await tb.expect_refused(
-            replace(desc, x_w=16, z_w=16, y_w=16), {"x": m, "z": v, "o": w}, isa.EW_ERR_OPCODE, "ADAM_STEP without Adam"
+            replace(desc, x_w=16, z_w=16, y_w=16), {"x": m, "z": v, "o": w}, EW_ERR_OPCODE, "ADAM_STEP without Adam"
         )
         return
-    assert isa.ewise_error(desc, *tb.ports, adam=True)[0] == 0, isa.ewise_error(desc, *tb.ports, adam=True)
+    assert ewise_error(desc, *tb.ports, adam=True)[0] == 0, ewise_error(desc, *tb.ports, adam=True)
     rand = tb.stream.take(n)
-    want_bank, want_sat, want_max, _ = isa.execute_ewise(desc, m, v, w, rand)
+    want_bank, want_sat, want_max, _ = execute_ewise(desc, m, v, w, rand)
     assert want_sat == 0
     await tb.run_desc(desc, (m, v, w.copy()), want_bank, want_sat, want_max, "rsqrt sweep")

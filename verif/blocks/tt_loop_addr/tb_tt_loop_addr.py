@@ -14,9 +14,12 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from golden import isa
+from golden.arch import ADDR_W, CNT_W, MAX_RED, NLOOPS
 from golden.compiler import compile_network
 from golden.config import load_config
+from golden.isa.contract import pack_ports
+from golden.isa.loop_nest import desc_beats
+from golden.lowering import lower_contract
 
 
 class Nest:
@@ -187,7 +190,7 @@ async def test_single_beat(dut):
 async def test_contract_descriptors(dut):
     """The engine's shape: lowered descriptors of tiny and digits ops give golden.isa.desc_beats exactly."""
     tb = await setup(dut)
-    if (tb.nloops, tb.nred, tb.cnt_w, tb.walk_w) != (isa.NLOOPS, isa.MAX_RED, isa.CNT_W, (isa.ADDR_W,) * 3):
+    if (tb.nloops, tb.nred, tb.cnt_w, tb.walk_w) != (NLOOPS, MAX_RED, CNT_W, (ADDR_W,) * 3):
         dut._log.info("not the descriptor's shape: skipped")
         return
     for model in ("tiny", "digits"):
@@ -195,8 +198,8 @@ async def test_contract_descriptors(dut):
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
         ops = [op for op in comp.train_sample if op.kind == "contract" and op.macs <= 2048]
         for op in ops:
-            desc = isa.lower_contract(comp, op, frac)
-            p = isa.pack_ports(desc)
+            desc = lower_contract(comp, op, frac)
+            p = pack_ports(desc)
             dut.counts.value = p["counts"]
             dut.stride_a.value, dut.stride_b.value, dut.stride_o.value = p["stride_a"], p["stride_b"], p["stride_o"]
             dut.base_a.value, dut.base_b.value, dut.base_o.value = p["a_base"], p["b_base"], p["o_base"]
@@ -204,7 +207,7 @@ async def test_contract_descriptors(dut):
             dut.ready.value = 1
             await FallingEdge(dut.clk)
             dut.start.value = 0
-            want = list(isa.desc_beats(desc))
+            want = list(desc_beats(desc))
             for k, w in enumerate(want):
                 got = tb.observe()
                 assert got[:5] == tuple(int(x) for x in w) and got[5] == (k == len(want) - 1), (

@@ -1,5 +1,5 @@
-"""cocotb tests of tt_rank: the rank update of one bond per op, every expected value from golden/isa.py's
-execute_rank (golden.machine.rank_bond): the whole memory after the op (only the bond's lambda, mask and tau words
+"""cocotb tests of tt_rank: the rank update of one bond per op, every expected value from golden/isa/rank.py's
+execute_rank (golden/semantics.py rank_bond): the whole memory after the op (only the bond's lambda, mask and tau words
 may change, each written exactly once, in the order rank_writes gives), the reads (rank_reads: lambda, the mask
 and the slice's words per slice, then lambda again) and the cycle count rank_cycles. Stimulus: random legal
 descriptors (golden.tests.test_isa_rank.random_rank: core words up to 16 bits, lambdas from negative to
@@ -18,7 +18,9 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from golden import isa
+from golden.arch import RANK_ERR_COUNT, RANK_ERR_RANK, RANK_ERR_SHIFT
+from golden.isa.rank import RankDesc, check_rank, execute_rank, pack_rank_ports, rank_error, rank_reads
+from golden.isa.timing import rank_cycles
 from golden.tests.test_isa_rank import bond_memory, random_rank, rank_compiled
 from verif.unit_stimulus import busy_restarts, start_and_wait
 
@@ -30,7 +32,7 @@ def signed(v: int, w: int = WORD) -> int:
     return v - (1 << w) if v >> (w - 1) & 1 else v
 
 
-def rank_writes(desc: isa.RankDesc) -> list[int]:
+def rank_writes(desc: RankDesc) -> list[int]:
     """The addresses the unit writes, in order: lambda (low, high) per slice, then tau and the mask per slice."""
     out = []
     for r in range(desc.rank):
@@ -88,7 +90,7 @@ class Tb:
         Clock(d.clk, 10, unit="ns").start()
         d.rst.value = 1
         d.start.value = 0
-        self.drive(isa.RankDesc(0, 1, 2, 4, 5, 1, 1, 1, 0, 0, 0, 0))
+        self.drive(RankDesc(0, 1, 2, 4, 5, 1, 1, 1, 0, 0, 0, 0))
         cocotb.start_soon(self.memory.run())
         await RisingEdge(d.clk)
         await FallingEdge(d.clk)
@@ -98,15 +100,15 @@ class Tb:
             assert int(d.busy.value) == 0 and int(d.done.value) == 0 and int(d.error.value) == 0, "idle after reset"
         assert not self.memory.read_addrs and not self.memory.write_addrs, "memory access after reset"
 
-    def drive(self, desc: isa.RankDesc):
-        for name, v in isa.pack_rank_ports(desc).items():
+    def drive(self, desc: RankDesc):
+        for name, v in pack_rank_ports(desc).items():
             getattr(self.dut, name).value = v
 
-    def fits(self, desc: isa.RankDesc) -> bool:
+    def fits(self, desc: RankDesc) -> bool:
         """The descriptor's words are addressable with this build's ADDR_W."""
         return max(hi for _, hi in desc.regions().values()) <= 1 << self.addr_w
 
-    async def execute(self, desc: isa.RankDesc, mem, limit: int, restarts: frozenset = frozenset()) -> int:
+    async def execute(self, desc: RankDesc, mem, limit: int, restarts: frozenset = frozenset()) -> int:
         """Start the op (the ports held until done), wait for done (at most `limit` cycles); returns the cycles from
         start to done. `restarts`: cycles after the start in which start is pulsed again while busy."""
         self.memory.mem = mem
@@ -114,14 +116,14 @@ class Tb:
         return await start_and_wait(self.dut, limit, restarts)
 
     async def check(
-        self, desc: isa.RankDesc, mem: np.ndarray, what: str = "", restarts: frozenset = frozenset()
+        self, desc: RankDesc, mem: np.ndarray, what: str = "", restarts: frozenset = frozenset()
     ) -> np.ndarray:
         """Run one legal descriptor on `mem` (updated in place) and compare everything against execute_rank;
         returns the memory."""
-        want = isa.execute_rank(desc, mem, self.mask_n)
+        want = execute_rank(desc, mem, self.mask_n)
         reads, writes = len(self.memory.read_addrs), len(self.memory.write_addrs)
         what = f"{what} {desc}" + (f" restarted in {sorted(restarts)}" if restarts else "")
-        want_cycles = isa.rank_cycles(desc, self.lat)
+        want_cycles = rank_cycles(desc, self.lat)
         cycles = await self.execute(desc, mem, want_cycles + 20, restarts)
         d = self.dut
         assert int(d.error.value) == 0, f"{what}: error {int(d.error_code.value)}"
@@ -130,13 +132,13 @@ class Tb:
             f"{what}: {bad.size} words differ, first at {bad[0]}: got {mem[bad[0]]}, want {want[bad[0]]}"
         )
         assert self.memory.write_addrs[writes:] == rank_writes(desc), f"{what}: write addresses"
-        assert self.memory.read_addrs[reads:] == isa.rank_reads(desc), f"{what}: read addresses"
+        assert self.memory.read_addrs[reads:] == rank_reads(desc), f"{what}: read addresses"
         assert cycles == want_cycles, f"{what}: {cycles} cycles, want {want_cycles}"
         self.ops += 1
         return mem
 
 
-def _state(desc: isa.RankDesc, mem: np.ndarray) -> tuple:
+def _state(desc: RankDesc, mem: np.ndarray) -> tuple:
     """(lambdas, masks, taus) of the bond in `mem`."""
     lam = [
         (int(mem[desc.lam_base + 2 * r + 1]) << 16) | (int(mem[desc.lam_base + 2 * r]) & 0xFFFF)
@@ -175,7 +177,7 @@ async def test_largest_slice(dut):
     tb = Tb(dut)
     await tb.setup()
     n = (1 << 16) - 1
-    desc = isa.RankDesc(
+    desc = RankDesc(
         0,
         n,
         2 * n,
@@ -193,13 +195,13 @@ async def test_largest_slice(dut):
         return
     mem = np.full(2 * n + 4, -(1 << 15), dtype=np.int64)
     mem[2 * n : 2 * n + 4] = [0, 0, 1, 0]
-    await tb.check(isa.check_rank(desc), mem, what="largest slice")
+    await tb.check(check_rank(desc), mem, what="largest slice")
     assert _state(desc, mem)[0] == [(6554 * (((1 << 30) * 2 * n * desc.inv_d + (1 << 29)) >> 30) + (1 << 15)) >> 16]
 
 
 @cocotb.test()
 async def test_compiled_bonds(dut):
-    """Every bond of rank-adaptive tiny and digits (isa.rank_fields, packed by bond_memory), rank update after rank
+    """Every bond of rank-adaptive tiny and digits (rank_fields, packed by bond_memory), rank update after rank
     update as the cores shrink to zero: lambda decays by 0.9 a round and slices prune down to the keep-one slice.
     Bonds of a rank above MASK_N raise error 1 instead."""
     tb = Tb(dut)
@@ -211,7 +213,7 @@ async def test_compiled_bonds(dut):
             desc, mem = bond_memory(m, op)
             if desc.rank > tb.mask_n:
                 cycles = await tb.execute(desc, mem, 4)
-                assert cycles == CHECK_CYCLES and int(dut.error_code.value) == isa.RANK_ERR_RANK
+                assert cycles == CHECK_CYCLES and int(dut.error_code.value) == RANK_ERR_RANK
                 continue
             for rnd in range(60):  # from round 4 on the cores are 0 and lambda decays by 0.9 a round
                 scale = (1, 1, 0.5, 0.5, 0)[min(rnd, 4)]
@@ -248,7 +250,7 @@ async def test_illegal_ops(dut):
     d = dut
     codes = set()
     for desc in bad:
-        code = isa.rank_error(desc, tb.mask_n)[0]
+        code = rank_error(desc, tb.mask_n)[0]
         assert code, desc
         codes.add(code)
         before = mem.copy()
@@ -263,7 +265,7 @@ async def test_illegal_ops(dut):
             assert int(d.done.value) == 1 and int(d.busy.value) == 0 and int(d.error_code.value) == code
         assert (len(tb.memory.read_addrs), len(tb.memory.write_addrs)) == n, "an illegal op touched the memory"
         assert np.array_equal(mem, before)
-    assert codes == {isa.RANK_ERR_RANK, isa.RANK_ERR_COUNT, isa.RANK_ERR_SHIFT}
+    assert codes == {RANK_ERR_RANK, RANK_ERR_COUNT, RANK_ERR_SHIFT}
     await tb.check(ok, mem, what="after the errors")  # a legal op clears the error
     assert int(d.error_code.value) == 0
 
@@ -276,5 +278,5 @@ async def test_start_while_busy(dut):
     await tb.setup()
     for trial in range(30):
         desc, mem = random_rank(tb.gen, tb.mask_n, rows_max=4)
-        restarts = busy_restarts(tb.gen, isa.rank_cycles(desc, tb.lat)) if trial % 4 else frozenset()
+        restarts = busy_restarts(tb.gen, rank_cycles(desc, tb.lat)) if trial % 4 else frozenset()
         await tb.check(desc, mem, what=f"busy {trial}", restarts=restarts)

@@ -10,7 +10,7 @@ SOURCES = sources("tt_rank")
 
 SHAPES = {
     "lat1": {"MEM_LAT": 1},  # inferred synchronous RAMs
-    "lat5": {"MEM_LAT": 5},  # the accelerator's pipelined banks (golden/isa.py MEM_LAT)
+    "lat5": {"MEM_LAT": 5},  # the accelerator's pipelined banks (golden/isa/timing.py MEM_LAT)
     "mask4": {"MEM_LAT": 2, "MASK_N": 4, "ADDR_W": 16},  # a small build: ranks up to 4, 65,536 words
 }
 

@@ -1,5 +1,5 @@
-"""cocotb tests of tt_sce: one softmax cross-entropy gradient per op, every expected value from golden/isa.py's
-execute_sce (golden.machine.sce_gradient): the written words (the whole error bank: nothing outside e_base ..
+"""cocotb tests of tt_sce: one softmax cross-entropy gradient per op, every expected value from golden/isa/sce.py's
+execute_sce (golden/semantics.py sce_gradient): the written words (the whole error bank: nothing outside e_base ..
 e_base + n_out - 1 may change, each of those words written exactly once), pred, p_label, sat_count, the reads (the
 z words of the used classes only, three times) and the cycle count 2 classes + n_out + 2 MEM_LAT + 35. Stimulus:
 random legal descriptors (frac_z over its whole range, error formats that saturate, classes < n_out), extreme
@@ -17,7 +17,10 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from golden import isa
+from golden.arch import ADDR_W, SCE_ERR_COUNT, SCE_ERR_FRAC, SCE_ERR_LABEL, SCE_ERR_WIDTH
+from golden.isa.sce import SCE_FRAC_Z_MAX, SCE_FRAC_Z_MIN, SceDesc, execute_sce, pack_sce_ports, sce_error
+from golden.isa.timing import sce_cycles
+from golden.lowering import lower_sce
 from golden.tests.test_isa_sce import random_logits, random_sce, sce_compiled
 from verif.unit_stimulus import busy_restarts, start_and_wait
 
@@ -70,7 +73,7 @@ class Tb:
         self.dut = dut
         self.lat = int(dut.MEM_LAT.value)
         self.z_w, self.out_w, self.n_w = int(dut.Z_W.value), int(dut.OUT_W.value), int(dut.N_W.value)
-        assert int(dut.ADDR_W.value) == isa.ADDR_W
+        assert int(dut.ADDR_W.value) == ADDR_W
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED)
         self.mems = Memories(dut, self.lat)
         self.ops = 0
@@ -80,7 +83,7 @@ class Tb:
         Clock(d.clk, 10, unit="ns").start()
         d.rst.value = 1
         d.start.value = 0
-        self.drive(isa.SceDesc(0, 0, 1, 1, 0, 0, 16, 14))
+        self.drive(SceDesc(0, 0, 1, 1, 0, 0, 16, 14))
         cocotb.start_soon(self.mems.run())
         await RisingEdge(d.clk)
         await FallingEdge(d.clk)
@@ -90,26 +93,26 @@ class Tb:
             assert int(d.busy.value) == 0 and int(d.done.value) == 0 and int(d.error.value) == 0, "idle after reset"
         assert not self.mems.read_addrs and not self.mems.write_addrs, "memory access after reset"
 
-    def drive(self, desc: isa.SceDesc):
-        for name, v in isa.pack_sce_ports(desc).items():
+    def drive(self, desc: SceDesc):
+        for name, v in pack_sce_ports(desc).items():
             getattr(self.dut, name).value = v
 
-    def cycles_of(self, desc: isa.SceDesc) -> int:
-        return isa.sce_cycles(desc, self.lat)
+    def cycles_of(self, desc: SceDesc) -> int:
+        return sce_cycles(desc, self.lat)
 
-    async def execute(self, desc: isa.SceDesc, z, e, limit: int, restarts: frozenset = frozenset()) -> int:
+    async def execute(self, desc: SceDesc, z, e, limit: int, restarts: frozenset = frozenset()) -> int:
         """Start the op (the ports held until done), wait for done (at most `limit` cycles); returns the cycles from
         start to done. `restarts`: cycles after the start in which start is pulsed again while busy."""
         self.mems.z, self.mems.e = z, e
         self.drive(desc)
         return await start_and_wait(self.dut, limit, restarts)
 
-    async def check(self, desc: isa.SceDesc, z, e=None, what: str = "", restarts: frozenset = frozenset()):
+    async def check(self, desc: SceDesc, z, e=None, what: str = "", restarts: frozenset = frozenset()):
         """Run one legal descriptor (e: the error bank, None for a fresh junk one; it may be z) and compare
         everything against execute_sce."""
         if e is None:
             e = self.gen.integers(-(1 << (self.out_w - 1)), 1 << (self.out_w - 1), size=desc.e_base + desc.n_out + 8)
-        want_e, want_sat, want_p, want_pred = isa.execute_sce(desc, z, e, self.out_w)
+        want_e, want_sat, want_p, want_pred = execute_sce(desc, z, e, self.out_w)
         reads, writes = len(self.mems.read_addrs), len(self.mems.write_addrs)
         what = f"{what} {desc}" + (f" restarted in {sorted(restarts)}" if restarts else "")
         cycles = await self.execute(desc, z, e, self.cycles_of(desc) + 20, restarts)
@@ -162,11 +165,9 @@ async def test_every_label(dut):
         z = np.zeros(40, dtype=np.int64)
         z[7:19] = random_logits(tb.gen, 12, 10, tb.z_w, kind=kind)
         for label in range(10):
-            frac_z = int(tb.gen.choice([isa.SCE_FRAC_Z_MIN, -17, -16, -4, 0, 8, 20, isa.SCE_FRAC_Z_MAX]))
+            frac_z = int(tb.gen.choice([SCE_FRAC_Z_MIN, -17, -16, -4, 0, 8, 20, SCE_FRAC_Z_MAX]))
             err_w = int(tb.gen.integers(2, tb.out_w + 1))
-            desc = isa.SceDesc(
-                7, int(tb.gen.integers(0, 20)), 12, 10, label, frac_z, err_w, int(tb.gen.integers(0, 32))
-            )
+            desc = SceDesc(7, int(tb.gen.integers(0, 20)), 12, 10, label, frac_z, err_w, int(tb.gen.integers(0, 32)))
             await tb.check(desc, z, what=f"pattern {kind} label {label}")
 
 
@@ -185,7 +186,7 @@ async def test_compiled_ops(dut):
             int(f) for f in tb.gen.integers(fm.frac_min, fm.frac_max + 1, size=12)
         ]
         for frac_z in fracs:
-            desc = isa.lower_sce(comp, op, dict(frac, **{zn: frac_z}), int(tb.gen.integers(0, comp.cfg.classes)))
+            desc = lower_sce(comp, op, dict(frac, **{zn: frac_z}), int(tb.gen.integers(0, comp.cfg.classes)))
             assert desc.banks[0] == desc.banks[1]
             bank = tb.gen.integers(-50, 50, size=max(desc.z_base, desc.e_base) + desc.n_out + 8)
             bank[desc.z_base : desc.z_base + desc.n_out] = random_logits(tb.gen, desc.n_out, desc.classes, tb.z_w)
@@ -238,7 +239,7 @@ async def test_illegal_ops(dut):
     outs = (int(d.pred.value), int(d.p_label.value), int(d.sat_count.value))
     codes = set()
     for desc in bad:
-        code = isa.sce_error(desc, tb.out_w)[0]
+        code = sce_error(desc, tb.out_w)[0]
         assert code, desc
         codes.add(code)
         e = tb.gen.integers(-100, 100, size=40)
@@ -255,7 +256,7 @@ async def test_illegal_ops(dut):
         assert (len(tb.mems.read_addrs), len(tb.mems.write_addrs)) == n, "an illegal op touched a memory"
         assert np.array_equal(e, before)
         assert (int(d.pred.value), int(d.p_label.value), int(d.sat_count.value)) == outs, "outputs changed"
-    assert codes == {isa.SCE_ERR_COUNT, isa.SCE_ERR_LABEL, isa.SCE_ERR_WIDTH, isa.SCE_ERR_FRAC}
+    assert codes == {SCE_ERR_COUNT, SCE_ERR_LABEL, SCE_ERR_WIDTH, SCE_ERR_FRAC}
     await tb.check(ok, z, what="after the errors")  # a legal op clears the error
     assert int(d.error_code.value) == 0
 
