@@ -22,6 +22,8 @@ MODEL    ?= digits
 EPOCHS   ?=
 OPTIMIZER ?=
 RANK_ADAPTATION ?=
+RANDOM   ?=
+PER_BLOCK ?=
 TARGET   ?= ice40-up5k
 SEEDS    ?=
 QUICK    ?= 0
@@ -55,6 +57,8 @@ help: ## list the targets and variables
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
 	@echo "           make train, cost, synth: RANK_ADAPTATION=1 (rank adaptation on: the rank programs and the rank unit)"
 	@echo "           make cost: RANKS='[[11, 9, 15], [15]]' (other inner ranks) FIT=1 (RANKS are live ranks: the fastest ranks to recompile at)"
+	@echo "           make mutate: BLOCK=name (one block; several: BLOCK=\"a b\") RANDOM=n (n mutants drawn at random from rtl/*.v,"
+	@echo "                        seeded by SEED; BLOCK names RTL modules; report results/mutation-random.md) PER_BLOCK=1 (n per block)"
 
 setup: ## create .venv with the pinned toolchain; apt-get what is missing (idempotent)
 	@bash scripts/setup.sh
@@ -87,8 +91,9 @@ qor: setup ## synthesize every target, fail on an area or Fmax regression agains
 coverage: setup ## Verilator line and toggle coverage of rtl/ from the block tests, in build/coverage
 	$(PY) scripts/rtl_coverage.py
 
-mutate: setup ## plant known bugs in a copy of rtl/ and check that the regression kills each one
-	$(PY) scripts/mutate.py $(if $(BLOCK),--block $(BLOCK))
+mutate: setup ## plant known bugs (RANDOM=n: n drawn at random) in a copy of rtl/; the tests must kill each one
+	$(PY) scripts/mutate.py --seed $(SEED) $(foreach b,$(BLOCK),--block $(b)) \
+	    $(if $(RANDOM),--random $(RANDOM) $(if $(filter 1,$(PER_BLOCK)),--per-block))
 
 bench: setup ## measure the project's figures into results/
 	$(PY) scripts/bench.py $(if $(filter 1,$(QUICK)),--quick) $(if $(SECTIONS),--sections $(SECTIONS))

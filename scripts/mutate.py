@@ -13,7 +13,7 @@ For each selected mutant:
   3. run that block's pytest tests (verif/blocks/<block>) on one simulator (SIM=<sim>, default icarus) with
      RTL_DIR=build/mutate/<id>/rtl and BUILD_TAG=mutate-<id> (verif/runner.py: builds go to
      build/sim-mutate-<id>/, never into the normal build/sim/), `-x` (stop at the first failing test) and a
-     per-mutant timeout.
+     per-mutant timeout (--timeout, or twice the block's baseline time plus two minutes when that is longer).
 Results: killed (a test failed), survived (every test passed), timeout (the tests did not finish within
 --timeout: counted as killed, since `make regress` would not pass either, but listed so a slow machine is
 not mistaken for a kill), stillborn and error (pytest could not run the tests: collection error, no test
@@ -32,6 +32,11 @@ Run under `nice -n 19` on a shared machine; it runs one simulation at a time.
 
   python scripts/mutate.py [--block NAME] [--mutant ID ...] [--sim icarus|verilator] [--list]
   make mutate [BLOCK=name] [SIM=verilator] [SEED=n]
+
+--random N draws N mutants at random from the RTL source instead (scripts/mutate_random.py: the generator, the
+equivalence check of survivors and results/mutation-random.md); the same machinery plants and tests them:
+  python scripts/mutate.py --random N [--seed S] [--block MODULE ...] [--per-block] [--list]
+  make mutate RANDOM=N [SEED=s] [BLOCK="tt_seq tt_skid"] [PER_BLOCK=1]
 """
 
 from __future__ import annotations
@@ -149,7 +154,13 @@ def validate(cat: dict, root: Path = ROOT) -> list[str]:
 
 
 def apply_mutant(text: str, m: dict) -> str:
-    """`text` with the mutant's original replaced by its replacement; refuses unless it occurs exactly once."""
+    """`text` with the mutant's original replaced by its replacement; refuses unless it occurs exactly once (a
+    drawn mutant, with an `offset`: unless it is at that offset)."""
+    if "offset" in m:
+        i, orig = m["offset"], m["original"]
+        if text[i : i + len(orig)] != orig:
+            raise MutantError(f"mutant {m['id']}: {m['file']} has no {orig!r} at offset {i} (the RTL changed)")
+        return text[:i] + m["replacement"] + text[i + len(orig) :]
     n = text.count(m["original"])
     if n != 1:
         raise MutantError(f"mutant {m['id']}: original occurs {n} times in {m['file']} (must be exactly once)")
@@ -169,16 +180,20 @@ def plant(m: dict | None, dest: Path, root: Path = ROOT) -> Path:
 
 
 # ---- running -----------------------------------------------------------------------------------------------
-def elaborates(block: dict, rtl: Path, sim: str) -> tuple[bool, str]:
+def elaborates(block: dict, rtl: Path, sim: str, timeout: float | None = None) -> tuple[bool, str]:
     """Elaborate the block's sources in `rtl` with default parameters: iverilog, plus verilator --lint-only
-    (default warnings, like the build, not -Wall) when the tests run on Verilator."""
+    (default warnings, like the build, not -Wall) when the tests run on Verilator. A tool that runs longer than
+    `timeout` seconds (a constant function looping forever) fails it."""
     srcs = [str(s) for s in sources(block["toplevel"], rtl=rtl)]
     cmds = [["iverilog", "-g2012", "-o", os.devnull, "-s", block["toplevel"], f"-I{rtl}", *srcs]]
     if sim == "verilator":
         cmds.append(["verilator", "--lint-only", f"-I{rtl}", "--top-module", block["toplevel"], *srcs])
     log = ""
     for cmd in cmds:
-        res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=sim_env())
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=sim_env(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False, log + " ".join(cmd) + f"\ntimed out after {timeout} s\n"
         log += " ".join(cmd) + "\n" + res.stdout + res.stderr
         if res.returncode != 0:
             return False, log
@@ -259,6 +274,56 @@ def fmt_s(s: float) -> str:
     return f"{s / 60:.1f} min" if s >= 120 else f"{s:.0f} s"
 
 
+def block_timeout(timeout: float, baseline_s: dict[str, float], block: str) -> float:
+    """Seconds a block's tests may run on a mutant: `timeout`, or twice their time on the unmutated RTL plus two
+    minutes if that is longer (a timeout the unmutated tests would hit too must not count as a kill)."""
+    return max(timeout, 2 * baseline_s.get(block, 0.0) + 120)
+
+
+def run_baselines(
+    cat: dict, blocks: list[str], sim: str, seed: int, timeout: float, out: Path
+) -> dict[str, float] | None:
+    """Run each block's tests once on an unmutated copy of rtl/: their times, or None (with the reason printed)
+    if one does not pass there: every mutant would look killed."""
+    rtl = plant(None, out / "_baseline")
+    secs: dict[str, float] = {}
+    for b in blocks:
+        t0 = time.time()
+        log = out / "_baseline" / f"{b}.log"
+        status, failed = run_tests(cat["blocks"][b], rtl, "mutate-baseline", sim, seed, timeout, log)
+        secs[b] = time.time() - t0
+        print(f"mutate: baseline {b} on {sim}: {status} in {secs[b]:.0f} s", flush=True)
+        if status != "passed":
+            print(
+                f"mutate: the {b} tests do not pass on the unmutated RTL ({status}: {failed}); see {log}. "
+                "Every mutant would look killed: stopping.",
+                file=sys.stderr,
+            )
+            return None
+    return secs
+
+
+def run_mutant_tests(
+    cat: dict, blocks: list[str], rtl: Path, tag: str, sim: str, seed: int, timeouts: dict[str, float], mdir: Path
+) -> tuple[str, list[str], Path]:
+    """Run the tests of `blocks` on the mutated copy `rtl`, one block after the other until one fails:
+    ("killed" | "survived" | "timeout" | "error", the failing tests, the last log)."""
+    status, failed = "passed", []
+    log = mdir / "pytest.log"
+    for b in blocks:
+        log = mdir / ("pytest.log" if len(blocks) == 1 else f"pytest-{b}.log")
+        status, failed = run_tests(cat["blocks"][b], rtl, tag, sim, seed, timeouts[b], log)
+        if status != "passed":
+            break
+    return {"failed": "killed", "passed": "survived"}.get(status, status), failed, log
+
+
+def progress(i: int, n: int, t0: float, what: str) -> None:
+    """One line per mutant: what happened, mutants per minute since t0 and the ETA of the n."""
+    el = max(time.time() - t0, 1e-9)
+    print(f"mutant {i}/{n} {what}; {i / el * 60:.1f} mutants/min, ETA {fmt_s(el / i * (n - i))}", flush=True)
+
+
 def select(cat: dict, blocks: list[str] | None, ids: list[str] | None) -> list[dict]:
     muts = cat["mutants"]
     if blocks:
@@ -311,7 +376,9 @@ def write_reports(rows: list[dict], meta: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--block", action="append", help="only this block's mutants (repeatable)")
+    ap.add_argument(
+        "--block", action="append", help="only this block's mutants (repeatable; with --random: an RTL module)"
+    )
     ap.add_argument("--mutant", nargs="+", metavar="ID", help="only these mutants")
     ap.add_argument(
         "--sim",
@@ -323,16 +390,31 @@ def main(argv: list[str] | None = None) -> int:
         "--seed",
         type=int,
         default=int(os.environ.get("SEED") or 1),
-        help="SEED for the tests (default: $SEED, else 1 as make regress)",
+        help="SEED for the tests and, with --random, for the draw (default: $SEED, else 1 as make regress)",
     )
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant before it is stopped (default 900)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the tests on the unmutated RTL")
     ap.add_argument("--keep-builds", action="store_true", help="keep build/sim-mutate-<id> of killed mutants too")
     ap.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     ap.add_argument("--catalogue", type=Path, default=CATALOGUE)
+    ap.add_argument(
+        "--random",
+        type=int,
+        metavar="N",
+        help="instead of the catalogue, N mutants drawn at random from rtl/*.v by a generator seeded with --seed "
+        "(scripts/mutate_random.py); --block names RTL modules then",
+    )
+    ap.add_argument("--per-block", action="store_true", help="with --random: N mutants of each block, not N in all")
+    ap.add_argument(
+        "--report", type=Path, help="with --random: the report to write (default results/mutation-random.md)"
+    )
     args = ap.parse_args(argv)
 
     cat = load_catalogue(args.catalogue)
+    if args.random is not None:  # the catalogue gives the blocks and which tests meet which file, not the mutants
+        from scripts import mutate_random
+
+        return mutate_random.run(args, cat)
     errors = validate(cat)
     if errors:
         print("mutate: the catalogue is not usable:\n  " + "\n  ".join(errors), file=sys.stderr)
@@ -354,30 +436,15 @@ def main(argv: list[str] | None = None) -> int:
     blocks = sorted({m["block"] for m in muts}, key=list(cat["blocks"]).index)
     baseline_s: dict[str, float] = {}
     if not args.no_baseline:
-        rtl = plant(None, OUT / "_baseline")
-        for b in blocks:
-            t0 = time.time()
-            status, failed = run_tests(
-                cat["blocks"][b],
-                rtl,
-                "mutate-baseline",
-                args.sim,
-                args.seed,
-                args.timeout,
-                OUT / "_baseline" / f"{b}.log",
-            )
-            baseline_s[b] = time.time() - t0
-            print(f"mutate: baseline {b} on {args.sim}: {status} in {baseline_s[b]:.0f} s", flush=True)
-            if status != "passed":
-                print(
-                    f"mutate: the {b} tests do not pass on the unmutated RTL ({status}: {failed}); see "
-                    f"{OUT / '_baseline' / (b + '.log')}. Every mutant would look killed: stopping.",
-                    file=sys.stderr,
-                )
-                return 2
+        got = run_baselines(cat, blocks, args.sim, args.seed, args.timeout, OUT)
+        if got is None:
+            return 2
+        baseline_s = got
 
     rows: list[dict] = []
     n = len(muts)
+    t_run = time.time()
+    timeouts = {b: block_timeout(args.timeout, baseline_s, b) for b in blocks}
     for i, m in enumerate(muts, 1):
         block = cat["blocks"][m["block"]]
         mdir = OUT / m["id"]
@@ -390,8 +457,7 @@ def main(argv: list[str] | None = None) -> int:
             result = "stillborn"
             (mdir / "elaborate.log").write_text(elab_log)
         else:
-            status, failed = run_tests(block, rtl, tag, args.sim, args.seed, args.timeout, mdir / "pytest.log")
-            result = {"failed": "killed", "passed": "survived"}.get(status, status)
+            result, failed, _ = run_mutant_tests(cat, [m["block"]], rtl, tag, args.sim, args.seed, timeouts, mdir)
         secs = time.time() - t0
         if result in KILLED and not args.keep_builds:
             shutil.rmtree(ROOT / "build" / f"sim-{tag}", ignore_errors=True)
@@ -408,14 +474,9 @@ def main(argv: list[str] | None = None) -> int:
             "log": str((mdir / ("pytest.log" if ok else "elaborate.log")).relative_to(ROOT)),
         }
         rows.append(row)
-        done_s = time.time() - t_start - sum(baseline_s.values())
-        eta = done_s / i * (n - i)
         label = result + (" [equivalent]" if row["equivalent"] else "")
         by = f" by {failed[0].split('::', 1)[-1]}" if failed else ""
-        print(
-            f"mutant {i}/{n} {m['id']} ({m['block']}, {m['category']}): {label}{by} in {secs:.0f} s, ETA {fmt_s(eta)}",
-            flush=True,
-        )
+        progress(i, n, t_run, f"{m['id']} ({m['block']}, {m['category']}): {label}{by} in {secs:.0f} s")
         write_reports(
             rows,
             {
