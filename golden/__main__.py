@@ -68,11 +68,11 @@ def main(argv=None) -> int:
     co.add_argument("--json", action="store_true", help="the whole report as JSON")
     args = ap.parse_args(argv)
 
+    from golden.checkpoint import TrainError
     from golden.compiler import CompileError
     from golden.config import ConfigError
     from golden.datasets import DatasetError
     from golden.program import ProgramError
-    from golden.train import TrainError
 
     try:
         if args.cmd == "train":
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
             return main_train(args)
         from dataclasses import replace
 
-        from golden.config import load_config, with_ranks
+        from golden.config_file import load_config, with_ranks
 
         cfg = load_config(args.model)
         if args.optimizer:

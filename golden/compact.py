@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from golden.compiler import compile_network
-from golden.config import with_ranks
+from golden.config_file import with_ranks
 from golden.machine import Machine
 
 _BOND_TENSOR = re.compile(r"(\d+)\.(\d+)$")  # G0.1, W0.1, dG0.1, V0.1, M0.1, LAM0.1, TAU0.1, MASK0.1: layer 0, 1

@@ -24,7 +24,9 @@ from typing import Any
 from golden import program as P
 from golden.arch import KIND_CONTRACT, UNIT_OF_KIND
 from golden.compiler import compile_network
-from golden.config import ConfigError, NetConfig, with_ranks
+from golden.config import ConfigError, NetConfig
+from golden.config_file import with_ranks
+from golden.ir import OpKind
 from golden.isa.contract import ContractDesc
 from golden.isa.timing import MEM_LAT, contract_losses
 from golden.machine import Machine
@@ -182,7 +184,7 @@ def fit_ranks(
 
 
 def _op_text(op) -> str:
-    if op.kind != "contract":
+    if op.kind != OpKind.CONTRACT:
         return op.kind
     return op.spec + (f" (in order {op.order})" if op.order else "")
 

@@ -10,14 +10,16 @@ to the 48-bit accumulator).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from golden import fxp
+from golden.config import core_params_at
 from golden.fxp import NEAREST, STOCHASTIC, Fmt, align_round, max_abs
-from golden.ir import Compiled, Op
+from golden.ir import Compiled, Op, OpKind
 from golden.semantics import (
     ADAM_DELTA_FMT,
     LAMBDA_FMT,
@@ -25,7 +27,8 @@ from golden.semantics import (
     SAT_COUNTER_MAX,
     adam_eps_q,
     adam_h_range,
-    axpby_fc,
+    axpby_sum,
+    bond_sums,
     draw_index,
     inv_d,
     pack_lambdas,
@@ -35,7 +38,11 @@ from golden.semantics import (
     rsqrt_parts,
     sce_gradient,
     sce_loss,
+    shift_control,
+    slice_gate,
     slice_mean_squares,
+    slice_taus,
+    unpack_lambdas,
 )
 
 
@@ -62,6 +69,21 @@ class Machine:
         self.rank_constants = (rank.prior * self.cfg.train.batch, rank.threshold)
         # When a list: run() appends (op, copy of the op's output) after every op, for op-by-op checks.
         self.op_trace: list | None = None
+        self._execute: dict[OpKind, Callable[[dict, Op, Any, bool], None]] = {
+            OpKind.CONTRACT: self._run_contract,
+            OpKind.ACC: self._run_acc,
+            OpKind.AXPBY: self._run_axpby,
+            OpKind.AXPBY_RELU: self._run_axpby,
+            OpKind.RELU_BWD: self._run_relu_bwd,
+            OpKind.SCE: self._run_sce,
+            OpKind.DERIVE: self._run_derive,
+            OpKind.ZERO: self._run_zero,
+            OpKind.MASK: self._run_mask,
+            OpKind.PENALTY: self._run_penalty,
+            OpKind.RANK: self._run_rank,
+            OpKind.ADAM_V: self._run_adam_v,
+            OpKind.ADAM_STEP: self._run_adam_step,
+        }
 
     def _count_sat(self, name: str, n: int) -> None:
         """The 32-bit saturating counters of SPEC 2.3: the global one and one per tensor."""
@@ -78,15 +100,7 @@ class Machine:
         lo_f, hi_f = self.cfg.formats.frac_min, self.cfg.formats.frac_max
         changed = 0
         for n in self.maxabs if names is None else names:
-            m = self.maxabs[n]
-            w = self.comp.tensors[n].fmt.width
-            f = self.frac[n]
-            if m == 0:  # nothing written, or all zeros: no evidence of scale
-                pass
-            elif m > (9 << (w - 1)) // 10:
-                f = max(f - 1, lo_f)
-            elif m < (3 << (w - 1)) // 10:
-                f = min(f + 1, hi_f)
+            f = shift_control(self.maxabs[n], self.comp.tensors[n].fmt.width, self.frac[n], lo_f, hi_f)
             changed += f != self.frac[n]
             self.frac[n] = f
             self.maxabs[n] = 0
@@ -128,15 +142,7 @@ class Machine:
         offs, pos = [], 0
         for op in prog:
             offs.append(pos)
-            if op.mode == STOCHASTIC and op.kind in (
-                "contract",
-                "acc",
-                "axpby",
-                "axpby_relu",
-                "penalty",
-                "adam_v",
-                "adam_step",
-            ):
+            if op.mode == STOCHASTIC and op.kind.draws:
                 pos += self.comp.tensors[op.out].size
         offs.append(pos)
         return offs
@@ -170,7 +176,7 @@ class Machine:
         if observe and out in self.maxabs:
             self.maxabs[out] = max(self.maxabs[out], max_abs(states))
 
-    def _contract(self, env, op: Op, rand, observe):
+    def _run_contract(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
         a, b = op.ins
         lhs, out_idx = op.spec.split("->")
         ia, ib = lhs.split(",")
@@ -189,14 +195,6 @@ class Machine:
             rand = rand[:, draw_index(out_idx, op.order, self.comp.letter_sizes)]
         self._write(env, op, acc, shift, rand, observe)
 
-    def _axpby(self, x: np.ndarray, fx: int, z: np.ndarray, fz: int, op: Op, fy: int, widths: tuple[int, int]):
-        """SPEC 5.2: both products aligned to Fc fraction bits (axpby_fc; rounded half up when finer), summed;
-        returns (sum, shift) for the final RQ. `widths` (of x and z): the element-wise unit's bound on Fc;
-        Adam's second moment passes 2 w_g - 1 for g^2."""
-        (qa, fa), (qb, fb) = op.alpha, op.beta
-        fc = axpby_fc(fy, (widths[0], fa + fx), (widths[1], fb + fz))
-        return align_round(qa * x, fa + fx, fc) + align_round(qb * z, fb + fz, fc), fc - fy
-
     def run(self, prog: list[Op], env: dict, rand: np.ndarray | None, observe: bool) -> None:
         """Execute `prog`; per-sample tensors in `env` have a leading batch axis. `rand` [B, draws per sample]."""
         offs = self._draw_offsets if prog is self.comp.train_sample else self._plan_draws(prog)
@@ -204,53 +202,51 @@ class Machine:
             r: Any = None  # this op's draws, if it draws
             if rand is not None and offs[i + 1] > offs[i]:
                 r = rand[:, offs[i] : offs[i + 1]]
-            if op.kind == "contract":
-                self._contract(env, op, r, observe)
-            elif op.kind == "acc":
-                (src,) = op.ins
-                self._write(env, op, env[src], self.frac[src] - self.frac[op.out], r, observe)
-            elif op.kind in ("axpby", "axpby_relu"):
-                x, z = op.ins
-                xv = env[x] if x in env else self.mem[x]
-                zv = env[z] if z in env else self.mem[z]
-                if op.host_step:
-                    op = replace(op, beta=self.sgd_step())
-                t = self.comp.tensors
-                acc, shift = self._axpby(
-                    xv, self.frac[x], zv, self.frac[z], op, self.frac[op.out], (t[x].fmt.width, t[z].fmt.width)
-                )
-                if not self.comp.tensors[op.out].per_sample:  # a parameter update: one row, written in place
-                    self._store(op.out, acc, shift, op.mode, r[0] if r is not None else None)
-                else:
-                    self._write(env, op, acc, shift, r, observe)
-                    if op.kind == "axpby_relu":  # SPEC 5.3: after the write's saturations and observation
-                        env[op.out] = np.maximum(env[op.out], 0)
-            elif op.kind == "relu_bwd":
-                e, h = op.ins
-                env[op.out] = np.where(env[h] > 0, env[e], 0)
-            elif op.kind == "sce":
-                (z,) = op.ins
-                err, n, p, pred = sce_gradient(env[z], self.frac[z], env["labels"], self.cfg.classes, self.fmt(op.out))
-                env[op.out], env["p"], env["pred"] = err, p, pred
-                self._count_sat(op.out, n)
-            elif op.kind == "adam_v":
-                self._adam_v(op, r[0])
-            elif op.kind == "adam_step":
-                self._adam_step(op, r[0])
-            elif op.kind == "penalty":
-                self._penalty(op, r[0])
-            elif op.kind == "mask":
-                self.mem[op.out] = self.mem[op.ins[0]] * self._keep(op.out, *op.ins[1:])
-            elif op.kind == "rank":
-                self._rank(op)
-            elif op.kind == "derive":
-                self._derive(op.out, op.ins[0])
-            elif op.kind == "zero":
-                self.mem[op.out][:] = 0
-            else:
-                raise ValueError(f"unknown op kind {op.kind}")
+            self._execute[op.kind](env, op, r, observe)
             if self.op_trace is not None:
                 self.op_trace.append((op, np.array(env[op.out] if op.out in env else self.mem[op.out])))
+
+    # --- the ops: each kind's executor takes (env, op, its draws [B, elements] or None, observe) ---------------
+    def _run_acc(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        (src,) = op.ins
+        self._write(env, op, env[src], self.frac[src] - self.frac[op.out], rand, observe)
+
+    def _run_axpby(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        """AXPBY and AXPBY_RELU (SPEC 5.2, 5.3); with host_step, beta is the step the host writes (sgd_step)."""
+        x, z = op.ins
+        xv = env[x] if x in env else self.mem[x]
+        zv = env[z] if z in env else self.mem[z]
+        if op.host_step:
+            op = replace(op, beta=self.sgd_step())
+        t = self.comp.tensors
+        acc, shift = axpby_sum(
+            xv, self.frac[x], zv, self.frac[z], op.alpha, op.beta, self.frac[op.out], (t[x].fmt.width, t[z].fmt.width)
+        )
+        if not self.comp.tensors[op.out].per_sample:  # a parameter update: one row, written in place
+            self._store(op.out, acc, shift, op.mode, rand[0] if rand is not None else None)
+        else:
+            self._write(env, op, acc, shift, rand, observe)
+            if op.kind == OpKind.AXPBY_RELU:  # SPEC 5.3: after the write's saturations and observation
+                env[op.out] = np.maximum(env[op.out], 0)
+
+    def _run_relu_bwd(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        e, h = op.ins
+        env[op.out] = np.where(env[h] > 0, env[e], 0)
+
+    def _run_sce(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        (z,) = op.ins
+        err, n, p, pred = sce_gradient(env[z], self.frac[z], env["labels"], self.cfg.classes, self.fmt(op.out))
+        env[op.out], env["p"], env["pred"] = err, p, pred
+        self._count_sat(op.out, n)
+
+    def _run_mask(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        self.mem[op.out] = self.mem[op.ins[0]] * self._keep(op.out, *op.ins[1:])
+
+    def _run_derive(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        self._derive(op.out, op.ins[0])
+
+    def _run_zero(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        self.mem[op.out][:] = 0
 
     # --- Adam (SPEC 5.5) ----------------------------------------------------------------------------------
     def _store(self, name: str, acc: np.ndarray, shift: int, mode: int, rand) -> None:
@@ -258,15 +254,22 @@ class Machine:
         self.mem[name], n = fxp.saturate(fxp.round_shift(acc, shift, mode, rand), self.fmt(name))
         self._count_sat(name, n)
 
-    def _adam_v(self, op: Op, rand) -> None:
+    def _run_adam_v(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
         """v <- RQ(beta2 v 2^kv + (1 - beta2) g^2 2^kg, s), aligned as AXPBY with g^2 of 2 w_g - 1 bits."""
         v, g = op.ins
         gg = self.mem[g] * self.mem[g]
         t = self.comp.tensors
-        acc, shift = self._axpby(
-            self.mem[v], self.frac[v], gg, 2 * self.frac[g], op, self.frac[v], (t[v].fmt.width, 2 * t[g].fmt.width - 1)
+        acc, shift = axpby_sum(
+            self.mem[v],
+            self.frac[v],
+            gg,
+            2 * self.frac[g],
+            op.alpha,
+            op.beta,
+            self.frac[v],
+            (t[v].fmt.width, 2 * t[g].fmt.width - 1),
         )
-        self._store(v, acc, shift, op.mode, rand)
+        self._store(v, acc, shift, op.mode, rand[0])
 
     def sgd_step(self) -> tuple[int, int]:
         """-lr_t / B for this update (the host's step-size register), lr_t from the schedule."""
@@ -286,7 +289,7 @@ class Machine:
         lr = tr.lr_at(self.updates, self.total_updates)
         return quant_const(lr * math.sqrt(1 - tr.beta2**t) / (1 - tr.momentum**t), max_frac=max_frac)
 
-    def _adam_step(self, op: Op, rand) -> None:
+    def _run_adam_step(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
         """w <- SAT(w - RQ(lr_t m RSQRT(v + eps), ...)), the shift per element from the normalisation of v."""
         w, m, v = op.ins
         tr = self.cfg.train
@@ -299,7 +302,7 @@ class Machine:
         delta = np.empty_like(acc)
         for s in np.unique(shifts):  # the per-element shift of the hardware, grouped for numpy
             sel = shifts == s
-            delta[sel] = fxp.round_shift(acc[sel], int(s), op.mode, rand[sel])
+            delta[sel] = fxp.round_shift(acc[sel], int(s), op.mode, rand[0][sel])
         delta = fxp.saturate(delta, ADAM_DELTA_FMT)[0]
         self.mem[w], n = fxp.saturate(self.mem[w] - delta, self.fmt(w))
         self._count_sat(w, n)
@@ -310,26 +313,14 @@ class Machine:
 
     def _keep(self, core: str, mask_left: str, mask_right: str) -> np.ndarray:
         """1 where neither adjoining rank slice of an element of `core` (r_prev, m, n, r_next) is pruned."""
-        r0, _, _, r1 = self.comp.tensors[core].shape
-        left = (self.mem[mask_left] != 0) if mask_left else np.ones(r0, dtype=bool)  # a word other than 0: live
-        right = (self.mem[mask_right] != 0) if mask_right else np.ones(r1, dtype=bool)
-        return (
-            left[:, None, None, None]
-            * right[None, None, None, :]
-            * np.ones(self.comp.tensors[core].shape, dtype=np.int64)
-        ).ravel()
+        masks = (self.mem[mask_left] if mask_left else None, self.mem[mask_right] if mask_right else None)
+        return slice_gate(self.comp.tensors[core].shape, *masks)
 
     def _tau_sum(self, core: str, tau_left: str, tau_right: str) -> np.ndarray:
-        r0, _, _, r1 = self.comp.tensors[core].shape
-        left = self.mem[tau_left] if tau_left else np.zeros(r0, dtype=np.int64)
-        right = self.mem[tau_right] if tau_right else np.zeros(r1, dtype=np.int64)
-        return (
-            left[:, None, None, None]
-            + right[None, None, None, :]
-            + np.zeros(self.comp.tensors[core].shape, dtype=np.int64)
-        ).ravel()
+        taus = (self.mem[tau_left] if tau_left else None, self.mem[tau_right] if tau_right else None)
+        return slice_taus(self.comp.tensors[core].shape, *taus)
 
-    def _penalty(self, op: Op, rand: np.ndarray) -> None:
+    def _run_penalty(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
         """g <- RQ(A(g) + A((tau_l[r_prev] + tau_r[r_next]) w), Fc - F_g): the prior's gradient, batch-summed."""
         g, w, tau_l, tau_r = op.ins
         f_tau = self.frac[tau_l or tau_r]
@@ -338,18 +329,19 @@ class Machine:
         fc = penalty_fc((t[g].fmt.width, fg), (t[w].fmt.width, fw), f_tau)
         prior = self._tau_sum(w, tau_l, tau_r) * self.mem[w]
         acc = align_round(self.mem[g], fg, fc) + align_round(prior, f_tau + fw, fc)
-        self._store(g, acc, fc - fg, op.mode, rand)
+        self._store(g, acc, fc - fg, op.mode, rand[0])
 
     def _slice_sums(self, left: str, right: str) -> tuple[list[int], int]:
         """M of every slice of the bond between cores `left` and `right` (SPEC 5.6 step 1), and D."""
-        a, b = self._slice_view(left), self._slice_view(right)
-        m = (a * a).sum(axis=(0, 1, 2)) + (b * b).sum(axis=(1, 2, 3))
-        return [int(v) for v in m], a[..., 0].size + b[0].size
+        return bond_sums(self._slice_view(left), self._slice_view(right))
 
     def _q_shift(self, left: str, right: str) -> int:
         fw = self.frac[left]
         assert self.frac[right] == fw
         return 2 * fw + 24 - LAMBDA_FMT.frac
+
+    def _run_rank(self, env: dict, op: Op, rand: Any, observe: bool) -> None:
+        self._rank(op)
 
     def _rank(self, op: Op) -> None:
         """SPEC 5.6 steps 1-4 for one bond: lambda, mask and tau from the master cores as they stand (the pruned
@@ -370,8 +362,7 @@ class Machine:
 
     def lambdas(self, lam: str) -> list[int]:
         """The lambdas of a bond from its LAM tensor's words (low half, high half per slice)."""
-        w = self.mem[lam]
-        return [(int(hi) << 16) | (int(lo) & 0xFFFF) for lo, hi in zip(w[0::2], w[1::2])]
+        return unpack_lambdas(self.mem[lam])
 
     def rank_threshold(self) -> int:
         return round(self.rank_constants[1] * 2**LAMBDA_FMT.frac)
@@ -414,12 +405,7 @@ class Machine:
         return out
 
     def live_core_params(self) -> int:
-        ranks = self.live_ranks()
-        total = 0
-        for l, layer in enumerate(self.cfg.layers):
-            r = (1, *ranks[l], 1)
-            total += sum(r[k] * layer.out_shape[k] * layer.in_shape[k] * r[k + 1] for k in range(layer.d))
-        return total
+        return core_params_at(self.cfg.layers, self.live_ranks())
 
     def rank_update(self) -> None:
         """SPEC 5.6: every bond's rank op, then the pruned slices zeroed and the compute cores re-derived."""

@@ -26,7 +26,6 @@ from golden.arch import (
     KIND_CONTRACT,
     KIND_END,
     KIND_EWISE,
-    KIND_RANK,
     KIND_SCE,
     LANE_W,
     MAX_VEC,
@@ -48,7 +47,7 @@ from golden.isa.ewise import check_ewise, ewise_error, pack_ewise_ports
 from golden.isa.lanes import with_lanes
 from golden.isa.rank import check_rank, pack_rank_ports
 from golden.isa.sce import pack_sce_ports
-from golden.isa.timing import MEM_LAT, contract_cycles, ewise_cycles, preload_start, rank_cycles, sce_cycles
+from golden.isa.timing import MEM_LAT, SEQ_OP_CYCLES, contract_cycles, head_start, record_wait, unit_cycles
 from golden.lowering import lower_contract, lower_ewise, lower_rank, lower_sce
 
 
@@ -383,7 +382,7 @@ def link_preloads(descs: list, bank_shift: int, mem_lat: int = MEM_LAT) -> list:
 def linked_cycles(descs: list, bank_shift: int, mem_lat: int = MEM_LAT) -> int:
     """The contraction unit's cycles over `descs` (as link_preloads takes them) once link_preloads has paired them,
     each preloaded op with the head start link_preloads judged it by (its predecessor's record without a preload's
-    fields): the cost the compiler compares element orders by (golden/compiler.py refine_orders)."""
+    fields): the cost the compiler compares element orders by (golden/planner.py refine_orders)."""
     linked, heads = _linked(descs, bank_shift, mem_lat)
     return sum(contract_cycles(d, mem_lat, head=h) for d, h in zip(linked, heads) if d is not None)
 
@@ -457,44 +456,14 @@ def assemble(
     return Image(tuple(words), entry, tuple(records), slots)
 
 
-SEQ_OP_CYCLES = 2  # rtl/tt_seq.v's back end per op besides its unit's: the seed and statistics cycles
-SEQ_FETCH_CYCLES = 3  # its front end per record besides the payload: fetch, header, and the cycle the back end takes it
-
-
-def record_wait(prev_unit: int | None, nwords: int) -> int:
-    """The cycles rtl/tt_seq.v's back end waits for a record of `nwords` payload words (S_NEXT, and the cycle that
-    takes it) after the op before it, whose unit held it `prev_unit` cycles (None: the program's first record). The
-    front end reads the record from the take of the one before on; the back end is there after that op's seed, unit
-    and statistics cycles."""
-    if prev_unit is None:
-        return nwords + SEQ_FETCH_CYCLES
-    return max(0, nwords + SEQ_FETCH_CYCLES - prev_unit - SEQ_OP_CYCLES)
-
-
 def record_cycles(rec: Record, mem_lat: int = MEM_LAT, head: int = 0, prev_unit: int | None = None) -> tuple[int, int]:
     """(unit cycles, sequencer cycles) of one record as rtl/tt_seq.v counts them: its unit counter holds the op from
     the start cycle to done (the unit's start-to-done cycles + 1), and the sequencer adds SEQ_OP_CYCLES and the
     record_wait after the op before it (`prev_unit`: that op's unit cycles, None for the first record). The unit
     models are the ones the block tests check cycle for cycle; `head`: a preloaded contraction's head start
     (program_heads)."""
-    if rec.kind == KIND_CONTRACT:
-        unit = contract_cycles(rec.desc, mem_lat, head=head)
-    else:
-        unit_cycles: dict[int, Any] = {
-            KIND_EWISE: ewise_cycles,
-            KIND_SCE: sce_cycles,
-            KIND_RANK: rank_cycles,
-        }
-        unit = unit_cycles[rec.kind](rec.desc, mem_lat)
-    return unit + 1, SEQ_OP_CYCLES + record_wait(prev_unit, rec.nwords)
-
-
-def head_start(d: ContractDesc, d_head: int, nwords: int, mem_lat: int = MEM_LAT) -> int:
-    """The head start of the op that `d` (itself with head start d_head) preloads, whose record has `nwords`
-    payload words: from d's start to the next op's (d's unit cycles, SEQ_OP_CYCLES and the record_wait for that
-    record) less when d's preload walk issues its first beat (preload_start)."""
-    unit = contract_cycles(d, mem_lat, head=d_head) + 1
-    return unit + SEQ_OP_CYCLES + record_wait(unit, nwords) - preload_start(d, d_head)
+    unit = unit_cycles(rec.kind, rec.desc, mem_lat, head) + 1
+    return unit, SEQ_OP_CYCLES + record_wait(prev_unit, rec.nwords)
 
 
 def program_heads(records, mem_lat: int = MEM_LAT) -> list[int]:

@@ -22,7 +22,7 @@ ramp's end with a quarter of the phase left to adapt, one slice at a time rather
 the prune end is squeezed there (SQUEEZE_ROUNDS rank updates), and what cannot go (a bond keeps one slice) is
 reported.
 
-Both the bit-exact run (golden/train.py) and the float model (golden/float_model.py train_float) use this.
+Both the bit-exact run (golden/train.py) and the float model (golden/float_train.py train_float) use this.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from golden.config import NetConfig, RankCfg
+from golden.config import NetConfig, RankCfg, core_params_at
 
 RAMP_FRACTION = 0.75  # budget_target: the share of the prune phase the path to the budget takes
 # cycles budgets: live ranks at more than this many times the budget's cycles are not fitted (fit_ranks is slow), as
@@ -108,15 +108,6 @@ def budget_params(budget: float | None, full: int) -> int:
     return math.floor(budget * full)
 
 
-def core_params_at(layers, ranks: list[list[int]]) -> int:
-    """The TT core parameters of `layers` (LayerCfg) at inner ranks `ranks`, one list per layer."""
-    total = 0
-    for layer, inner in zip(layers, ranks):
-        r = (1, *inner, 1)
-        total += sum(r[k] * layer.out_shape[k] * layer.in_shape[k] * r[k + 1] for k in range(layer.d))
-    return total
-
-
 class RankBudget:
     """What a rank budget measures and how far it may go: the live core parameters (train.rank.budget, a fraction
     of the full count) or a training sample's accelerator cycles with its share of the update (train.rank.
@@ -152,7 +143,7 @@ class RankBudget:
             return core_params_at(self.cfg.layers, ranks)
         key = tuple(r for layer in ranks for r in layer)
         if key not in self._cycles:
-            from golden.config import with_ranks
+            from golden.config_file import with_ranks
             from golden.cost import cost_report
 
             e = self.cfg.train.rank.budget_engine

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -38,10 +39,9 @@ import numpy as np
 
 from golden import fxp_ref as ref
 from golden.fxp import NEAREST, STOCHASTIC, Fmt, lfsr_draw, lfsr_seed_state
-from golden.ir import BANK_ACT, Compiled, Op
+from golden.ir import BANK_ACT, Compiled, Op, OpKind
 
 SAT_COUNTER_MAX = (1 << 32) - 1
-SUPPORTED_OPS = ("contract", "acc", "axpby", "axpby_relu", "relu_bwd", "sce", "derive", "zero")
 
 
 def _strides(shape: list[int]) -> list[int]:
@@ -58,8 +58,19 @@ class ScalarMachine:
     def __init__(self, comp: Compiled, seed: int):
         self.comp = comp
         self.cfg = comp.cfg
+        # the executor of each op kind it implements: (op, env, observe)
+        self._execute: dict[OpKind, Callable[[Op, dict, bool], None]] = {
+            OpKind.CONTRACT: self._contract,
+            OpKind.ACC: self._acc,
+            OpKind.AXPBY: self._axpby,
+            OpKind.AXPBY_RELU: self._run_axpby_relu,
+            OpKind.RELU_BWD: self._run_relu_bwd,
+            OpKind.SCE: self._run_sce,
+            OpKind.DERIVE: self._run_derive,
+            OpKind.ZERO: self._run_zero,
+        }
         programs = (comp.train_sample, comp.update, comp.infer, getattr(comp, "rank_update", []))
-        unsupported = sorted({op.kind for prog in programs for op in prog} - set(SUPPORTED_OPS))
+        unsupported = sorted({op.kind for prog in programs for op in prog} - set(self._execute))
         if unsupported:
             raise NotImplementedError(f"ScalarMachine does not implement op kinds {', '.join(unsupported)}")
         t = comp.tensors
@@ -173,14 +184,14 @@ class ScalarMachine:
         out = op.out
         self._count(out, sat)
         arr, base = self._where(out)
-        if not self.comp.tensors[out].per_sample and (op.kind == "acc" or op.accumulate):
+        if not self.comp.tensors[out].per_sample and (op.kind == OpKind.ACC or op.accumulate):
             y, sat2 = ref.accumulate_scalar(arr[base + i], y, self.fmt(out))  # out <- SAT(out + RQ(...))
             self._count(out, sat2)
         arr[base + i] = y
         self._observe(out, y, observe)
 
     # --- ops ----------------------------------------------------------------------------------------------
-    def _contract(self, op: Op, observe: bool) -> None:
+    def _contract(self, op: Op, env: dict, observe: bool) -> None:
         a, b = op.ins
         lhs, out_idx = op.spec.split("->")
         ia, ib = lhs.split(",")
@@ -211,7 +222,7 @@ class ScalarMachine:
             y, sat = ref.requantize_scalar(acc, shift, op.mode, fo, r)
             self._store(op, i, y, sat, observe)
 
-    def _acc(self, op: Op, observe: bool) -> None:
+    def _acc(self, op: Op, env: dict, observe: bool) -> None:
         (src,) = op.ins
         xs, bx = self._where(src)
         shift = self.frac[src] - self.frac[op.out]
@@ -221,7 +232,7 @@ class ScalarMachine:
             y, sat = ref.requantize_scalar(xs[bx + i], shift, op.mode, fo, r)
             self._store(op, i, y, sat, observe)
 
-    def _axpby(self, op: Op, observe: bool) -> None:
+    def _axpby(self, op: Op, env: dict, observe: bool) -> None:
         x, z = op.ins
         (xs, bx), (zs, bz) = self._where(x), self._where(z)
         fx, fz, wx, wz = self.frac[x], self.frac[z], self.width(x), self.width(z)
@@ -247,35 +258,34 @@ class ScalarMachine:
             self.mem[compute][i] = y
             self._count(compute, sat)
 
+    def _run_sce(self, op: Op, env: dict, observe: bool) -> None:
+        (z,) = op.ins
+        err, n_sat, p, pred = ref.sce_scalar(
+            self.values(z), self.frac[z], self.width(z), env["label"], self.cfg.classes, self.fmt(op.out)
+        )
+        out, bo = self._where(op.out)
+        out[bo : bo + len(err)] = err
+        env["p"], env["pred"] = p, pred
+        self._count(op.out, n_sat)
+
+    def _run_axpby_relu(self, op: Op, env: dict, observe: bool) -> None:
+        """SPEC 5.3: the ReLU after the AXPBY's saturations and observation."""
+        self._axpby(op, env, observe)
+        self._elementwise(replace(op, ins=(op.out,)), lambda v: v if v > 0 else 0, False)
+
+    def _run_relu_bwd(self, op: Op, env: dict, observe: bool) -> None:
+        self._elementwise(op, lambda e, h: e if h > 0 else 0, observe)
+
+    def _run_derive(self, op: Op, env: dict, observe: bool) -> None:
+        self._derive(op.out, op.ins[0])
+
+    def _run_zero(self, op: Op, env: dict, observe: bool) -> None:
+        self.mem[op.out] = [0] * self.comp.tensors[op.out].size
+
     def run(self, prog: list[Op], env: dict, observe: bool) -> None:
         """Execute `prog` once: for one sample (`env` holds its label and receives p and pred) or the update."""
         for op in prog:
-            if op.kind == "contract":
-                self._contract(op, observe)
-            elif op.kind == "acc":
-                self._acc(op, observe)
-            elif op.kind == "axpby":
-                self._axpby(op, observe)
-            elif op.kind == "axpby_relu":  # SPEC 5.3: the ReLU after the AXPBY's saturations and observation
-                self._axpby(op, observe)
-                self._elementwise(replace(op, ins=(op.out,)), lambda v: v if v > 0 else 0, False)
-            elif op.kind == "relu_bwd":
-                self._elementwise(op, lambda e, h: e if h > 0 else 0, observe)
-            elif op.kind == "sce":
-                (z,) = op.ins
-                err, n_sat, p, pred = ref.sce_scalar(
-                    self.values(z), self.frac[z], self.width(z), env["label"], self.cfg.classes, self.fmt(op.out)
-                )
-                out, bo = self._where(op.out)
-                out[bo : bo + len(err)] = err
-                env["p"], env["pred"] = p, pred
-                self._count(op.out, n_sat)
-            elif op.kind == "derive":
-                self._derive(op.out, op.ins[0])
-            elif op.kind == "zero":
-                self.mem[op.out] = [0] * self.comp.tensors[op.out].size
-            else:
-                raise NotImplementedError(f"op kind {op.kind}")
+            self._execute[op.kind](op, env, observe)
 
     def _load_input(self, row) -> None:
         """The host writes one sample's input words into the ACT bank."""
@@ -318,7 +328,7 @@ class ScalarMachine:
             if self.adapt() == 0:
                 break
         for op in self.comp.update:  # SPEC 5.5: the momentum gets 4 integer bits more than its gradient
-            if op.kind == "axpby" and op.note == "momentum":
+            if op.kind == OpKind.AXPBY and op.note == "momentum":
                 self.frac[op.out] = self.frac[op.ins[1]] - 4
         return done
 

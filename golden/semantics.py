@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from golden import fxp
-from golden.fxp import Fmt, align
+from golden.fxp import Fmt, align, align_round
 
 EXP2_ROM = np.array([round(2**15 * 2 ** (-f / 256)) for f in range(256)], dtype=np.int64)
 LOG2E_Q12 = 5909  # round(log2(e) * 2^12), SPEC 5.4
@@ -26,11 +26,42 @@ LAMBDA_DECAY_Q16 = 58982  # round(0.9 * 2^16)
 LAMBDA_GAIN_Q16 = 6554  # round(0.1 * 2^16)
 
 
+def shift_control(max_abs: int, width: int, frac: int, frac_min: int, frac_max: int) -> int:
+    """SPEC 4.2: a tensor's next fraction bits from the max |x| written since the last adaptation: one fewer above
+    0.9 of full scale, one more below 0.3, within frac_min..frac_max; the same where nothing but zeros was written
+    (no evidence of scale)."""
+    if max_abs == 0:
+        return frac
+    if max_abs > (9 << (width - 1)) // 10:
+        return max(frac - 1, frac_min)
+    if max_abs < (3 << (width - 1)) // 10:
+        return min(frac + 1, frac_max)
+    return frac
+
+
 def axpby_fc(fy: int, *terms: tuple[int, int]) -> int:
     """SPEC 5.2: the fraction bits Fc both AXPBY terms are aligned to: F_y + AXPBY_GUARD, lowered where a term
     (operand width w, product fraction bits f) would need more than ACC_W - 17 bits (w + Fc - f <= ACC_W - 17,
     the element-wise unit's accumulator bound). The final RQ shifts by Fc - F_y."""
     return _within_acc_bound(fy + AXPBY_GUARD, terms)
+
+
+def axpby_sum(
+    x: np.ndarray,
+    fx: int,
+    z: np.ndarray,
+    fz: int,
+    alpha: tuple[int, int],
+    beta: tuple[int, int],
+    fy: int,
+    widths: tuple[int, int],
+) -> tuple[np.ndarray, int]:
+    """SPEC 5.2: alpha x and beta z (constants as (q, F)) aligned to Fc fraction bits (axpby_fc; rounded half up when
+    finer) and summed; returns (the sum, the final RQ's shift Fc - F_y). `widths` (of x and z): the element-wise
+    unit's bound on Fc; Adam's second moment passes 2 w_g - 1 for g^2."""
+    (qa, fa), (qb, fb) = alpha, beta
+    fc = axpby_fc(fy, (widths[0], fa + fx), (widths[1], fb + fz))
+    return align_round(qa * x, fa + fx, fc) + align_round(qb * z, fb + fz, fc), fc - fy
 
 
 def penalty_fc(g: tuple[int, int], w: tuple[int, int], f_tau: int) -> int:
@@ -101,6 +132,36 @@ def inv_d(d: int) -> int:
 def pack_lambdas(lam: list[int]) -> np.ndarray:
     """Lambdas as the state bank's words: per slice the low half (as a signed 16-bit word), then the high half."""
     return np.array([w for v in lam for w in ((v & 0xFFFF) - ((v & 0x8000) << 1), v >> 16)], dtype=np.int64)
+
+
+def unpack_lambdas(words: np.ndarray) -> list[int]:
+    """The inverse of pack_lambdas: per slice the low half, then the high half (signed)."""
+    return [(int(hi) << 16) | (int(lo) & 0xFFFF) for lo, hi in zip(words[0::2], words[1::2])]
+
+
+def bond_sums(left: np.ndarray, right: np.ndarray) -> tuple[list[int], int]:
+    """SPEC 5.6 step 1: M, the sum of squares of every slice r of the bond between cores `left` (r_prev, m, n, R) and
+    `right` (R, m', n', r_next), on Python ints; and D, the words of a slice."""
+    m = (left * left).sum(axis=(0, 1, 2)) + (right * right).sum(axis=(1, 2, 3))
+    return [int(v) for v in m], left[..., 0].size + right[0].size
+
+
+def slice_gate(shape: tuple[int, ...], left: np.ndarray | None, right: np.ndarray | None) -> np.ndarray:
+    """SPEC 5.6 MASK: per element of a core of `shape` (r_prev, m, n, r_next), in address order, 1 where neither
+    adjoining slice is pruned: a mask word other than 0 is live; an outer bond (None) has every slice live."""
+    r0, _, _, r1 = shape
+    lv = (left != 0) if left is not None else np.ones(r0, dtype=bool)
+    rv = (right != 0) if right is not None else np.ones(r1, dtype=bool)
+    return (lv[:, None, None, None] * rv[None, None, None, :] * np.ones(shape, dtype=np.int64)).ravel()
+
+
+def slice_taus(shape: tuple[int, ...], left: np.ndarray | None, right: np.ndarray | None) -> np.ndarray:
+    """SPEC 5.6 PENALTY: per element of a core of `shape` (r_prev, m, n, r_next), in address order, tau_left[r_prev]
+    + tau_right[r_next]; an outer bond (None) has no tau."""
+    r0, _, _, r1 = shape
+    lt = left if left is not None else np.zeros(r0, dtype=np.int64)
+    rt = right if right is not None else np.zeros(r1, dtype=np.int64)
+    return (lt[:, None, None, None] + rt[None, None, None, :] + np.zeros(shape, dtype=np.int64)).ravel()
 
 
 TAU_MAX = (1 << 15) - 1  # tau is a 16-bit signed table entry

@@ -40,12 +40,14 @@ from typing import Any
 
 import numpy as np
 
+from golden.checkpoint import TrainError, golden_version
 from golden.compiler import compile_network
-from golden.config import ConfigError, config_from_dict, config_to_dict, load_config
+from golden.config import ConfigError
+from golden.config_file import config_from_dict, config_to_dict, load_config
 from golden.datasets import Dataset, DatasetError, load_dataset
-from golden.float_model import train_float
+from golden.float_train import train_float
 from golden.memory import dense_sizes, memory_report
-from golden.train import Run, TrainError, check_compatible, golden_version
+from golden.train import Run, check_compatible
 from verif.runner import environ
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,7 +213,7 @@ def row_names(rows: str) -> list[str]:
 
 def golden_dirs(tag: str, seed: int, version: str, rank) -> dict:
     """The output directories of the two golden rows of one seed. One directory per seed and golden version: the
-    runs resume after an interruption, and start afresh after a change of golden/*.py."""
+    runs resume after an interruption, and start afresh after a change of the golden model's modules."""
     work = ROOT / "build" / "accuracy" / f"{tag}-seed{seed}-{version}"
     rank_dir = (
         f"golden-rank-{rank.prior:g}-t{rank.threshold:g}-w{rank.warmup_epochs}"
@@ -382,7 +384,7 @@ def seeds_table(
         "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
     }
     if after != version:
-        print(f"warning: golden/*.py changed during the runs (golden version {version} -> {after})")
+        print(f"warning: the golden model's modules changed during the runs (golden version {version} -> {after})")
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
     stem = f"accuracy-{tag}-seeds"

@@ -29,12 +29,13 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from golden.compiler import PLAN_ENGINES, compile_network
-from golden.config import load_config
+from golden.compiler import compile_network
+from golden.config_file import load_config
 from golden.cost import fit_ranks
-from golden.float_model import measure_speed
+from golden.float_train import measure_speed
 from golden.machine import Machine
 from golden.memory import memory_report
+from golden.planner import PLAN_ENGINES
 from golden.train import init_float_params
 from scripts.accuracy import accuracy_table
 from scripts.bits import bits_table

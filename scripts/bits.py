@@ -17,10 +17,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from golden.config import load_config
+from golden.checkpoint import golden_version
+from golden.config_file import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
-from golden.train import Run, check_compatible, golden_version
+from golden.train import Run, check_compatible
 from scripts.accuracy import INPUT_ERRORS, refuse, run_args, worker_pool, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +57,7 @@ def run_point(sweep: str, bits: int, cfg, dataset: str, data_dir, seed: int, out
 
 
 def bits_table(model: str, dataset: str, data_dir=None, seed: int = 1, jobs: int | None = None) -> dict:
-    from golden.float_model import train_float
+    from golden.float_train import train_float
 
     cfg = load_config(model)
     data = load_dataset(dataset, data_dir)

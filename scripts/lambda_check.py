@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from golden.compiler import compile_network
-from golden.config import RankCfg, load_config
+from golden.config import RankCfg
+from golden.config_file import load_config
 from golden.datasets import load_dataset
 from golden.machine import Machine
 from golden.semantics import LAMBDA_FMT

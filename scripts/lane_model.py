@@ -1,5 +1,5 @@
-"""Cycle model of two-dimensional multi-lane contraction engines, per contraction of a compiled training step: a
-model for deciding which lane forms to build, not a measurement. The built engine's exact cycles are golden/isa/timing.py
+"""Cycle model of two-dimensional multi-lane contraction engines, per contraction of a compiled training step: a model
+for deciding which lane forms to build, not a measurement. The built engine's exact cycles are golden/isa/timing.py
 contract_cycles (`python -m golden cost`); the simulated RTL's come from `python -m verif.top.bench_rtl`.
 
 The modelled engine: LA x LB MAC lanes (LA * LB = --lanes) computing an outer-product tile of the output. Per
@@ -47,8 +47,10 @@ from dataclasses import dataclass, replace
 
 from golden import program as P
 from golden.compiler import compile_network
-from golden.config import ConfigError, load_config, with_ranks
+from golden.config import ConfigError
+from golden.config_file import load_config, with_ranks
 from golden.cost import cost_report
+from golden.ir import OpKind
 from golden.isa.contract import ContractDesc, drain_beats
 from golden.isa.timing import contract_cycles, contract_losses, load_beats
 
@@ -108,7 +110,7 @@ def plan_program(
     return [
         plan_op(op.spec, op.macs, comp.letter_sizes, lanes, width, requant, max_la)
         for op in getattr(comp, program)
-        if op.kind == "contract"
+        if op.kind == OpKind.CONTRACT
     ]
 
 
@@ -173,7 +175,7 @@ def plan_split(
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     out = []
     for op in getattr(comp, program):
-        if op.kind == "contract":
+        if op.kind == OpKind.CONTRACT:
             d = P.contract_desc(comp, p, op, frac)
             cycles, used = split_cycles(d, r)
             plan = SplitPlan(op.spec, d.macs, used, cycles, "reduction" if used > d.lanes else "lanes")
@@ -212,7 +214,7 @@ def plan_two_indices(
     comp = compile_network(cfg)
     rows = []
     for op in comp.train_sample:
-        if op.kind == "contract":
+        if op.kind == OpKind.CONTRACT:
             sizes = {c: comp.letter_sizes[c] for c in sorted(set(op.spec) - set(",->"))}
             rows.append((op.spec, op.macs, *two_index_steps(sizes, lanes, pow2)))
     vec = min(width, lanes)

@@ -23,6 +23,7 @@ import numpy as np
 
 from golden import program as P
 from golden.arch import BANKS, KIND_END
+from golden.ir import OpKind
 from golden.isa.timing import MEM_LAT
 from golden.machine import Machine
 from golden.semantics import sce_loss
@@ -66,7 +67,7 @@ class RtlDevice:
             * sum(
                 max(op.macs, t[op.out].size)
                 + 64
-                + (t[op.ins[0]].size + t[op.ins[1]].size + 100 * t[op.ins[3]].size if op.kind == "rank" else 0)
+                + (t[op.ins[0]].size + t[op.ins[1]].size + 100 * t[op.ins[3]].size if op.kind == OpKind.RANK else 0)
                 for op in getattr(self.comp, prog)
             )
             + 1000

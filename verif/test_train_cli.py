@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golden.config import config_to_dict, load_config
-from golden.train import CHECKPOINT, locked
+from golden.checkpoint import CHECKPOINT, locked
+from golden.config_file import config_to_dict, load_config
 from verif import train
 
 ROOT = Path(__file__).resolve().parent.parent

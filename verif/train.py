@@ -32,21 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from golden import program as P
+from golden.checkpoint import CHECKPOINT, TrainError, load_checkpoint, locked
 from golden.compiler import CompileError
-from golden.config import ConfigError, load_config
+from golden.config import ConfigError
+from golden.config_file import load_config
 from golden.datasets import DatasetError, load_dataset
-from golden.train import (
-    CHECKPOINT,
-    CHECKPOINT_EVERY_S,
-    GOLDEN_ONLY,
-    Run,
-    TrainError,
-    check_args,
-    check_run,
-    load_checkpoint,
-    locked,
-    summary,
-)
+from golden.run_report import summary
+from golden.train import CHECKPOINT_EVERY_S, GOLDEN_ONLY, Run, check_args, check_run
 from verif.rtl_device import CHECKS
 
 ROOT = Path(__file__).resolve().parent.parent

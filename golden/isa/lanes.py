@@ -264,7 +264,7 @@ def spec_cycles(
     spec: str, order: str, sizes: dict[str, int], lanes: int, buf_depth: int, vec: int = 1, drain: int = 1
 ) -> int:
     """contract_cycles of a contraction given by its einsum and element order alone (the compiler's layout choice,
-    golden/compiler.py refine_layouts), on an engine of `lanes` MAC lanes, `buf_depth` buffer words, vector loads of
+    golden/planner.py refine_layouts), on an engine of `lanes` MAC lanes, `buf_depth` buffer words, vector loads of
     `vec` words and a drain of `drain` (every bank in rows, the operands at row boundaries); raises ValueError where
     the nest does not fit a descriptor."""
     out_loops, red_loops = spec_loops(spec, order, sizes, spec)

@@ -1,16 +1,17 @@
 """The units' cycles from start to done, exactly as the RTL counts them (each unit's block test checks its model
 cycle for cycle): the contraction engine's groups, its lane buffers' load and preload, and where its cycles over the
-ideal go; the element-wise, softmax cross-entropy and rank units' closed formulas. golden/program.py adds the
-sequencer's cycles per record.
+ideal go; the element-wise, softmax cross-entropy and rank units' closed formulas; the sequencer's cycles per record
+and the head start a preloaded contraction gets. golden/program.py sums them over a program.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from golden.arch import EW_ADAM_OPS, EW_CORE_OPS, MAX_OUT
+from golden.arch import EW_ADAM_OPS, EW_CORE_OPS, KIND_CONTRACT, KIND_EWISE, KIND_RANK, KIND_SCE, MAX_OUT
 from golden.isa.contract import ContractDesc, buffer_words, drain_beats, sum_stages
 from golden.isa.ewise import EwiseDesc
 from golden.isa.loop_nest import nest_steps
@@ -128,3 +129,35 @@ def rank_cycles(desc: RankDesc, mem_lat: int = MEM_LAT) -> int:
     """rtl/tt_rank.v's cycles from start to done (its block test checks them): per slice, its words read one a
     cycle, the serial products and the shift, the divider."""
     return 3 + desc.rank * (desc.slice_words + 2 * mem_lat + desc.q_shift + RANK_SLICE_PIPE)
+
+
+# --- the sequencer (rtl/tt_seq.v) -------------------------------------------------------------------------------
+SEQ_OP_CYCLES = 2  # the back end per op besides its unit's: the seed and statistics cycles
+SEQ_FETCH_CYCLES = 3  # the front end per record besides the payload: fetch, header, and the cycle the back end takes it
+
+
+def unit_cycles(kind: int, desc, mem_lat: int = MEM_LAT, head: int = 0) -> int:
+    """The start-to-done cycles of the unit that runs a record of `kind` (golden/arch.py KIND_*) with descriptor
+    `desc`; `head`: a preloaded contraction's head start (head_start)."""
+    if kind == KIND_CONTRACT:
+        return contract_cycles(desc, mem_lat, head=head)
+    by_kind: dict[int, Callable[..., int]] = {KIND_EWISE: ewise_cycles, KIND_SCE: sce_cycles, KIND_RANK: rank_cycles}
+    return by_kind[kind](desc, mem_lat)
+
+
+def record_wait(prev_unit: int | None, nwords: int) -> int:
+    """The cycles rtl/tt_seq.v's back end waits for a record of `nwords` payload words (S_NEXT, and the cycle that
+    takes it) after the op before it, whose unit held it `prev_unit` cycles (None: the program's first record). The
+    front end reads the record from the take of the one before on; the back end is there after that op's seed, unit
+    and statistics cycles."""
+    if prev_unit is None:
+        return nwords + SEQ_FETCH_CYCLES
+    return max(0, nwords + SEQ_FETCH_CYCLES - prev_unit - SEQ_OP_CYCLES)
+
+
+def head_start(d: ContractDesc, d_head: int, nwords: int, mem_lat: int = MEM_LAT) -> int:
+    """The head start of the op that `d` (itself with head start d_head) preloads, whose record has `nwords`
+    payload words: from d's start to the next op's (d's unit cycles, SEQ_OP_CYCLES and the record_wait for that
+    record) less when d's preload walk issues its first beat (preload_start)."""
+    unit = contract_cycles(d, mem_lat, head=d_head) + 1
+    return unit + SEQ_OP_CYCLES + record_wait(unit, nwords) - preload_start(d, d_head)

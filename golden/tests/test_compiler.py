@@ -1,5 +1,5 @@
-"""Tests of the compiler (golden/compiler.py): the contraction planner against an independent brute force and
-numpy.einsum_path, and the compiled programs of the built-in networks (SPEC 5.1, 6)."""
+"""Tests of the compiler (golden/compiler.py, golden/planner.py): the contraction planner against an independent brute
+force and numpy.einsum_path, and the compiled programs of the built-in networks (SPEC 5.1, 6)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from golden import compiler, program as P
-from golden.compiler import PLAN_ENGINES, CompileError, compile_network, core_name, lane_order, plan_contraction
-from golden.config import config_from_dict, config_to_dict, load_config, with_ranks
+from golden import compiler, planner, program as P
+from golden.compiler import CompileError, compile_network, core_name
+from golden.config_file import config_from_dict, config_to_dict, load_config, with_ranks
+from golden.ir import OpKind
+from golden.planner import PLAN_ENGINES, lane_order, plan_contraction
 
 # ---------------------------------------------------------------------------------------------------------
 # An independent brute force: every full binary contraction tree, costed from first principles.
@@ -273,7 +275,7 @@ def test_train_sample_writes_every_gradient_by_accumulation(model):
     for op in comp.train_sample:
         t = comp.tensors[op.out]
         if not t.per_sample:
-            assert op.kind == "acc" or (op.kind == "contract" and op.accumulate), (
+            assert op.kind == OpKind.ACC or (op.kind == OpKind.CONTRACT and op.accumulate), (
                 f"{op.kind} overwrites persistent {op.out} once per sample"
             )
             written[op.out] = written.get(op.out, 0) + 1
@@ -294,7 +296,7 @@ def test_contract_specs_match_tensor_sizes(model):
     producer_letters = {}
     for prog_name in ("train_sample", "infer"):
         for op in getattr(comp, prog_name):
-            if op.kind != "contract":
+            if op.kind != OpKind.CONTRACT:
                 continue
             ia, ib, io = _spec_terms(op.spec)
             (a, b), out = op.ins, op.out
@@ -328,7 +330,7 @@ def _layer_of_op(comp, op) -> int:
         for k in range(layer.d):
             for prog in (comp.infer,):
                 for o in prog:
-                    if o.kind == "contract" and core_name(l, k) in o.ins:
+                    if o.kind == OpKind.CONTRACT and core_name(l, k) in o.ins:
                         ia, ib, _ = _spec_terms(o.spec)
                         mine |= set(ia if o.ins[0] == core_name(l, k) else ib)
         if letters & mine:
@@ -367,7 +369,7 @@ def test_forward_macs_per_layer_are_optimal(model):
     comp = _compiled(model)
     per_layer = {}
     for op in comp.infer:
-        if op.kind == "contract":
+        if op.kind == OpKind.CONTRACT:
             l = _layer_of_op(comp, op)
             per_layer[l] = per_layer.get(l, 0) + op.macs
     assert sum(per_layer.values()) == comp.macs("infer")
@@ -377,8 +379,8 @@ def test_forward_macs_per_layer_are_optimal(model):
         assert per_layer[l] == best, f"layer {l}: {per_layer[l]} MACs, optimum {best}"
         assert per_layer[l] <= _sweep_macs(layer)
     # the training program holds the forward pass (stochastic rounding) with the same MACs
-    fwd = [op for op in comp.train_sample if op.kind == "contract" and comp.tensors[op.out].per_sample]
-    assert sum(op.macs for op in comp.infer if op.kind == "contract") <= sum(op.macs for op in fwd)
+    fwd = [op for op in comp.train_sample if op.kind == OpKind.CONTRACT and comp.tensors[op.out].per_sample]
+    assert sum(op.macs for op in comp.infer if op.kind == OpKind.CONTRACT) <= sum(op.macs for op in fwd)
 
 
 def test_paper_macs_within_budget():
@@ -386,7 +388,7 @@ def test_paper_macs_within_budget():
     cfg = comp.cfg
     sweep = [_sweep_macs(layer) for layer in cfg.layers]
     assert sweep == [974_848, 12_288]  # 0.97M: the left-to-right sweep of the TT layer (0.99M with layer 2)
-    first = sum(op.macs for op in comp.infer if op.kind == "contract" and _layer_of_op(comp, op) == 0)
+    first = sum(op.macs for op in comp.infer if op.kind == OpKind.CONTRACT and _layer_of_op(comp, op) == 0)
     assert first <= sweep[0]
     assert comp.macs("infer") <= sum(sweep)
     assert comp.macs("train_sample") <= 2.90e6
@@ -502,7 +504,7 @@ def test_intermediates_end_in_a_one_sided_index(model):
     comp = compile_network(load_config(model))
     checked = 0
     for op in comp.train_sample + comp.infer:
-        if op.kind != "contract" or "[" not in op.out:  # intermediates are named label[operands] (emit_chain)
+        if op.kind != OpKind.CONTRACT or "[" not in op.out:  # intermediates are named label[operands] (emit_chain)
             continue
         (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
         if set(out) - (set(ia) & set(ib)):  # some index is one-sided
@@ -521,7 +523,7 @@ def test_element_order_of_outputs_with_a_given_layout(monkeypatch, model):
     comp = compile_network(load_config(model))
     reordered = 0
     for op in comp.train_sample + comp.infer:
-        if op.kind != "contract":
+        if op.kind != OpKind.CONTRACT:
             continue
         (ia, ib), out = op.spec.split("->")[0].split(","), op.spec.split("->")[1]
         t = comp.tensors[op.out]
@@ -547,9 +549,9 @@ def _compiled(model: str, ranks=None):
 def _contract_cycles_total(comp) -> int:
     """Every contraction's lane-cycles on the compiler's PLAN_ENGINES (refine_layouts' measure)."""
     return sum(
-        compiler.plan_lane_cycles(op.spec, op.element_order(), comp.letter_sizes)
+        planner.plan_lane_cycles(op.spec, op.element_order(), comp.letter_sizes)
         for op in comp.train_sample + comp.infer
-        if op.kind == "contract"
+        if op.kind == OpKind.CONTRACT
     )
 
 
@@ -560,16 +562,16 @@ def test_refined_layouts_are_locally_fastest(monkeypatch, model, ranks):
     refine_orders re-chooses the element orders, as refine_layouts judges them)."""
     monkeypatch.setattr(compiler, "refine_orders", lambda comp: None)
     comp = _compiled(model, ranks)
-    contracts = [op for op in comp.train_sample + comp.infer if op.kind == "contract"]
+    contracts = [op for op in comp.train_sample + comp.infer if op.kind == OpKind.CONTRACT]
     checked = 0
     for name, t in comp.tensors.items():
         if "[" not in name:  # intermediates are named label[operands]
             continue
         touching = [op for op in contracts if op.out == name or name in op.ins]
         ia, ib = next(op for op in touching if op.out == name).spec.split("->")[0].split(",")
-        here = compiler.layout_cycles(touching, name, t.indices, comp.letter_sizes)
-        for other in compiler.layout_candidates(t.indices, ia, ib):
-            assert here <= compiler.layout_cycles(touching, name, other, comp.letter_sizes), (model, name, other)
+        here = planner.layout_cycles(touching, name, t.indices, comp.letter_sizes)
+        for other in planner.layout_candidates(t.indices, ia, ib):
+            assert here <= planner.layout_cycles(touching, name, other, comp.letter_sizes), (model, name, other)
         assert t.shape == tuple(comp.letter_sizes[c] for c in t.indices)
         checked += 1
     assert checked
@@ -595,9 +597,12 @@ def _program_contract_cycles(comp, program: str) -> int:
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     total = 0
     for e in PLAN_ENGINES:
-        p = compiler.plan_params(comp, e)
+        p = planner.plan_params(comp, e)
         total += e.lanes * P.linked_cycles(
-            [P.contract_desc(comp, p, op, frac) if op.kind == "contract" else None for op in getattr(comp, program)],
+            [
+                P.contract_desc(comp, p, op, frac) if op.kind == OpKind.CONTRACT else None
+                for op in getattr(comp, program)
+            ],
             p.bank_shift,
         )
     return total
@@ -615,7 +620,7 @@ def test_refine_orders(monkeypatch, model, ranks):
     for prog in ("train_sample", "infer"):
         for a, b in zip(getattr(refined, prog), getattr(plain, prog)):
             assert (a.kind, a.out, a.ins, a.spec, a.macs) == (b.kind, b.out, b.ins, b.spec, b.macs)
-            if a.kind != "contract":
+            if a.kind != OpKind.CONTRACT:
                 continue
             assert sorted(a.element_order()) == sorted(a.spec.split("->")[1])
             assert a.order != a.spec.split("->")[1]  # an order equal to the layout is written ""

@@ -5,17 +5,8 @@ import re
 
 import pytest
 
-from golden.config import (
-    MAX_CORES,
-    MAX_RANK,
-    ConfigError,
-    Formats,
-    NetConfig,
-    builtin_configs,
-    config_from_dict,
-    config_to_dict,
-    load_config,
-)
+from golden.config import MAX_CORES, MAX_RANK, ConfigError, Formats, NetConfig
+from golden.config_file import builtin_configs, config_from_dict, config_to_dict, load_config
 from golden.fxp import Fmt
 
 

@@ -1,6 +1,6 @@
-"""golden/cost.py and the cycle models under it (golden/isa/timing.py contract_losses, golden/program.py program_cycles).
-That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every whole
-program run) and by the benchmark (verif/top/tb_bench.py)."""
+"""golden/cost.py and the cycle models under it (golden/isa/timing.py contract_losses, golden/program.py
+program_cycles). That the models equal the RTL's counters is checked by the top-level tests (verif/rtl_device.py, every
+whole program run) and by the benchmark (verif/top/tb_bench.py)."""
 
 import json
 from dataclasses import replace
@@ -11,11 +11,15 @@ from golden import program as P
 from golden.__main__ import main
 from golden.arch import KIND_CONTRACT, KIND_EWISE, KIND_SCE
 from golden.compiler import compile_network
-from golden.config import ConfigError, load_config, with_ranks
+from golden.config import ConfigError
+from golden.config_file import load_config, with_ranks
 from golden.cost import LOSSES, cost_report, fit_ranks
+from golden.ir import OpKind
 from golden.isa.contract import PAD, ContractDesc, Loop, check_desc
 from golden.isa.lanes import with_lanes
 from golden.isa.timing import (
+    SEQ_FETCH_CYCLES,
+    SEQ_OP_CYCLES,
     contract_cycles,
     contract_losses,
     ewise_cycles,
@@ -36,7 +40,7 @@ def test_contract_losses_add_up_to_the_cycles(model):
     lanes, depth = ENGINES[model]
     forms = set()
     for op in comp.train_sample + comp.infer:
-        if op.kind != "contract":
+        if op.kind != OpKind.CONTRACT:
             continue
         for d in (lower_contract(comp, op, frac), with_lanes(lower_contract(comp, op, frac), lanes, depth)):
             split = contract_losses(d, lanes)
@@ -111,7 +115,7 @@ def test_report_adds_up(model):
         assert len(rows) == len(getattr(comp, prog))
         assert r["cycles"] == sum(x["cycles"] + x["sequencer"] for x in rows) + r["end"]
         assert r["sequencer"] == sum(x["sequencer"] for x in rows) + r["end"]
-        assert r["end"] == (0 if rows else P.SEQ_FETCH_CYCLES)  # the END record arrives during the last op
+        assert r["end"] == (0 if rows else SEQ_FETCH_CYCLES)  # the END record arrives during the last op
         for unit, cycles in r["units"].items():
             assert cycles == sum(x["cycles"] for x in rows if x["unit"] == unit)
         assert r["macs"] == comp.macs(prog) and r["ideal"] == r["macs"] / lanes
@@ -134,9 +138,9 @@ def test_record_cycles_are_the_unit_model_plus_the_sequencer():
         nwords = P.header_nwords(image.words[rec.pc])
         assert nwords == rec.nwords
         if rec.program not in prev:  # the first record: the front end reads it while the back end waits
-            assert seq == P.SEQ_OP_CYCLES + P.SEQ_FETCH_CYCLES + nwords
+            assert seq == SEQ_OP_CYCLES + SEQ_FETCH_CYCLES + nwords
         else:  # read while the op before runs: a wait only when that op is shorter than the record's load
-            assert seq == P.SEQ_OP_CYCLES + max(0, P.SEQ_FETCH_CYCLES + nwords - prev[rec.program] - P.SEQ_OP_CYCLES)
+            assert seq == SEQ_OP_CYCLES + max(0, SEQ_FETCH_CYCLES + nwords - prev[rec.program] - SEQ_OP_CYCLES)
         prev[rec.program] = unit
         kinds.add(rec.kind)
     assert kinds == {KIND_CONTRACT, KIND_EWISE, KIND_SCE}

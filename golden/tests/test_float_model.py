@@ -9,22 +9,9 @@ import numpy as np
 import pytest
 
 from golden.config import LayerCfg, NetConfig, RankCfg, TrainCfg
-from golden.float_model import (
-    SGD,
-    Adam,
-    FloatDenseNet,
-    FloatTTNet,
-    RankAdapter,
-    init_tt_cores,
-    measure_speed,
-    softmax_xent,
-    train_float,
-    tt_backward,
-    tt_forward,
-    tt_init_std,
-    tt_plan,
-    tt_to_dense,
-)
+from golden.float_model import SGD, Adam, FloatDenseNet, FloatTTNet, RankAdapter, softmax_xent
+from golden.float_train import measure_speed, train_float
+from golden.float_tt import init_tt_cores, tt_backward, tt_forward, tt_init_std, tt_plan, tt_to_dense
 
 # ---------------------------------------------------------------------------------------------------------
 # configs built straight from the dataclasses (load_config may not exist yet)

@@ -8,8 +8,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from golden import fxp, fxp_ref as ref
 from golden.fxp import ACC_W, NEAREST, SHIFT_MAX, SHIFT_MIN, STOCHASTIC, Fmt
-from golden.machine import Machine
-from golden.semantics import EXP2_ROM, sce_gradient
+from golden.semantics import EXP2_ROM, axpby_sum, sce_gradient
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ACC_LO, ACC_HI = -(1 << (ACC_W - 1)), (1 << (ACC_W - 1)) - 1
@@ -159,11 +158,6 @@ def test_mac_overflow_raises_never_wraps():
 # --- SPEC 5.2 / 5.5: AXPBY and DERIVE -------------------------------------------------------------------------
 
 
-class _Op:  # what Machine._axpby reads of an op
-    def __init__(self, alpha, beta):
-        self.alpha, self.beta = alpha, beta
-
-
 consts = st.one_of(st.just((1, 0)), st.tuples(st.integers(-32768, 32767), st.integers(-16, 30)))
 
 
@@ -182,7 +176,7 @@ consts = st.one_of(st.just((1, 0)), st.tuples(st.integers(-32768, 32767), st.int
 @example(x=-32768, z=-1, fx=0, fz=20, alpha=(1, 0), beta=(-3, 24), fy=-8, mode=NEAREST, r=0)  # floors
 def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
     def machine_acc():
-        acc, shift = Machine._axpby(None, np.array([x]), fx, np.array([z]), fz, _Op(alpha, beta), fy, (16, 16))
+        acc, shift = axpby_sum(np.array([x]), fx, np.array([z]), fz, alpha, beta, fy, (16, 16))
         fxp.check_acc(acc)
         return acc, shift
 
@@ -211,7 +205,7 @@ def test_axpby_equals_machine(x, z, fx, fz, alpha, beta, fy, mode, r):
 def test_axpby_wide_shift_overflow_detected():
     """4096 << 52 = 2^64 would wrap in int64 at Fc = F_y + 12: the operand widths (every AXPBY op, Adam's second
     moment too) make both models lower Fc so that the term fits, and they agree."""
-    acc, shift = Machine._axpby(None, np.array([4096]), 0, np.array([0]), 0, _Op((1, -14), (1, 0)), 30, (16, 16))
+    acc, shift = axpby_sum(np.array([4096]), 0, np.array([0]), 0, (1, -14), (1, 0), 30, (16, 16))
     assert int(acc[0]) == ref.axpby_acc_scalar(4096, 0, 16, 0, 0, 16, (1, -14), (1, 0), 30)
     assert shift == ref.axpby_fc_scalar(30, 16, -14, 16, 0) - 30
 

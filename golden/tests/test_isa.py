@@ -1,6 +1,6 @@
-"""Tests of the CONTRACT lowering (golden/lowering.py, golden/isa/contract.py): every descriptor, executed by the plain loop reference on flat
-bank memories built from the layout, equals the golden Machine's result for one sample, bit for bit (outputs,
-saturation count, max |y|); descriptors that do not fit raise.
+"""Tests of the CONTRACT lowering (golden/lowering.py, golden/isa/contract.py): every descriptor, executed by the plain
+loop reference on flat bank memories built from the layout, equals the golden Machine's result for one sample, bit for
+bit (outputs, saturation count, max |y|); descriptors that do not fit raise.
 
 The helpers `contract_case` and `machine_contract` are also the reference of the RTL test
 (verif/blocks/tt_contract/tb_tt_contract.py).
@@ -15,9 +15,9 @@ import pytest
 
 from golden.arch import ADDR_W, CNT_W, EW_ERR_ALIGN, MAX_OUT, MAX_RED, EwOpcode
 from golden.compiler import compile_network
-from golden.config import config_from_dict, config_to_dict, load_config
+from golden.config_file import config_from_dict, config_to_dict, load_config
 from golden.fxp import STOCHASTIC, Fmt
-from golden.ir import BANK_ACT, EWISE_KINDS, Compiled, Op, Tensor
+from golden.ir import BANK_ACT, EWISE_KINDS, Compiled, Op, OpKind, Tensor
 from golden.isa.contract import ContractDesc, pack_ports
 from golden.isa.ewise import EW_ALIGN_TOP, EwiseDesc, check_ewise, ewise_error, execute_ewise
 from golden.isa.loop_nest import execute_desc
@@ -30,7 +30,7 @@ SHIFTS = (-16, -3, 0, 1, 4, 7, 8, 9, 12, 16, 20, 30, 47)  # legal shifts, both e
 
 def contract_ops(comp: Compiled) -> list[Op]:
     """Every contract op of train_sample (STOCHASTIC) and infer (NEAREST)."""
-    return [op for op in comp.train_sample + comp.infer if op.kind == "contract"]
+    return [op for op in comp.train_sample + comp.infer if op.kind == OpKind.CONTRACT]
 
 
 def _range(width: int) -> tuple[int, int]:
@@ -196,7 +196,7 @@ def synthetic(
         layout[name] = (bank, b)
     if banks[1] == banks[2]:  # A and the output share a bank: place them apart
         layout["O"] = (banks[2], max(base[2], base[1] + tensors["B"].size))
-    op = Op("contract", "O", ("A", "B"), f"{ia},{ib}->{out_idx}", mode, accumulate)
+    op = Op(OpKind.CONTRACT, "O", ("A", "B"), f"{ia},{ib}->{out_idx}", mode, accumulate)
     comp = Compiled(load_config("tiny"), tensors, [op], [], [], [], [], ls, layout)
     for bank in set(banks):
         comp.bank_words[bank] = max(layout[n][1] + tensors[n].size for n in tensors if layout[n][0] == bank)
@@ -318,7 +318,7 @@ def ewise_case(
     """Random legal fractions (`fracs`), operands over their full ranges (only the extreme values with
     `extremes`), random garbage elsewhere in the banks, random 0/1 masks; a random host step when the op needs
     one and `step` is None."""
-    if op.kind == "adam_step":  # the Machine takes lr_t from its own host register (Machine.adam_lr)
+    if op.kind == OpKind.ADAM_STEP:  # the Machine takes lr_t from its own host register (Machine.adam_lr)
         step = step or Machine(comp, seed=0).adam_lr()
         op_m = op
     elif op.host_step:
@@ -379,7 +379,7 @@ def machine_ewise(case: EwiseCase) -> tuple[np.ndarray, int, int | None, int]:
     draws = m._plan_draws([op])[-1]
     m.run([op], env, None if case.rand is None else case.rand[None, :], observe=True)
     out = env[op.out][0] if comp.tensors[op.out].per_sample else m.mem[op.out]
-    observed = op.kind in ("axpby", "acc") and op.out in m.maxabs
+    observed = op.kind in (OpKind.AXPBY, OpKind.ACC) and op.out in m.maxabs
     return out, m.sat_by_tensor[op.out], m.maxabs[op.out] if observed else None, draws
 
 
@@ -411,7 +411,7 @@ def _check_ewise(case: EwiseCase) -> int:
     return sat
 
 
-ADAM_KINDS = {"adam_v", "adam_step"}
+ADAM_KINDS = {OpKind.ADAM_V, OpKind.ADAM_STEP}
 
 
 @pytest.mark.parametrize("model", ["tiny", "digits", "tiny-adam", "digits-adam"])
@@ -436,7 +436,7 @@ def test_penalty_with_a_tiny_tau_lowers_its_alignment(spread):
     bits away (golden/semantics.py penalty_fc), and the descriptor equals the Machine."""
     comp = ewise_compiled("digits")
     rng = np.random.default_rng(spread)
-    for op in (o for o in comp.update if o.kind == "penalty"):
+    for op in (o for o in comp.update if o.kind == OpKind.PENALTY):
         g, w, *taus = op.ins
         case = ewise_case(comp, op, rng, fracs=False)
         frac = dict(case.frac)
@@ -466,7 +466,7 @@ def test_ewise_host_step_of_the_machine():
 def test_ewise_descriptor_fields():
     comp = ewise_compiled("digits")
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-    bias = next(o for o in comp.train_sample if o.kind == "axpby_relu")  # Y0 = ReLU(Z0 + B0)
+    bias = next(o for o in comp.train_sample if o.kind == OpKind.AXPBY_RELU)  # Y0 = ReLU(Z0 + B0)
     d = lower_ewise(comp, bias, frac)
     assert d.opcode == EwOpcode.AXPBY_RELU
     fy = frac[bias.out]
@@ -484,17 +484,17 @@ def test_ewise_descriptor_fields():
     sgd = next(o for o in comp.update if o.host_step)
     d = lower_ewise(comp, sgd, frac, host_step=(-1234, 20))
     assert (d.beta, d.align_z) == (-1234, frac[sgd.out] + G - 20 - frac[sgd.ins[1]])
-    acc = next(o for o in comp.train_sample if o.kind == "acc")
+    acc = next(o for o in comp.train_sample if o.kind == OpKind.ACC)
     d = lower_ewise(comp, acc, frac)
     assert (d.alpha, d.shift, d.accumulate, d.z_w) == (1, frac[acc.ins[0]] - frac[acc.out], True, 0)
-    mask = next(o for o in comp.update if o.kind == "mask" and o.out == "W0.1")
+    mask = next(o for o in comp.update if o.kind == OpKind.MASK and o.out == "W0.1")
     d = lower_ewise(comp, mask, frac)
     assert d.shape == (8, 16, 8) and d.tables == ("MASK0.0", "MASK0.1") and d.mode == 0 and d.draws == 0
     assert (d.tab_left, d.tab_right, d.tab_on) == (comp.layout["MASK0.0"][1], comp.layout["MASK0.1"][1], 3)
-    derive = next(o for o in comp.update if o.kind == "derive")
+    derive = next(o for o in comp.update if o.kind == OpKind.DERIVE)
     d = lower_ewise(comp, derive, frac)
     assert (d.shift, d.mode, d.y_w, d.x_w) == (frac[derive.ins[0]] - frac[derive.out], 0, 4, 8)
-    zero = next(o for o in comp.update if o.kind == "zero")
+    zero = next(o for o in comp.update if o.kind == OpKind.ZERO)
     d = lower_ewise(comp, zero, frac)
     assert (d.alpha, d.x_w, d.z_w, d.draws, d.reads_x) == (0, 0, 0, 0, False)
 
@@ -506,11 +506,11 @@ def test_ewise_does_not_fit():
     with pytest.raises(ValueError, match="pass host_step"):
         lower_ewise(comp, sgd, frac)
     with pytest.raises(ValueError, match="not an element-wise op"):
-        lower_ewise(comp, next(o for o in comp.train_sample if o.kind == "contract"), frac)
-    acc = next(o for o in comp.train_sample if o.kind == "acc")
+        lower_ewise(comp, next(o for o in comp.train_sample if o.kind == OpKind.CONTRACT), frac)
+    acc = next(o for o in comp.train_sample if o.kind == OpKind.ACC)
     with pytest.raises(ValueError, match="shift 48 outside -16..47"):
         lower_ewise(comp, acc, {**frac, acc.out: frac[acc.ins[0]] - 48})
-    bias = next(o for o in comp.train_sample if o.kind == "axpby_relu")
+    bias = next(o for o in comp.train_sample if o.kind == OpKind.AXPBY_RELU)
     z, b = bias.ins
     # A term that would overflow the accumulator lowers Fc (fewer guard bits) instead of failing (SPEC 5.2) ...
     lowered = lower_ewise(comp, bias, {**frac, z: frac[bias.out] - (16 - G)})
@@ -541,6 +541,6 @@ def test_ewise_does_not_fit():
     assert ewise_error(replace(d, opcode=EwOpcode.ADAM_V), adam=True)[0] != 5
     wide = replace(comp.tensors["G0.0"], shape=(17, 4, 4, 1))
     big = replace(comp, tensors={**comp.tensors, "G0.0": wide, "W0.0": replace(wide, name="W0.0")})
-    mask = next(o for o in big.update if o.kind == "mask" and o.out == "W0.0")
+    mask = next(o for o in big.update if o.kind == OpKind.MASK and o.out == "W0.0")
     with pytest.raises(ValueError, match=r"core shape \(17, 16, 1\): ranks outside 1..16"):
         lower_ewise(big, mask, frac)

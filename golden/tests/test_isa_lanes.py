@@ -18,8 +18,9 @@ import pytest
 
 from golden.arch import BUF_W, MAX_OUT
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config_file import load_config
 from golden.fxp import NEAREST
+from golden.ir import OpKind
 from golden.isa.contract import (
     LANE_LOOP,
     PAD,
@@ -93,7 +94,7 @@ def test_lane_forms_of_compiled_ops(model):
     the engine it plans, 16 lanes of 512 words."""
     comp = compile_network(load_config(model))
     rng = np.random.default_rng(21)
-    ops = [(prog, op) for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == "contract"]
+    ops = [(prog, op) for prog in PROGRAMS for op in getattr(comp, prog) if op.kind == OpKind.CONTRACT]
     assert ops
     lane_forms = swaps = splits = 0
     for prog, op in ops:
@@ -532,7 +533,7 @@ def test_lane_sums_of_compiled_ops(model, lanes, vec):
     sums = with_out = 0
     for prog in PROGRAMS:
         for op in getattr(comp, prog):
-            if op.kind != "contract":
+            if op.kind != OpKind.CONTRACT:
                 continue
             case = contract_case(comp, op, rng)
             d = with_lanes(case.desc, lanes, 512, vec=vec, drain=vec)
@@ -677,7 +678,7 @@ def test_pruned_ranks_take_rows_with_idle_rows_on_the_paper_engine():
     cfg = replace(cfg, layers=tuple(replace(lay, ranks=r) for lay, r in zip(cfg.layers, ((11, 9, 15), (15,)))))
     comp = compile_network(cfg)
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-    op = next(o for o in comp.train_sample if o.kind == "contract" and o.spec == "ifbj,bceid->ecfjd")
+    op = next(o for o in comp.train_sample if o.kind == OpKind.CONTRACT and o.spec == "ifbj,bceid->ecfjd")
     d = with_lanes(lower_contract(comp, op, frac), 128, 512, vec=16, drain=16)
     assert d.rows and (d.lanes, d.row_lanes, d.load_lanes, d.idle_rows) == (128, 8, 16, 7)
     assert d.out_loops[-3].count == 2 and d.out_loops[-2].sa == 1

@@ -16,8 +16,8 @@ import pytest
 
 from golden.arch import EW_MASK_N, RANK_ERR_COUNT, RANK_ERR_RANK, RANK_ERR_SHIFT
 from golden.compiler import compile_network
-from golden.config import config_from_dict, config_to_dict, load_config
-from golden.float_model import init_tt_cores
+from golden.config_file import config_from_dict, config_to_dict, load_config
+from golden.float_tt import init_tt_cores
 from golden.isa.rank import RankDesc, check_rank, execute_rank, rank_error, rank_reads
 from golden.lowering import rank_fields
 from golden.machine import Machine

@@ -15,9 +15,10 @@ import pytest
 
 from golden.arch import SCE_ERR_COUNT, SCE_ERR_FRAC, SCE_ERR_LABEL, SCE_ERR_WIDTH, SCE_PORT_W
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config_file import load_config
 from golden.fxp import Fmt
 from golden.fxp_ref import sce_scalar
+from golden.ir import OpKind
 from golden.isa.sce import (
     SCE_ERR_FRAC_MAX,
     SCE_FRAC_Z_MAX,
@@ -37,7 +38,7 @@ Z_W = 16  # logit word width of the tests (rtl/tt_sce.v Z_W)
 def sce_compiled(model: str):
     """(compiled model, its sce op)."""
     comp = compile_network(load_config(model))
-    (op,) = [o for o in comp.train_sample if o.kind == "sce"]
+    (op,) = [o for o in comp.train_sample if o.kind == OpKind.SCE]
     return comp, op
 
 

@@ -18,7 +18,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # the bit-exact arithmetic of golden/SPEC.md
     "semantics": (("golden.fxp", "golden.fxp_ref", "golden.semantics"), ("arch",)),
     # what a run is given: the network config and the data
-    "config": (("golden.config", "golden.datasets"), ("semantics",)),
+    "config": (("golden.config", "golden.config_file", "golden.datasets"), ("semantics",)),
     # the programs: tensors, ops and their kinds, a compiled network
     "ir": (("golden.ir",), ("config",)),
     # the units: descriptors, their plain references and cycles, the lane forms; they know no program
@@ -27,19 +27,25 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "sim": (("golden.machine", "golden.scalar_machine"), ("ir",)),
     # compiled ops -> descriptors -> the program memory image, the build parameters
     "backend": (("golden.lowering", "golden.program"), ("ir", "isa")),
-    # network config -> programs
-    "compiler": (("golden.compiler",), ("backend",)),
-    # the host's policy and tools: training runs, rank schedule and recompiling, cost and memory reports, float models
+    # network config -> programs: the contraction order, layouts and element orders, the memory layout
+    "compiler": (("golden.planner", "golden.compiler"), ("backend",)),
+    # the float reference networks the fixed-point model's accuracy is judged against
+    "float": (("golden.float_tt", "golden.float_model"), ("config",)),
+    # the host's policy and tools: training runs and their files, the rank schedule and recompiling, cost and memory
+    # reports, float training under the same schedule
     "host": (
         (
             "golden.cost",
             "golden.memory",
             "golden.compact",
             "golden.rank_schedule",
-            "golden.float_model",
+            "golden.float_train",
+            "golden.checkpoint",
+            "golden.run_report",
+            "golden.prune_phase",
             "golden.train",
         ),
-        ("compiler", "sim"),
+        ("compiler", "sim", "float"),
     ),
     "cli": (("golden.__main__",), ("host",)),
     "tests": (("golden.tests",), ("cli",)),

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from golden.compiler import compile_network, core_name
-from golden.config import LayerCfg, config_from_dict, config_to_dict, load_config
-from golden.float_model import init_tt_cores, tt_to_dense
-from golden.ir import BANK_MASTER
+from golden.config import LayerCfg
+from golden.config_file import config_from_dict, config_to_dict, load_config
+from golden.float_tt import init_tt_cores, tt_to_dense
+from golden.ir import BANK_MASTER, OpKind
 from golden.machine import Machine
 from golden.semantics import draw_index
 
@@ -288,7 +289,7 @@ def test_huge_learning_rate_saturates_and_never_wraps():
     steps = [
         op
         for op in m.comp.update
-        if op.kind == "axpby" and m.comp.tensors[op.out].bank == BANK_MASTER and op.out == op.ins[0]
+        if op.kind == OpKind.AXPBY and m.comp.tensors[op.out].bank == BANK_MASTER and op.out == op.ins[0]
     ]
     assert steps, "the update program has SGD steps on the master cores"
     sat_prev = m.sat_total

@@ -30,7 +30,8 @@ from golden.arch import (
     verilog_header,
 )
 from golden.compiler import compile_network
-from golden.config import config_from_dict, config_to_dict, load_config
+from golden.config_file import config_from_dict, config_to_dict, load_config
+from golden.ir import OpKind
 from golden.isa.contract import drain_ok, pack_ports, vec_ok
 from golden.isa.lanes import with_lanes
 from golden.isa.timing import contract_cycles
@@ -79,7 +80,7 @@ def test_images_assemble_with_one_record_per_op(model):
             KIND_SCE: SCE_FIELDS,
             KIND_RANK: RANK_FIELDS,
         }[rec.kind]
-        if rec.kind == KIND_EWISE and rec.op.kind not in ("mask", "penalty"):  # no tables
+        if rec.kind == KIND_EWISE and rec.op.kind not in (OpKind.MASK, OpKind.PENALTY):  # no tables
             fields = EWISE_SHORT_FIELDS
         if rec.kind == KIND_CONTRACT and not rec.desc.preload:  # one lane: no preloads
             fields = CONTRACT_SHORT_FIELDS
@@ -170,14 +171,14 @@ def test_mask_and_penalty_descriptors_address_the_rank_state():
         f = P.unpack_fields(
             EWISE_FIELDS, sum(w << (32 * i) for i, w in enumerate(img.words[rec.pc + 1 : rec.pc + 1 + n]))
         )
-        if rec.op.kind not in ("mask", "penalty"):
+        if rec.op.kind not in (OpKind.MASK, OpKind.PENALTY):
             assert n == payload_words(EWISE_SHORT_FIELDS) and (f["tab_left"], f["tab_right"], f["tab_on"]) == (
                 0,
                 0,
                 0,
             )
             continue
-        tables = rec.op.ins[1:] if rec.op.kind == "mask" else rec.op.ins[2:]
+        tables = rec.op.ins[1:] if rec.op.kind == OpKind.MASK else rec.op.ins[2:]
         want_on = int(bool(tables[0])) | int(bool(tables[1])) << 1
         assert f["tab_on"] == want_on and want_on, rec
         for key, t in zip(("tab_left", "tab_right"), tables):

@@ -13,11 +13,14 @@ import numpy as np
 import pytest
 
 import golden.train as train_mod
-from golden.config import ConfigError, LayerCfg, RankCfg, config_from_dict, config_to_dict, load_config
+from golden.checkpoint import CHECKPOINT
+from golden.config import ConfigError, LayerCfg, RankCfg, core_params_at
+from golden.config_file import config_from_dict, config_to_dict, load_config
 from golden.datasets import load_dataset
-from golden.float_model import train_float
-from golden.rank_schedule import RankBudget, RankSchedule, core_params_at, phase_step, squeeze_cut
-from golden.train import CHECKPOINT, Run, summary
+from golden.float_train import train_float
+from golden.rank_schedule import RankBudget, RankSchedule, phase_step, squeeze_cut
+from golden.run_report import summary
+from golden.train import Run
 
 
 @pytest.fixture(autouse=True)

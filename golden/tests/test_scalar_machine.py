@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config_file import load_config
 from golden.datasets import load_dataset
 from golden.fxp import Fmt
 from golden.machine import Machine

@@ -17,18 +17,12 @@ import pytest
 
 import golden.train as train_mod
 from golden.__main__ import main
+from golden.checkpoint import CHECKPOINT, LOCK, TrainError, content_digest, locked
 from golden.compiler import CompileError
-from golden.config import NetConfig, config_from_dict, config_to_dict, load_config
+from golden.config import NetConfig
+from golden.config_file import config_from_dict, config_to_dict, load_config
 from golden.datasets import load_dataset
-from golden.train import (
-    CHECKPOINT,
-    LOCK,
-    Run,
-    TrainError,
-    check_run,
-    content_digest,
-    locked,
-)
+from golden.train import Run, check_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -225,13 +219,14 @@ def test_foreign_checkpoint_is_refused(tmp_path, tiny_data, change):
 
 
 def test_checkpoint_of_another_golden_version_is_refused(tmp_path, tiny_data, monkeypatch):
-    """Changed arithmetic (any golden/*.py edit) must not silently continue an old run."""
-    import golden.train as train_mod
+    """Changed arithmetic (an edit of any module of the package, golden/isa/ too) must not silently continue an old
+    run."""
+    from golden import checkpoint
 
     cfg = _cfg()
     Run(cfg, tiny_data, 1, tmp_path, cfg.train.epochs).save()
     before = (tmp_path / CHECKPOINT).read_bytes()
-    monkeypatch.setattr(train_mod, "golden_version", lambda: "0" * 16)
+    monkeypatch.setattr(checkpoint, "golden_version", lambda: "0" * 16)
     with pytest.raises(TrainError, match="was written by another version of the golden model"):
         Run(cfg, tiny_data, 1, tmp_path, cfg.train.epochs)
     assert (tmp_path / CHECKPOINT).read_bytes() == before
@@ -635,7 +630,7 @@ def test_a_second_run_on_an_out_in_use_is_refused_and_a_dead_ones_lock_taken_ove
             sys.executable,
             "-c",
             (
-                "import sys, time; from pathlib import Path; from golden.train import locked\n"
+                "import sys, time; from pathlib import Path; from golden.checkpoint import locked\n"
                 "with locked(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(120)"
             ),
             str(finished),
@@ -667,7 +662,7 @@ def test_a_second_run_on_an_out_in_use_is_refused_and_a_dead_ones_lock_taken_ove
 
 def test_progress_in_a_log_gives_the_whole_runs_rate_and_eta(monkeypatch, capsys):
     """Not a terminal (capsys): a line every `every` seconds whose ETA is the rest of the run, not of the epoch."""
-    from golden import train as T
+    from golden import run_report as T
 
     now = [1000.0]
     monkeypatch.setattr(T.time, "time", lambda: now[0])

@@ -7,7 +7,7 @@ import copy
 import numpy as np
 
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config_file import load_config
 from golden.datasets import load_dataset
 from golden.machine import Machine
 from golden.train import init_float_params

@@ -435,7 +435,7 @@ def test_committed_baseline_matches_target(name):
 def _model_params_directly(model, lanes=1, buf_depth=0, vec=1, drain=1):
     from golden import program as P
     from golden.compiler import compile_network
-    from golden.config import load_config
+    from golden.config_file import load_config
     from verif.top.accel_env import hdl_parameters
 
     comp = compile_network(load_config(model))
@@ -487,7 +487,7 @@ def test_engine_override_builds_the_top_for_that_engine():
 
 def test_model_throughput_per_sample():
     """The update is spread over the mini-batch; more lanes with vector loads take fewer cycles; samples/s at Fmax."""
-    from golden.config import load_config
+    from golden.config_file import load_config
 
     ecp5 = TARGETS["ecp5-85k"]
     tp = synth.model_throughput(ecp5)

@@ -14,7 +14,7 @@ from cocotb.triggers import ClockCycles
 
 from golden import program as P
 from golden.compiler import compile_network
-from golden.config import load_config, with_ranks
+from golden.config_file import load_config, with_ranks
 from golden.machine import Machine
 from golden.semantics import LAMBDA_FMT
 from golden.train import init_float_params

@@ -11,7 +11,8 @@ import numpy as np
 from golden import program as P
 from golden.arch import KIND_CONTRACT
 from golden.compiler import compile_network
-from golden.config import config_from_dict
+from golden.config_file import config_from_dict
+from golden.ir import OpKind
 
 # The one accelerator build every random network must fit (a new network is a new program, not new RTL).
 # with the rank unit: half of the networks with a bond adapt their ranks (tb_tt_accel.random_networks)
@@ -101,7 +102,7 @@ def run_row_neighbours(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
 
     found = []
     for op in comp.train_sample:
-        if op.kind != "contract":
+        if op.kind != OpKind.CONTRACT:
             continue
         d = P.contract_desc(comp, params, op, frac)
         if not (d.lane_sum or d.rows) or d.banks[0] != d.banks[2]:
@@ -119,7 +120,7 @@ def ragged_rows(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
     found = []
     for op in comp.train_sample:
-        if op.kind != "contract":
+        if op.kind != OpKind.CONTRACT:
             continue
         d = P.contract_desc(comp, params, op, frac)
         r = d.row_lanes

@@ -57,6 +57,7 @@ from golden.isa.ewise import EW_ALIGN_MIN, EwiseDesc, ewise_error, execute_ewise
 from golden.isa.lanes import row_forms, with_lanes
 from golden.isa.loop_nest import execute_desc
 from golden.isa.sce import SCE_ERR_FRAC_MAX, SCE_FRAC_Z_MAX, SceDesc, pack_sce_ports, sce_error
+from golden.isa.timing import SEQ_OP_CYCLES, record_wait
 from golden.machine import Machine
 from golden.semantics import SAT_COUNTER_MAX
 from golden.train import init_float_params
@@ -373,7 +374,7 @@ class Env:
 
 
 def golden_ct(flat: np.ndarray, desc: ContractDesc, state: int) -> tuple[np.ndarray, int, int, int]:
-    """(flat memory after the op, saturations, max |x|, stream state after) by golden.isa.execute_desc."""
+    """(flat memory after the op, saturations, max |x|, stream state after) by golden/isa/loop_nest.py execute_desc."""
     stream = fxp.LfsrStream(state=state)
     rand = stream.take(desc.out_count) if desc.mode == STOCHASTIC else None
     out, n_sat, mx = execute_desc(desc, flat, flat, flat, rand)
@@ -1217,7 +1218,7 @@ async def shift_ends_and_statistics(dut):
         for u in unit_sum:
             unit_sum[u] += c1[u] - c0[u]
         held = c1[unit] - c0[unit]
-        seq = P.SEQ_OP_CYCLES + P.record_wait(None, len(words) - 1) + P.record_wait(held, 0)  # the op, then END
+        seq = SEQ_OP_CYCLES + record_wait(None, len(words) - 1) + record_wait(held, 0)  # the op, then END
         overhead += seq
         busy = c1["cycles"] - c0["cycles"]
         assert busy == held + seq, f"{where}: busy {busy}, unit {c1[unit] - c0[unit]}, payload {len(words) - 1}"

@@ -16,9 +16,10 @@ from pathlib import Path
 import cocotb
 import numpy as np
 
-from golden.config import load_config
+from golden.checkpoint import replace_npz
+from golden.config_file import load_config
 from golden.datasets import load_dataset
-from golden.train import Run, replace_npz
+from golden.train import Run
 from verif.top.accel_env import open_accel
 from verif.train import INTERRUPTED
 

@@ -151,7 +151,7 @@ async def random_networks(dut):
     A build with MAC lanes (LANE_PARAMS) runs the lane forms; its first network has a preloaded contraction, the
     next ones are the regression networks (random_nets.REGRESSION_NETWORKS; REGRESSION=0: random ones instead)."""
     from golden.compiler import compile_network
-    from golden.config import config_from_dict
+    from golden.config_file import config_from_dict
     from golden.machine import Machine
     from golden.train import init_float_params
     from verif.top.accel_env import open_accel

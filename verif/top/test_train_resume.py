@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golden.train import CHECKPOINT, read_checkpoint
+from golden.checkpoint import CHECKPOINT, read_checkpoint
 from verif import train
 from verif.runner import SIMS
 
@@ -101,7 +101,7 @@ def test_cosim_run_recompiles_when_the_prune_phase_ends(tmp_path):
     import json
 
     from golden.compiler import compile_network
-    from golden.config import config_from_dict, config_to_dict, load_config
+    from golden.config_file import config_from_dict, config_to_dict, load_config
 
     cfg = config_to_dict(load_config("tiny"))
     cfg["layers"][0]["ranks"] = [4]

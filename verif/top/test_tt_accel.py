@@ -6,6 +6,7 @@ import pytest
 
 from golden import program as P
 from golden.compiler import compile_network
+from golden.ir import OpKind
 from verif.filelist import sources
 from verif.runner import BUILD, SIMS, run_block
 from verif.top.accel_env import hdl_parameters, model_config
@@ -55,7 +56,7 @@ def accel_params(comp, case: str) -> P.AccelParams:
     params = P.params_for(comp, lanes=lanes, buf_depth=depth, vec=vec, drain=drain)
     if lanes > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-        descs = [P.contract_desc(comp, params, op, frac) for op in comp.train_sample if op.kind == "contract"]
+        descs = [P.contract_desc(comp, params, op, frac) for op in comp.train_sample if op.kind == OpKind.CONTRACT]
         assert max(d.lanes for d in descs) > 1, f"{case}: no contraction of train_sample takes the lane form"
         assert vec == 1 or max(d.vec for d in descs) > 1, f"{case}: no contraction of train_sample loads vectors"
         assert drain == 1 or max(d.drain for d in descs) > 1, f"{case}: no contraction of train_sample drains wide"
@@ -246,7 +247,7 @@ def test_tt_accel_random_networks_other_seeds(offset, lanes, monkeypatch):
 def test_regression_networks_keep_their_point():
     """Each regression network still fits the lane build and still has what once broke the RTL (no simulation: a
     compiler change that takes a network's point away fails here in seconds, not in the random-network run)."""
-    from golden.config import config_from_dict
+    from golden.config_file import config_from_dict
     from verif.top.random_nets import LANE_PARAMS, REGRESSION_NETWORKS, fits
 
     assert REGRESSION_NETWORKS

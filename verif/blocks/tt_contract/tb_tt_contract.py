@@ -1,9 +1,9 @@
-"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/lowering.py
-(in the lane form wherever golden/isa/lanes.py with_lanes chooses it for the DUT's LANES, BUF_DEPTH, VEC and DRAIN), executed on
-synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the
-LFSR state after the op and the cycle count are checked against golden.isa.execute_desc and the golden Machine
-(golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise
-the error without touching a memory or the random stream; a start while the engine is busy must be ignored.
+"""cocotb tests of tt_contract: compiled CONTRACT ops of the tiny and digits models, lowered by golden/lowering.py (in
+the lane form wherever golden/isa/lanes.py with_lanes chooses it for the DUT's LANES, BUF_DEPTH, VEC and DRAIN),
+executed on synchronous-read memory models; every word of the output bank, the saturation count, max |y|, the LFSR state
+after the op and the cycle count are checked against golden/isa/loop_nest.py execute_desc and the golden Machine
+(golden/tests/test_isa.py helpers), and so are the reads and writes of each port. Illegal descriptors must raise the
+error without touching a memory or the random stream; a start while the engine is busy must be ignored.
 numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
 
@@ -20,7 +20,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from golden import fxp
 from golden.arch import ADDR_W, CNT_W, MAX_OUT, MAX_RED
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config_file import load_config
 from golden.fxp import STOCHASTIC
 from golden.isa.contract import LANE_LOOP, PAD, ContractDesc, Loop, check_desc, drain_beats, pack_ports, vec_ok
 from golden.isa.lanes import row_forms, with_lanes
@@ -768,15 +768,15 @@ async def test_rows(dut):
 async def test_start_while_busy(dut):
     """A start while the engine is busy is ignored (rtl/tt_contract.v: "A start while busy is ignored").
 
-    Intended behaviour: start is taken only when busy is low; a start pulse in any cycle from the one after
-    the start to the last busy cycle (the last write on the port; done rises the next cycle), with the
-    descriptor held stable as the interface requires, neither restarts nor disturbs the running op. The op
-    finishes at the same cycle (MACs + MEM_LAT + 5) with the output bank bit-exact against
-    golden.isa.execute_desc (and the Machine for the compiled ops), the same saturation count and max |y| (the
-    statistics are not cleared), the reads of one op (MACs of a and b; one old word per output element when
-    accumulating), exactly one write per output element and one LFSR draw per output element in STOCHASTIC
-    mode (no extra draws). Every contract op of tiny and synthetic contractions (accumulate, both modes), each
-    with start pulsed right after the start and in the last busy cycle, held high for a stretch or at random
+    Intended behaviour: start is taken only when busy is low; a start pulse in any cycle from the one after the start to
+    the last busy cycle (the last write on the port; done rises the next cycle), with the descriptor held stable as the
+    interface requires, neither restarts nor disturbs the running op. The op finishes at the same cycle (MACs + MEM_LAT
+    + 5) with the output bank bit-exact against golden/isa/loop_nest.py execute_desc (and the Machine for the compiled
+    ops), the same saturation count and max |y| (the statistics are not cleared), the reads of one op (MACs of a and b;
+    one old word per output element when accumulating), exactly one write per output element and one LFSR draw per
+    output element in STOCHASTIC mode (no extra draws). Every contract op of tiny and synthetic contractions
+    (accumulate, both modes), each with start pulsed right after the start and in the last busy cycle, held high for a
+    stretch or at random
     cycles; the ops without pulses in between run normally."""
     tb = Tb(dut)
     await tb.setup()

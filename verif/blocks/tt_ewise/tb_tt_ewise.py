@@ -3,7 +3,7 @@ the mask and penalty ops exist; train_sample, infer and update), lowered by gold
 fractions and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max
 |y|,
 the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
-golden.isa.execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
+golden/isa/ewise.py execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
 widths, alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without
 touching a memory or the random stream; a start while the unit is busy must be ignored. numpy is seeded from
 cocotb.RANDOM_SEED so SEED=n reproduces a run.
@@ -33,7 +33,7 @@ from golden.arch import (
     EwOpcode,
 )
 from golden.fxp import NEAREST, STOCHASTIC
-from golden.ir import EWISE_KINDS
+from golden.ir import EWISE_KINDS, OpKind
 from golden.isa.ewise import (
     EW_ADAM_X_W,
     EW_ADAM_Z_W,
@@ -405,13 +405,13 @@ async def test_illegal_ops(dut):
     tb = Tb(dut)
     await tb.setup()
     comp = ewise_compiled("tiny")
-    bias = next(o for o in comp.train_sample if o.kind == "axpby" and o.mode == STOCHASTIC)
+    bias = next(o for o in comp.train_sample if o.kind == OpKind.AXPBY and o.mode == STOCHASTIC)
     case = ewise_case(comp, bias, tb.gen, fracs=False)
     d0 = case.desc
-    mask = next(o for o in comp.update if o.kind == "mask")
+    mask = next(o for o in comp.update if o.kind == OpKind.MASK)
     cm = ewise_case(comp, mask, tb.gen, fracs=False)
     dm = cm.desc
-    penalty = next(o for o in comp.update if o.kind == "penalty")
+    penalty = next(o for o in comp.update if o.kind == OpKind.PENALTY)
     dp = ewise_case(comp, penalty, tb.gen, fracs=False).desc
     bad = [
         replace(d0, shift=48),
@@ -437,7 +437,7 @@ async def test_illegal_ops(dut):
     if tb.adam:  # Adam's own limits
         step = ewise_case(
             ewise_compiled("tiny-adam"),
-            next(o for o in ewise_compiled("tiny-adam").update if o.kind == "adam_step"),
+            next(o for o in ewise_compiled("tiny-adam").update if o.kind == OpKind.ADAM_STEP),
             tb.gen,
             fracs=False,
         ).desc
@@ -493,7 +493,7 @@ async def test_start_while_busy(dut):
     the start to the last busy cycle (the last write on the port; done rises the next cycle), with the
     descriptor held stable as the interface requires, neither restarts nor disturbs the running op. The op
     finishes at the same cycle (count + MEM_LAT + 6) with the destination bit-exact against
-    golden.isa.execute_ewise (and the Machine, for the compiled ops), the same saturation count and max |y|
+    golden/isa/ewise.py execute_ewise (and the Machine, for the compiled ops), the same saturation count and max |y|
     (the statistics are not cleared), exactly count writes and the reads of one op (no element issued twice),
     and exactly one LFSR draw per element in STOCHASTIC mode (no extra draws). Every compiled op of tiny
     (AXPBY in both modes, ACC in place, AXPBY_RELU, RELU_BWD, DERIVE, ZERO, MASK) and random legal descriptors, each

@@ -1,7 +1,7 @@
 """cocotb tests of tt_loop_addr: every beat of random loop nests against a Python model of the nest, with
 random back-pressure (ready), restarts while busy, counts of 0 and at the field maximum, address wrap-around,
 and (the engine's shape, NLOOPS=10 NRED=4) the beat sequence of lowered contract descriptors against
-golden.isa.desc_beats. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
+golden/isa/loop_nest.py desc_beats. numpy is seeded from cocotb.RANDOM_SEED so SEED=n reproduces a run.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 from golden.arch import ADDR_W, CNT_W, MAX_RED, NLOOPS
 from golden.compiler import compile_network
-from golden.config import load_config
+from golden.config_file import load_config
+from golden.ir import OpKind
 from golden.isa.contract import pack_ports
 from golden.isa.loop_nest import desc_beats
 from golden.lowering import lower_contract
@@ -188,7 +189,8 @@ async def test_single_beat(dut):
 
 @cocotb.test()
 async def test_contract_descriptors(dut):
-    """The engine's shape: lowered descriptors of tiny and digits ops give golden.isa.desc_beats exactly."""
+    """The engine's shape: lowered descriptors of tiny and digits ops give golden/isa/loop_nest.py desc_beats
+    exactly."""
     tb = await setup(dut)
     if (tb.nloops, tb.nred, tb.cnt_w, tb.walk_w) != (NLOOPS, MAX_RED, CNT_W, (ADDR_W,) * 3):
         dut._log.info("not the descriptor's shape: skipped")
@@ -196,7 +198,7 @@ async def test_contract_descriptors(dut):
     for model in ("tiny", "digits"):
         comp = compile_network(load_config(model))
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
-        ops = [op for op in comp.train_sample if op.kind == "contract" and op.macs <= 2048]
+        ops = [op for op in comp.train_sample if op.kind == OpKind.CONTRACT and op.macs <= 2048]
         for op in ops:
             desc = lower_contract(comp, op, frac)
             p = pack_ports(desc)
