@@ -284,13 +284,14 @@ def run_baselines(
     cat: dict, blocks: list[str], sim: str, seed: int, timeout: float, out: Path
 ) -> dict[str, float] | None:
     """Run each block's tests once on an unmutated copy of rtl/: their times, or None (with the reason printed)
-    if one does not pass there: every mutant would look killed."""
+    if one does not pass there: every mutant would look killed. Each may take four times `timeout`: it runs every
+    test (a killed mutant stops at its first failure), maybe on a loaded machine."""
     rtl = plant(None, out / "_baseline")
     secs: dict[str, float] = {}
     for b in blocks:
         t0 = time.time()
         log = out / "_baseline" / f"{b}.log"
-        status, failed = run_tests(cat["blocks"][b], rtl, "mutate-baseline", sim, seed, timeout, log)
+        status, failed = run_tests(cat["blocks"][b], rtl, "mutate-baseline", sim, seed, 4 * timeout, log)
         secs[b] = time.time() - t0
         print(f"mutate: baseline {b} on {sim}: {status} in {secs[b]:.0f} s", flush=True)
         if status != "passed":
