@@ -58,7 +58,7 @@ class EwOpcode(IntEnum):
     ADAM_STEP = 9
 
 
-EW_CORE_OPS = (EwOpcode.MASK, EwOpcode.PENALTY)  # ops over a core (r0, m*n, r1) that index its rank slices: RANK builds
+EW_CORE_OPS = (EwOpcode.MASK, EwOpcode.PENALTY)  # over a core (r0, m*n, r1) by rank slice; built with RANK
 EW_ADAM_OPS = (EwOpcode.ADAM_V, EwOpcode.ADAM_STEP)  # built only with the unit's ADAM parameter
 EW_OP_W = 4  # opcode field
 EW_CONST_W = 16  # alpha, beta: signed

@@ -64,7 +64,7 @@ class OpKind(StrEnum):
     @property
     def record_kind(self) -> int:
         """The kind of the program record that runs an op of this kind: the unit (golden/arch.py KIND_*)."""
-        return _RECORD_KIND.get(self, KIND_EWISE)
+        return KIND_EWISE if self.ewise_opcode is not None else _RECORD_KIND[self]
 
     @property
     def draws(self) -> bool:
@@ -74,7 +74,7 @@ class OpKind(StrEnum):
 
 
 EWISE_KINDS = tuple(OpKind[o.name] for o in EwOpcode)  # the kinds the element-wise unit runs, in opcode order
-_RECORD_KIND = {OpKind.CONTRACT: KIND_CONTRACT, OpKind.SCE: KIND_SCE, OpKind.RANK: KIND_RANK}
+_RECORD_KIND = {OpKind.CONTRACT: KIND_CONTRACT, OpKind.SCE: KIND_SCE, OpKind.RANK: KIND_RANK}  # the other units'
 _DRAWING = frozenset(
     {
         OpKind.CONTRACT,

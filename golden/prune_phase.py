@@ -45,10 +45,10 @@ class PrunePhase:
     xq_train: np.ndarray
     epoch: int
 
-    def say(self, line: str) -> None:
+    def say(self, line: str) -> None:  # the Run's: a line above the progress bar
         raise NotImplementedError
 
-    def _adopt(self, golden: Machine) -> None:
+    def _adopt(self, golden: Machine) -> None:  # the Run's: train `golden` (on the device) from here
         raise NotImplementedError
 
     async def _recompile(self, say) -> None:

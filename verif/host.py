@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from cocotb.triggers import First, ReadOnly, RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from golden.arch import BANKS, banks_built
+from golden.arch import BANKS, UNIT_OF_KIND, banks_built
 from golden.program import AccelParams
 from verif.axil import OKAY
 
@@ -42,7 +42,7 @@ SEQ_ERRORS = {
     5: "unit refused the descriptor",
     6: "start while busy",
 }
-UNITS = ("contract", "ewise", "sce", "rank")
+UNITS = tuple(UNIT_OF_KIND.values())  # the per-unit cycle counters, in record-kind order
 
 
 class HostError(RuntimeError):

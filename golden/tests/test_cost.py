@@ -214,7 +214,7 @@ def test_op_rows_name_the_contraction_form():
     """The op table's lanes column says how the engine runs each contraction: direct, output lanes, a lane sum (output
     lanes x sum lanes) or rows (columns x rows, with the idle rows of the last chunk), and its vector load and drain."""
     from golden.cost import _form_text
-    from golden.tests.test_isa_lanes import matmul_ijk_rows, matvec
+    from golden.tests.test_isa_lane_sums import matmul_ijk_rows, matvec
 
     rows = with_lanes(replace(matmul_ijk_rows(5, 3, 4), a_base=1), 8, 4096, vec=4, drain=2)
     assert _form_text(rows) == "rows: 4 columns x 2, 1 idle in the last chunk, loads 4, drains 2"

@@ -1,14 +1,16 @@
 """The golden package in layers: every import between its modules goes down the layer order declared here, and no
 imports form a cycle. The imports are read with `ast` from each module's source, those inside functions included, so
-a deferred import cannot hide an upward dependency or a cycle.
+a deferred import cannot hide an upward dependency or a cycle. No module, tests included, is longer than MAX_LINES.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 GOLDEN = Path(__file__).resolve().parents[1]
+MAX_LINES = 500  # a module longer than this holds more than one concept: split it where the concepts part
 
 # The layers, bottom up: each with its modules (a name covers its submodules) and the layers right below it. A module
 # may import its own layer's modules and those of every layer below, directly or through the layers in between.
@@ -161,13 +163,19 @@ def cycles(graph: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     return found
 
 
+@functools.cache
+def package_graph() -> dict[str, list[tuple[str, int]]]:
+    """The import graph of the package as it is (read once for the tests that use it as it is)."""
+    return import_graph(module_sources())
+
+
 def test_every_module_is_in_a_layer_and_imports_go_down():
-    problems = layer_violations(import_graph(module_sources()))
+    problems = layer_violations(package_graph())
     assert not problems, "\n".join(problems)
 
 
 def test_no_import_cycle():
-    found = cycles(import_graph(module_sources()))
+    found = cycles(package_graph())
     assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
 
 
@@ -198,3 +206,8 @@ def test_an_undeclared_module_fails():
     sources = module_sources()
     sources["golden.stray"] = "import golden.arch\n"
     assert "golden.stray: no layer declares it" in "\n".join(layer_violations(import_graph(sources)))
+
+
+def test_no_module_is_longer_than_max_lines():
+    long = {name: n for name, text in module_sources().items() if (n := len(text.splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 
 import numpy as np
 import pytest
 
-import golden.train as train_mod
 from golden.checkpoint import CHECKPOINT
 from golden.config import ConfigError, LayerCfg, RankCfg, core_params_at
 from golden.config_file import config_from_dict, config_to_dict, load_config
@@ -21,20 +19,6 @@ from golden.float_train import train_float
 from golden.rank_schedule import RankBudget, RankSchedule, phase_step, squeeze_cut
 from golden.run_report import summary
 from golden.train import Run
-
-
-@pytest.fixture(autouse=True)
-def _restore_signals():
-    """Run.run installs SIGINT/SIGTERM handlers; give pytest its own back afterwards."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
-@pytest.fixture
-def no_plots(monkeypatch):
-    monkeypatch.setattr(train_mod, "plot_history", lambda history, out, rank_schedule=None: None)
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,7 @@ from golden.arch import (
     SCE_ERR_LABEL,
     SCE_ERR_WIDTH,
     SCE_FIELDS,
+    UNIT_OF_KIND,
     EwOpcode,
     payload_words,
 )
@@ -192,7 +193,6 @@ END = [P.header(KIND_END)]
 # expected stops are sampled when they are checked; the last test fails on any bin no test reached. The sample
 # stream's frame errors (rtl/tt_accel.v: STATUS b3) are bins too: 1 tlast before the label, 2 a label without
 # tlast, 3 a word outside every bank.
-UNIT_NAMES = {KIND_CONTRACT: "contract", KIND_EWISE: "ewise", KIND_SCE: "sce"}
 ERROR_BINS = (
     [("seq", c) for c in (1, 2, 3, 4, 6)]
     + [("contract", c) for c in (1, 2, 3)]
@@ -345,7 +345,7 @@ class Env:
         assert got == want, f"{where}: ERROR (code, unit code, pc) {got}, expected {want}"
         if code == 5:  # a unit refused: the record at pc names it
             kind = (await self.host.read_program(1, pc))[0] & ((1 << KIND_W) - 1)
-            sample_stop(UNIT_NAMES[kind], unit_code)
+            sample_stop(UNIT_OF_KIND[kind], unit_code)
         else:
             sample_stop("seq", code)
 

@@ -1,12 +1,11 @@
-"""cocotb tests of tt_ewise: the compiled element-wise ops of the tiny and digits models (rank adaptation on, so
-the mask and penalty ops exist; train_sample, infer and update), lowered by golden/lowering.py with random legal
-fractions and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max
-|y|,
-the LFSR state after the op (the draws), the reads of every port and the cycle count are checked against
-golden/isa/ewise.py execute_ewise and the golden Machine (golden/tests/test_isa.py helpers). Random descriptors cover
-widths, alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without
-touching a memory or the random stream; a start while the unit is busy must be ignored. numpy is seeded from
-cocotb.RANDOM_SEED so SEED=n reproduces a run.
+"""cocotb tests of tt_ewise: the compiled element-wise ops of the tiny and digits models (rank adaptation on, so the
+mask and penalty ops exist; train_sample, infer and update), lowered by golden/lowering.py with random legal fractions
+and executed on synchronous-read memory models; every word of the destination bank, the saturation count, max |y|, the
+LFSR state after the op (the draws), the reads of every port and the cycle count are checked against golden/isa/ewise.py
+execute_ewise and the golden Machine (golden/tests/test_isa_ewise.py helpers). Random descriptors cover widths,
+alignments, shifts and modes the programs do not use; illegal descriptors must raise the error without touching a memory
+or the random stream; a start while the unit is busy must be ignored. numpy is seeded from cocotb.RANDOM_SEED so SEED=n
+reproduces a run.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ from golden.isa.ewise import (
 )
 from golden.isa.timing import ewise_cycles
 from golden.semantics import adam_h_range
-from golden.tests.test_isa import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
+from golden.tests.test_isa_ewise import desc_ewise, ewise_case, ewise_compiled, ewise_ops, machine_ewise
 from verif.unit_stimulus import busy_restarts, start_and_wait
 
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
@@ -234,7 +233,7 @@ class Tb:
         if desc.draws:
             case.rand = self.stream.take(desc.draws)
         want_out, want_sat, want_max, want_draws, want_bank = desc_ewise(case)
-        if machine:  # the two references agree (golden/tests/test_isa.py checks it too)
+        if machine:  # the two references agree (golden/tests/test_isa_ewise.py checks it too)
             m_out, m_sat, m_max, m_draws = machine_ewise(case)
             assert np.array_equal(m_out, want_out) and (m_sat, m_draws) == (want_sat, want_draws)
             assert m_max is None or m_max == want_max
