@@ -80,7 +80,7 @@ module tt_accel #(
   // The contraction engine's wide drain (tt_contract DRAIN): DRAIN elements requantised and written a cycle, as a run
   // of a row of a bank in VEC_BANKS (golden/program.py AccelParams drain; bank_vec also names the banks written so).
   parameter integer DRAIN        = 1,
-  // The contraction engine's accumulator bits: the network's bound is enough (golden/compiler.py accumulator_bits;
+  // The contraction engine's accumulator bits: the network's bound is enough (golden/ir.py accumulator_bits;
   // SPEC 1.2: no legal program's sum needs more), and the assembler refuses a program that needs more.
   parameter integer ACC_W        = 48,
   // 1: the element-wise unit has Adam's ops (tt_ewise ADAM) and the data memory the moment bank (bank 4); the data
@@ -122,7 +122,7 @@ module tt_accel #(
 );
 
 `include "tt_desc_fields.vh"
-  localparam integer ADDR_W = 20;  // global element address (golden/isa.py ADDR_W)
+  localparam integer ADDR_W = 20;  // global element address (golden/arch.py ADDR_W)
   // The banks' data paths and the element-wise unit: the widest bank, at least 16 bits. The contraction engine and
   // the softmax unit work on 16-bit words (UNIT_W): narrower banks sign-extend, and they never touch a wider word.
   localparam integer UNIT_W = 16;
@@ -344,7 +344,7 @@ module tt_accel #(
   wire [ADDR_W-1:0]     ct_a_addr, ct_b_addr, ct_o_addr, ct_wr_addr;
   wire [DRAIN*UNIT_W-1:0] ct_wr_data;
 
-  localparam integer CT_NOUT = 6;  // golden/isa.py MAX_OUT, MAX_RED
+  localparam integer CT_NOUT = 6;  // golden/arch.py MAX_OUT, MAX_RED
   localparam integer CT_NRED = 4;
   tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
                 .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),

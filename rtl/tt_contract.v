@@ -1,13 +1,13 @@
 `default_nettype none
 // tt_contract: the contraction engine: LANES multiply-accumulate lanes. Executes one CONTRACT descriptor
-// (golden/isa.py ContractDesc, SPEC 5.1) bit-exactly:
+// (golden/isa/contract.py ContractDesc, SPEC 5.1) bit-exactly:
 //   out[o] = RQ(sum_k a[.] * b[.], shift, mode)                       (accumulate = 0)
 //   out[o] = SAT(out[o] + RQ(sum_k a[.] * b[.], shift, mode))         (accumulate = 1)
 // with saturation to out_w bits, one LFSR draw per output element in the nest's order (STOCHASTIC only,
 // SPEC 2.2), a per-op saturation count (an accumulated element can count twice: the RQ clamp and the clamp
 // of the sum, as in the golden machine) and max |word written| for shift control (SPEC 4.2).
 //
-// Two forms of descriptor (golden/isa.py with_lanes):
+// Two forms of descriptor (golden/isa/lanes.py with_lanes):
 // - direct (lanes = 1): one MAC per cycle, a and b read from the memory ports at the loop nest's addresses.
 // - lane form (1 < lanes <= LANES): the innermost output loop (loop NRED, the lane loop, count = lanes) indexes
 //   only b. A second loop nest copies b into LANES lane-local buffers through the b port, one word a cycle (lane =
@@ -29,13 +29,13 @@
 //   Vector load (vec_load, with VEC > 1; pre_vec_load for the preload's walk): the load nest walks the lane loop VEC
 //   lanes a beat, reading the whole bank row of VEC words at the beat's address through the b port (b_rd_n1) into
 //   VEC buffers at once: lanes / VEC beats per buffer word instead of lanes. It needs lanes a multiple of VEC, b's
-//   lane loop at stride 1 and b's base and other strides multiples of VEC (golden/isa.py vec_ok), so that every
+//   lane loop at stride 1 and b's base and other strides multiples of VEC (golden/isa/contract.py vec_ok), so that every
 //   row read is aligned and all b's.
 //   Wide drain (vec_store, with DRAIN > 1): a group's sums leave the drain DRAIN a cycle (lane 0's first) through
 //   DRAIN requantisers with DRAIN draws a cycle (tt_lfsr's leap: still one draw per element in the nest's order), and
 //   each beat writes a run of DRAIN consecutive words at once (o_wr_run; accumulating, it reads the old run from the
 //   row of o_rd_vec_data first): a group takes max(K, lanes / DRAIN) cycles. It needs lanes a multiple of DRAIN, the
-//   output's lane loop at stride 1 and the output's base and other strides multiples of DRAIN (golden/isa.py
+//   output's lane loop at stride 1 and the output's base and other strides multiples of DRAIN (golden/isa/contract.py
 //   drain_ok), so that every run is aligned, inside one row, and all the op's.
 //   Lane sum (lane_sum, with VEC > 1): the lanes split the reduction. The lane loop is the sum loop (count R, a
 //   power of two up to VEC that divides LANES, output stride 0): a reduction index stepping a at stride 1. With
@@ -45,7 +45,7 @@
 //   trees (tt_lane_sum, log2 R stages), whose L sums drain as the group's L elements (DRAIN a cycle in a wide drain
 //   along the output lane loop): a group takes max(K, L / DRAIN) cycles. A vector load runs along the sum loop where
 //   R = VEC, along the output lane loop where LANES / R is a multiple of VEC (its rows of lanes are then aligned).
-//   It needs a's base and other strides multiples of R (golden/isa.py lane_sum_ok, vec_ok and drain_ok with the
+//   It needs a's base and other strides multiples of R (golden/isa/contract.py lane_sum_ok, vec_ok and drain_ok with the
 //   build's lanes).
 //   Rows (rows, with VEC > 1): the outer product of a column of b and a run of a. lanes = LANES = L x R: the lane
 //   loop (count L, stepping b only) and outside it loop NRED + 1, the rows loop (count R, a power of two up to VEC
@@ -53,7 +53,7 @@
 //   c + L r: it takes word r of a's run of R words, which may start anywhere in a row (the bank reads the columns
 //   before its first one a row further on) and its buffer word of column c; the load walks the lane loop alone and
 //   writes each word into its column's R lanes. A group is L x R elements, each lane's own, drained lane by lane
-//   (DRAIN a cycle in a wide drain along the lane loop), the rows loop's output stride after each row (golden/isa.py
+//   (DRAIN a cycle in a wide drain along the lane loop), the rows loop's output stride after each row (golden/isa/contract.py
 //   rows_ok, vec_ok, drain_ok). Idle rows (idle_rows > 0): loop NRED + 2 is the chunk loop outside the rows loop,
 //   and in its last index the last idle_rows rows are no elements: that group reads a run of R - idle_rows words and
 //   drains only its live rows (no draws for the idle ones); the groups still start max(K, L R / DRAIN) apart.
@@ -65,10 +65,10 @@
 // the old word is read when its element leaves the drain, MEM_LAT cycles before it is requantised.
 //
 // Descriptor ports: loop i of the packed buses in [W*i +: W], loop 0 the innermost; loops 0..NRED-1 are the
-// reductions, NRED..NRED+NOUT-1 the output loops (golden.isa.pack_ports). They must be held stable from
+// reductions, NRED..NRED+NOUT-1 the output loops (golden.isa.contract.pack_ports). They must be held stable from
 // start until done. Strides and addresses wrap modulo 2^ADDR_W (tt_loop_addr).
 //
-// Timing (the memories never back-pressure; golden/isa.py contract_cycles, checked by the block test):
+// Timing (the memories never back-pressure; golden/isa/timing.py contract_cycles, checked by the block test):
 // start in cycle 0, the descriptor check in cycle 1 (tt_op_ctrl), then the compute nest's beats, each issued a
 // cycle after the nest gives it (a register slice, tt_skid), in the lane form beside the load beats (a group waits
 // for its slice MEM_LAT + 1 cycles after the slice's last load beat); a
@@ -97,9 +97,9 @@ module tt_contract #(
   parameter integer ACC_W     = 48,  // accumulator (SPEC 1.2)
   parameter integer MEM_LAT   = 1,   // read latency of the memory ports, 1..8
   parameter integer MAC_REG   = 2,   // registers in the MAC's multiply: 0, 1 (product), 2 (operands and product)
-  parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/isa.py LANE_W)
+  parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/arch.py LANE_W)
   parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
-  parameter integer BUF_W     = 12,  // buffer stride field width (golden/isa.py BUF_W), 1..ADDR_W
+  parameter integer BUF_W     = 12,  // buffer stride field width (golden/arch.py BUF_W), 1..ADDR_W
   parameter integer VEC       = 1,   // words a vector load reads into the buffers: 1 (none), 2, 4, 8 or 16 (<= LANES)
   parameter integer DRAIN     = 1,   // elements the drain writes a cycle: 1, 2, 4, 8 or 16 (<= VEC: a run is in a row)
   parameter [63:0] TECH      = "generic"  // the lane buffers' and multipliers' technology (rtl/prim/)
@@ -222,7 +222,7 @@ module tt_contract #(
   localparam [ADDR_W-1:0] VEC_STEP = VEC_MASK + 1'b1;  // a vector load's lane loop b stride
   localparam [3:0] VEC_N1 = VEC_M1[3:0];  // the row a vector load reads: VEC words (b_rd_n1)
 
-  // The rules of a vector load (golden/isa.py vec_ok: n = VEC, b's base and strides) and of a wide drain (drain_ok:
+  // The rules of a vector load (golden/isa/contract.py vec_ok: n = VEC, b's base and strides) and of a wide drain (drain_ok:
   // n = DRAIN, the output's) and of a lane sum's runs of a (lane_sum_ok: n = R): `cnt` lanes along loop `lp` a
   // multiple of n, that loop at stride 1, the base and every other stride multiples of n (`mask` = n - 1); never with
   // n = 1 (the build has none).
@@ -307,7 +307,7 @@ module tt_contract #(
   wire [3:0]        sum_sh     = sum_shift(lane_count);  // a lane sum's log2 R (0: not a sum loop the trees take)
   wire              sum_outs   = lanes_u != {{(32-CNT_W){1'b0}}, lane_count};  // a lane sum with output lanes (L > 1)
   wire              lane2      = SUM_SH_MAX > 0 && ((lane_sum && sum_outs) || rows);  // loop OUT_LANE is a lane loop
-  // A lane sum's rules (golden/isa.py lane_sum_ok, and drain_ok along its output lanes).
+  // A lane sum's rules (golden/isa/contract.py lane_sum_ok, and drain_ok along its output lanes).
   wire [ADDR_W-1:0] sum_mask   = {{(ADDR_W-CNT_W){1'b0}}, lane_count - 1'b1};  // R - 1
   wire              bad_sum    = !lane_form || sum_sh == 4'd0 || stride_o[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}} ||
                                  bad_runs(LANE, sum_mask, lane_count, a_base, stride_a) ||
@@ -316,7 +316,7 @@ module tt_contract #(
                                                stride_b[ADDR_W*OUT_LANE +: ADDR_W] == {ADDR_W{1'b0}})) ||
                                  (vec_store && (!sum_outs ||
                                                 bad_runs(OUT_LANE, DRAIN_MASK, out_count, o_base, stride_o)));
-  // Rows' rules (golden/isa.py rows_ok; all the lanes, so that lane (c, r) is c + L r); a's runs may start anywhere.
+  // Rows' rules (golden/isa/contract.py rows_ok; all the lanes, so that lane (c, r) is c + L r); a's runs may start anywhere.
   // Idle rows (check_desc): only in rows, fewer than R, with the chunk loop (NRED + 2) outside the rows loop.
   wire [3:0]        row_sh     = sum_shift(out_count);  // log2 R of rows (0: not a rows loop the build takes)
   wire              bad_rows   = !lane_form || lane_sum || row_sh == 4'd0 || NOUT < 2 || lanes_u != LANES_U ||
@@ -503,7 +503,7 @@ module tt_contract #(
 
   // The beats reach the issue through a register slice: the walk's step, which enables its ~800 index and mark
   // registers, then waits on a flip-flop, not on the issue's checks below (the buffer's compare, the gap). One
-  // cycle of latency (golden/isa.py group_starts).
+  // cycle of latency (golden/isa/timing.py group_starts).
   wire              la_valid;
   wire              la_ready;
   wire [ADDR_W-1:0] la_addr_a;
@@ -926,18 +926,30 @@ module tt_contract #(
     .acc   (acc)
   );
 
-  // A group's sums are complete in acc MAC_LAT cycles after its last product: the drain takes them then.
-  wire [ADDR_W+2:0] tag_grp;
-  tt_delay #(
-    .WIDTH (ADDR_W + 3),
-    .DEPTH (MAC_LAT),
-    .RESET (1)
-  ) u_mac_tag (
-    .clk (clk),
-    .rst (rst),
-    .d   ({m_addr_o, m_short, m_valid && m_last, m_valid && m_last_red}),
-    .q   (tag_grp)
-  );
+  // A group's sums are complete in acc MAC_LAT cycles after its last product: the drain takes them then. The tag's
+  // last stage is registered here: the drain's per-group copies of its controls load from its next value.
+  wire [ADDR_W+2:0] tag_in = {m_addr_o, m_short, m_valid && m_last, m_valid && m_last_red};
+  wire [ADDR_W+2:0] tag_next;  // tag_grp of the next cycle
+  reg  [ADDR_W+2:0] tag_grp;
+  generate
+    if (MAC_LAT > 1) begin : g_mac_tag
+      tt_delay #(
+        .WIDTH (ADDR_W + 3),
+        .DEPTH (MAC_LAT - 1),
+        .RESET (1)
+      ) u_mac_tag (
+        .clk (clk),
+        .rst (rst),
+        .d   (tag_in),
+        .q   (tag_next)
+      );
+    end else begin : g_mac_tag_direct
+      assign tag_next = tag_in;
+    end
+  endgenerate
+  always @(posedge clk) begin
+    tag_grp <= rst ? {(ADDR_W+3){1'b0}} : tag_next;
+  end
   wire              grp_done  = tag_grp[0];
   wire              grp_last  = tag_grp[1];
   wire              grp_short = tag_grp[2];  // in the chunk loop's last index: its idle rows do not drain
@@ -945,6 +957,7 @@ module tt_contract #(
 
   // A lane sum's group passes the fold trees first: their L sums enter the drain as the group's L elements.
   wire                       sum_valid;
+  wire                       sum_valid_next;  // sum_valid of the next cycle
   wire                       sum_last;
   wire [ADDR_W-1:0]          sum_addr;
   wire [ACC_W*LANES-1:0]     sum_acc;  // element c in lane c's place
@@ -964,19 +977,20 @@ module tt_contract #(
         .in_tag    ({grp_addr, grp_last}),
         .in_data   (acc),
         .out_valid (sum_valid),
+        .out_valid_next (sum_valid_next),
         .out_tag   ({sum_addr, sum_last}),
         .out_sums  (sums)
       );
       assign sum_acc = {{(ACC_W*(LANES-LANES/2)){1'b0}}, sums};
     end else begin : g_no_lane_sum
       assign sum_valid = 1'b0;
+      assign sum_valid_next = 1'b0;
       assign sum_last  = 1'b0;
       assign sum_addr  = {ADDR_W{1'b0}};
       assign sum_acc   = {(ACC_W*LANES){1'b0}};
     end
   endgenerate
   wire                  drain_take = sum_q ? sum_valid : grp_done;
-  wire [ACC_W*LANES-1:0] drain_in  = sum_q ? sum_acc : acc;  // the sums a group brings, element c in lane c's place
 
   // ---- drain: a group's elements leave one per cycle (DRAIN per cycle in a wide drain), lane 0 first (the nest's
   // order), row by row in rows (each row's first element the rows loop's output stride after the previous row's).
@@ -996,41 +1010,80 @@ module tt_contract #(
   wire [ADDR_W-1:0]     row_step  = stride_o[ADDR_W*OUT_LANE +: ADDR_W];  // rows: the rows loop's
   wire [ADDR_W-1:0]     take_addr = sum_q ? sum_addr : grp_addr;
   wire [ADDR_W-1:0]     run_step  = DRAIN_MASK + 1'b1;  // a wide drain's beat: DRAIN words (the lane loop's stride 1)
-  always @(posedge clk) begin
+  reg [7:0] drain_n_d;
+  always @* begin
     if (rst) begin
-      drain_n_q <= 8'd0;
+      drain_n_d = 8'd0;
     end else if (drain_take) begin
-      drain_n_q <= (grp_short && !sum_q) ? live_beats_q : drain_beats_q;
+      drain_n_d = (grp_short && !sum_q) ? live_beats_q : drain_beats_q;
     end else if (emit) begin
-      drain_n_q <= drain_n_q - 8'd1;
+      drain_n_d = drain_n_q - 8'd1;
+    end else begin
+      drain_n_d = drain_n_q;
     end
   end
-  wire             shift_run;    // the drain register moves on by DRAIN lanes
+  always @(posedge clk) begin
+    drain_n_q <= drain_n_d;
+  end
+  wire             shift_run_next;  // the drain register moves on by DRAIN lanes in the next cycle
   wire [RUN_ACC-1:0] beat_run;   // the beat's elements: the run, or first the one-element beat's element
   generate
     if (DRAIN > 1) begin : g_drain_sub
       reg [DRAIN_SH-1:0] sub_q;  // a one-element beat's lane among the lowest DRAIN
-      always @(posedge clk) begin
+      reg [DRAIN_SH-1:0] sub_d;
+      always @* begin
         if (rst || drain_take) begin
-          sub_q <= {DRAIN_SH{1'b0}};
+          sub_d = {DRAIN_SH{1'b0}};
         end else if (emit && !store_q) begin
-          sub_q <= sub_q + 1'b1;
+          sub_d = sub_q + 1'b1;
+        end else begin
+          sub_d = sub_q;
         end
       end
-      assign shift_run  = emit && (store_q || sub_q == DRAIN_M1[DRAIN_SH-1:0]);
+      always @(posedge clk) begin
+        sub_q <= sub_d;
+      end
+      // store_q changes only when an op is taken, with no group in the drain
+      assign shift_run_next = drain_n_d != 8'd0 && (store_q || sub_d == DRAIN_M1[DRAIN_SH-1:0]);
       assign beat_run   = {drain_q[RUN_ACC-1:ACC_W], store_q ? drain_q[ACC_W-1:0] : drain_q[ACC_W*sub_q +: ACC_W]};
     end else begin : g_drain_one
-      assign shift_run  = emit;
+      assign shift_run_next = drain_n_d != 8'd0;
       assign beat_run   = drain_q[ACC_W-1:0];
     end
   endgenerate
-  always @(posedge clk) begin
-    if (drain_take) begin
-      drain_q <= drain_in;
-    end else if (shift_run) begin
-      drain_q <= drain_q >> RUN_ACC;
+
+  // The drain register's controls, registered from their next values once per group of DRAIN_GROUP lanes: one take
+  // or move net to every sum of a wide engine spans the whole device. The copies' processes are (* keep *), or yosys
+  // merges their identical flip-flops back into one.
+  localparam integer DRAIN_GROUP   = 8;
+  localparam integer DRAIN_NGROUPS = (LANES + DRAIN_GROUP - 1) / DRAIN_GROUP;
+  wire              sum_next = (LANES > 1 && start && !busy) ? SUM_SH_MAX > 0 && lane_sum : sum_q;  // g_form_q's
+  wire              drain_take_next = !rst && (sum_next ? sum_valid_next : tag_next[0]);
+  wire [ACC_W*LANES-1:0] drain_moved = drain_q >> RUN_ACC;
+  genvar dg;
+  generate
+    for (dg = 0; dg < DRAIN_NGROUPS; dg = dg + 1) begin : g_drain_group
+      localparam integer LO = ACC_W * DRAIN_GROUP * dg;
+      localparam integer W  = ACC_W * ((LANES - DRAIN_GROUP * dg < DRAIN_GROUP) ? LANES - DRAIN_GROUP * dg :
+                                       DRAIN_GROUP);
+      reg take_q;   // drain_take
+      reg sum_sel_q;  // sum_q: the group's lanes take the lane sums
+      reg move_q;   // the register moves on by DRAIN lanes
+      (* keep *)
+      always @(posedge clk) begin
+        take_q    <= drain_take_next;
+        sum_sel_q <= sum_next;
+        move_q    <= shift_run_next;
+      end
+      always @(posedge clk) begin
+        if (take_q) begin
+          drain_q[LO +: W] <= sum_sel_q ? sum_acc[LO +: W] : acc[LO +: W];
+        end else if (move_q) begin
+          drain_q[LO +: W] <= drain_moved[LO +: W];
+        end
+      end
     end
-  end
+  endgenerate
   always @(posedge clk) begin
     if (drain_take) begin
       drain_addr_q <= take_addr;

@@ -1,6 +1,6 @@
 `default_nettype none
 // tt_ewise: the element-wise unit (one element per cycle). Executes one element-wise descriptor
-// (golden/isa.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 AXPBY_RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK and PENALTY)
+// (golden/isa/ewise.py EwiseDesc; SPEC 5.2 AXPBY, 5.3 AXPBY_RELU / RELU_BWD, 5.5 ACC, DERIVE, ZERO, 5.6 MASK and PENALTY)
 // bit-exactly. Element i = 0 .. count-1 reads x and z at base + i and writes y at y_base + i:
 //   t = A(alpha * x, align_x) + A(b * z, align_z)   A(p, e) = p * 2^e (e >= 0), floor((p + 2^(-e-1)) / 2^-e) (e < 0)
 //   y = SAT_y_w(RQ(gate ? t : 0, shift, mode))      ACC: y = SAT_y_w(old y + that)
@@ -14,7 +14,7 @@
 // With ADAM = 1 the unit also has Adam's two ops (SPEC 5.5), through five more stages before the multipliers:
 //   ADAM_V (x = v, z = g): the z term is beta * z^2 (a squarer ahead of the z multiplier).
 //   ADAM_STEP (x = m, z = v, y = w; alpha = lr_t, beta = eps_q >= 1, align_z = F_v): u = max(v, 0) + eps_q, its bit
-//   length, the normalised index idx in [64, 256) and the exponent h (golden.machine.rsqrt_parts), RSQRT[idx] from a
+//   length, the normalised index idx in [64, 256) and the exponent h (golden.semantics.rsqrt_parts), RSQRT[idx] from a
 //   192-entry ROM, then the x term is alpha * (m * RSQRT[idx]) and the element's RQ shift is shift + h;
 //   delta = SAT_16(RQ(...)) and y = SAT_y_w(old w - delta) (tt_writeback: the first clamp at 16 bits, uncounted,
 //   negated, then the accumulate), so only the last clamp counts, as in the golden machine.
@@ -34,7 +34,7 @@
 // 2 + i, its write on the port in cycle i + MEM_LAT + 11, done (and busy low) from cycle count + MEM_LAT + 12
 // until the next start: count + MEM_LAT + 12 cycles per op, 5 more for ADAM_V and ADAM_STEP; MASK and PENALTY
 // first read their n table words (cycles 2 .. n + 1) and start their elements n + MEM_LAT cycles later (1 later
-// with no table) (golden/isa.py ewise_cycles). Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate (registered) -> [Adam: u, bit length,
+// with no table) (golden/isa/timing.py ewise_cycles). Pipeline: issue (tt_loop_addr) -> MEM_LAT -> gate (registered) -> [Adam: u, bit length,
 // normalise, ROM, square or m * RSQRT: 5 registered stages] -> two multipliers (registered) -> alignment
 // (registered) -> add (registered) -> tt_requant (3) -> tt_writeback: clamp (registered), accumulate and registered
 // write, statistics.
@@ -48,7 +48,7 @@
 //   with eps_q (beta) below 1. Adam's own limits: ADAM_V's z_w at most 16 and ADAM_STEP's x_w at most 17 (code 2,
 //   the 18-bit squarer), the x term of ADAM_STEP x_w + 14 bits wide and ADAM_V's z term 2 z_w - 1 (code 4), and
 //   ADAM_STEP's element shifts shift + h within -16..47 for h from (-8 - F_v) >> 1 to (max(z_w, 16) + 1 - F_v) >> 1 (code
-//   1). golden.isa.ewise_error is the reference.
+//   1). golden.isa.ewise.ewise_error is the reference.
 //   A start while busy is ignored.
 module tt_ewise #(
   parameter integer ADDR_W  = 20,  // element address and count width, 8..32
@@ -67,7 +67,7 @@ module tt_ewise #(
   input  wire               seed_load,
   input  wire [31:0]        seed,
   output wire [31:0]        lfsr_state,
-  // op descriptor (golden.isa.pack_ewise_ports)
+  // op descriptor (golden.isa.ewise.pack_ewise_ports)
   input  wire               start,
   input  wire [3:0]         opcode,      // 0 AXPBY, 1 ACC, 2 AXPBY_RELU, 3 RELU_BWD, 4 DERIVE, 5 ZERO, 6 MASK, 7 PENALTY,
                                          // 8 ADAM_V, 9 ADAM_STEP (ADAM = 1)
@@ -210,7 +210,7 @@ module tt_ewise #(
   wire signed [31:0] top_x = wx32 + ax32;
   wire signed [31:0] top_z = wz32 + az32;
   // ADAM_STEP's element shifts: shift + h for h in (-8 - F_v) >> 1 .. (max(z_w, 16) + 1 - F_v) >> 1
-  // (golden.machine.adam_h_range).
+  // (golden.semantics.adam_h_range).
   wire signed [31:0] sh32 = $signed({{25{shift_s[6]}}, shift_s});
   wire signed [31:0] v_bits = (z_w > 6'd16) ? $signed({26'd0, z_w}) : 32'sd16;
   wire signed [31:0] h_lo = (-32'sd8 - az32) >>> 1;
@@ -539,7 +539,7 @@ module tt_ewise #(
       reg  signed [7:0]     n_h_q;
       reg  signed [X_W-1:0] n_x_q;
       reg  signed [Z_W-1:0] n_z_q;
-      // stage R: RSQRT[idx] = round(2^16 / sqrt(idx)), 64 <= idx < 256 (golden.machine.RSQRT_ROM)
+      // stage R: RSQRT[idx] = round(2^16 / sqrt(idx)), 64 <= idx < 256 (golden.semantics.RSQRT_ROM)
       reg  [13:0]           rsqrt;
       always @* begin
         case (idx_q)

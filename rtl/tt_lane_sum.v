@@ -1,5 +1,5 @@
 `default_nettype none
-// tt_lane_sum: the adder trees of the contraction engine's lane sum (golden/isa.py, lane sum). N lanes carry a group's
+// tt_lane_sum: the adder trees of the contraction engine's lane sum (golden/isa/lanes.py). N lanes carry a group's
 // sums, lane c + (N / R) r holding output c's part r (R = 2^stages sum lanes, up to N / R outputs). Each stage folds
 // the upper half of the words onto the lower half, with a register: after s stages word c holds the sum of the words
 // c + (N >> s) r, r < 2^s. The sums of the words taken with in_valid leave `stages` cycles later with out_valid and
@@ -20,6 +20,7 @@ module tt_lane_sum #(
   input  wire [TAG_W-1:0]         in_tag,
   input  wire [N*WIDTH-1:0]       in_data,   // word i in [WIDTH*i +: WIDTH]
   output reg                      out_valid,
+  output reg                      out_valid_next,  // out_valid of the next cycle (with `stages` unchanged)
   output reg  [TAG_W-1:0]         out_tag,
   output reg  [(N/2)*WIDTH-1:0]   out_sums   // word c in [WIDTH*c +: WIDTH]
 );
@@ -73,18 +74,33 @@ module tt_lane_sum #(
     end
   end
 
+  // out_valid_next lets a user register copies of out_valid (one per group of a wide register it enables).
+  // valid_at[k]: the valid that stage k + 1 takes, in_valid first.
+  wire [STAGES-1:0] valid_at;
+  genvar vk;
+  generate
+    for (vk = 0; vk < STAGES; vk = vk + 1) begin : g_valid_at
+      if (vk == 0) begin : g_in
+        assign valid_at[vk] = in_valid;
+      end else begin : g_stage
+        assign valid_at[vk] = pipe_q[(TAG_W+1)*(vk-1)];
+      end
+    end
+  endgenerate
   // Every loop variable of a combinational block is assigned on every pass (yosys 0.70 builds a latch for one
   // assigned only under a condition).
   integer os;
   integer c;
   always @* begin
-    out_valid = 1'b0;
-    out_tag   = {TAG_W{1'b0}};
-    out_sums  = {((N/2)*WIDTH){1'b0}};
+    out_valid      = 1'b0;
+    out_valid_next = 1'b0;
+    out_tag        = {TAG_W{1'b0}};
+    out_sums       = {((N/2)*WIDTH){1'b0}};
     c = 0;
     for (os = 1; os <= STAGES; os = os + 1) begin
       if ({28'd0, stages} == os) begin
         {out_tag, out_valid} = pipe_q[(TAG_W+1)*(os-1) +: TAG_W+1];
+        out_valid_next       = !rst && valid_at[os-1];
         for (c = 0; c < (N >> os); c = c + 1) begin
           out_sums[WIDTH*c +: WIDTH] = tree[WIDTH*(level_start(os) + c) +: WIDTH];
         end

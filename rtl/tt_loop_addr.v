@@ -1,5 +1,5 @@
 `default_nettype none
-// tt_loop_addr: nested-loop address generator of the contraction engine (golden/isa.py, ContractDesc).
+// tt_loop_addr: nested-loop address generator of the contraction engine (golden/isa/contract.py ContractDesc).
 //
 // Walks a nest of NLOOPS loops, loop 0 the innermost (the packed buses hold loop i in [W*i +: W]); loops
 // 0..NRED-1 are the reduction loops. Per beat it gives three element addresses

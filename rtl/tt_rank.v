@@ -1,6 +1,6 @@
 `default_nettype none
-// tt_rank: the rank update of one TT bond (SPEC 5.6 steps 1-4), bit-exact to golden.machine.rank_bond through
-// golden/isa.py RankDesc / execute_rank. The bond joins core k, shape (r0, mn, R) with its R slices interleaved
+// tt_rank: the rank update of one TT bond (SPEC 5.6 steps 1-4), bit-exact to golden.semantics.rank_bond through
+// golden/isa/rank.py RankDesc / execute_rank. The bond joins core k, shape (r0, mn, R) with its R slices interleaved
 // (slice r at left_base + i R + r, i < left_rows = r0 mn), and core k+1, shape (R, mn', r1) with its slices
 // contiguous (slice r at right_base + r right_cols + j, j < right_cols = mn' r1). Per slice r < R = rank:
 //   M = sum of the squares of its D = left_rows + right_cols master words
@@ -26,16 +26,16 @@
 // Memories are outside, as in tt_ewise: a synchronous read port of fixed latency MEM_LAT (address and rd_en in
 // cycle c, data in cycle c + MEM_LAT; words signed, narrower banks sign-extended to 16 bits) and a write port
 // (taken at the end of the cycle wr_en is high). Pass 2 reads a lambda two cycles or more after pass 1 wrote
-// it. The state words must not overlap the cores (golden.isa.check_rank). Descriptor ports must be held stable
+// it. The state words must not overlap the cores (golden.isa.rank.check_rank). Descriptor ports must be held stable
 // from start until done.
 //
 // Timing (no stalls), R = rank, D = left_rows + right_cols, L = MEM_LAT, q = q_shift: start in cycle 0, the
 // descriptor check in cycle 1 (tt_op_ctrl), pass 1 from cycle 2, done (and busy low) from cycle
 //   3 + R (D + 2 L + q + 69)
-// until the next start (golden/isa.py rank_cycles).
+// until the next start (golden/isa/timing.py rank_cycles).
 //
 // Errors are found in the check cycle, before any memory access, so an illegal op leaves the memory untouched:
-// done and error rise the cycle after it with error_code (the lowest that applies; golden.isa.rank_error):
+// done and error rise the cycle after it with error_code (the lowest that applies; golden.isa.rank.rank_error):
 //   1 rank 0 or above MASK_N; 2 left_rows or right_cols 0; 3 q_shift above 47.
 // A start while busy is ignored.
 module tt_rank #(
@@ -45,7 +45,7 @@ module tt_rank #(
 ) (
   input  wire              clk,
   input  wire              rst,
-  // op descriptor (golden.isa.pack_rank_ports)
+  // op descriptor (golden.isa.rank.pack_rank_ports)
   input  wire              start,
   input  wire [ADDR_W-1:0] left_base,
   input  wire [ADDR_W-1:0] right_base,

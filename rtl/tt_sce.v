@@ -1,6 +1,6 @@
 `default_nettype none
 // tt_sce: the softmax cross-entropy gradient unit (SPEC 5.4), one sample per op, bit-exact to
-// golden.machine.sce_gradient (golden/isa.py SceDesc, execute_sce). For logits z[0 .. n_out-1] (signed Z_W-bit
+// golden.semantics.sce_gradient (golden/isa/sce.py SceDesc, execute_sce). For logits z[0 .. n_out-1] (signed Z_W-bit
 // words, frac_z fraction bits), the first `classes` of them used, and the label:
 //   d_j = zmax - z_j; t_j = floor(d_j * 5909 / 2^(frac_z + 4)) (a left shift if frac_z + 4 < 0)
 //   E_j = EXP2[t_j mod 256] >> floor(t_j / 256), 0 if floor(t_j / 256) >= 16; S = sum E_j; R = floor(2^31 / S)
@@ -18,7 +18,7 @@
 // Memories are outside, as in tt_contract / tt_ewise: one synchronous read port of fixed latency MEM_LAT (address
 // and rd_en in cycle c, signed data in cycle c + MEM_LAT), one write port (taken at the end of the cycle o_wr_en
 // is high). e may be z itself or lie below or apart from it (a write only ever goes to an address the OUT pass has
-// already read); e above z and overlapping it is not supported (golden.isa.lower_sce rejects it). Descriptor ports
+// already read); e above z and overlapping it is not supported (golden.lowering.lower_sce rejects it). Descriptor ports
 // must be held stable from start until done.
 //
 // Timing (no stalls), C = classes, N = n_out, L = MEM_LAT: start in cycle 0, the descriptor check in cycle 1
@@ -31,7 +31,7 @@
 // -> E R -> align -> subtract -> saturate -> registered write.
 //
 // Errors are found in the check cycle, before any memory access, so an illegal op leaves the memory untouched:
-// done and error rise the cycle after it with error_code (the lowest that applies; golden.isa.sce_error is the
+// done and error rise the cycle after it with error_code (the lowest that applies; golden.isa.sce.sce_error is the
 // reference)
 //   1 n_out 0, classes 0 or classes > n_out; 2 label >= classes; 3 err_w outside 2..OUT_W;
 //   4 frac_z outside -32..47 (fxp.Fmt's fraction range) or err_frac above 31.
@@ -46,7 +46,7 @@ module tt_sce #(
 ) (
   input  wire              clk,
   input  wire              rst,
-  // op descriptor (golden.isa.pack_sce_ports)
+  // op descriptor (golden.isa.sce.pack_sce_ports)
   input  wire              start,
   input  wire [ADDR_W-1:0] z_base,
   input  wire [ADDR_W-1:0] e_base,
