@@ -5,8 +5,9 @@ pytest-xdist workers never share a build) and runs one cocotb test module on it.
 
 Environment knobs (the Makefile exports them too):
   SIM   -- icarus or verilator: the block tests parametrise over that simulator only; unset: both.
-  SEED  -- cocotb random seed (COCOTB_RANDOM_SEED); the cocotb modules seed numpy from it, so `SEED=n`
-           reproduces a run exactly. Unset: cocotb picks one and logs it.
+  SEED  -- cocotb random seed (COCOTB_RANDOM_SEED); the cocotb modules seed numpy from it and Verilator's
+           register randomisation takes SEED + 1, so `SEED=n` reproduces a run exactly. Unset: drawn here, and
+           a failure names it.
   WAVES -- 1 records waves: <build dir>/<toplevel>.fst (Icarus) or dump.fst (Verilator, --trace-fst, which
            needs the Debian package liblz4-dev; without it Verilator records dump.vcd). Waves builds get
            their own directory (<sim>-waves) so switching WAVES never reuses a build without tracing.
@@ -21,6 +22,7 @@ for every block, and caching it cuts a Verilator build from ~30 s of CPU to a fe
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
@@ -132,8 +134,9 @@ def run_block(
     parameters = dict(parameters or {})
     if waves is None:
         waves = env_flag("WAVES")
-    seed = os.environ.get("SEED")
-    seed = int(seed) if seed not in (None, "") else None
+    seed_env = os.environ.get("SEED")
+    # Drawn when not given, so that the simulator's register randomisation and the stimulus of a failure replay
+    seed = int(seed_env) if seed_env not in (None, "") else random.SystemRandom().randrange(1 << 31)
     if build_dir is None:
         build_dir = BUILD / toplevel / param_tag(parameters) / (sim + ("-waves" if waves else ""))
     build_dir = Path(build_dir).resolve()  # the simulator runs in test_dir: relative paths would move
@@ -154,7 +157,7 @@ def run_block(
         # The PyPI wheel's verilated.mk has an empty CFG_CXXFLAGS_PCH_I, so a model split into several C++ files
         # (the accelerator top) fails to use its precompiled header: keep every model in one file.
         build_args += ["--output-split", "0", "--output-split-cfuncs", "0"]
-        plusargs += ["+verilator+rand+reset+2", f"+verilator+seed+{(seed or 0) + 1}"]
+        plusargs += ["+verilator+rand+reset+2", f"+verilator+seed+{seed + 1}"]
         if waves:
             if _have_lz4():
                 build_args += ["--trace-fst", "--trace-structs"]
@@ -202,7 +205,7 @@ def run_block(
         # cocotb's runner exits on failure; turn that into a plain test failure with the log's location.
         raise AssertionError(
             f"{toplevel} {param_tag(parameters)} on {sim} in {build_dir}: cocotb tests failed "
-            f"(exit {exc.code}); results {results_xml}"
+            f"(exit {exc.code}); results {results_xml}; replay with SEED={seed}"
         ) from None
     except RuntimeError as exc:  # the simulator ended abnormally (killed, crashed): cocotb's runner raises this
         raise AssertionError(
