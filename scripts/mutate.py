@@ -35,7 +35,7 @@ Run under `nice -n 19` on a shared machine; it runs one simulation at a time.
 
 --random N draws N mutants at random from the RTL source instead (scripts/mutate_random.py: the generator, the
 equivalence check of survivors and results/mutation-random.md); the same machinery plants and tests them:
-  python scripts/mutate.py --random N [--seed S] [--block MODULE ...] [--per-block] [--list]
+  python scripts/mutate.py --random N [--seed S] [--block MODULE ...] [--per-block] [--list] [--resume]
   make mutate RANDOM=N [SEED=s] [BLOCK="tt_seq tt_skid"] [PER_BLOCK=1]
 """
 
@@ -408,6 +408,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-block", action="store_true", help="with --random: N mutants of each block, not N in all")
     ap.add_argument(
         "--report", type=Path, help="with --random: the report to write (default results/mutation-random.md)"
+    )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --random: take the tests' results of the mutants an interrupted run of the same command at the "
+        "same commit finished (build/mutate-random/report.json)",
     )
     args = ap.parse_args(argv)
 

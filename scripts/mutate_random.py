@@ -64,6 +64,7 @@ from scripts import mutate  # noqa: E402  (the repository root on the path first
 from verif.filelist import sources  # noqa: E402
 
 OUT = ROOT / "build" / "mutate-random"
+TESTED = ("rtl", "verif", "golden")  # what the tests' results depend on (with scripts/: what the report names)
 REPORT = ROOT / "results" / "mutation-random.md"
 VERDICTS = ROOT / "scripts" / "mutants_random_verdicts.json"
 KINDS = ("operator", "constant", "condition", "assignment", "next value")
@@ -612,11 +613,13 @@ def _yosys(script: str, cwd: Path, timeout: float) -> tuple[int | None, str]:
     return res.returncode, res.stdout + res.stderr
 
 
-def _read(design: str, module: str, rtl: Path) -> str:
-    srcs = " ".join(str(s) for s in sources(module, rtl=rtl))
+def _read(design: str, module: str, rtl: Path, work: Path) -> str:
+    # paths relative to the work directory: yowasp's sandbox reaches every directory through the parents of its
+    # working directory, not every absolute one (not /tmp)
+    srcs = " ".join(os.path.relpath(s, work) for s in sources(module, rtl=rtl))
     return (
-        f"design -reset\nread_verilog -sv -I{rtl} {srcs}\nhierarchy -top {module}\nproc\nflatten\nmemory_map\n"
-        f"opt_clean\nrename {module} {design}\ndesign -stash {design}\n"
+        f"design -reset\nread_verilog -sv -I{os.path.relpath(rtl, work)} {srcs}\nhierarchy -top {module}\nproc\n"
+        f"flatten\nmemory_map\nopt_clean\nrename {module} {design}\ndesign -stash {design}\n"
     )
 
 
@@ -677,7 +680,7 @@ def equivalence(m: dict, mutant_rtl: Path, work: Path, timeout: float = 300) -> 
         shutil.rmtree(work)
     work.mkdir(parents=True)
     module = m["block"]
-    load = _read("gold", module, ROOT / "rtl") + _read("gate", module, mutant_rtl)
+    load = _read("gold", module, ROOT / "rtl", work) + _read("gate", module, mutant_rtl.resolve(), work)
     load += "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
     rc, log = _yosys(
         load + "equiv_make gold gate equiv\nhierarchy -top equiv\nequiv_simple -seq 2\nequiv_induct -seq 2\n"
@@ -807,13 +810,27 @@ def run(args, cat: dict) -> int:
         print(f"{len(accepted)} mutants, {len(redrawn)} redrawn")
         return 0
 
-    needed = sorted({b for m in accepted for b in m["tests"]}, key=list(cat["blocks"]).index)
+    commit = _git("rev-parse", "--short", "HEAD")
+    dirty = _git("status", "--porcelain", "--", *TESTED, "scripts").splitlines()
+    done: dict[str, dict] = {}
     baseline_s: dict[str, float] = {}
-    if not args.no_baseline:
-        got = mutate.run_baselines(cat, needed, args.sim, args.seed, args.timeout, OUT)
+    wall_before = 0.0
+    if args.resume:
+        old = resumable(OUT / "report.json", command(args), commit, dirty)
+        if isinstance(old, str):
+            print(f"mutate: cannot resume: {old}", file=sys.stderr)
+            return 2
+        done = {r["id"]: r for r in old["mutants"] if r["id"] in {m["id"] for m in accepted}}
+        done = {i: r for i, r in done.items() if _key(r) == _key(next(m for m in accepted if m["id"] == i))}
+        baseline_s, wall_before = dict(old.get("baseline_s", {})), float(old.get("wall_s", 0.0))
+        print(f"mutate: resuming: {len(done)} mutants' results from {OUT / 'report.json'}", flush=True)
+    needed = sorted({b for m in accepted for b in m["tests"]}, key=list(cat["blocks"]).index)
+    missing = [b for b in needed if b not in baseline_s]
+    if not args.no_baseline and missing:
+        got = mutate.run_baselines(cat, missing, args.sim, args.seed, args.timeout, OUT)
         if got is None:
             return 2
-        baseline_s = got
+        baseline_s.update(got)
     timeouts = {b: mutate.block_timeout(args.timeout, baseline_s, b) for b in needed}
     verdicts = load_verdicts()
     rows: list[dict] = []
@@ -823,21 +840,26 @@ def run(args, cat: dict) -> int:
         mdir = OUT / m["id"]
         tag = f"mutate-random-{m['id']}"
         rtl = mutate.plant(m, mdir)
-        order = sorted(m["tests"], key=lambda b: baseline_s.get(b, 0.0)) if baseline_s else m["tests"]
-        result, failed, log = mutate.run_mutant_tests(cat, order, rtl, tag, args.sim, args.seed, timeouts, mdir)
-        row = {
-            **m,
-            "result": result,
-            "failed_tests": failed,
-            "first_failure": mutate.first_failure(log.read_text()) if log.is_file() else "",
-            "log": str(log.relative_to(ROOT)),
-            "diff": diff(m),
-        }
+        if m["id"] in done:  # its tests ran in the run resumed; its survivor check runs again
+            row = {k: v for k, v in done[m["id"]].items() if k not in ("check", "check_detail", "verdict", "reason")}
+            result, failed = row["result"], row["failed_tests"]
+        else:
+            order = sorted(m["tests"], key=lambda b: baseline_s.get(b, 0.0)) if baseline_s else m["tests"]
+            result, failed, log = mutate.run_mutant_tests(cat, order, rtl, tag, args.sim, args.seed, timeouts, mdir)
+            row = {
+                **m,
+                "result": result,
+                "failed_tests": failed,
+                "first_failure": mutate.first_failure(log.read_text()) if log.is_file() else "",
+                "log": str(log.relative_to(ROOT)),
+                "diff": diff(m),
+            }
         if result == "survived":
             status, detail = equivalence(m, rtl, mdir / "equiv")
             row["check"], row["check_detail"] = status, detail
             row.update(classify(status, detail, verdict_for(m, verdicts)))
-        row["seconds"] = round(time.time() - t0, 1)
+        if m["id"] not in done:
+            row["seconds"] = round(time.time() - t0, 1)
         if result in mutate.KILLED and not args.keep_builds:
             shutil.rmtree(ROOT / "build" / f"sim-{tag}", ignore_errors=True)
         rows.append(row)
@@ -854,14 +876,15 @@ def run(args, cat: dict) -> int:
             "command": command(args),
             "seed": args.seed,
             "sim": args.sim,
-            "commit": _git("rev-parse", "--short", "HEAD"),
-            "dirty": _git("status", "--porcelain", "--", "rtl", "verif").splitlines(),
+            "commit": commit,
+            "dirty": dirty,
+            "resumed": len(done),
             "files": files,
             "untested": untested,
             "places": {module_of[f]: len(pool_of[f]) for f in files},
             "per_block": bool(args.per_block),
             "n": args.random,
-            "wall_s": round(time.time() - t_start, 1),
+            "wall_s": round(wall_before + time.time() - t_start, 1),
             "baseline_s": {k: round(v, 1) for k, v in baseline_s.items()},
             "date": time.strftime("%Y-%m-%d"),
         }
@@ -881,6 +904,25 @@ def run(args, cat: dict) -> int:
     for r in errors:
         print(f"  error {r['id']}: the tests could not run, log {r['log']}")
     return 2 if errors else 1 if gaps else 0
+
+
+def _key(m: dict) -> tuple:
+    return (m["file"], m["offset"], m["original"], m["replacement"])
+
+
+def resumable(path: Path, cmd: str, commit: str, dirty: list[str]) -> dict | str:
+    """The report of an earlier run whose tests' results this one may reuse (the same command, so the same draw,
+    at the same commit, neither with uncommitted changes to what the tests run), or why not."""
+    if not path.is_file():
+        return f"no earlier run ({path})"
+    old = json.loads(path.read_text())
+    tested = [d for d in old.get("dirty", []) if d.split()[-1].split("/")[0] in TESTED]
+    mine = [d for d in dirty if d.split()[-1].split("/")[0] in TESTED]
+    if old.get("command") != cmd:
+        return f"the earlier run was `{old.get('command')}`"
+    if old.get("commit") != commit or tested or mine:
+        return f"the earlier run tested commit {old.get('commit')} {tested}, this one {commit} {mine}"
+    return old
 
 
 def classify(status: str, detail: str, hand: dict | None) -> dict:
@@ -924,7 +966,13 @@ def report_md(meta: dict, rows: list[dict], redrawn: list[dict]) -> str:
         "",
         f"Generated by `{meta['command']}` (`{make}`) on {meta['date']} at commit {meta['commit']}{dirty}; tests on "
         f"{meta['sim']} with SEED={meta['seed']}, one simulation at a time; wall {mutate.fmt_s(meta['wall_s'])}. "
-        "Do not edit: run the command again.",
+        "Do not edit: run the command again."
+        + (
+            f" The tests of {meta['resumed']} mutants ran in an earlier run of the same command at the same commit "
+            "(`--resume`), whose wall time is included; their survivors were checked again."
+            if meta.get("resumed")
+            else ""
+        ),
         "",
         f"**Sample**: {meta['n']} mutants {per}, drawn with seed {meta['seed']} by scripts/mutate_random.py from the "
         f"{sum(meta['places'].values())} mutation places of {', '.join(meta['files'])}: a place uniformly, then one "

@@ -290,3 +290,26 @@ def test_verdicts_and_the_report():
     assert "**Kill ratio: 1/2 = 50.0 %**" in md
     assert "| tt_skid | 23 | 3 | 0 | 3 | 1 | 2 | 1 | 1/2 = 50.0 % | tt_skid |" in md
     assert "```diff\n-c\n+d\n```" in md and "**test gap**: cex" in md
+
+
+def test_resume_takes_only_a_run_of_the_same_command_and_commit(tmp_path):
+    path = tmp_path / "report.json"
+    assert "no earlier run" in mr.resumable(path, "cmd", "abc", [])
+    path.write_text('{"command": "cmd", "commit": "abc", "dirty": [" M scripts/mutate.py"], "mutants": []}')
+    assert mr.resumable(path, "cmd", "abc", [" M scripts/mutate_random.py"])["commit"] == "abc"
+    assert "earlier run was" in mr.resumable(path, "other cmd", "abc", [])
+    assert "tested commit" in mr.resumable(path, "cmd", "def", [])
+    # uncommitted changes to what the tests run: their results cannot be taken
+    assert "tested commit" in mr.resumable(path, "cmd", "abc", [" M rtl/tt_seq.v"])
+    path.write_text('{"command": "cmd", "commit": "abc", "dirty": [" M verif/host.py"], "mutants": []}')
+    assert "tested commit" in mr.resumable(path, "cmd", "abc", [])
+
+
+def test_verdicts_by_argument_are_well_formed_and_up_to_date():
+    verdicts = mr.load_verdicts()
+    for v in verdicts:
+        assert v.keys() == {"file", "source_line", "original", "replacement", "verdict", "reason"}, v
+        assert v["verdict"] in ("equivalent", "test gap") and len(v["reason"]) > 40, v
+        lines = [ln.strip() for ln in (ROOT / v["file"]).read_text().splitlines()]
+        # a verdict whose line is gone from the RTL argues about nothing: update or drop it
+        assert v["source_line"] in lines and v["original"] in v["source_line"], v

@@ -480,7 +480,20 @@ async def illegal_programs(dut):
                 B,
                 [],
             ),
+            # Runs off the program memory (code 2). The front end keeps a bad record's code until the next bad
+            # record, so each of these follows an illegal record (code 1): a path that left the code unset would
+            # report that 1.
+            (
+                "no END: a record longer than the words left",
+                PROG_DEPTH - n0 - ct_words,
+                zero_rec + ct_record(mv),
+                2,
+                0,
+                PROG_DEPTH - ct_words,
+                [zero_f],
+            ),
             ("contract header, payload one word long", B, ct_record(mv, nwords=ct_words + 1) + END, 1, 0, B, []),
+            ("no END: a header in the last word", PROG_DEPTH - 1, ct_record(mv)[:1], 2, 0, PROG_DEPTH - 1, []),
             (
                 "sce header with the contract length",
                 B,
@@ -490,16 +503,7 @@ async def illegal_programs(dut):
                 B,
                 [],
             ),
-            (
-                "a RANK record of the right length, the rank unit not built (RANK = 0)",
-                B,
-                zero_rec + [P.header(KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END,
-                1,
-                0,
-                B + n0,
-                [zero_f],
-            ),
-            # runs off the program memory: the last record ends at the last word, no END after it
+            # the last record ends at the last word, no END after it
             (
                 "no END: the last record ends at the last word",
                 PROG_DEPTH - n0 - len(last_rec),
@@ -510,15 +514,14 @@ async def illegal_programs(dut):
                 [zero_f, last_ew],
             ),
             (
-                "no END: a record longer than the words left",
-                PROG_DEPTH - n0 - ct_words,
-                zero_rec + ct_record(mv),
-                2,
+                "a RANK record of the right length, the rank unit not built (RANK = 0)",
+                B,
+                zero_rec + [P.header(KIND_RANK, 0, False, rk_words)] + [0] * rk_words + END,
+                1,
                 0,
-                PROG_DEPTH - ct_words,
+                B + n0,
                 [zero_f],
             ),
-            ("no END: a header in the last word", PROG_DEPTH - 1, ct_record(mv)[:1], 2, 0, PROG_DEPTH - 1, []),
             # addresses outside every bank (the writes are dropped: nothing changes)
             (
                 "contract output above the bank field (high address bits)",
