@@ -26,7 +26,7 @@ The field lists below are the single source of the bit positions: rtl/tt_desc_fi
 from __future__ import annotations
 
 import math
-from enum import IntEnum
+from enum import IntEnum, IntFlag
 
 # --- contraction unit (rtl/tt_contract.v, golden/isa/contract.py) ------------------------------------------------
 MAX_OUT = 6  # output loops of a descriptor
@@ -82,6 +82,125 @@ RANK_Q_SHIFT_W = 6  # q_shift
 RANK_THR_W = 32  # threshold
 RANK_NUM_W = 48  # tau_num
 RANK_ERR_RANK, RANK_ERR_COUNT, RANK_ERR_SHIFT = 1, 2, 3
+
+# --- the units' error codes (a unit's error_code; 0 is no error) ----------------------------------------------------
+ERR_W = 4
+CT_ERR_SHIFT, CT_ERR_OUT_W, CT_ERR_COUNT, CT_ERR_LANES = 1, 2, 3, 4  # rtl/tt_contract.v's descriptor check
+UNIT_ERRORS = {  # the codes each unit's check cycle reports, for the Verilog header
+    "CT": {"SHIFT": CT_ERR_SHIFT, "OUT_W": CT_ERR_OUT_W, "COUNT": CT_ERR_COUNT, "LANES": CT_ERR_LANES},
+    "EW": {
+        "SHIFT": EW_ERR_SHIFT,
+        "WIDTH": EW_ERR_WIDTH,
+        "COUNT": EW_ERR_COUNT,
+        "ALIGN": EW_ERR_ALIGN,
+        "OPCODE": EW_ERR_OPCODE,
+        "EPS": EW_ERR_EPS,
+    },
+    "SCE": {"COUNT": SCE_ERR_COUNT, "LABEL": SCE_ERR_LABEL, "WIDTH": SCE_ERR_WIDTH, "FRAC": SCE_ERR_FRAC},
+    "RANK": {"RANK": RANK_ERR_RANK, "COUNT": RANK_ERR_COUNT, "SHIFT": RANK_ERR_SHIFT},
+}
+
+
+class SeqError(IntEnum):
+    """The sequencer's error codes (rtl/tt_seq.v; the ERROR register's code field)."""
+
+    ILLEGAL = 1  # an illegal op record
+    OVERRUN = 2  # the program runs off the program memory
+    ADDR = 3  # an address outside every bank
+    PORT = 4  # two reads of one bank's read port in a cycle
+    UNIT = 5  # a unit refused the descriptor (the unit's own code beside it)
+    BUSY = 6  # a start while busy
+
+
+# --- the random stream (SPEC 3; rtl/tt_lfsr.v, rtl/tt_seq.v) -------------------------------------------------------
+LFSR_MASK = 0x80200003  # x^32 + x^22 + x^2 + x + 1, Galois, right-shifting
+LFSR_STEPS_PER_DRAW = 8
+LFSR_SEED_XOR = 0xA5A5A5A5  # a seed's state is seed ^ LFSR_SEED_XOR (0 maps to 1)
+
+# --- the host's register map (rtl/tt_accel.v, verif/host.py) -------------------------------------------------------
+# The AXI4-Lite slave decodes word addresses (byte address / 4): bits [WIN_LSB +: WIN_W] choose a window, the bits
+# below a word in it. Window WIN_REG holds REG_WORDS registers (its other words answer SLVERR), WIN_PROG the program
+# memory, WIN_STAT the statistics slots (word 2 s: slot s's saturation count, 2 s + 1: its max |x|), and bank b's
+# words are window WIN_BANK0 + b.
+WIN_LSB, WIN_W = 18, 4
+WIN_REG, WIN_PROG, WIN_STAT, WIN_BANK0 = 0, 1, 2, 4
+REG_IDX_W = 8
+REG_WORDS = 1 << REG_IDX_W
+STAT_WORDS_PER_SLOT = 2
+ACCEL_ID = 0x54544131  # the ID register: "TTA1"
+
+
+class Reg(IntEnum):
+    """Register word indices in window WIN_REG. A register of several words (REG_SPAN) holds a wide value low word
+    first, or one word per bank (P_DEPTH, P_WIDTH, P_PORTS: banks 0..3; P_MOMENT: the moment bank's depth, width,
+    read ports) or per unit (UNIT_CYCLES: a 64-bit counter per unit in record-kind order, the rank unit's at
+    RANK_CYCLES). The P_ registers read the parameters the build was made with."""
+
+    ID = 0x00
+    CTRL = 0x01  # write: CTRL_ bits, each a one-cycle pulse
+    STATUS = 0x02  # STATUS_ bits
+    ERROR = 0x03  # code [3:0], the unit's code [7:4] (code UNIT), pc [31:16]
+    START_PC = 0x04
+    LABEL = 0x05
+    SEED = 0x06
+    LFSR = 0x07
+    PRED = 0x08
+    P_LABEL = 0x09
+    CYCLES = 0x0A
+    UNIT_CYCLES = 0x0C
+    OPS = 0x12
+    SAT_TOTAL = 0x13
+    PC = 0x14
+    STREAM_BASE = 0x15
+    STREAM_WORDS = 0x16
+    STREAM_FRAMES = 0x17
+    RANK_CYCLES = 0x18
+    P_BANK_SHIFT = 0x20
+    P_PROG_DEPTH = 0x21
+    P_DEPTH = 0x22
+    P_WIDTH = 0x26
+    P_PORTS = 0x2A
+    P_SLOTS = 0x2E
+    P_LANES = 0x2F
+    P_BUF_DEPTH = 0x30
+    P_ADAM = 0x31
+    P_MOMENT = 0x32
+    P_RANK = 0x35
+    P_VEC = 0x36
+    P_VEC_BANKS = 0x37
+    P_DRAIN = 0x38
+    P_ACC_W = 0x39
+
+
+REG_SPAN = {  # words of the registers of more than one
+    Reg.CYCLES: 2,
+    Reg.UNIT_CYCLES: 6,
+    Reg.RANK_CYCLES: 2,
+    Reg.P_DEPTH: 4,
+    Reg.P_WIDTH: 4,
+    Reg.P_PORTS: 4,
+    Reg.P_MOMENT: 3,
+}
+REG_WRITABLE = (Reg.CTRL, Reg.START_PC, Reg.LABEL, Reg.SEED, Reg.STREAM_BASE, Reg.STREAM_WORDS, Reg.STREAM_FRAMES)
+ERROR_CODE_LSB, ERROR_UNIT_CODE_LSB, ERROR_PC_LSB = 0, 4, 16
+
+
+class Ctrl(IntFlag):
+    """CTRL's bits: each starts its action the cycle after the write."""
+
+    START = 1
+    CLEAR_ERROR = 2
+    CLEAR_COUNTERS = 4
+    SEED = 8  # load the LFSR from SEED
+
+
+class Status(IntFlag):
+    BUSY = 1
+    DONE = 2
+    ERROR = 4  # the sequencer's error (ERROR says which)
+    STREAM_ERROR = 8  # a sample stream frame of the wrong length
+    STREAM_PENDING = 16  # a complete frame waits to start its run
+
 
 # --- banks (rtl/tt_banks.v) ----------------------------------------------------------------------------------------
 # Bank index = position: the RTL's bank order. The moment bank (Adam's 32-bit second moments) is built only for a
@@ -234,12 +353,62 @@ def verilog_header() -> str:
     return "\n".join(out) + "\n"
 
 
+def _bit(flag: int) -> int:
+    return flag.bit_length() - 1
+
+
+def arch_header() -> str:
+    """rtl/tt_arch.vh: the register map, the control and status bits, the opcodes, the error codes and the random
+    stream's constants, generated from this module."""
+    out = [
+        "// Generated by `python -m golden.arch header` from golden/arch.py: do not edit.",
+        "// The host's register map, opcodes, error codes and the random stream's constants.",
+        "// Each including module uses only its part of this table, hence the lint waiver.",
+        "/* verilator lint_off UNUSEDPARAM */",
+        f"localparam [31:0] ACCEL_ID = 32'h{ACCEL_ID:08X};",
+        f"localparam integer GADDR_W = {ADDR_W};  // a global element address (bank << bank_shift | word)",
+        f"localparam integer WIN_LSB = {WIN_LSB};",
+        f"localparam integer WIN_W = {WIN_W};",
+    ]
+    for name, value in (("REG", WIN_REG), ("PROG", WIN_PROG), ("STAT", WIN_STAT), ("BANK0", WIN_BANK0)):
+        out.append(f"localparam [{WIN_W - 1}:0] WIN_{name} = {WIN_W}'d{value};")
+    out.append(f"localparam integer REG_IDX_W = {REG_IDX_W};")
+    out.append(f"localparam integer STAT_WORDS_PER_SLOT = {STAT_WORDS_PER_SLOT};")
+    for reg in Reg:
+        out.append(f"localparam [{REG_IDX_W - 1}:0] REG_{reg.name} = {REG_IDX_W}'h{reg.value:02X};")
+    writable = sum(1 << r for r in REG_WRITABLE)
+    out.append(f"localparam [{REG_WORDS - 1}:0] REG_WRITABLE = {REG_WORDS}'h{writable:X};  // by word index")
+    out.append(f"localparam integer CTRL_W = {len(Ctrl)};")
+    out += [f"localparam integer CTRL_{c.name}_BIT = {_bit(c)};" for c in Ctrl]
+    out.append(f"localparam integer STATUS_W = {len(Status)};")
+    out += [f"localparam integer STATUS_{st.name}_BIT = {_bit(st)};" for st in Status]
+    for name, lsb in (("CODE", ERROR_CODE_LSB), ("UNIT_CODE", ERROR_UNIT_CODE_LSB), ("PC", ERROR_PC_LSB)):
+        out.append(f"localparam integer ERROR_{name}_LSB = {lsb};")
+    out.append(f"localparam integer ERR_W = {ERR_W};")
+    out.append(f"localparam [{ERR_W - 1}:0] ERR_NONE = {ERR_W}'d0;")
+    out += [f"localparam [{ERR_W - 1}:0] SEQ_ERR_{e.name} = {ERR_W}'d{e.value};" for e in SeqError]
+    for unit, codes in UNIT_ERRORS.items():
+        out += [f"localparam [{ERR_W - 1}:0] {unit}_ERR_{k} = {ERR_W}'d{v};" for k, v in codes.items()]
+    out.append(f"localparam integer EW_OP_W = {EW_OP_W};")
+    out += [f"localparam [{EW_OP_W - 1}:0] EW_OP_{op.name} = {EW_OP_W}'d{op.value};" for op in EwOpcode]
+    out.append(f"localparam integer SCE_N_W = {SCE_N_W};")
+    out.append(f"localparam [31:0] LFSR_MASK = 32'h{LFSR_MASK:08X};")
+    out.append(f"localparam [31:0] LFSR_SEED_XOR = 32'h{LFSR_SEED_XOR:08X};")
+    out.append(f"localparam integer LFSR_STEPS_PER_DRAW = {LFSR_STEPS_PER_DRAW};")
+    out.append("/* verilator lint_on UNUSEDPARAM */")
+    return "\n".join(out) + "\n"
+
+
+HEADERS = {"tt_desc_fields.vh": verilog_header, "tt_arch.vh": arch_header}  # rtl/ file: its generator
+
+
 if __name__ == "__main__":
     import sys
     from pathlib import Path
 
     if sys.argv[1:] != ["header"]:
-        raise SystemExit("usage: python -m golden.arch header   (rewrites rtl/tt_desc_fields.vh)")
-    path = Path(__file__).resolve().parent.parent / "rtl" / "tt_desc_fields.vh"
-    path.write_text(verilog_header())
-    print(f"wrote {path}")
+        raise SystemExit("usage: python -m golden.arch header   (rewrites rtl/tt_desc_fields.vh and rtl/tt_arch.vh)")
+    for name, generate in HEADERS.items():
+        path = Path(__file__).resolve().parent.parent / "rtl" / name
+        path.write_text(generate())
+        print(f"wrote {path}")

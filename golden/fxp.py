@@ -11,12 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from golden.arch import LFSR_MASK, LFSR_SEED_XOR, LFSR_STEPS_PER_DRAW  # SPEC 3
+
 ACC_W = 48  # accumulator width in bits (SPEC 1.2)
 RAND_BITS = 8  # random bits per stochastic rounding (SPEC 2.2)
 SHIFT_MIN, SHIFT_MAX = -16, 47  # legal requantisation shifts (SPEC 2.1)
-LFSR_MASK = 0x80200003  # x^32 + x^22 + x^2 + x + 1, Galois, right-shifting (SPEC 3)
-LFSR_STEPS_PER_DRAW = 8
-LFSR_SEED_XOR = 0xA5A5A5A5
 
 NEAREST, STOCHASTIC = 0, 1
 

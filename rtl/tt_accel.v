@@ -4,25 +4,15 @@
 // engine (tt_contract), the element-wise unit (tt_ewise), the softmax cross-entropy unit (tt_sce) and, with
 // RANK, the rank-update unit (tt_rank); and the data memory (tt_banks). golden/program.py assembles the programs, verif/host.py is the host driver.
 //
-// Host address map (AXI byte address = 4 x word address; word address bits [21:18] select the window):
-//   0x00_0000 registers (word index):
-//     0x00 ID      "TTA1"                              0x01 CTRL   (write 1s) b0 start, b1 clear error,
-//     0x02 STATUS  b0 busy, b1 done, b2 error,                     b2 clear counters, b3 load SEED into the stream
-//                  b3 stream frame error, b4 a frame waits for its run
-//     0x03 ERROR   [3:0] code, [7:4] unit code, [31:16] pc of the op   (tt_seq has the codes)
-//     0x04 START_PC  0x05 LABEL  0x06 SEED  0x07 LFSR state  0x08 PRED  0x09 P_LABEL  0x14 PC
-//     0x0A/0B busy cycles lo/hi, 0x0C/0D contract, 0x0E/0F element-wise, 0x10/11 sce cycles lo/hi,
-//     0x12 OPS completed, 0x13 SAT_TOTAL, 0x18/19 rank-unit cycles lo/hi
-//     0x15 STREAM_BASE  0x16 STREAM_WORDS  0x17 STREAM_FRAMES (the sample stream, below)
-//     0x20 BANK_SHIFT, 0x21 PROG_DEPTH, 0x22+b bank b depth, 0x26+b width, 0x2A+b read ports (b = 0..3),
-//     0x2E slots, 0x2F MAC lanes, 0x30 lane buffer depth, 0x31 ADAM (the element-wise unit has the Adam ops),
-//     0x32 / 0x33 / 0x34 bank 4's depth, width and read ports (the moment bank; 0 without ADAM),
-//     0x35 RANK (the rank-update unit is built), 0x36 VEC (words of a vector load), 0x37 VEC_BANKS,
-//     0x38 DRAIN (elements the contraction engine's drain writes a cycle), 0x39 ACC_W (its accumulator bits)
-//   0x10_0000 program memory (32-bit words)
-//   0x20_0000 statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register
-//   0x40_0000 + 0x10_0000 x b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks
-//                              0..3 always, bank 4 (the moment bank) with ADAM
+// Host address map (golden/arch.py: Reg, Ctrl, Status, the windows; rtl/tt_arch.vh is generated from it). The AXI
+// byte address is 4 x the word address, whose bits [WIN_LSB +: WIN_W] select the window:
+//   WIN_REG   registers: control (CTRL's pulses), STATUS, ERROR (the sequencer's code, the unit's code, the op's pc),
+//             the start pc, label, seed, LFSR state, prediction and p[label], the cycle, op and saturation counters,
+//             the sample stream's (below), and the parameters the build was made with (P_*);
+//   WIN_PROG  the program memory (32-bit words);
+//   WIN_STAT  the statistics: word 2s = saturations of slot s, 2s+1 = its max |x| register;
+//   WIN_BANK0 + b: bank b's words (reads sign-extended to 32 bits, writes keep the low bits); banks 0..3 always,
+//             bank 4 (the moment bank) with ADAM.
 // Memory and program windows are open only while the sequencer is not running: an access while it runs, an
 // address outside a bank or a window, or a write to a read-only register ends with SLVERR and changes nothing.
 // A start while running stops the program after the running op with error 6 (tt_seq).
@@ -122,7 +112,8 @@ module tt_accel #(
 );
 
 `include "tt_desc_fields.vh"
-  localparam integer ADDR_W = 20;  // global element address (golden/arch.py ADDR_W)
+`include "tt_arch.vh"
+  localparam integer ADDR_W = GADDR_W;
   // The banks' data paths and the element-wise unit: the widest bank, at least 16 bits. The contraction engine and
   // the softmax unit work on 16-bit words (UNIT_W): narrower banks sign-extend, and they never touch a wider word.
   localparam integer UNIT_W = 16;
@@ -132,9 +123,8 @@ module tt_accel #(
   localparam integer W_MAX = (ADAM != 0 && MOMENT_WIDTH > W03) ? MOMENT_WIDTH : W03;
   localparam integer DATA_W = (W_MAX > UNIT_W) ? W_MAX : UNIT_W;
   localparam integer MAX_W = UNIT_W;  // the max |x| registers: adaptive tensors are at most 16 bits
-  localparam integer N_W = 8;
+  localparam integer N_W = SCE_N_W;
   localparam integer DESC_BITS = 32 * DESC_WORDS;
-  localparam [31:0] ID = 32'h5454_4131;  // "TTA1"
   // tt_banks takes the bank parameters packed, bank 0 in the LSBs; the moment bank is bank 4, with ADAM only
   localparam integer NBANK = (ADAM != 0) ? 5 : 4;
   localparam integer BB = (ADAM != 0) ? 3 : 2;  // bank field of a global address (tt_banks)
@@ -203,18 +193,29 @@ module tt_accel #(
   // when its data arrives (MEM_LAT cycles later).
   reg  [2:0]  host_rd_wait_q;  // cycles until the data of a host bank read in flight
   wire        bus_go = bus_req && !bus_ack_q && (host_rd_wait_q == 3'd0);
-  wire [3:0]  win = bus_addr[21:18];
-  wire [7:0]  reg_idx = bus_addr[7:0];
-  wire        win_reg = (win == 4'd0) && (bus_addr[17:8] == 10'd0);  // 256 register words; the rest of the window errs
-  wire        win_prog = (win == 4'd1);
-  wire        win_stat = (win == 4'd2);
+  wire [WIN_W-1:0]     win = bus_addr[WIN_LSB +: WIN_W];
+  wire [REG_IDX_W-1:0] reg_idx = bus_addr[REG_IDX_W-1:0];
+  // 2^REG_IDX_W register words; the rest of the window errs
+  wire        win_reg = (win == WIN_REG) && (bus_addr[WIN_LSB-1:REG_IDX_W] == {(WIN_LSB-REG_IDX_W){1'b0}});
+  wire        win_prog = (win == WIN_PROG);
+  wire        win_stat = (win == WIN_STAT);
+  // the statistics window: two words a slot (address bit 0), the saturation count first
+  localparam integer STAT_AW = HDR_SLOT_W + 1;
+  generate
+    if (STAT_WORDS_PER_SLOT != 2) begin : g_bad_stat_words
+      error_tt_accel_STAT_WORDS_PER_SLOT_must_be_2 u_error ();
+    end
+  endgenerate
+  wire [HDR_SLOT_W-1:0] stat_slot = bus_addr[STAT_AW-1:1];
+  wire        stat_in = bus_addr[WIN_LSB-1:STAT_AW] == {(WIN_LSB-STAT_AW){1'b0}};
   // A bank window holds 2^BANK_SHIFT words: higher word-address bits must be 0, or they would reach the next bank.
-  wire        win_bank = (win >= 4'd4) && (win < 4'd4 + NBANK[3:0]) && ((bus_addr[17:0] >> BANK_SHIFT) == 18'd0);
-  wire [2:0]  host_bank = win[2:0] - 3'd4;
+  wire        win_bank = (win >= WIN_BANK0) && (win < WIN_BANK0 + NBANK[WIN_W-1:0]) &&
+                         ((bus_addr[WIN_LSB-1:0] >> BANK_SHIFT) == {WIN_LSB{1'b0}});
+  wire [2:0]  host_bank = win[2:0] - WIN_BANK0[2:0];  // banks 0..4 (win < WIN_BANK0 + NBANK)
   // Decoded here, not from tt_banks' addr_err, which comes MEM_PIPE cycles late.
-  wire        host_bank_in = {1'b0, bus_addr[17:0]} < BANK_DEPTH[32*host_bank +: 19];
+  wire        host_bank_in = {1'b0, bus_addr[WIN_LSB-1:0]} < BANK_DEPTH[32*host_bank +: WIN_LSB+1];
   wire [ADDR_W-1:0] host_gaddr = ({{(ADDR_W-3){1'b0}}, host_bank} << BANK_SHIFT) |
-                                 {{(ADDR_W-18){1'b0}}, bus_addr[17:0]};
+                                 {{(ADDR_W-WIN_LSB){1'b0}}, bus_addr[WIN_LSB-1:0]};
   // A full 32-bit word only: every register and memory word is written whole.
   wire        wr_full = (bus_wstrb == 4'hF);
 
@@ -253,44 +254,45 @@ module tt_accel #(
   reg [PROG_AW-1:0] start_pc_q;
   reg [N_W-1:0]     label_q;
   reg [31:0]        seed_q;
-  wire              ctrl_wr = bus_go && bus_we && win_reg && reg_idx == 8'h01 && wr_full;
+  wire              ctrl_wr = bus_go && bus_we && win_reg && reg_idx == REG_CTRL && wr_full;
   // CTRL's pulses (and a complete stream frame's start) reach the sequencer a cycle after the write, from a
   // register: the bus decode does not run into the program memory's address (a start selects the first fetch
   // address).
   wire              axis_launch;
-  reg  [3:0]        ctrl_q;  // {seed_load, clear_counters, clear_error, start}
+  reg  [CTRL_W-1:0] ctrl_q;  // CTRL's bits
   always @(posedge clk) begin
     if (rst) begin
-      ctrl_q <= 4'd0;
+      ctrl_q <= {CTRL_W{1'b0}};
     end else begin
-      ctrl_q <= (ctrl_wr ? bus_wdata[3:0] : 4'd0) | {3'd0, axis_launch};
+      ctrl_q <= (ctrl_wr ? bus_wdata[CTRL_W-1:0] : {CTRL_W{1'b0}}) |
+                ({{(CTRL_W-1){1'b0}}, axis_launch} << CTRL_START_BIT);
     end
   end
 
   tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS), .RANK(RANK)) u_seq (
     .clk (clk), .rst (rst),
-    .start (ctrl_q[0]), .start_pc (start_pc_q), .clear_error (ctrl_q[1]),
-    .clear_counters (ctrl_q[2]), .seed_load (ctrl_q[3]), .seed (seed_q),
+    .start (ctrl_q[CTRL_START_BIT]), .start_pc (start_pc_q), .clear_error (ctrl_q[CTRL_CLEAR_ERROR_BIT]),
+    .clear_counters (ctrl_q[CTRL_CLEAR_COUNTERS_BIT]), .seed_load (ctrl_q[CTRL_SEED_BIT]), .seed (seed_q),
     .lfsr_state (lfsr_state), .busy (seq_busy), .done (seq_done), .error (seq_error),
     .error_code (seq_error_code), .error_unit_code (seq_error_unit_code), .error_pc (seq_error_pc), .pc (seq_pc),
     .prog_rd_en (prog_rd_en), .prog_rd_addr (prog_rd_addr), .prog_rd_data (prog_rd_data),
     .desc (desc), .unit (unit), .unit_start (unit_start), .unit_seed_load (unit_seed_load), .unit_seed (unit_seed),
     .unit_done (unit_done), .unit_error (unit_error), .unit_error_code (unit_error_code), .unit_sat (unit_sat),
     .unit_maxabs (unit_maxabs), .unit_lfsr (unit_lfsr), .mem_addr_err (mem_addr_err), .mem_port_err (mem_port_err),
-    .stat_rd_en (bus_go && !bus_we && win_stat), .stat_rd_addr (bus_addr[6:1]), .stat_rd_sat (stat_rd_sat),
+    .stat_rd_en (bus_go && !bus_we && win_stat), .stat_rd_addr (stat_slot), .stat_rd_sat (stat_rd_sat),
     .stat_rd_max (stat_rd_max), .stat_wr_sat_en (host_stat_wr && !bus_addr[0]),
-    .stat_wr_max_en (host_stat_wr && bus_addr[0]), .stat_wr_addr (bus_addr[6:1]), .stat_wr_data (bus_wdata),
+    .stat_wr_max_en (host_stat_wr && bus_addr[0]), .stat_wr_addr (stat_slot), .stat_wr_data (bus_wdata),
     .cycles (cycles), .unit_cycles (unit_cycles), .ops (ops), .sat_total (sat_total)
   );
 
   // Memory-like windows are the host's only while the sequencer is not running.
   wire host_mem_ok = !seq_busy;
-  wire host_stat_wr = bus_go && bus_we && win_stat && host_mem_ok && wr_full && bus_addr[17:7] == 11'd0;
+  wire host_stat_wr = bus_go && bus_we && win_stat && host_mem_ok && wr_full && stat_in;
 
   // ---- program memory ----
   localparam [PROG_AW:0] PROG_DEPTH_W = PROG_DEPTH[PROG_AW:0];
   wire       host_prog_in = ({1'b0, bus_addr[PROG_AW-1:0]} < PROG_DEPTH_W) &&
-                            (bus_addr[17:PROG_AW] == {(18-PROG_AW){1'b0}});
+                            (bus_addr[WIN_LSB-1:PROG_AW] == {(WIN_LSB-PROG_AW){1'b0}});
   wire       host_prog_wr = bus_go && bus_we && win_prog && host_mem_ok && host_prog_in && wr_full;
   wire       host_prog_rd = bus_go && !bus_we && win_prog && host_mem_ok && host_prog_in;
   tt_prim_ram #(
@@ -508,21 +510,22 @@ module tt_accel #(
       axis_pending_q <= 1'b0;
       axis_err_q <= 1'b0;
     end else begin
-      if (axis_reg_wr && reg_idx == 8'h15) begin
+      if (axis_reg_wr && reg_idx == REG_STREAM_BASE) begin
         axis_base_q <= bus_wdata[ADDR_W-1:0];
       end
-      if (axis_reg_wr && reg_idx == 8'h16) begin
+      if (axis_reg_wr && reg_idx == REG_STREAM_WORDS) begin
         axis_words_q <= bus_wdata[ADDR_W-1:0];
       end
-      if (axis_reg_wr && reg_idx == 8'h17) begin
+      if (axis_reg_wr && reg_idx == REG_STREAM_FRAMES) begin
         axis_frames_q <= bus_wdata;
       end else if (axis_launch) begin
         axis_frames_q <= axis_frames_q - 32'd1;
       end
       // a frame starts where the last one ended (tlast) or with a new base or length
-      if ((axis_beat && s_axis_tlast) || (axis_reg_wr && (reg_idx == 8'h15 || reg_idx == 8'h16))) begin
-        axis_ptr_q <= (axis_reg_wr && reg_idx == 8'h15) ? bus_wdata[ADDR_W-1:0] : axis_base_q;
-        axis_left_q <= (axis_reg_wr && reg_idx == 8'h16) ? bus_wdata[ADDR_W-1:0] : axis_words_q;
+      if ((axis_beat && s_axis_tlast) ||
+          (axis_reg_wr && (reg_idx == REG_STREAM_BASE || reg_idx == REG_STREAM_WORDS))) begin
+        axis_ptr_q <= (axis_reg_wr && reg_idx == REG_STREAM_BASE) ? bus_wdata[ADDR_W-1:0] : axis_base_q;
+        axis_left_q <= (axis_reg_wr && reg_idx == REG_STREAM_WORDS) ? bus_wdata[ADDR_W-1:0] : axis_words_q;
         axis_drop_q <= 1'b0;
       end else if (axis_beat) begin
         axis_ptr_q <= axis_ptr_q + 1'b1;
@@ -536,7 +539,7 @@ module tt_accel #(
       end
       if (axis_bad) begin
         axis_err_q <= 1'b1;
-      end else if (ctrl_q[1]) begin
+      end else if (ctrl_q[CTRL_CLEAR_ERROR_BIT]) begin
         axis_err_q <= 1'b0;
       end
     end
@@ -621,67 +624,75 @@ module tt_accel #(
   );
 
   // ---- registers ----
+  wire [STATUS_W-1:0] status;
+  assign status[STATUS_BUSY_BIT]           = seq_busy;
+  assign status[STATUS_DONE_BIT]           = seq_done;
+  assign status[STATUS_ERROR_BIT]          = seq_error;
+  assign status[STATUS_STREAM_ERROR_BIT]   = axis_err_q;
+  assign status[STATUS_STREAM_PENDING_BIT] = axis_pending_q;
+  wire [31:0] error_word = ({{(32-ERR_W){1'b0}}, seq_error_code} << ERROR_CODE_LSB) |
+                           ({{(32-ERR_W){1'b0}}, seq_error_unit_code} << ERROR_UNIT_CODE_LSB) |
+                           ({{(32-PROG_AW){1'b0}}, seq_error_pc} << ERROR_PC_LSB);
   reg [31:0] reg_rdata;
   reg        reg_ok;
   always @* begin
     reg_ok = 1'b1;
     case (reg_idx)
-      8'h00: reg_rdata = ID;
-      8'h02: reg_rdata = {27'd0, axis_pending_q, axis_err_q, seq_error, seq_done, seq_busy};
-      8'h03: reg_rdata = {{(16-PROG_AW){1'b0}}, seq_error_pc, 8'd0, seq_error_unit_code, seq_error_code};
-      8'h04: reg_rdata = {{(32-PROG_AW){1'b0}}, start_pc_q};
-      8'h05: reg_rdata = {{(32-N_W){1'b0}}, label_q};
-      8'h06: reg_rdata = seed_q;
-      8'h07: reg_rdata = lfsr_state;
-      8'h08: reg_rdata = {{(32-N_W){1'b0}}, sce_pred};
-      8'h09: reg_rdata = sce_p_label;
-      8'h0A: reg_rdata = cycles[31:0];
-      8'h0B: reg_rdata = cycles[63:32];
-      8'h0C: reg_rdata = unit_cycles[31:0];
-      8'h0D: reg_rdata = unit_cycles[63:32];
-      8'h0E: reg_rdata = unit_cycles[95:64];
-      8'h0F: reg_rdata = unit_cycles[127:96];
-      8'h10: reg_rdata = unit_cycles[159:128];
-      8'h11: reg_rdata = unit_cycles[191:160];
-      8'h12: reg_rdata = ops;
-      8'h13: reg_rdata = sat_total;
-      8'h14: reg_rdata = {{(32-PROG_AW){1'b0}}, seq_pc};
-      8'h15: reg_rdata = {{(32-ADDR_W){1'b0}}, axis_base_q};
-      8'h16: reg_rdata = {{(32-ADDR_W){1'b0}}, axis_words_q};
-      8'h17: reg_rdata = axis_frames_q;
-      8'h18: reg_rdata = unit_cycles[223:192];
-      8'h19: reg_rdata = unit_cycles[255:224];
-      8'h20: reg_rdata = BANK_SHIFT;
-      8'h21: reg_rdata = PROG_DEPTH;
-      8'h22: reg_rdata = BANK_DEPTH[0 +: 32];
-      8'h23: reg_rdata = BANK_DEPTH[32 +: 32];
-      8'h24: reg_rdata = BANK_DEPTH[64 +: 32];
-      8'h25: reg_rdata = BANK_DEPTH[96 +: 32];
-      8'h26: reg_rdata = BANK_WIDTH[0 +: 32];
-      8'h27: reg_rdata = BANK_WIDTH[32 +: 32];
-      8'h28: reg_rdata = BANK_WIDTH[64 +: 32];
-      8'h29: reg_rdata = BANK_WIDTH[96 +: 32];
-      8'h2A: reg_rdata = BANK_PORTS[0 +: 32];
-      8'h2B: reg_rdata = BANK_PORTS[32 +: 32];
-      8'h2C: reg_rdata = BANK_PORTS[64 +: 32];
-      8'h2D: reg_rdata = BANK_PORTS[96 +: 32];
-      8'h2E: reg_rdata = 32'd64;
-      8'h2F: reg_rdata = LANES;
-      8'h30: reg_rdata = BUF_DEPTH;
-      8'h31: reg_rdata = ADAM;
-      8'h32: reg_rdata = (ADAM != 0) ? BANK_DEPTH[128 +: 32] : 32'd0;
-      8'h33: reg_rdata = (ADAM != 0) ? BANK_WIDTH[128 +: 32] : 32'd0;
-      8'h34: reg_rdata = (ADAM != 0) ? BANK_PORTS[128 +: 32] : 32'd0;
-      8'h35: reg_rdata = RANK;
-      8'h36: reg_rdata = VEC;
-      8'h37: reg_rdata = VEC_BANKS;
-      8'h38: reg_rdata = DRAIN;
-      8'h39: reg_rdata = ACC_W;
+      REG_ID:               reg_rdata = ACCEL_ID;
+      REG_STATUS:           reg_rdata = {{(32-STATUS_W){1'b0}}, status};
+      REG_ERROR:            reg_rdata = error_word;
+      REG_START_PC:         reg_rdata = {{(32-PROG_AW){1'b0}}, start_pc_q};
+      REG_LABEL:            reg_rdata = {{(32-N_W){1'b0}}, label_q};
+      REG_SEED:             reg_rdata = seed_q;
+      REG_LFSR:             reg_rdata = lfsr_state;
+      REG_PRED:             reg_rdata = {{(32-N_W){1'b0}}, sce_pred};
+      REG_P_LABEL:          reg_rdata = sce_p_label;
+      REG_CYCLES:           reg_rdata = cycles[31:0];
+      REG_CYCLES + 8'd1:    reg_rdata = cycles[63:32];
+      REG_UNIT_CYCLES:      reg_rdata = unit_cycles[31:0];
+      REG_UNIT_CYCLES + 8'd1: reg_rdata = unit_cycles[63:32];
+      REG_UNIT_CYCLES + 8'd2: reg_rdata = unit_cycles[95:64];
+      REG_UNIT_CYCLES + 8'd3: reg_rdata = unit_cycles[127:96];
+      REG_UNIT_CYCLES + 8'd4: reg_rdata = unit_cycles[159:128];
+      REG_UNIT_CYCLES + 8'd5: reg_rdata = unit_cycles[191:160];
+      REG_OPS:              reg_rdata = ops;
+      REG_SAT_TOTAL:        reg_rdata = sat_total;
+      REG_PC:               reg_rdata = {{(32-PROG_AW){1'b0}}, seq_pc};
+      REG_STREAM_BASE:      reg_rdata = {{(32-ADDR_W){1'b0}}, axis_base_q};
+      REG_STREAM_WORDS:     reg_rdata = {{(32-ADDR_W){1'b0}}, axis_words_q};
+      REG_STREAM_FRAMES:    reg_rdata = axis_frames_q;
+      REG_RANK_CYCLES:      reg_rdata = unit_cycles[223:192];
+      REG_RANK_CYCLES + 8'd1: reg_rdata = unit_cycles[255:224];
+      REG_P_BANK_SHIFT:     reg_rdata = BANK_SHIFT;
+      REG_P_PROG_DEPTH:     reg_rdata = PROG_DEPTH;
+      REG_P_DEPTH:          reg_rdata = BANK_DEPTH[0 +: 32];
+      REG_P_DEPTH + 8'd1:   reg_rdata = BANK_DEPTH[32 +: 32];
+      REG_P_DEPTH + 8'd2:   reg_rdata = BANK_DEPTH[64 +: 32];
+      REG_P_DEPTH + 8'd3:   reg_rdata = BANK_DEPTH[96 +: 32];
+      REG_P_WIDTH:          reg_rdata = BANK_WIDTH[0 +: 32];
+      REG_P_WIDTH + 8'd1:   reg_rdata = BANK_WIDTH[32 +: 32];
+      REG_P_WIDTH + 8'd2:   reg_rdata = BANK_WIDTH[64 +: 32];
+      REG_P_WIDTH + 8'd3:   reg_rdata = BANK_WIDTH[96 +: 32];
+      REG_P_PORTS:          reg_rdata = BANK_PORTS[0 +: 32];
+      REG_P_PORTS + 8'd1:   reg_rdata = BANK_PORTS[32 +: 32];
+      REG_P_PORTS + 8'd2:   reg_rdata = BANK_PORTS[64 +: 32];
+      REG_P_PORTS + 8'd3:   reg_rdata = BANK_PORTS[96 +: 32];
+      REG_P_SLOTS:          reg_rdata = 32'd1 << HDR_SLOT_W;
+      REG_P_LANES:          reg_rdata = LANES;
+      REG_P_BUF_DEPTH:      reg_rdata = BUF_DEPTH;
+      REG_P_ADAM:           reg_rdata = ADAM;
+      REG_P_MOMENT:         reg_rdata = (ADAM != 0) ? BANK_DEPTH[128 +: 32] : 32'd0;
+      REG_P_MOMENT + 8'd1:  reg_rdata = (ADAM != 0) ? BANK_WIDTH[128 +: 32] : 32'd0;
+      REG_P_MOMENT + 8'd2:  reg_rdata = (ADAM != 0) ? BANK_PORTS[128 +: 32] : 32'd0;
+      REG_P_RANK:           reg_rdata = RANK;
+      REG_P_VEC:            reg_rdata = VEC;
+      REG_P_VEC_BANKS:      reg_rdata = VEC_BANKS;
+      REG_P_DRAIN:          reg_rdata = DRAIN;
+      REG_P_ACC_W:          reg_rdata = ACC_W;
       default: begin reg_rdata = 32'd0; reg_ok = 1'b0; end
     endcase
   end
-  wire reg_writable = (reg_idx == 8'h01) || (reg_idx == 8'h04) || (reg_idx == 8'h05) || (reg_idx == 8'h06) ||
-                      (reg_idx >= 8'h15 && reg_idx <= 8'h17);
+  wire reg_writable = REG_WRITABLE[reg_idx];
 
   always @(posedge clk) begin
     if (rst) begin
@@ -690,9 +701,9 @@ module tt_accel #(
       seed_q <= 32'd0;
     end else if (bus_go && bus_we && win_reg && wr_full) begin
       case (reg_idx)
-        8'h04: start_pc_q <= bus_wdata[PROG_AW-1:0];
-        8'h05: label_q <= bus_wdata[N_W-1:0];
-        8'h06: seed_q <= bus_wdata;
+        REG_START_PC: start_pc_q <= bus_wdata[PROG_AW-1:0];
+        REG_LABEL:    label_q <= bus_wdata[N_W-1:0];
+        REG_SEED:     seed_q <= bus_wdata;
         default: ;
       endcase
     end
@@ -708,7 +719,7 @@ module tt_accel #(
   wire       go_err = !wr_full && bus_we ? 1'b1 :
                       win_reg  ? (bus_we ? !reg_writable : !reg_ok) :
                       win_prog ? (!host_mem_ok || !host_prog_in) :
-                      win_stat ? (!host_mem_ok || bus_addr[17:7] != 11'd0) :
+                      win_stat ? (!host_mem_ok || !stat_in) :
                       win_bank ? (!host_mem_ok || !host_bank_in) : 1'b1;
   // Reads that take more than a cycle: the banks (MEM_LAT), the program memory and the statistics (2: their block
   // RAMs' outputs are registered before the read-data mux, off the path to the AXI read data).

@@ -179,11 +179,7 @@ module tt_contract #(
   localparam integer TAG_W = ADDR_W + 5;  // {addr_o, short, last, last_red, first, valid} of a beat
   localparam [31:0] OUT_W_U = OUT_W;
   localparam [31:0] LANES_U = LANES;
-  localparam [3:0] ERR_NONE = 4'd0;
-  localparam [3:0] ERR_SHIFT = 4'd1;
-  localparam [3:0] ERR_OUT_W = 4'd2;
-  localparam [3:0] ERR_COUNT = 4'd3;
-  localparam [3:0] ERR_LANES = 4'd4;
+`include "tt_arch.vh"  // ERR_NONE, CT_ERR_*
 
   // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator); the
   // submodules check their own (NLOOPS, widths, ACC_W > A_W + B_W).
@@ -342,10 +338,10 @@ module tt_contract #(
                                  (pre_rows && (sum_shift(pre_counts[CNT_W*OUT_LANE +: CNT_W]) == 4'd0 ||
                                                {24'd0, pre_lanes} != LANES_U));
   wire signed [6:0] shift_s = shift;
-  wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? ERR_SHIFT :
-                     (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? ERR_OUT_W :
-                     zero_count                                       ? ERR_COUNT :
-                     bad_lanes                                        ? ERR_LANES : ERR_NONE;
+  wire [3:0] err_d = (shift_s < -7'sd16 || shift_s > 7'sd47)          ? CT_ERR_SHIFT :
+                     (out_w < 6'd2 || {26'd0, out_w} > OUT_W_U)   ? CT_ERR_OUT_W :
+                     zero_count                                       ? CT_ERR_COUNT :
+                     bad_lanes                                        ? CT_ERR_LANES : ERR_NONE;
 
   // The form of the op, registered when the op is taken (a start while busy is not): the compute nest's
   // configuration, the load nest's start, the b port's select and lane 0's operand select read a flip-flop, not the

@@ -112,6 +112,7 @@ module tt_ewise #(
   output wire [OUT_W-1:0]   o_wr_data
 );
 
+`include "tt_arch.vh"  // ERR_NONE, EW_ERR_*, EW_OP_*
   localparam integer IDX_W = 4;  // rank index (0..MASK_N-1)
   localparam integer SQ_W = 18;  // the Adam stage's multiplier: 18 x 18 bits signed
   localparam integer S_W = 2 * SQ_W;  // its product: z^2 (ADAM_V) or m * RSQRT (ADAM_STEP)
@@ -127,23 +128,7 @@ module tt_ewise #(
   localparam integer AL_W = (AL_BASE > ACC_W) ? AL_BASE : ACC_W;
   localparam integer TAG_W = ADDR_W + B_W + 3;  // {addr_y, b, keep, last, valid} of an element
   localparam integer RQ_LAT = 3;  // tt_requant's LATENCY
-  localparam [3:0] OP_AXPBY = 4'd0;
-  localparam [3:0] OP_ACC = 4'd1;
-  localparam [3:0] OP_AXPBY_RELU = 4'd2;
-  localparam [3:0] OP_RELU_BWD = 4'd3;
-  localparam [3:0] OP_ZERO = 4'd5;
-  localparam [3:0] OP_MASK = 4'd6;
-  localparam [3:0] OP_PENALTY = 4'd7;
-  localparam [3:0] OP_ADAM_V = 4'd8;
-  localparam [3:0] OP_ADAM_STEP = 4'd9;
-  localparam [3:0] OP_LAST = (ADAM != 0) ? OP_ADAM_STEP : OP_PENALTY;
-  localparam [3:0] ERR_NONE = 4'd0;
-  localparam [3:0] ERR_SHIFT = 4'd1;
-  localparam [3:0] ERR_WIDTH = 4'd2;
-  localparam [3:0] ERR_COUNT = 4'd3;
-  localparam [3:0] ERR_ALIGN = 4'd4;
-  localparam [3:0] ERR_OPCODE = 4'd5;
-  localparam [3:0] ERR_EPS = 4'd6;
+  localparam [EW_OP_W-1:0] OP_LAST = (ADAM != 0) ? EW_OP_ADAM_STEP : EW_OP_PENALTY;
   localparam [31:0] X_W_U = X_W;
   localparam [31:0] Z_W_U = Z_W;
   localparam [31:0] OUT_W_U = OUT_W;
@@ -185,15 +170,15 @@ module tt_ewise #(
   endgenerate
 
   // ---- op decode ----
-  wire rank_op = (opcode == OP_MASK) || (opcode == OP_PENALTY);
+  wire rank_op = (opcode == EW_OP_MASK) || (opcode == EW_OP_PENALTY);
   wire known  = opcode <= OP_LAST && (RANK != 0 || !rank_op);
-  wire term_x = known && (opcode != OP_ZERO);  // alpha * x is formed
-  wire is_penalty = RANK != 0 && opcode == OP_PENALTY;
-  wire is_adam_v = ADAM != 0 && opcode == OP_ADAM_V;
-  wire is_step = ADAM != 0 && opcode == OP_ADAM_STEP;
-  wire term_z = (opcode == OP_AXPBY) || (opcode == OP_AXPBY_RELU) || is_penalty || is_adam_v;  // b * z is formed
-  wire read_z = term_z || (opcode == OP_RELU_BWD) || is_step;
-  wire is_acc = opcode == OP_ACC;
+  wire term_x = known && (opcode != EW_OP_ZERO);  // alpha * x is formed
+  wire is_penalty = RANK != 0 && opcode == EW_OP_PENALTY;
+  wire is_adam_v = ADAM != 0 && opcode == EW_OP_ADAM_V;
+  wire is_step = ADAM != 0 && opcode == EW_OP_ADAM_STEP;
+  wire term_z = (opcode == EW_OP_AXPBY) || (opcode == EW_OP_AXPBY_RELU) || is_penalty || is_adam_v;  // b * z is formed
+  wire read_z = term_z || (opcode == EW_OP_RELU_BWD) || is_step;
+  wire is_acc = opcode == EW_OP_ACC;
   wire read_old = is_acc || is_step;  // the old destination word: added (ACC) or the delta subtracted (ADAM_STEP)
   wire is_core = RANK != 0 && rank_op;  // indexes the rank slices of a core (r0, mn, r1)
 
@@ -229,12 +214,12 @@ module tt_ewise #(
   wire signed [31:0] top_x_max = term_z ? ALIGN_TOP : ALIGN_TOP + 32'sd1;
   wire bad_align = (term_x && ((ax32 < ALIGN_MIN) || (top_x > top_x_max))) ||
                    (term_z && ((az32 < ALIGN_MIN) || (top_z > ALIGN_TOP)));
-  wire [3:0] err_d = bad_shift ? ERR_SHIFT :
-                     bad_width ? ERR_WIDTH :
-                     bad_count ? ERR_COUNT :
-                     bad_align ? ERR_ALIGN :
-                     !known    ? ERR_OPCODE :
-                     (is_step && (beta[15] || beta == 16'd0)) ? ERR_EPS : ERR_NONE;
+  wire [3:0] err_d = bad_shift ? EW_ERR_SHIFT :
+                     bad_width ? EW_ERR_WIDTH :
+                     bad_count ? EW_ERR_COUNT :
+                     bad_align ? EW_ERR_ALIGN :
+                     !known    ? EW_ERR_OPCODE :
+                     (is_step && (beta[15] || beta == 16'd0)) ? EW_ERR_EPS : ERR_NONE;
 
   wire      fin_q;  // the cycle after the last element's write, its statistics complete (tt_writeback)
   wire      run;
@@ -322,7 +307,7 @@ module tt_ewise #(
     if (RANK != 0) begin : g_tables
       reg  [16*16-1:0] tab_l_q;
       reg  [16*16-1:0] tab_r_q;
-      wire [15:0]      tab_absent = (opcode == OP_MASK) ? 16'd1 : 16'd0;
+      wire [15:0]      tab_absent = (opcode == EW_OP_MASK) ? 16'd1 : 16'd0;
       always @(posedge clk) begin
         if (run && is_core) begin
           tab_l_q <= {16{tab_absent}};
@@ -459,9 +444,9 @@ module tt_ewise #(
   reg gate;
   always @* begin
     case (opcode)
-      OP_RELU_BWD: gate = zd > $signed({Z_W{1'b0}});
-      OP_MASK:     gate = m_keep;
-      OP_ZERO:     gate = 1'b0;
+      EW_OP_RELU_BWD: gate = zd > $signed({Z_W{1'b0}});
+      EW_OP_MASK:     gate = m_keep;
+      EW_OP_ZERO:     gate = 1'b0;
       default:     gate = 1'b1;
     endcase
   end
@@ -854,7 +839,7 @@ module tt_ewise #(
   );
 
   // AXPBY_RELU writes max(y, 0): after the statistics, which are y's (the descriptor is stable until done)
-  assign o_wr_data  = (opcode == OP_AXPBY_RELU && wb_data[OUT_W-1]) ? {OUT_W{1'b0}} : wb_data;
+  assign o_wr_data  = (opcode == EW_OP_AXPBY_RELU && wb_data[OUT_W-1]) ? {OUT_W{1'b0}} : wb_data;
   assign error      = err_q != ERR_NONE;
   assign error_code = err_q;
   assign sat_count  = wb_sat_count;

@@ -23,8 +23,7 @@ module tt_lfsr #(
   output wire [31:0]          state       // current state, for checkpoints
 );
 
-  localparam [31:0] LFSR_MASK = 32'h8020_0003;
-  localparam [31:0] SEED_XOR = 32'hA5A5_A5A5;
+`include "tt_arch.vh"  // LFSR_MASK, LFSR_SEED_XOR, LFSR_STEPS_PER_DRAW
 
   // Elaboration-time parameter check: instantiating a module that does not exist stops both
   // Icarus 11 and Verilator with the module name as the message (Icarus 11 has no elaboration $fatal).
@@ -40,7 +39,7 @@ module tt_lfsr #(
     reg [31:0] t;
     begin
       t = s;
-      for (i = 0; i < 8; i = i + 1) begin
+      for (i = 0; i < LFSR_STEPS_PER_DRAW; i = i + 1) begin
         t = {1'b0, t[31:1]} ^ (t[0] ? LFSR_MASK : 32'd0);
       end
       lfsr_draw = t;
@@ -48,7 +47,7 @@ module tt_lfsr #(
   endfunction
 
   reg  [31:0] state_q;
-  wire [31:0] seed_state = seed ^ SEED_XOR;
+  wire [31:0] seed_state = seed ^ LFSR_SEED_XOR;
 
   // Leap-ahead from a state: the DRAWS draws it offers (draw i from the state after i+1 draws), and the state
   // after them. Functions, not chains of nets, so Verilator sees no false combinational loop.
@@ -80,7 +79,7 @@ module tt_lfsr #(
   reg [31:0] state_d;
   always @* begin
     if (rst) begin
-      state_d = SEED_XOR;
+      state_d = LFSR_SEED_XOR;
     end else if (seed_load) begin
       // The all-zero state is the LFSR's fixed point: the SPEC maps it to 1.
       state_d = (seed_state == 32'd0) ? 32'd1 : seed_state;

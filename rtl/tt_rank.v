@@ -79,10 +79,7 @@ module tt_rank #(
   localparam [15:0] DECAY_Q16 = 16'd58982;  // round(0.9 * 2^16)
   localparam [15:0] GAIN_Q16 = 16'd6554;    // round(0.1 * 2^16)
   localparam [14:0] TAU_MAX = 15'h7fff;
-  localparam [3:0] ERR_NONE = 4'd0;
-  localparam [3:0] ERR_RANK = 4'd1;
-  localparam [3:0] ERR_COUNT = 4'd2;
-  localparam [3:0] ERR_SHIFT = 4'd3;
+`include "tt_arch.vh"  // ERR_NONE, RANK_ERR_*
   // FSM states
   localparam [3:0] ST_IDLE  = 4'd0;
   localparam [3:0] ST_READ  = 4'd1;   // pass 1: lambda, mask and the slice's words, one read a cycle
@@ -121,9 +118,9 @@ module tt_rank #(
   endgenerate
 
   // ---- legality check (registered at start, tt_op_ctrl), busy / done / error ----
-  wire [3:0] err_d = (rank == 5'd0 || {27'd0, rank} > MASK_N) ? ERR_RANK :
-                     (left_rows == 16'd0 || right_cols == 16'd0) ? ERR_COUNT :
-                     (q_shift > 6'd47) ? ERR_SHIFT : ERR_NONE;
+  wire [3:0] err_d = (rank == 5'd0 || {27'd0, rank} > MASK_N) ? RANK_ERR_RANK :
+                     (left_rows == 16'd0 || right_cols == 16'd0) ? RANK_ERR_COUNT :
+                     (q_shift > 6'd47) ? RANK_ERR_SHIFT : ERR_NONE;
   wire       fin;  // the last write is on the port this cycle
   wire       run;
   wire [3:0] err_q;

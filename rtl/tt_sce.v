@@ -84,11 +84,7 @@ module tt_sce #(
   localparam [1:0] PH_SUM = 2'd2;
   localparam [1:0] PH_OUT = 2'd3;
   localparam [4:0] DIV_STEPS = 5'd17;
-  localparam [3:0] ERR_NONE = 4'd0;
-  localparam [3:0] ERR_COUNT = 4'd1;
-  localparam [3:0] ERR_LABEL = 4'd2;
-  localparam [3:0] ERR_WIDTH = 4'd3;
-  localparam [3:0] ERR_FRAC = 4'd4;
+`include "tt_arch.vh"  // ERR_NONE, SCE_ERR_*
   localparam [31:0] OUT_W_U = OUT_W;
 
   // Elaboration-time parameter checks (a missing module stops both Icarus 11 and Verilator).
@@ -116,10 +112,10 @@ module tt_sce #(
   wire bad_label = label >= classes;
   wire bad_width = (err_w < 6'd2) || ({26'd0, err_w} > OUT_W_U);
   wire bad_frac  = (frac_z_s < -7'sd32) || (frac_z_s > 7'sd47) || (err_frac > 6'd31);
-  wire [3:0] err_d = bad_count ? ERR_COUNT :
-                     bad_label ? ERR_LABEL :
-                     bad_width ? ERR_WIDTH :
-                     bad_frac  ? ERR_FRAC : ERR_NONE;
+  wire [3:0] err_d = bad_count ? SCE_ERR_COUNT :
+                     bad_label ? SCE_ERR_LABEL :
+                     bad_width ? SCE_ERR_WIDTH :
+                     bad_frac  ? SCE_ERR_FRAC : ERR_NONE;
 
   reg       fin_q;  // the last write is on the port this cycle
   wire      run;

@@ -16,13 +16,13 @@
 // memory's output register: the header decode starts from a flip-flop.
 //
 // Errors are states: the sequencer stops (busy low, error high), keeps the op's pc and the reason, and
-// leaves every memory readable until clear_error. Codes: 1 illegal op (unknown kind, or a payload length
-// that is not its unit's: an element-wise record may stop before the tables' addresses, EW_SHORT_WORDS, a contraction
-// before its preload's fields, CT_SHORT_WORDS, and the descriptor bits it does not load read as 0; a RANK record
-// when the rank unit is not built), 2 the program runs off the program memory, 3 an address outside every bank,
-// 4 a bank asked for more reads in a cycle than it has ports, 5 the unit refused the descriptor
-// (unit_error_code says why, the unit's own code), 6 a start arrived while busy (the running op finishes,
-// then the program stops).
+// leaves every memory readable until clear_error. Codes (SEQ_ERR_*, golden/arch.py SeqError): 1 illegal op
+// (unknown kind, or a payload length that is not its unit's: an element-wise record may stop before the tables'
+// addresses, EW_SHORT_WORDS, a contraction before its preload's fields, CT_SHORT_WORDS, and the descriptor bits it
+// does not load read as 0; a RANK record when the rank unit is not built), 2 the program runs off the program
+// memory, 3 an address outside every bank, 4 a bank asked for more reads in a cycle than it has ports, 5 the unit
+// refused the descriptor (unit_error_code says why, the unit's own code), 6 a start arrived while busy (the running
+// op finishes, then the program stops).
 module tt_seq #(
   parameter integer PROG_AW    = 11,    // program memory address width
   parameter integer PROG_DEPTH = 2048,  // program words, <= 2^PROG_AW
@@ -82,14 +82,7 @@ module tt_seq #(
 );
 
 `include "tt_desc_fields.vh"
-  localparam [31:0] SEED_XOR = 32'hA5A5_A5A5;
-  localparam [3:0] ERR_NONE = 4'd0;
-  localparam [3:0] ERR_ILLEGAL = 4'd1;
-  localparam [3:0] ERR_OVERRUN = 4'd2;
-  localparam [3:0] ERR_ADDR = 4'd3;
-  localparam [3:0] ERR_PORT = 4'd4;
-  localparam [3:0] ERR_UNIT = 4'd5;
-  localparam [3:0] ERR_BUSY = 4'd6;
+`include "tt_arch.vh"
   // Back end: the op in flight.
   localparam [2:0] S_IDLE  = 3'd0;
   localparam [2:0] S_NEXT  = 3'd1;  // waiting for the front end's next record
@@ -274,7 +267,7 @@ module tt_seq #(
             done_q <= 1'b0;
             abort_q <= 1'b0;
             if ({1'b0, start_pc} >= DEPTH) begin
-              fail(ERR_OVERRUN);
+              fail(SEQ_ERR_OVERRUN);
             end else begin
               state_q <= S_NEXT;
             end
@@ -294,11 +287,11 @@ module tt_seq #(
           if (unit_done[unit_q]) begin
             err_unit_q <= unit_error_code[4*unit_q +: 4];
             if (unit_error[unit_q]) begin
-              fail(ERR_UNIT);
+              fail(SEQ_ERR_UNIT);
             end else if (mem_addr_err_q || mem_addr_err) begin
-              fail(ERR_ADDR);
+              fail(SEQ_ERR_ADDR);
             end else if (mem_port_err_q || mem_port_err) begin
-              fail(ERR_PORT);
+              fail(SEQ_ERR_PORT);
             end else begin
               state_q <= S_STAT;
             end
@@ -307,7 +300,7 @@ module tt_seq #(
         S_NEXT, S_STAT: begin
           if (abort_q) begin
             pc_q <= f_pc_q;
-            fail(ERR_BUSY);
+            fail(SEQ_ERR_BUSY);
           end else begin
             case (f_state_q)
               F_READY: begin
@@ -319,7 +312,7 @@ module tt_seq #(
               F_END: begin
                 pc_q <= f_pc_q;
                 if (start) begin  // a start in the END's cycle is a start while running too (abort_q is late)
-                  fail(ERR_BUSY);
+                  fail(SEQ_ERR_BUSY);
                 end else begin
                   state_q <= S_IDLE;
                   done_q <= 1'b1;
@@ -340,7 +333,7 @@ module tt_seq #(
             err_unit_q <= 4'd0;
           end
         end
-        default: fail(ERR_ILLEGAL);
+        default: fail(SEQ_ERR_ILLEGAL);
       endcase
     end
   end
@@ -382,10 +375,10 @@ module tt_seq #(
             f_state_q <= F_END;
           end else if (!h_legal) begin
             f_state_q <= F_BAD;
-            f_err_q <= ERR_ILLEGAL;
+            f_err_q <= SEQ_ERR_ILLEGAL;
           end else if (!h_fits) begin
             f_state_q <= F_BAD;
-            f_err_q <= ERR_OVERRUN;
+            f_err_q <= SEQ_ERR_OVERRUN;
           end else begin
             f_state_q <= F_LOAD;
             f_wsel_q <= {{(DESC_WORDS-1){1'b0}}, 1'b1};
@@ -408,7 +401,7 @@ module tt_seq #(
               f_state_q <= F_FETCH;
             end else begin
               f_state_q <= F_BAD;
-              f_err_q <= ERR_OVERRUN;
+              f_err_q <= SEQ_ERR_OVERRUN;
             end
           end
         end
@@ -438,9 +431,9 @@ module tt_seq #(
   // ---- the random stream between ops ----
   always @(posedge clk) begin
     if (rst) begin
-      lfsr_q <= SEED_XOR;
+      lfsr_q <= LFSR_SEED_XOR;
     end else if (seed_load && !running) begin
-      lfsr_q <= ((seed ^ SEED_XOR) == 32'd0) ? 32'd1 : (seed ^ SEED_XOR);
+      lfsr_q <= ((seed ^ LFSR_SEED_XOR) == 32'd0) ? 32'd1 : (seed ^ LFSR_SEED_XOR);
     end else if (state_q == S_WAIT && unit_done[unit_q] && !unit_q[1]) begin  // units 0 and 1 draw
       lfsr_q <= unit_lfsr[32*unit_q[0] +: 32];
     end
@@ -486,7 +479,7 @@ module tt_seq #(
   assign unit = unit_q;
   assign unit_start = (state_q == S_START) ? (4'b0001 << unit_q) : 4'b0000;
   assign unit_seed_load = (state_q == S_SEED);
-  assign unit_seed = lfsr_q ^ SEED_XOR;
+  assign unit_seed = lfsr_q ^ LFSR_SEED_XOR;
   assign cycles = cycles_q;
   assign unit_cycles = {unit_cycles_q[3], unit_cycles_q[2], unit_cycles_q[1], unit_cycles_q[0]};
   assign ops = ops_q;

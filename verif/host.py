@@ -16,31 +16,38 @@ from dataclasses import dataclass
 from cocotb.triggers import First, ReadOnly, RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from golden.arch import BANKS, UNIT_OF_KIND, banks_built
+from golden.arch import (
+    ACCEL_ID,
+    BANKS,
+    ERR_W,
+    ERROR_CODE_LSB,
+    ERROR_PC_LSB,
+    ERROR_UNIT_CODE_LSB,
+    LFSR_SEED_XOR,
+    STAT_WORDS_PER_SLOT,
+    UNIT_OF_KIND,
+    WIN_BANK0,
+    WIN_LSB,
+    WIN_PROG,
+    WIN_STAT,
+    Ctrl,
+    Reg,
+    SeqError,
+    Status,
+    banks_built,
+)
 from golden.program import AccelParams
 from verif.axil import OKAY
 
-# register word indices (rtl/tt_accel.v)
-ID, CTRL, STATUS, ERROR, START_PC, LABEL, SEED, LFSR, PRED, P_LABEL = range(10)
-CYCLES, UNIT_CYCLES, OPS, SAT_TOTAL, PC = 0x0A, 0x0C, 0x12, 0x13, 0x14
-P_BANK_SHIFT, P_PROG_DEPTH, P_DEPTH, P_WIDTH, P_PORTS, P_SLOTS = 0x20, 0x21, 0x22, 0x26, 0x2A, 0x2E
-P_LANES, P_BUF_DEPTH, P_ADAM = 0x2F, 0x30, 0x31
-P_MOMENT = 0x32  # the moment bank's (bank 4's) depth, then its width and read ports
-P_RANK = 0x35
-P_VEC, P_VEC_BANKS, P_DRAIN, P_ACC_W = 0x36, 0x37, 0x38, 0x39
-RANK_CYCLES = 0x18  # the rank unit's cycle counter (the other units' follow UNIT_CYCLES)
-STREAM_BASE, STREAM_WORDS, STREAM_FRAMES = 0x15, 0x16, 0x17
-ST_BUSY, ST_DONE, ST_ERROR, ST_STREAM_ERROR, ST_STREAM_PENDING = 1, 2, 4, 8, 16
-CTRL_START, CTRL_CLEAR_ERROR, CTRL_CLEAR_COUNTERS, CTRL_SEED = 1, 2, 4, 8
-ID_VALUE = 0x54544131  # "TTA1"
-WIN_PROG, WIN_STAT, WIN_BANK = 1 << 18, 2 << 18, 4 << 18
-SEQ_ERRORS = {
-    1: "illegal op",
-    2: "program runs off the program memory",
-    3: "address outside every bank",
-    4: "bank read-port conflict",
-    5: "unit refused the descriptor",
-    6: "start while busy",
+# the first word addresses of the windows (golden/arch.py)
+PROG_WORDS, STAT_WORDS, BANK_WORDS = WIN_PROG << WIN_LSB, WIN_STAT << WIN_LSB, WIN_BANK0 << WIN_LSB
+SEQ_ERRORS: dict[int, str] = {
+    SeqError.ILLEGAL: "illegal op",
+    SeqError.OVERRUN: "program runs off the program memory",
+    SeqError.ADDR: "address outside every bank",
+    SeqError.PORT: "bank read-port conflict",
+    SeqError.UNIT: "unit refused the descriptor",
+    SeqError.BUSY: "start while busy",
 }
 UNITS = tuple(UNIT_OF_KIND.values())  # the per-unit cycle counters, in record-kind order
 
@@ -50,14 +57,21 @@ class HostError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class SeqError:
+class SeqFault:
+    """The ERROR register's fields: the sequencer's code, the unit's (code UNIT) and the op's pc."""
+
     code: int
     unit_code: int
     pc: int
 
+    @classmethod
+    def decode(cls, word: int) -> SeqFault:
+        mask = (1 << ERR_W) - 1
+        return cls(word >> ERROR_CODE_LSB & mask, word >> ERROR_UNIT_CODE_LSB & mask, word >> ERROR_PC_LSB)
+
     def __str__(self) -> str:
         why = SEQ_ERRORS.get(self.code, f"code {self.code}")
-        unit = f" (unit error code {self.unit_code})" if self.code == 5 else ""
+        unit = f" (unit error code {self.unit_code})" if self.code == SeqError.UNIT else ""
         return f"sequencer error {self.code}: {why}{unit} at pc {self.pc}"
 
 
@@ -200,36 +214,36 @@ class AccelHost:
 
     # --- what the HDL was built with ---
     async def params(self) -> AccelParams:
-        if await self.rd(ID) != ID_VALUE:
+        if await self.rd(Reg.ID) != ACCEL_ID:
             raise HostError("no accelerator at this address (ID register)")
-        adam = bool(await self.rd(P_ADAM))
+        adam = bool(await self.rd(Reg.P_ADAM))
         depth, width, _ = await self._bank_registers(adam)
-        vec, vec_banks = await self.rd(P_VEC), await self.rd(P_VEC_BANKS)
+        vec, vec_banks = await self.rd(Reg.P_VEC), await self.rd(Reg.P_VEC_BANKS)
         return AccelParams(
-            bank_shift=await self.rd(P_BANK_SHIFT),
+            bank_shift=await self.rd(Reg.P_BANK_SHIFT),
             bank_depth=depth,
             bank_width=width,
-            prog_depth=await self.rd(P_PROG_DEPTH),
-            lanes=await self.rd(P_LANES),
-            buf_depth=await self.rd(P_BUF_DEPTH),
+            prog_depth=await self.rd(Reg.P_PROG_DEPTH),
+            lanes=await self.rd(Reg.P_LANES),
+            buf_depth=await self.rd(Reg.P_BUF_DEPTH),
             adam=adam,
-            rank=bool(await self.rd(P_RANK)),
+            rank=bool(await self.rd(Reg.P_RANK)),
             vec=vec,
             bank_vec=tuple(bool(vec_banks >> b & 1) for b in range(len(depth))) if vec > 1 else (),
-            drain=await self.rd(P_DRAIN),
-            acc_w=await self.rd(P_ACC_W),
+            drain=await self.rd(Reg.P_DRAIN),
+            acc_w=await self.rd(Reg.P_ACC_W),
         )
 
     async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:
         """(depths, widths, read ports) of the banks built (banks 0..3, and the moment bank with Adam)."""
-        regs = [[P_DEPTH + b, P_WIDTH + b, P_PORTS + b] for b in range(len(banks_built(False)))]
+        regs = [[Reg.P_DEPTH + b, Reg.P_WIDTH + b, Reg.P_PORTS + b] for b in range(len(banks_built(False)))]
         if adam:
-            regs.append([P_MOMENT, P_MOMENT + 1, P_MOMENT + 2])
+            regs.append([Reg.P_MOMENT, Reg.P_MOMENT + 1, Reg.P_MOMENT + 2])
         values = [[await self.rd(r) for r in bank] for bank in regs]
         return tuple(tuple(column) for column in zip(*values))
 
     async def bank_ports(self) -> tuple[int, ...]:
-        return (await self._bank_registers(bool(await self.rd(P_ADAM))))[2]
+        return (await self._bank_registers(bool(await self.rd(Reg.P_ADAM))))[2]
 
     # --- memories ---
     async def write_program(self, words, old=None, base: int = 0) -> int:
@@ -237,49 +251,50 @@ class AccelHost:
         n = 0
         for i, w in enumerate(words):
             if old is None or i >= len(old) or old[i] != w:
-                await self.wr(WIN_PROG + base + i, w)
+                await self.wr(PROG_WORDS + base + i, w)
                 n += 1
         return n
 
     async def read_program(self, n: int, base: int = 0) -> list[int]:
-        return [await self.rd(WIN_PROG + base + i) for i in range(n)]
+        return [await self.rd(PROG_WORDS + base + i) for i in range(n)]
 
     async def write_bank(self, bank: str, base: int, values) -> None:
-        w = WIN_BANK + (BANKS.index(bank) << 18) + base
+        w = BANK_WORDS + (BANKS.index(bank) << WIN_LSB) + base
         for i, v in enumerate(values):
             await self.wr(w + i, int(v))
 
     async def read_bank(self, bank: str, base: int, n: int) -> list[int]:
-        w = WIN_BANK + (BANKS.index(bank) << 18) + base
+        w = BANK_WORDS + (BANKS.index(bank) << WIN_LSB) + base
         return [to_signed(await self.rd(w + i)) for i in range(n)]
 
     async def write_stat(self, slot: int, sat: int, maxabs: int) -> None:
-        await self.wr(WIN_STAT + 2 * slot, sat)
-        await self.wr(WIN_STAT + 2 * slot + 1, maxabs)
+        await self.wr(STAT_WORDS + STAT_WORDS_PER_SLOT * slot, sat)
+        await self.wr(STAT_WORDS + STAT_WORDS_PER_SLOT * slot + 1, maxabs)
 
     async def read_stat(self, slot: int) -> tuple[int, int]:
-        return await self.rd(WIN_STAT + 2 * slot), await self.rd(WIN_STAT + 2 * slot + 1)
+        return await self.rd(STAT_WORDS + STAT_WORDS_PER_SLOT * slot), await self.rd(
+            STAT_WORDS + STAT_WORDS_PER_SLOT * slot + 1
+        )
 
     # --- control ---
     async def seed(self, seed: int) -> None:
-        await self.wr(SEED, seed)
-        await self.wr(CTRL, CTRL_SEED)
+        await self.wr(Reg.SEED, seed)
+        await self.wr(Reg.CTRL, Ctrl.SEED)
 
     async def set_lfsr_state(self, state: int) -> None:
         """Continue the random stream from `state` (a checkpoint): the seed whose mapped state it is."""
-        await self.seed(state ^ 0xA5A5A5A5)
+        await self.seed(state ^ LFSR_SEED_XOR)
 
-    async def error(self) -> SeqError | None:
-        if not await self.rd(STATUS) & 4:
+    async def error(self) -> SeqFault | None:
+        if not await self.rd(Reg.STATUS) & Status.ERROR:
             return None
-        e = await self.rd(ERROR)
-        return SeqError(e & 15, e >> 4 & 15, e >> 16)
+        return SeqFault.decode(await self.rd(Reg.ERROR))
 
     async def start(self, pc: int, label: int | None = None) -> None:
         if label is not None:
-            await self.wr(LABEL, label)
-        await self.wr(START_PC, pc)
-        await self.wr(CTRL, CTRL_START)
+            await self.wr(Reg.LABEL, label)
+        await self.wr(Reg.START_PC, pc)
+        await self.wr(Reg.CTRL, Ctrl.START)
 
     async def wait(self, timeout_cycles: int) -> None:
         """Wait (without touching the bus) until the program ends; raises HostError on its error or a timeout.
@@ -303,17 +318,17 @@ class AccelHost:
     # --- the sample stream ---
     async def stream_setup(self, base: int, words: int, pc: int) -> None:
         """Frames of `words` sample words go to global element address `base`; each starts the program at `pc`."""
-        await self.wr(STREAM_BASE, base)
-        await self.wr(STREAM_WORDS, words)
-        await self.wr(START_PC, pc)
+        await self.wr(Reg.STREAM_BASE, base)
+        await self.wr(Reg.STREAM_WORDS, words)
+        await self.wr(Reg.START_PC, pc)
 
     async def allow_frames(self, n: int) -> None:
-        await self.wr(STREAM_FRAMES, n)
+        await self.wr(Reg.STREAM_FRAMES, n)
 
     async def wait_stream_run(self, timeout_cycles: int) -> None:
         """After the last frame's label beat was taken: wait until its run has started, then until it ends."""
         for _ in range(8):
-            if not await self.rd(STATUS) & ST_STREAM_PENDING:
+            if not await self.rd(Reg.STATUS) & Status.STREAM_PENDING:
                 break
         else:
             raise HostError("a complete frame did not start its run")
@@ -324,17 +339,17 @@ class AccelHost:
             return await self.rd(i) | await self.rd(i + 1) << 32
 
         return {
-            "cycles": await wide(CYCLES),
+            "cycles": await wide(Reg.CYCLES),
             **{
-                f"{u}_cycles": await wide(RANK_CYCLES if u == "rank" else UNIT_CYCLES + 2 * k)
+                f"{u}_cycles": await wide(Reg.RANK_CYCLES if u == "rank" else Reg.UNIT_CYCLES + 2 * k)
                 for k, u in enumerate(UNITS)
             },
-            "ops": await self.rd(OPS),
-            "sat_total": await self.rd(SAT_TOTAL),
+            "ops": await self.rd(Reg.OPS),
+            "sat_total": await self.rd(Reg.SAT_TOTAL),
         }
 
     async def clear_counters(self) -> None:
-        await self.wr(CTRL, CTRL_CLEAR_COUNTERS)
+        await self.wr(Reg.CTRL, Ctrl.CLEAR_COUNTERS)
 
 
 def _bits(handle) -> int:

@@ -22,12 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from golden import program as P
-from golden.arch import BANKS, KIND_END
+from golden.arch import BANKS, KIND_END, Reg
 from golden.ir import OpKind
 from golden.isa.timing import MEM_LAT
 from golden.machine import Machine
 from golden.semantics import sce_loss
-from verif.host import CYCLES, LFSR, P_LABEL, PRED, STREAM_FRAMES, AccelHost, Backdoor, SampleStream
+from verif.host import AccelHost, Backdoor, SampleStream
 
 CHECKS = ("every", "sample", "batch", "off")
 
@@ -113,7 +113,7 @@ class RtlDevice:
     async def compare(self, names, where: str) -> None:
         for name in names:
             await self.compare_tensor(name, self.golden.mem[name], where)
-        state = await self.host.rd(LFSR)
+        state = await self.host.rd(Reg.LFSR)
         if state != self.golden.stream.state:
             raise Mismatch(f"{where}: random stream state RTL {state:#010x}, golden {self.golden.stream.state:#010x}")
 
@@ -185,7 +185,7 @@ class RtlDevice:
         ref, trace = self._golden(self.golden.accumulate_batch, x[None, :], np.array([label]))
         where = f"sample {self.samples} (train_sample)"
         await self._run("train_sample", where, int(label), trace)
-        pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
+        pred, p_label = await self.host.rd(Reg.PRED), await self.host.rd(Reg.P_LABEL)
         self.samples += 1
         if self.check != "off" and (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
             raise Mismatch(
@@ -209,17 +209,17 @@ class RtlDevice:
         await self.host.stream_setup(
             (BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1], self.image.entry["train_sample"]
         )
-        c0 = await self.host.rd(CYCLES)
+        c0 = await self.host.rd(Reg.CYCLES)
         for x, y in zip(xq, labels):
             stream.send(stream.frame(x, y))
         await (release() if release else self.host.allow_frames(n))
         await stream.wait(n * (self.budget["train_sample"] + 100 * xq.shape[1]))
         await self.host.wait_stream_run(self.budget["train_sample"])
-        busy = (await self.host.rd(CYCLES) - c0) & 0xFFFF_FFFF
+        busy = (await self.host.rd(Reg.CYCLES) - c0) & 0xFFFF_FFFF
         assert busy == n * self.model_cycles("train_sample"), (
             f"{n} streamed samples took {busy} cycles, the cycle model says {n} x {self.model_cycles('train_sample')}"
         )
-        left = await self.host.rd(STREAM_FRAMES)
+        left = await self.host.rd(Reg.STREAM_FRAMES)
         assert left == 0, f"{left} of {n} frames not taken"
         for x, y in zip(xq, labels):
             ref, _ = self._golden(self.golden.accumulate_batch, x[None, :], np.array([y]))
@@ -227,7 +227,7 @@ class RtlDevice:
         self.samples += n
         self.cycles["train_sample"] += busy
         self.runs["train_sample"] += n
-        pred, p_label = await self.host.rd(PRED), await self.host.rd(P_LABEL)
+        pred, p_label = await self.host.rd(Reg.PRED), await self.host.rd(Reg.P_LABEL)
         if self.check != "off":
             if (pred, p_label) != (int(ref["pred"][0]), int(ref["p_label"][0])):
                 raise Mismatch(

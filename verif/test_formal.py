@@ -80,8 +80,8 @@ PLANTED = [
     (
         "seq_unit_error_as_addr",
         "tt_seq.v",
-        "fail(ERR_UNIT);",
-        "fail(ERR_ADDR);",
+        "fail(SEQ_ERR_UNIT);",
+        "fail(SEQ_ERR_ADDR);",
         "tt_seq",
         "prove_p12",
         ("a_unit_error",),

@@ -1,5 +1,5 @@
-"""The program image format (golden/program.py): the generated RTL header is current, images assemble and are
-checked against the accelerator's parameters."""
+"""The program image format (golden/program.py): images assemble and are checked against the accelerator's
+parameters."""
 
 import copy
 from dataclasses import replace
@@ -27,7 +27,6 @@ from golden.arch import (
     SCE_FIELDS,
     field_bits,
     payload_words,
-    verilog_header,
 )
 from golden.compiler import compile_network
 from golden.config_file import config_from_dict, config_to_dict, load_config
@@ -39,12 +38,6 @@ from golden.lowering import lower_contract
 from golden.machine import Machine
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_rtl_header_is_generated_from_the_field_lists():
-    assert (ROOT / "rtl" / "tt_desc_fields.vh").read_text() == verilog_header(), (
-        "run `python -m golden.arch header` and commit rtl/tt_desc_fields.vh"
-    )
 
 
 def test_pack_fields_round_trip():

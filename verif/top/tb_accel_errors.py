@@ -47,7 +47,12 @@ from golden.arch import (
     SCE_ERR_WIDTH,
     SCE_FIELDS,
     UNIT_OF_KIND,
+    WIN_LSB,
+    Ctrl,
     EwOpcode,
+    Reg,
+    SeqError,
+    Status,
     payload_words,
 )
 from golden.compiler import compile_network
@@ -64,37 +69,12 @@ from golden.semantics import SAT_COUNTER_MAX
 from golden.train import init_float_params
 from verif.axil import OKAY, SLVERR
 from verif.host import (
-    CTRL,
-    CTRL_CLEAR_COUNTERS,
-    CTRL_CLEAR_ERROR,
-    CTRL_SEED,
-    CTRL_START,
-    CYCLES,
-    ERROR,
-    ID,
-    LABEL,
-    LFSR,
-    OPS,
-    P_LABEL,
-    PC,
-    PRED,
-    RANK_CYCLES,
-    SAT_TOTAL,
-    SEED,
-    ST_BUSY,
-    ST_DONE,
-    ST_ERROR,
-    ST_STREAM_ERROR,
-    START_PC,
-    STATUS,
-    STREAM_BASE,
-    STREAM_FRAMES,
-    STREAM_WORDS,
-    WIN_BANK,
-    WIN_PROG,
-    WIN_STAT,
+    BANK_WORDS,
+    PROG_WORDS,
+    STAT_WORDS,
     BankCopy,
     SampleStream,
+    SeqFault,
     to_signed,
 )
 from verif.top.accel_env import model_config, open_accel, seed
@@ -266,7 +246,7 @@ class Env:
         assert resp == SLVERR and value == 0, f"read {what} word {word:#x}: {value:#x} resp {resp}, expected 0 SLVERR"
 
     async def status(self) -> int:
-        return await self.host.rd(STATUS)
+        return await self.host.rd(Reg.STATUS)
 
     # --- memories through the simulator ---
     def bank_ints(self) -> list[np.ndarray]:
@@ -333,24 +313,24 @@ class Env:
         await self.wait_end()
 
     async def error_fields(self) -> tuple[int, int, int]:
-        e = await self.host.rd(ERROR)
-        return e & 15, e >> 4 & 15, e >> 16
+        fault = SeqFault.decode(await self.host.rd(Reg.ERROR))
+        return fault.code, fault.unit_code, fault.pc
 
     async def expect_stopped(self, code: int, unit_code: int, pc: int, where: str) -> None:
         st = await self.status()
-        assert st == ST_ERROR, f"{where}: STATUS {st:#x}, expected error only (busy and done low)"
+        assert st == Status.ERROR, f"{where}: STATUS {st:#x}, expected error only (busy and done low)"
         assert int(self.dut.error.value) == 1 and int(self.dut.done.value) == 0, f"{where}: error / done pins"
         got = await self.error_fields()
         want = (code, unit_code, pc)
         assert got == want, f"{where}: ERROR (code, unit code, pc) {got}, expected {want}"
-        if code == 5:  # a unit refused: the record at pc names it
+        if code == SeqError.UNIT:  # a unit refused: the record at pc names it
             kind = (await self.host.read_program(1, pc))[0] & ((1 << KIND_W) - 1)
             sample_stop(UNIT_OF_KIND[kind], unit_code)
         else:
             sample_stop("seq", code)
 
     async def clear_error(self, where: str) -> None:
-        await self.host.wr(CTRL, CTRL_CLEAR_ERROR)
+        await self.host.wr(Reg.CTRL, Ctrl.CLEAR_ERROR)
         st = await self.status()
         assert st == 0, f"{where}: STATUS {st:#x} after clear error"
         code, unit_code, _ = await self.error_fields()
@@ -409,7 +389,7 @@ async def illegal_programs(dut):
     last_ew = ew_desc(EwOpcode.DERIVE, 8, x=g("act", 0), y=g("act", 24))
     last_rec = ew_record(last_ew)
     # refusals whose codes golden/isa/'s start-time checks give (the SCE unit takes the label from LABEL)
-    label = await env.host.rd(LABEL)
+    label = await env.host.rd(Reg.LABEL)
     ew_refused = [
         ew_desc(EwOpcode.DERIVE, 8, x=g("act", 0), y=g("act", 16), shift=48),
         ew_desc(EwOpcode.DERIVE, 8, x=g("act", 0), y=g("act", 16), y_w=17),
@@ -732,7 +712,7 @@ async def check_illegal(
     host = env.host
     await host.write_program(words[: max(0, PROG_DEPTH - base)], base=base)  # a record may run past the end
     flat = env.flat()
-    lfsr = await host.rd(LFSR)
+    lfsr = await host.rd(Reg.LFSR)
     ops0 = (await env.counters())["ops"]
     want = flat
     for d in good:  # the good ops before the bad record, by the golden references (NEAREST: no draws)
@@ -750,7 +730,7 @@ async def check_illegal(
     await env.expect_stopped(code, unit_code, pc, name)
     env.check_banks(want, name)
     env.check_prog_and_stats(before, name)
-    assert await host.rd(LFSR) == lfsr, f"{name}: the random stream moved"
+    assert await host.rd(Reg.LFSR) == lfsr, f"{name}: the random stream moved"
     ops = (await env.counters())["ops"]
     assert ops - ops0 == len(good), f"{name}: {ops - ops0} ops completed, expected {len(good)}"
     await env.clear_error(name)
@@ -892,8 +872,8 @@ async def start_while_busy(dut):
         await env.host.clear_counters()
         await env.host.start(dev.image.entry["train_sample"], y)
         await ClockCycles(dut.clk, delay)
-        assert await env.status() & ST_BUSY, "the sample ended before the second start"
-        await env.host.wr(CTRL, CTRL_START)
+        assert await env.status() & Status.BUSY, "the sample ended before the second start"
+        await env.host.wr(Reg.CTRL, Ctrl.START)
         await env.wait_end(50_000)
         code, unit_code, pc = await env.error_fields()
         assert pc in pcs, f"start while busy (delay {delay}): ERROR pc {pc} is not a record boundary"
@@ -924,36 +904,36 @@ async def host_access_while_busy(dut):
     written = {op.out for op in dev.comp.train_sample}
     idle = next(slot for name, slot in dev.image.slots.items() if name not in written)
     await env.host.start(dev.image.entry["train_sample"], y)
-    assert await env.status() == ST_BUSY
+    assert await env.status() == Status.BUSY
     accesses = [
-        ("read", WIN_PROG + 0, None),
-        ("write", WIN_PROG + 0, 0x12345),
-        ("write", WIN_PROG + 700, 7),
-        ("read", WIN_BANK + 0, None),
-        ("write", WIN_BANK + 3, 1234),  # act: X0 (read by the running sample)
-        ("write", WIN_BANK + (1 << 18) + 5, 3),
-        ("write", WIN_BANK + (2 << 18) + 5, 3),
-        ("write", WIN_BANK + (3 << 18) + 96, 999),
-        ("read", WIN_BANK + (3 << 18) + 96, None),  # state: B0
-        ("read", WIN_STAT + 0, None),
-        ("read", WIN_STAT + 1, None),
-        ("write", WIN_STAT + 2 * idle, 77),
-        ("write", WIN_STAT + 2 * idle + 1, 77),
+        ("read", PROG_WORDS + 0, None),
+        ("write", PROG_WORDS + 0, 0x12345),
+        ("write", PROG_WORDS + 700, 7),
+        ("read", BANK_WORDS + 0, None),
+        ("write", BANK_WORDS + 3, 1234),  # act: X0 (read by the running sample)
+        ("write", BANK_WORDS + (1 << WIN_LSB) + 5, 3),
+        ("write", BANK_WORDS + (2 << WIN_LSB) + 5, 3),
+        ("write", BANK_WORDS + (3 << WIN_LSB) + 96, 999),
+        ("read", BANK_WORDS + (3 << WIN_LSB) + 96, None),  # state: B0
+        ("read", STAT_WORDS + 0, None),
+        ("read", STAT_WORDS + 1, None),
+        ("write", STAT_WORDS + 2 * idle, 77),
+        ("write", STAT_WORDS + 2 * idle + 1, 77),
     ]
     for op, word, value in accesses:
         if op == "read":
             await env.slverr_rd(word, "while busy")
         else:
             await env.slverr_wr(word, value, what="while busy")
-    assert await env.status() == ST_BUSY, "the sample ended before the accesses were done (make it longer)"
-    assert (await env.host.rd(ID)) == 0x54544131  # registers stay readable
+    assert await env.status() == Status.BUSY, "the sample ended before the accesses were done (make it longer)"
+    assert (await env.host.rd(Reg.ID)) == 0x54544131  # registers stay readable
     await env.wait_end(50_000)
-    assert await env.status() == ST_DONE
+    assert await env.status() == Status.DONE
     prog_after = env.prog_and_stats()[0]
     assert prog_after == before[0], "program memory changed by writes while busy"
     assert (np.array(dev.backdoor.read(bank, base, len(x))) == x).all(), "X0 changed by a write while busy"
     # finish the sample's checks as RtlDevice.train_sample does
-    pred, p_label = await env.host.rd(PRED), await env.host.rd(P_LABEL)
+    pred, p_label = await env.host.rd(Reg.PRED), await env.host.rd(Reg.P_LABEL)
     ref = dev.golden.accumulate_batch(x[None, :], np.array([y]))
     assert (pred, p_label) == (int(ref["pred"][0]), int(ref["p_label"][0]))
     await dev.compare(dev.persistent, "after accesses while busy")
@@ -970,19 +950,19 @@ async def bad_register_accesses(dut):
     env = await Env.create(dut, 4)
     host = env.host
     await env.good_sample()
-    await host.wr(START_PC, 17)
-    await host.wr(LABEL, 2)
-    await host.wr(SEED, 0x1234567)
-    stream_regs = [STREAM_BASE, STREAM_WORDS, STREAM_FRAMES]
+    await host.wr(Reg.START_PC, 17)
+    await host.wr(Reg.LABEL, 2)
+    await host.wr(Reg.SEED, 0x1234567)
+    stream_regs = [Reg.STREAM_BASE, Reg.STREAM_WORDS, Reg.STREAM_FRAMES]
     for r in stream_regs:
         await host.wr(r, 0x1234 + r)
     ro = (
-        [ID, STATUS, ERROR, LFSR, PRED, P_LABEL, PC, OPS, SAT_TOTAL]
-        + list(range(CYCLES, CYCLES + 8))
-        + [RANK_CYCLES, RANK_CYCLES + 1]
+        [Reg.ID, Reg.STATUS, Reg.ERROR, Reg.LFSR, Reg.PRED, Reg.P_LABEL, Reg.PC, Reg.OPS, Reg.SAT_TOTAL]
+        + list(range(Reg.CYCLES, Reg.CYCLES + 8))
+        + [Reg.RANK_CYCLES, Reg.RANK_CYCLES + 1]
         + list(range(0x20, 0x3A))
     )
-    regs = ro + [START_PC, LABEL, SEED] + stream_regs
+    regs = ro + [Reg.START_PC, Reg.LABEL, Reg.SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
         await env.slverr_wr(r, ~vals[r], what="read-only register")
@@ -990,33 +970,33 @@ async def bad_register_accesses(dut):
         await env.slverr_wr(r, 0xFFFFFFFF, what="unmapped register")
         await env.slverr_rd(r, "unmapped register")
     for strb in (0x0, 0x1, 0x7, 0xE, 0x8):
-        for r in [START_PC, LABEL, SEED] + stream_regs:
+        for r in [Reg.START_PC, Reg.LABEL, Reg.SEED] + stream_regs:
             await env.slverr_wr(r, ~vals[r], strb, "partial strobe")
-        await env.slverr_wr(CTRL, CTRL_START | CTRL_CLEAR_COUNTERS | CTRL_SEED, strb, "partial strobe CTRL")
-    assert await env.status() == ST_DONE, "a partial-strobe CTRL write started a program or cleared done"
+        await env.slverr_wr(Reg.CTRL, Ctrl.START | Ctrl.CLEAR_COUNTERS | Ctrl.SEED, strb, "partial strobe CTRL")
+    assert await env.status() == Status.DONE, "a partial-strobe CTRL write started a program or cleared done"
     for r in regs:
         assert await host.rd(r) == vals[r], f"register {r:#x} changed by rejected writes"
     flat = env.flat()
     before = env.prog_and_stats()
     for strb in (0x0, 0x3, 0x7, 0xB):
-        await env.slverr_wr(WIN_PROG + 3, 0xDEADBEEF, strb, "partial program word")
-        await env.slverr_wr(WIN_BANK + 5, 0x7FFF, strb, "partial act word")
-        await env.slverr_wr(WIN_BANK + (3 << 18) + 7, 0x7FFF, strb, "partial state word")
-        await env.slverr_wr(WIN_STAT + 2 * 5, 0x55, strb, "partial saturation count")
-        await env.slverr_wr(WIN_STAT + 2 * 5 + 1, 0x55, strb, "partial max register")
+        await env.slverr_wr(PROG_WORDS + 3, 0xDEADBEEF, strb, "partial program word")
+        await env.slverr_wr(BANK_WORDS + 5, 0x7FFF, strb, "partial act word")
+        await env.slverr_wr(BANK_WORDS + (3 << WIN_LSB) + 7, 0x7FFF, strb, "partial state word")
+        await env.slverr_wr(STAT_WORDS + 2 * 5, 0x55, strb, "partial saturation count")
+        await env.slverr_wr(STAT_WORDS + 2 * 5 + 1, 0x55, strb, "partial max register")
     outside = [
-        WIN_PROG + PROG_DEPTH,
-        WIN_PROG + (1 << (PROG_DEPTH - 1).bit_length()),
-        WIN_PROG + (1 << 18) - 1,
-        WIN_STAT + 128,
-        WIN_STAT + (1 << 17),
-        WIN_BANK + env.params.bank_depth[0],
-        WIN_BANK + (1 << 18) - 1,
-        WIN_BANK + (1 << 18) + env.params.bank_depth[1],
-        WIN_BANK + (2 << 18) + env.params.bank_depth[2],
-        WIN_BANK + (3 << 18) + env.params.bank_depth[3],
+        PROG_WORDS + PROG_DEPTH,
+        PROG_WORDS + (1 << (PROG_DEPTH - 1).bit_length()),
+        PROG_WORDS + (1 << WIN_LSB) - 1,
+        STAT_WORDS + 128,
+        STAT_WORDS + (1 << 17),
+        BANK_WORDS + env.params.bank_depth[0],
+        BANK_WORDS + (1 << WIN_LSB) - 1,
+        BANK_WORDS + (1 << WIN_LSB) + env.params.bank_depth[1],
+        BANK_WORDS + (2 << WIN_LSB) + env.params.bank_depth[2],
+        BANK_WORDS + (3 << WIN_LSB) + env.params.bank_depth[3],
         3 << 18,
-        (3 << 18) + 5,
+        (3 << WIN_LSB) + 5,
         8 << 18,
         15 << 18,
     ]
@@ -1026,14 +1006,14 @@ async def bad_register_accesses(dut):
     env.check_banks(flat, "rejected writes")
     env.check_prog_and_stats(before, "rejected writes")
     # the same words written whole are fine (the rejections were the strobes, not the addresses)
-    await host.wr(WIN_STAT + 2 * 50, 0x55)
-    assert await host.rd(WIN_STAT + 2 * 50) == 0x55
-    assert (await env.raw_rd(WIN_BANK + env.params.bank_depth[0] - 1))[1] == OKAY
-    assert (await env.raw_rd(WIN_PROG + PROG_DEPTH - 1))[1] == OKAY
+    await host.wr(STAT_WORDS + 2 * 50, 0x55)
+    assert await host.rd(STAT_WORDS + 2 * 50) == 0x55
+    assert (await env.raw_rd(BANK_WORDS + env.params.bank_depth[0] - 1))[1] == OKAY
+    assert (await env.raw_rd(PROG_WORDS + PROG_DEPTH - 1))[1] == OKAY
     for s in (0x1234567, fxp.LFSR_SEED_XOR, 0xFFFFFFFF):
         await host.seed(s)
-        assert await host.rd(LFSR) == fxp.lfsr_seed_state(s), f"seed {s:#x}: stream state"
-    await host.wr(SEED, 0)
+        assert await host.rd(Reg.LFSR) == fxp.lfsr_seed_state(s), f"seed {s:#x}: stream state"
+    await host.wr(Reg.SEED, 0)
     await env.resync_stream()
     await env.good_sample()
 
@@ -1071,16 +1051,16 @@ async def reset_mid_sample(dut):
         got = np.array(dev.backdoor.read(b, o, len(persistent_before[n])))
         assert (got == persistent_before[n]).all(), f"tensor {n} changed by a reset mid-sample"
     resets = {
-        STATUS: 0,
-        ERROR: 0,
-        START_PC: 0,
-        LABEL: 0,
-        SEED: 0,
-        LFSR: fxp.lfsr_seed_state(0),
-        PC: 0,
-        OPS: 0,
-        SAT_TOTAL: 0,
-        **{r: 0 for r in range(CYCLES, CYCLES + 8)},
+        Reg.STATUS: 0,
+        Reg.ERROR: 0,
+        Reg.START_PC: 0,
+        Reg.LABEL: 0,
+        Reg.SEED: 0,
+        Reg.LFSR: fxp.lfsr_seed_state(0),
+        Reg.PC: 0,
+        Reg.OPS: 0,
+        Reg.SAT_TOTAL: 0,
+        **{r: 0 for r in range(Reg.CYCLES, Reg.CYCLES + 8)},
     }
     for r, v in resets.items():
         assert await env.host.rd(r) == v, f"register {r:#x} after reset: {await env.host.rd(r):#x}, expected {v:#x}"
@@ -1112,13 +1092,13 @@ async def back_to_back_extremes(dut):
         y = i % dev.golden.cfg.classes
         await env.host.write_bank(bank, base, x)
         await env.host.start(dev.image.entry["train_sample"], y)
-        await env.host.wr(START_PC, dev.image.entry["infer"])  # registers are writable while busy
+        await env.host.wr(Reg.START_PC, dev.image.entry["infer"])  # registers are writable while busy
         await env.wait_end()
-        await env.host.wr(CTRL, CTRL_START)  # immediately after done
+        await env.host.wr(Reg.CTRL, Ctrl.START)  # immediately after done
         assert int(dut.done.value) == 0, "done still high after the next start"
         await env.wait_end()
-        assert await env.status() == ST_DONE
-        pred, p_label = await env.host.rd(PRED), await env.host.rd(P_LABEL)
+        assert await env.status() == Status.DONE
+        pred, p_label = await env.host.rd(Reg.PRED), await env.host.rd(Reg.P_LABEL)
         ref = dev.golden.accumulate_batch(x[None, :], np.array([y]))
         assert (pred, p_label) == (int(ref["pred"][0]), int(ref["p_label"][0])), f"input {i}: pred, p[label]"
         await dev.compare(dev.sample_writes, f"extreme input {i}")
@@ -1190,7 +1170,7 @@ async def shift_ends_and_statistics(dut):
         await host.write_stat(slot, sat, mx)
     stats = dict(presets)
     flat = env.flat()
-    state = await host.rd(LFSR)
+    state = await host.rd(Reg.LFSR)
     overhead = 0
     sat_total = 0
     unit_sum = {"contract_cycles": 0, "ewise_cycles": 0, "sce_cycles": 0}
@@ -1205,9 +1185,9 @@ async def shift_ends_and_statistics(dut):
         await env.run_hand(words + END)
         where = f"hand op {i} ({'shift ' + str(d.shift) if isinstance(d, ContractDesc) else 'ewise'})"
         st = await env.status()
-        assert st == ST_DONE, f"{where}: STATUS {st:#x}, ERROR {await env.error_fields()}"
+        assert st == Status.DONE, f"{where}: STATUS {st:#x}, ERROR {await env.error_fields()}"
         env.check_banks(flat, where)
-        assert await host.rd(LFSR) == state, f"{where}: stream state"
+        assert await host.rd(Reg.LFSR) == state, f"{where}: stream state"
         sat0, mx0 = stats[slot]
         stats[slot] = (min(sat0 + n_sat, SAT_COUNTER_MAX), max(mx0, mx) if observe else mx0)
         assert await host.read_stat(slot) == stats[slot], (
@@ -1264,12 +1244,12 @@ async def host_window_decode(dut):
     env = await Env.create(dut, 8)
     sh = env.params.bank_shift
     flat = env.flat()
-    start_pc = await env.host.rd(START_PC)
+    start_pc = await env.host.rd(Reg.START_PC)
     problems = []
     for word, what in (
-        (WIN_BANK + (1 << sh), "act window word 2^BANK_SHIFT (core word 0)"),
-        (WIN_BANK + (3 << sh) + 5, "act window word 3 x 2^BANK_SHIFT + 5 (state word 5)"),
-        (WIN_BANK + (2 << 18) + (1 << sh) + 1, "master window word 2^BANK_SHIFT + 1 (state word 1)"),
+        (BANK_WORDS + (1 << sh), "act window word 2^BANK_SHIFT (core word 0)"),
+        (BANK_WORDS + (3 << sh) + 5, "act window word 3 x 2^BANK_SHIFT + 5 (state word 5)"),
+        (BANK_WORDS + (2 << WIN_LSB) + (1 << sh) + 1, "master window word 2^BANK_SHIFT + 1 (state word 1)"),
     ):
         value, rresp = await env.raw_rd(word)
         wresp = await env.raw_wr(word, 0x5)
@@ -1278,10 +1258,11 @@ async def host_window_decode(dut):
     value, rresp = await env.raw_rd(0x100)
     if rresp != SLVERR:
         problems.append(f"register word 0x100: read answered {rresp} with {value:#x} (ID is word 0)")
-    wresp = await env.raw_wr(0x100 + START_PC, start_pc + 3)
-    if wresp != SLVERR or await env.host.rd(START_PC) != start_pc:
+    wresp = await env.raw_wr(0x100 + Reg.START_PC, start_pc + 3)
+    if wresp != SLVERR or await env.host.rd(Reg.START_PC) != start_pc:
         problems.append(
-            f"register word {0x100 + START_PC:#x}: write answered {wresp}, START_PC now {await env.host.rd(START_PC)}"
+            f"register word {0x100 + Reg.START_PC:#x}: write answered {wresp}, "
+            f"START_PC now {await env.host.rd(Reg.START_PC)}"
         )
     try:
         env.check_banks(flat, "aliased bank window writes")
@@ -1335,7 +1316,7 @@ async def stream_samples(dut):
         assert watch.held["idle"] > held and int(dut.s_axis_tready.value) == 0, (
             "the frame was not offered, or taken while none was allowed"
         )
-        assert await env.status() == ST_DONE and (await env.counters())["ops"] == ops, "a held frame started a run"
+        assert await env.status() == Status.DONE and (await env.counters())["ops"] == ops, "a held frame started a run"
         env.check_banks(flat, "a frame held while no frame is allowed")
         await env.host.allow_frames(1)
 
@@ -1376,17 +1357,21 @@ async def stream_bad_frames(dut):
         await stream.wait(100 * len(words))  # nothing runs: a beat a cycle, with pauses
         await ClockCycles(dut.clk, 10)
         st = await env.status()
-        assert st == ST_DONE | ST_STREAM_ERROR, f"{what}: STATUS {st:#x}, expected done and the stream error"
-        assert (await env.counters())["ops"] == ops and await host.rd(STREAM_FRAMES) == 2, f"{what}: a run started"
+        assert st == Status.DONE | Status.STREAM_ERROR, f"{what}: STATUS {st:#x}, expected done and the stream error"
+        assert (await env.counters())["ops"] == ops and await host.rd(Reg.STREAM_FRAMES) == 2, f"{what}: a run started"
         # the words that were written: the frame's sample words up to the error, below the bank's end
         want = flat.copy()
-        k = min(n, len(words) - (code == 2), act_depth - (base - env.g("act", 0)) if code == 3 else n)
+        k = min(
+            n,
+            len(words) - (code == SeqError.OVERRUN),
+            act_depth - (base - env.g("act", 0)) if code == SeqError.ADDR else n,
+        )
         want[base : base + max(k, 0)] = [to_signed(w, 16) for w in words[: max(k, 0)]]
         env.check_banks(want, what)
         sample_stop("stream", code)
-        await host.wr(CTRL, CTRL_CLEAR_ERROR)
-        assert await env.status() == ST_DONE, f"{what}: STATUS after clear error"
-        if code == 3 and k > 0:
+        await host.wr(Reg.CTRL, Ctrl.CLEAR_ERROR)
+        assert await env.status() == Status.DONE, f"{what}: STATUS after clear error"
+        if code == SeqError.ADDR and k > 0:
             await host.write_bank("act", act_depth - k, flat[env.g("act", act_depth - k) : env.g("act", act_depth)])
     await host.allow_frames(0)
 
@@ -1401,7 +1386,7 @@ async def stream_bad_frames(dut):
         await ClockCycles(dut.clk, 150)
         assert int(dut.s_axis_tready.value) == 0, "a frame was taken while the sequencer is stopped on an error"
         env.check_banks(flat, "a frame held while the sequencer is stopped")
-        await host.wr(CTRL, CTRL_CLEAR_ERROR)
+        await host.wr(Reg.CTRL, Ctrl.CLEAR_ERROR)
 
     await dev.stream_samples(stream, x[None, :], np.array([y]), release=held_while_stopped)
     await env.good_sample()
