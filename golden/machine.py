@@ -427,10 +427,14 @@ class Machine:
     def train_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
         """Run train_sample for each sample (vectorised), then the update and shift control."""
         out = self.accumulate_batch(xq, labels)
-        self.run(self.comp.update, {}, self.stream.take(self._plan_draws(self.comp.update)[-1])[None, :], observe=False)
-        self.updates += 1
+        self.update()
         self.adapt()
         return out
+
+    def update(self) -> None:
+        """The update program, once per mini-batch: its draws are one row of the stream."""
+        self.run(self.comp.update, {}, self.stream.take(self._plan_draws(self.comp.update)[-1])[None, :], observe=False)
+        self.updates += 1
 
     def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
         n = xq.shape[0]
@@ -444,20 +448,11 @@ class Machine:
         loss = sce_loss(pc, fe)
         return {"loss": loss, "pred": env["pred"], "p_label": pc}
 
-    def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
-        """Settle the adaptive formats on one batch before training: run it, discard the gradients, adapt.
-        Then fix each momentum's format from its gradient's (SPEC 5.5)."""
-        done = 0
-        for _ in range(rounds):
-            done += 1
-            self.accumulate_batch(xq, labels)
-            for name in self.comp.tensors:
-                if name.startswith("d"):
-                    self.mem[name][:] = 0
-            if self.adapt() == 0:
-                break
-        self.calibrate_momentum_formats()
-        return done
+    def zero_gradients(self) -> None:
+        """Every gradient sum to 0: calibration's batches settle formats and must not train."""
+        for name in self.mem:
+            if name.startswith("d"):
+                self.mem[name][:] = 0
 
     def calibrate_momentum_formats(self) -> None:
         """Each momentum's format from its gradient's (SPEC 5.5), once the gradients' formats settled."""

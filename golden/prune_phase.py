@@ -6,8 +6,8 @@ report of what the phase did. golden/train.py's Run drives it; the schedule's ar
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,15 +16,11 @@ from golden.compact import compact
 from golden.config import NetConfig
 from golden.cost import fit_ranks
 from golden.datasets import Dataset
+from golden.device import Device
 from golden.ir import Compiled
 from golden.machine import Machine
 from golden.rank_schedule import SQUEEZE_ROUNDS, RankBudget, RankSchedule, squeeze_cut
 from golden.semantics import LAMBDA_FMT
-
-
-async def settle(x):
-    """The result of a device call: awaited when the device is the co-simulated RTL (async), as is otherwise."""
-    return await x if inspect.isawaitable(x) else x
 
 
 class PrunePhase:
@@ -34,13 +30,13 @@ class PrunePhase:
     data: Dataset
     golden: Machine
     comp: Compiled
-    machine: Any
+    device: Device
     schedule: RankSchedule
     budget: RankBudget
     rank_log: dict[str, Any]
     recompiled: list[list[int]] | None
     device_before_recompile: dict | None
-    device: Any
+    make_device: Callable[[Machine], Device]
     perm: Any
     xq_train: np.ndarray
     epoch: int
@@ -59,7 +55,7 @@ class PrunePhase:
         if not self.cfg.train.rank.recompile or self.recompiled is not None:
             return
         live = self.golden.live_ranks()
-        engine = getattr(self.machine, "params", None)
+        engine = self.device.params
         fit = self.budget.fit(live) if engine is None else None  # a cycles budget's engine, without a device
         ranks = (
             (live if fit is None else fit["ranks"])
@@ -70,15 +66,12 @@ class PrunePhase:
         )
         first = self.perm[: self.cfg.train.batch]
         macs = self.comp.macs("train_sample")
-        if hasattr(self.machine, "device_report"):  # the recompiled network runs on a new device, counting afresh
-            self.device_before_recompile = {
-                "ranks": [list(layer.ranks) for layer in self.comp.cfg.layers],
-                **self.machine.device_report(),
-            }
+        device = self.device.device_report()
+        if device is not None:  # the recompiled network runs on a new device, counting afresh
+            self.device_before_recompile = {"ranks": [list(layer.ranks) for layer in self.comp.cfg.layers], **device}
         self._adopt(compact(self.golden, ranks, calibration=(self.xq_train[first], self.data.train_y[first])))
         self.recompiled = ranks
-        if self.device:
-            await settle(self.machine.upload())
+        await self.device.upload()
         say(
             f"recompiled at ranks {ranks} (live {live}): {macs} -> {self.comp.macs('train_sample')} MACs per "
             f"training sample"
@@ -121,7 +114,7 @@ class PrunePhase:
         """One rank update (the RANK ops, then the pruning) after mini-batch `step`; records which slices it
         pruned. Whether it pruned any."""
         before = self._masks()
-        await settle(self.machine.rank_update())
+        await self.device.rank_update()
         pruned = False
         for bond, mask in self._masks().items():
             for r, (was, now) in enumerate(zip(before[bond], mask)):
@@ -143,7 +136,7 @@ class PrunePhase:
         rank = self.cfg.train.rank
         if rank.budget_target and not self.within_budget():
             await self._squeeze(step - 1)
-        await settle(self.machine.rank_freeze())
+        await self.device.rank_freeze()
         self.rank_log["ended_step"] = step
         ranks = self.golden.live_ranks()
         if self.budget.kind is not None and self.within_budget():

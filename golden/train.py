@@ -1,8 +1,8 @@
 """Training driver: data, mini-batches, epochs, the calibration, the prune phase (golden/prune_phase.py),
 checkpoints that resume bit-exactly (golden/checkpoint.py), reports and plots (golden/run_report.py).
 
-The device it drives is anything with the Machine interface (`train_batch`, `infer`, `calibrate`,
-`state_dict`/`load_state_dict`): the golden model here; the co-simulated RTL uses the same loop.
+The device it drives is a golden/device.py Device: the golden model here (GoldenDevice); the co-simulated RTL uses
+the same loop. The host's policy (mini-batches, calibration) is golden/device.py's, the same for both.
 
 Nothing a run was given is trusted: `check_args` and `check_run` refuse settings that cannot train (before any file
 is written) with a TrainError that names the setting and what to do; golden/checkpoint.py refuses a checkpoint or an
@@ -16,6 +16,7 @@ import asyncio
 import json
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,12 @@ from golden.compiler import compile_network
 from golden.config import NetConfig
 from golden.config_file import config_to_dict, load_config
 from golden.datasets import Dataset, load_dataset
+from golden.device import Device, GoldenDevice, calibrate, check_device, train_batch
 from golden.float_tt import init_tt_cores
 from golden.ir import Compiled
 from golden.machine import Machine
 from golden.memory import memory_report
-from golden.prune_phase import PrunePhase, settle
+from golden.prune_phase import PrunePhase
 from golden.rank_schedule import RankBudget, RankSchedule
 from golden.run_report import RunProgress, device_rate, plot_history, summary
 
@@ -109,16 +111,23 @@ def check_run(cfg: NetConfig, data: Dataset, epochs: int) -> Compiled:
 class Run(PrunePhase):
     """One training run in an output directory; resumes from its checkpoint if one is there.
 
-    The device is the golden Machine, or `device(machine)` wrapped around it (verif/rtl_device.py: the RTL in
-    lock-step with the machine, async methods; `executor` names it in the report). `run()` drives a golden
-    run; a co-simulation awaits `arun()` inside the simulator."""
+    The device is `make_device(machine)` for the golden Machine the run holds (verif/rtl_device.py: the RTL in
+    lock-step with the machine; `executor` names it in the report), by default the machine itself (GoldenDevice).
+    `run()` drives a golden run; a co-simulation awaits `arun()` inside the simulator."""
 
     def __init__(
-        self, cfg: NetConfig, data: Dataset, seed: int, out: Path, epochs: int, device=None, executor: str = "golden"
+        self,
+        cfg: NetConfig,
+        data: Dataset,
+        seed: int,
+        out: Path,
+        epochs: int,
+        make_device: Callable[[Machine], Device] = GoldenDevice,
+        executor: str = "golden",
     ):
         self.cfg, self.data, self.seed, self.out, self.epochs = cfg, data, seed, out, epochs
         self.executor = executor
-        self.device = device
+        self.make_device = make_device
         # the ranks train.rank.recompile recompiled the network at, once it has
         self.recompiled: list[list[int]] | None = None
         # the device's report of the programs it ran before the recompile
@@ -175,11 +184,10 @@ class Run(PrunePhase):
             self.calibration_batch = self.rng.permutation(len(data.train_y))[: cfg.train.batch]
 
     def _adopt(self, golden: Machine) -> None:
-        """Train `golden` (its compiled network) from here, on the device if there is one."""
+        """Train `golden` (its compiled network) from here, on a device made for it."""
         golden.total_updates = self.epochs * (len(self.data.train_y) // self.cfg.train.batch)
         self.golden, self.comp = golden, golden.comp
-        # the golden Machine or a device that runs the same calls (co-simulated RTL); no common type yet
-        self.machine: Any = self.device(golden) if self.device else golden
+        self.device = check_device(self.make_device(golden))
 
     # --- checkpoints --------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -238,11 +246,10 @@ class Run(PrunePhase):
     async def arun(self) -> dict:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        if self.machine is not self.golden:
-            await settle(self.machine.upload())  # the device starts from the machine's (initial or resumed) state
+        await self.device.upload()  # the device starts from the machine's (initial or resumed) state
         if self.calibration_batch is not None:
             first = self.calibration_batch
-            rounds = await settle(self.machine.calibrate(self.xq_train[first], self.data.train_y[first]))
+            rounds = await calibrate(self.device, self.golden, self.xq_train[first], self.data.train_y[first])
             self.calibration_batch = None
             print(f"calibrated adaptive formats in {rounds} rounds on one batch")
         b = self.cfg.train.batch
@@ -263,10 +270,11 @@ class Run(PrunePhase):
                 if rank.enabled and self.rank_log["ended_step"] is None and self.schedule.phase(step) == "finetune":
                     await self._end_prune_phase(step)
                 idx = self.perm[self.batch_pos * b : (self.batch_pos + 1) * b]
-                cycles0 = getattr(self.machine, "sim_cycles", None)  # a co-simulated device's
-                res = await settle(self.machine.train_batch(self.xq_train[idx], self.data.train_y[idx]))
-                if cycles0 is not None:
-                    stats["sim_cycles"] = stats.get("sim_cycles", 0) + self.machine.sim_cycles - cycles0
+                cycles0 = self.device.sim_cycles
+                res = await train_batch(self.device, self.golden, self.xq_train[idx], self.data.train_y[idx])
+                cycles = self.device.sim_cycles
+                if cycles0 is not None and cycles is not None:  # a device that counts cycles
+                    stats["sim_cycles"] = stats.get("sim_cycles", 0) + cycles - cycles0
                 if (
                     rank.enabled
                     and self.rank_log["ended_step"] is None
@@ -343,7 +351,7 @@ class Run(PrunePhase):
 
     async def evaluate(self) -> float:
         preds = np.concatenate(
-            [await settle(self.machine.infer(self.xq_test[i : i + 512])) for i in range(0, len(self.xq_test), 512)]
+            [await self.device.infer(self.xq_test[i : i + 512]) for i in range(0, len(self.xq_test), 512)]
         )
         return float((preds == self.data.test_y).mean())
 
@@ -367,8 +375,9 @@ class Run(PrunePhase):
         }
         if self.cfg.train.rank.enabled:
             report["rank_schedule"] = self.rank_report()
-        if hasattr(self.machine, "device_report"):
-            report["device"] = self.machine.device_report()
+        device = self.device.device_report()
+        if device is not None:
+            report["device"] = device
             if self.device_before_recompile is not None:
                 report["device"]["before_recompile"] = self.device_before_recompile
         replace_file(self.out / "report.json", json.dumps(report, indent=1))

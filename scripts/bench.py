@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_limits
 from golden.compiler import compile_network
 from golden.config_file import load_config
 from golden.cost import fit_ranks
+from golden.device import calibrate_machine
 from golden.float_train import measure_speed
 from golden.machine import Machine
 from golden.memory import memory_report
@@ -215,7 +216,7 @@ def golden_speed(model: str, batches: int) -> dict:
     x = m.quantize_input(rng.random((b * batches, cfg.input_size)))
     y = rng.integers(0, cfg.classes, b * batches)
     with threadpool_limits(limits=1):
-        m.calibrate(x[:b], y[:b])
+        calibrate_machine(m, x[:b], y[:b])
         c0, w0 = time.process_time(), time.time()
         for i in range(0, b * batches, b):
             m.train_batch(x[i : i + b], y[i : i + b])

@@ -1,9 +1,9 @@
 """The co-simulated accelerator as a training device, checked in lock-step against the golden machine.
 
-`RtlDevice` has the golden Machine's interface (train_batch, calibrate, infer, state_dict, ...), with async
-methods: every sample, update and inference runs on the RTL through the host driver (verif/host.py), and the
-same work runs on a golden Machine beside it. The host's own decisions are the golden host's: the step size
-of each update (Machine.sgd_step), the shift-control rule applied to the max |x| registers it reads back
+`RtlDevice` is a training device (golden/device.py Device): every sample, update and inference runs on the RTL
+through the host driver (verif/host.py), and the same work runs on a golden Machine beside it. The host's
+decisions are golden/device.py's and the golden machine's: how a mini-batch and the calibration go, the step size
+of each update (Machine.host_step), the shift-control rule applied to the max |x| registers it reads back
 (Machine.adapt), and when to run the rank update (SPEC 5.6: the rank_update and rank_prune programs, whose
 lambdas, masks and taus stay in the state bank) -- the accelerator executes, the host schedules.
 
@@ -26,7 +26,6 @@ from golden.arch import BANKS, KIND_END, Reg
 from golden.ir import OpKind
 from golden.isa.timing import MEM_LAT
 from golden.machine import Machine
-from golden.semantics import sce_loss
 from verif.host import AccelHost, Backdoor, SampleStream
 
 CHECKS = ("every", "sample", "batch", "off")
@@ -79,12 +78,8 @@ class RtlDevice:
         upload() makes the RTL's state that machine's."""
         return RtlDevice(self.host, self.backdoor, self.params, golden, check=self.check, mem_lat=self.mem_lat)
 
-    def __getattr__(self, name):
-        """Bookkeeping the training loop reads (cfg, frac, quantize_input, live_ranks, ...) is the golden's."""
-        return getattr(self.golden, name)
-
     # --- state transfer -----------------------------------------------------------------------------------
-    async def refresh_program(self) -> int:
+    async def refresh_program(self) -> None:
         """Re-assemble for the current formats and step size; write the words that changed."""
         img = P.assemble(
             self.comp,
@@ -93,10 +88,9 @@ class RtlDevice:
             host_step=self.golden.host_step(),
             rank_constants=self.golden.rank_constants,
         )
-        n = await self.host.write_program(img.words, None if self.image is None else self.image.words)
+        await self.host.write_program(img.words, None if self.image is None else self.image.words)
         self.image = img
         self.image_rank_constants = self.golden.rank_constants
-        return n
 
     async def upload(self) -> None:
         """Make the RTL's state the golden machine's: program, every persistent tensor, statistics, stream."""
@@ -195,6 +189,11 @@ class RtlDevice:
             await self.compare(self.sample_writes, where)
         return pred, p_label
 
+    async def train_samples(self, xq: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """train_sample for each sample in turn: the predictions and p[label]s."""
+        out = [await self.train_sample(x, int(y)) for x, y in zip(xq, labels)]
+        return np.array([pred for pred, _ in out]), np.array([p for _, p in out])
+
     async def stream_samples(
         self, stream: SampleStream, xq: np.ndarray, labels: np.ndarray, release=None
     ) -> tuple[int, int]:
@@ -240,34 +239,34 @@ class RtlDevice:
     async def update(self) -> None:
         await self.refresh_program()  # this update's step size
         g = self.golden
-        draws = g.stream.take(g._plan_draws(self.comp.update)[-1])[None, :]
-        _, trace = self._golden(g.run, self.comp.update, {}, draws, False)
-        g.updates += 1
+        _, trace = self._golden(g.update)
         where = f"update {g.updates} (after sample {self.samples})"
         await self._run("update", where, trace=trace)
         if self.check != "off":
             await self.compare(self.persistent, where)
             await self.compare_stats(f"update {g.updates}")
 
-    async def adapt(self) -> None:
-        """Shift control (SPEC 4.2): the golden host's rule on the RTL's max registers, which restart at 0."""
+    async def adapt(self) -> int:
+        """Shift control (SPEC 4.2): the golden host's rule on the RTL's max registers, which restart at 0. How many
+        formats changed."""
         if self.check != "off":
             await self.compare_stats(f"shift control after update {self.golden.updates}")
-        self.golden.adapt()
+        changed = self.golden.adapt()
         for name in self.golden.maxabs:
             slot = self.image.slots[name]
             await self.host.write_stat(slot, self.golden.sat_by_tensor[name], 0)
         await self.refresh_program()
+        return changed
 
     async def zero_gradients(self) -> None:
-        """Calibration discards the gradients (Machine.calibrate): the host clears them through the window."""
+        """Calibration discards the gradients (golden/device.py calibrate): the host clears them through the window."""
+        self.golden.zero_gradients()
         for name in self.persistent:
             if name.startswith("d"):
-                self.golden.mem[name][:] = 0
                 bank, base = self.comp.layout[name]
                 await self.host.write_bank(bank, base, self.golden.mem[name])
 
-    # --- the Machine interface ----------------------------------------------------------------------------
+    # --- the device's report -------------------------------------------------------------------------------
     @property
     def sim_cycles(self) -> int:
         """Accelerator cycles spent in programs so far (the busy-cycle counter's increments)."""
@@ -318,35 +317,6 @@ class RtlDevice:
         for op in self.comp.rank_update:
             bank, base = self.comp.layout[op.ins[2]]
             await self.host.write_bank(bank, base, self.golden.mem[op.ins[2]])
-
-    async def accumulate_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
-        preds, ps = [], []
-        for x, y in zip(xq, labels):
-            pred, p = await self.train_sample(x, int(y))
-            preds.append(pred)
-            ps.append(p)
-        return {"loss": sce_loss(np.array(ps), self.golden.frac["E_out"]), "pred": np.array(preds)}
-
-    async def train_batch(self, xq: np.ndarray, labels: np.ndarray) -> dict:
-        out = await self.accumulate_batch(xq, labels)
-        await self.update()
-        await self.adapt()
-        return out
-
-    async def calibrate(self, xq: np.ndarray, labels: np.ndarray, rounds: int = 48) -> int:
-        """Machine.calibrate on the RTL: run the batch, discard its gradients, adapt, until formats settle."""
-        done = 0
-        for _ in range(rounds):
-            done += 1
-            await self.accumulate_batch(xq, labels)
-            await self.zero_gradients()
-            before = dict(self.golden.frac)
-            await self.adapt()
-            if self.golden.frac == before:
-                break
-        self.golden.calibrate_momentum_formats()
-        await self.refresh_program()
-        return done
 
     async def infer(self, xq: np.ndarray) -> np.ndarray:
         bank, base = self.comp.layout["X0"]

@@ -44,6 +44,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "golden.float_train",
             "golden.checkpoint",
             "golden.run_report",
+            "golden.device",
             "golden.prune_phase",
             "golden.train",
         ),

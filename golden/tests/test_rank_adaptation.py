@@ -14,6 +14,7 @@ from golden.compact import compact, kept_slices
 from golden.compiler import core_name
 from golden.config import LayerCfg
 from golden.config_file import load_config
+from golden.device import calibrate_machine
 from golden.float_tt import tt_to_dense
 from golden.machine import Machine
 from golden.tests.test_machine import _cfg, _init_machine, _layer, _run_infer
@@ -106,7 +107,7 @@ def test_rank_adaptation_prunes_a_low_rank_teacher():
     cfg = _rank_setup(1e-2, shape)
     m = _init_machine(cfg, seed=1, init_seed=5)
     xq, xq_test = m.quantize_input(x_train), m.quantize_input(x_test)
-    m.calibrate(xq[:16], y_train[:16])
+    calibrate_machine(m, xq[:16], y_train[:16])
     _train_epochs(m, rng, xq, y_train, 1, warmup=1)
     acc_warm = (m.infer(xq_test) == y_test).mean()
     assert m.live_ranks() == [[6]]
@@ -143,7 +144,7 @@ def _hand_pruned(pruned: dict) -> tuple[Machine, np.ndarray, np.ndarray]:
     m = _init_machine(_rank_setup(1e-3, ([2, 4, 2], [2, 2, 1], [4, 5])), seed=2, init_seed=2)
     x = m.quantize_input(rng.random((128, 16)))
     y = rng.integers(0, 4, size=128)
-    m.calibrate(x[:16], y[:16])
+    calibrate_machine(m, x[:16], y[:16])
     _train_epochs(m, rng, x[:64], y[:64], 1, warmup=1)
     masks = _bond_masks(m)
     for bond, slices in pruned.items():
@@ -202,7 +203,7 @@ def test_compact_calibrates_the_intermediates_of_a_new_contraction_order():
     rng = np.random.default_rng(5)
     x = m.quantize_input(rng.random((64, 64)))
     y = rng.integers(0, 10, size=64)
-    m.calibrate(x[:32], y[:32])
+    calibrate_machine(m, x[:32], y[:32])
     masks = _bond_masks(m)
     m.mem[masks[(0, 0)]][4:] = 0
     m.mem[masks[(0, 1)]][3:] = 0

@@ -12,6 +12,7 @@ import pytest
 from golden.compiler import compile_network
 from golden.config_file import load_config
 from golden.datasets import load_dataset
+from golden.device import calibrate_machine
 from golden.fxp import Fmt
 from golden.machine import Machine
 from golden.scalar_machine import ScalarMachine
@@ -87,7 +88,7 @@ def test_tiny_end_to_end(tiny):
     assert np.array_equal(xq, s.quantize_input(data.train_x[: 4 * b]))
     y = data.train_y
 
-    rounds = m.calibrate(xq[:b], y[:b])
+    rounds = calibrate_machine(m, xq[:b], y[:b])
     assert s.calibrate(xq[:b], y[:b]) == rounds
     assert seen_m == seen_s and len(seen_m) == rounds
     assert diff(m, s) == [], "after calibration"
@@ -127,7 +128,7 @@ def test_perturbed_machine_is_detected(tiny):
     cores, biases = init_float_params(cfg, np.random.default_rng(SEED))
     m.load_float_params(cores, biases)
     xq = m.quantize_input(data.train_x[:12])
-    m.calibrate(xq[:8], data.train_y[:8])
+    calibrate_machine(m, xq[:8], data.train_y[:8])
     state, sat0 = m.state_dict(), dict(m.sat_by_tensor)  # per-tensor counters are not in state_dict
     xb, yb = xq[8:12], data.train_y[8:12]
 

@@ -165,7 +165,7 @@ def test_save_and_new_run_on_same_directory_resumes(tmp_path, tiny_data, no_plot
     first = Run(cfg, tiny_data, 8, tmp_path / "b", 1)
     first.save()
     again = Run(cfg, tiny_data, 8, tmp_path / "b", 1)
-    s1, s2 = first.machine.state_dict(), again.machine.state_dict()
+    s1, s2 = first.golden.state_dict(), again.golden.state_dict()
     assert all(np.array_equal(s1["mem"][k], s2["mem"][k]) for k in s1["mem"])
     assert (s1["frac"], s1["lfsr"], s1["drawn"]) == (s2["frac"], s2["lfsr"], s2["drawn"])
     assert again.run()["test_acc"] == ref["test_acc"]

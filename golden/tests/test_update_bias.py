@@ -9,6 +9,7 @@ import numpy as np
 from golden.compiler import compile_network
 from golden.config_file import load_config
 from golden.datasets import load_dataset
+from golden.device import calibrate_machine
 from golden.machine import Machine
 from golden.train import init_float_params
 
@@ -23,7 +24,7 @@ def test_a_negligible_step_moves_no_master_weight():
     b = cfg.train.batch
     xq, y = m.quantize_input(data.train_x[: 4 * b]), data.train_y[: 4 * b]
     m.total_updates = 3
-    m.calibrate(xq[:b], y[:b])
+    calibrate_machine(m, xq[:b], y[:b])
     for u in range(1, 3):  # real updates first, so the momentum is non-zero with both signs
         m.train_batch(xq[u * b : (u + 1) * b], y[u * b : (u + 1) * b])
     masters = [n for n in m.mem if n.startswith("W")]

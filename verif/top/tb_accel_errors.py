@@ -57,6 +57,7 @@ from golden.arch import (
 )
 from golden.compiler import compile_network
 from golden.datasets import Dataset, load_dataset
+from golden.device import train_batch
 from golden.fxp import NEAREST, STOCHASTIC
 from golden.isa.contract import PAD, ContractDesc, Loop, check_desc, pack_ports
 from golden.isa.ewise import EW_ALIGN_MIN, EwiseDesc, ewise_error, execute_ewise, pack_ewise_ports
@@ -222,7 +223,7 @@ class Env:
         await self.host.write_bank("act", 0, self.rng.integers(-1 << 15, 1 << 15, self.params.bank_depth[0]))
         await self.dev.upload()
         self.data = load_dataset("tiny")
-        self.xq = self.dev.quantize_input(self.data.train_x)
+        self.xq = self.dev.golden.quantize_input(self.data.train_x)
         self.n_sample = 0
         return self
 
@@ -1066,7 +1067,7 @@ async def reset_mid_sample(dut):
         assert await env.host.rd(r) == v, f"register {r:#x} after reset: {await env.host.rd(r):#x}, expected {v:#x}"
     await dev.upload()
     idx = env.rng.permutation(len(env.data.train_y))[:4]
-    await dev.train_batch(env.xq[idx], env.data.train_y[idx])
+    await train_batch(dev, dev.golden, env.xq[idx], env.data.train_y[idx])
     await env.good_sample()
 
 

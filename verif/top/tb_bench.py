@@ -69,7 +69,7 @@ async def bench(dut):
     cfg = model_config(os.environ["MODEL"], ranks=json.loads(ranks) if ranks else None)
     dev = await start_accel(dut, cfg, seed(), check="batch", fast_bus=True)
     data = load_dataset(os.environ["DATASET"])
-    x = dev.quantize_input(data.train_x[:1])
+    x = dev.golden.quantize_input(data.train_x[:1])
     label = int(data.train_y[0])
     out = {
         "model": cfg.name,
@@ -87,7 +87,7 @@ async def bench(dut):
     out["infer"] = await measure(dev, "infer", lambda: dev.infer(x))
     n = int(os.environ.get("STREAM_SAMPLES", "4"))
     out["train_stream"] = await measure_stream(
-        dut, dev, dev.quantize_input(data.train_x[1 : 1 + n]), data.train_y[1 : 1 + n]
+        dut, dev, dev.golden.quantize_input(data.train_x[1 : 1 + n]), data.train_y[1 : 1 + n]
     )
     # Simulation speed with the environment attached: the train_sample program back to back, the host only
     # starting it and waiting for done (the state is not checked after this point).

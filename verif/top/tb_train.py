@@ -43,7 +43,7 @@ async def train(dut):
         int(env["TRAIN_SEED"]),
         Path(env["TRAIN_OUT"]),
         cfg.train.epochs,
-        device=make_device,
+        make_device=make_device,
         executor=f"rtl ({sim})",
     )
     run.stop_after = int(env.get("TRAIN_INTERRUPT_AFTER") or 0)  # tests: behave as if Ctrl-C came after n batches
@@ -56,7 +56,7 @@ async def train(dut):
             raise
         (Path(env["TRAIN_OUT"]) / "sim" / INTERRUPTED).touch()
     else:
-        await save_rtl_state(run.machine, Path(env["TRAIN_OUT"]) / "rtl_state.npz")
+        await save_rtl_state(run.device, Path(env["TRAIN_OUT"]) / "rtl_state.npz")
     # The run's output ends here: Verilator's "$finish" line as cocotb ends the simulation would come between the
     # last epoch and the summary verif/train.py prints. A failure raises above and keeps the output.
     sys.stdout.flush()

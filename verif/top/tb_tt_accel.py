@@ -16,6 +16,7 @@ from golden import program as P
 from golden.arch import KIND_CONTRACT
 from golden.compact import compact
 from golden.datasets import load_dataset
+from golden.device import calibrate, train_batch
 from verif.rtl_device import Mismatch
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 
@@ -31,17 +32,17 @@ async def train_steps(dut):
     dut._log.info(f"seed {s}: host bus {bus or 'cocotbext'}" + (f", stall probability {stalls}" if stalls else ""))
     data = load_dataset(os.environ.get("DATASET", cfg.name if cfg.name in ("tiny", "digits") else "digits"))
     rng = np.random.default_rng(s)
-    xq = dev.quantize_input(data.train_x)
+    xq = dev.golden.quantize_input(data.train_x)
     b = cfg.train.batch
-    dev.total_updates = int(os.environ.get("UPDATES", "3"))
+    updates = int(os.environ.get("UPDATES", "3"))
     idx = rng.permutation(len(data.train_y))
-    rounds = await dev.calibrate(xq[idx[:b]], data.train_y[idx[:b]])
+    rounds = await calibrate(dev, dev.golden, xq[idx[:b]], data.train_y[idx[:b]])
     dut._log.info(f"seed {s}: calibrated in {rounds} rounds")
-    for u in range(dev.total_updates):
+    for u in range(updates):
         sel = idx[b * (u + 1) : b * (u + 2)]
-        await dev.train_batch(xq[sel], data.train_y[sel])
+        await train_batch(dev, dev.golden, xq[sel], data.train_y[sel])
     n_test = int(os.environ.get("TEST_SAMPLES", "8"))
-    await dev.infer(dev.quantize_input(data.test_x[:n_test]))
+    await dev.infer(dev.golden.quantize_input(data.test_x[:n_test]))
     if stalls:
         stalled = dev.host.axil.stalled
         dut._log.info(f"cycles a pause held back a ready transfer, per channel: {stalled}")
@@ -68,17 +69,16 @@ async def rank_steps(dut):
     dev = await start_accel(dut, cfg, s, fast_bus=True)
     data = load_dataset(cfg.name)
     rng = np.random.default_rng(s)
-    xq, y = dev.quantize_input(data.train_x), data.train_y
+    xq, y = dev.golden.quantize_input(data.train_x), data.train_y
     idx = rng.permutation(len(y))
     b = cfg.train.batch
     updates = int(os.environ.get("UPDATES", "2"))
-    dev.total_updates = updates + 1
-    await dev.calibrate(xq[idx[:b]], y[idx[:b]])
+    await calibrate(dev, dev.golden, xq[idx[:b]], y[idx[:b]])
     full = dev.golden.live_ranks()
     taus_seen = 0
     for u in range(updates):
         sel = idx[b * (u + 1) : b * (u + 2)]
-        await dev.train_batch(xq[sel], y[sel])
+        await train_batch(dev, dev.golden, xq[sel], y[sel])
         await dev.rank_update()
         taus_seen += sum(int(np.count_nonzero(dev.golden.mem[op.ins[2]])) for op in dev.comp.rank_update)
         dut._log.info(f"seed {s}: after update {u + 1} live ranks {dev.golden.live_ranks()} (from {full})")
@@ -96,18 +96,17 @@ async def rank_steps(dut):
     assert all(r == 1 for r in sum(ones, [])), f"ranks {ones} after pruning to one"
     await dev.rank_freeze()
     sel = idx[b * (updates + 1) : b * (updates + 2)]
-    await dev.train_batch(xq[sel], y[sel])  # penalty ops with every tau 0, masks kept
-    await dev.infer(dev.quantize_input(data.test_x[:2]))
+    await train_batch(dev, dev.golden, xq[sel], y[sel])  # penalty ops with every tau 0, masks kept
+    await dev.infer(dev.golden.quantize_input(data.test_x[:2]))
     assert dev.golden.live_ranks() == ones, "ranks changed after the prune phase"
     # The network recompiled (golden/compact.py) at the ranks the prune phase had left: each bond its live slice and
     # zero, masked ones up to them, uploaded to the same RTL; a mini-batch and inference bit-exact, with fewer MACs.
     sel = idx[b * (updates + 2) : b * (updates + 3)]
     small = dev.recompiled(compact(dev.golden, pruned, calibration=(xq[sel], y[sel])))
     await small.upload()
-    small.total_updates = dev.total_updates + 1
-    await small.train_batch(xq[sel], y[sel])
-    await small.infer(small.quantize_input(data.test_x[:2]))
-    assert small.golden.live_ranks() == ones and [list(r.ranks) for r in small.cfg.layers] == pruned
+    await train_batch(small, small.golden, xq[sel], y[sel])
+    await small.infer(small.golden.quantize_input(data.test_x[:2]))
+    assert small.golden.live_ranks() == ones and [list(r.ranks) for r in small.golden.cfg.layers] == pruned
     assert small.comp.macs("train_sample") < dev.comp.macs("train_sample")
     dut._log.info(
         f"seed {s}: recompiled at {pruned}: train_sample {small.model_cycles('train_sample')} cycles "
@@ -123,12 +122,11 @@ async def check_every(dut):
     cfg = model_config(os.environ["MODEL"])
     dev = await start_accel(dut, cfg, s, check="every")
     data = load_dataset(cfg.name)
-    xq, y = dev.quantize_input(data.train_x), data.train_y
+    xq, y = dev.golden.quantize_input(data.train_x), data.train_y
     b = cfg.train.batch
-    dev.total_updates = 2
-    await dev.calibrate(xq[:b], y[:b])
-    await dev.train_batch(xq[b : 2 * b], y[b : 2 * b])
-    await dev.infer(dev.quantize_input(data.test_x[:2]))
+    await calibrate(dev, dev.golden, xq[:b], y[:b])
+    await train_batch(dev, dev.golden, xq[b : 2 * b], y[b : 2 * b])
+    await dev.infer(dev.golden.quantize_input(data.test_x[:2]))
     ops = dev.comp.train_sample
     i, name = next((i, t) for i, op in enumerate(ops) for t in op.ins if t in dev.golden.mem and t.startswith("G"))
     fmt = dev.comp.tensors[name].fmt
@@ -186,11 +184,10 @@ async def random_networks(dut):
         b = cfg.train.batch
         x = rng.random((4 * b, cfg.input_size))
         y = rng.integers(0, cfg.classes, 4 * b)
-        xq = dev.quantize_input(x)
-        dev.total_updates = 3
-        await dev.calibrate(xq[:b], y[:b])
+        xq = dev.golden.quantize_input(x)
+        await calibrate(dev, dev.golden, xq[:b], y[:b])
         for u in range(1, 4):
-            await dev.train_batch(xq[u * b : (u + 1) * b], y[u * b : (u + 1) * b])
+            await train_batch(dev, dev.golden, xq[u * b : (u + 1) * b], y[u * b : (u + 1) * b])
             if cfg.train.rank.enabled:
                 await dev.rank_update()
         await dev.infer(xq[:2])

@@ -43,6 +43,7 @@ from golden.arch import (
     EwOpcode,
 )
 from golden.datasets import load_dataset
+from golden.device import calibrate, train_batch
 from golden.ir import OpKind
 from verif.top.accel_env import model_config, prune_config, prune_to_rank_one, seed, start_accel
 from verif.uvm import Coverage
@@ -98,7 +99,7 @@ async def saturate(dev, xq: np.ndarray, labels: np.ndarray) -> None:
             g._derive(op.out, op.ins[0])
     await dev.upload()
     top = np.full_like(xq, g.fmt("X0").qmax)
-    await dev.train_batch(top, labels)
+    await train_batch(dev, g, top, labels)
 
 
 class OpMonitor(uvm_component):
@@ -252,20 +253,19 @@ class AccelTrainTest(uvm_test):
         dev = await start_accel(cocotb.top, cfg, s, fast_bus=os.environ.get("BUS") == "direct")
         data = load_dataset(cfg.name if cfg.name in ("tiny", "digits") else "digits")
         rng = np.random.default_rng(s)
-        xq = dev.quantize_input(data.train_x)
+        xq = dev.golden.quantize_input(data.train_x)
         b = cfg.train.batch
         idx = rng.permutation(len(data.train_y))
         updates = int(os.environ.get("UPDATES", "3"))
-        dev.total_updates = updates + 1
-        await dev.calibrate(xq[idx[:b]], data.train_y[idx[:b]])
+        await calibrate(dev, dev.golden, xq[idx[:b]], data.train_y[idx[:b]])
         for u in range(updates + 1):
             if u == updates:
                 await prune_to_rank_one(dev)
             sel = idx[b * (u + 1) : b * (u + 2)]
-            await dev.train_batch(xq[sel], data.train_y[sel])
+            await train_batch(dev, dev.golden, xq[sel], data.train_y[sel])
             if u < updates:
                 await dev.rank_update()
-        await dev.infer(dev.quantize_input(data.test_x[:4]))
+        await dev.infer(dev.golden.quantize_input(data.test_x[:4]))
         if os.environ.get("SKIP_CORNERS") != "1":  # SKIP_CORNERS=1: the weak stimulus coverage must reject
             await saturate(dev, xq[idx[-b:]], data.train_y[idx[-b:]])
         self.logger.info(
