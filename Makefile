@@ -33,10 +33,12 @@ LANES    ?= 8
 BUF_DEPTH ?= 512
 VEC      ?= 8
 DRAIN    ?= 8
+PRELOAD  ?= 1
 # make synth builds the target's engine unless these are given on the command line
 given = $(filter command line,$(origin $(1)))
 SYNTH_ENGINE = $(if $(call given,LANES),--lanes $(LANES)) $(if $(call given,BUF_DEPTH),--buf-depth $(BUF_DEPTH)) \
-               $(if $(call given,VEC),--vec $(VEC)) $(if $(call given,DRAIN),--drain $(DRAIN))
+               $(if $(call given,VEC),--vec $(VEC)) $(if $(call given,DRAIN),--drain $(DRAIN)) \
+               $(if $(call given,PRELOAD),--preload $(PRELOAD))
 TRAIN_SIM = $(or $(SIM),verilator)
 # make regress draws a fresh seed per run unless SEED is given (command line or environment); the others use 1
 SEED_GIVEN = $(filter command line environment environment override,$(origin SEED))
@@ -52,7 +54,8 @@ help: ## list the targets and variables
 	@echo "Variables: SIM=icarus|verilator (default both) SEED=n WAVES=1 DATASET=digits|fashion-mnist|mnist DATA_DIR=dir"
 	@echo "           MODEL=tiny|digits|paper|<config.json> EPOCHS=n TARGET=ice40-up5k|ecp5-85k|zynq-usplus J=n OUT=dir"
 	@echo "           make synth: SEEDS=n (also place and route with nextpnr seeds 2..n: the Fmax spread)"
-	@echo "                       LANES=n BUF_DEPTH=n VEC=n DRAIN=n (another engine than the target's; not compared with the baseline)"
+	@echo "                       LANES=n BUF_DEPTH=n VEC=n DRAIN=n PRELOAD=0|1 (another engine than the target's; not compared with the baseline)"
+	@echo "                       NO_PNR=1 (synthesis only: mapped resources in minutes, no Fmax)"
 	@echo "           make train: SIM=verilator (default)|icarus|golden CHECK=every|sample|batch|off LANES=8 BUF_DEPTH=512 VEC=8 DRAIN=8"
 	@echo "                       OPTIMIZER=sgd|adam (default: the model's config; adam builds the Adam ops; also make cost, synth)"
 	@echo "           make train, cost, synth: RANK_ADAPTATION=1 (rank adaptation on: the rank programs and the rank unit)"
@@ -70,7 +73,7 @@ train: setup ## train MODEL on DATASET (default: digits, 2 epochs co-simulated; 
 	    --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN)
 
 cost: setup ## the accelerator's modelled cycles per program and op for MODEL at LANES x BUF_DEPTH, VEC-word loads, DRAIN-element drain (no simulation)
-	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(if $(RANKS),--ranks '$(RANKS)') $(if $(filter 1,$(FIT)),--fit-ranks)
+	@$(PY) -m golden cost --model $(MODEL) --lanes $(LANES) --buf-depth $(BUF_DEPTH) --vec $(VEC) --drain $(DRAIN) --preload $(PRELOAD) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(if $(RANKS),--ranks '$(RANKS)') $(if $(filter 1,$(FIT)),--fit-ranks)
 
 regress: setup ## lint + golden tests + RTL block tests (both simulators); JUnit + summary in build/regress
 	@$(PY) scripts/regress.py --jobs $(J) $(if $(SEED_GIVEN),--seed $(SEED))
@@ -82,7 +85,7 @@ formal: setup ## SymbiYosys proofs of verif/blocks/*/formal (FULL=1: also the lo
 	$(PY) scripts/formal.py $(if $(filter 1,$(FULL)),--full)
 
 synth: setup ## synthesize for TARGET and compare with the stored baseline
-	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(SYNTH_ENGINE)
+	$(PY) scripts/synth.py --target $(TARGET) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(filter 1,$(NO_PNR)),--no-pnr) $(if $(OPTIMIZER),--optimizer $(OPTIMIZER)) $(if $(RANK_ADAPTATION),--rank-adaptation) $(SYNTH_ENGINE)
 
 qor: setup ## synthesize every target, fail on an area or Fmax regression against the baselines; results/synth.md
 	@fail=0; for t in ice40-up5k ecp5-85k zynq-usplus; do $(PY) scripts/synth.py --target $$t || fail=1; done; \

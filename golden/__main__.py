@@ -48,6 +48,13 @@ def main(argv=None) -> int:
         default=1,
         help="elements the contraction engine's drain writes a cycle (1: one; cut to --vec)",
     )
+    co.add_argument(
+        "--preload",
+        type=int,
+        choices=(0, 1),
+        default=1,
+        help="1: two sets of lane buffer words, a contraction preloads the next one's b; 0: one set (half the memory)",
+    )
     co.add_argument("--ranks", default=None, help="inner TT ranks per layer as JSON, e.g. '[[11, 9, 15], [15]]'")
     co.add_argument(
         "--fit-ranks",
@@ -93,7 +100,7 @@ def main(argv=None) -> int:
             from golden.program import PROGRAMS, cut_to_lanes
 
             vec, drain = cut_to_lanes(args.lanes, args.vec, args.drain)
-            engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=vec, drain=drain)
+            engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=vec, drain=drain, preload=bool(args.preload))
             ranks = None
             if args.ranks is not None:
                 try:

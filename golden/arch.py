@@ -170,6 +170,7 @@ class Reg(IntEnum):
     P_VEC_BANKS = 0x37
     P_DRAIN = 0x38
     P_ACC_W = 0x39
+    P_PRELOAD = 0x3A
 
 
 REG_SPAN = {  # words of the registers of more than one

@@ -36,7 +36,13 @@ FIT_EXHAUSTIVE = 64  # fit_ranks tries every rank set of a space this small, els
 
 
 def cost_report(
-    cfg: NetConfig, lanes: int = 1, buf_depth: int = 0, prog_depth: int = 2048, vec: int = 1, drain: int = 1
+    cfg: NetConfig,
+    lanes: int = 1,
+    buf_depth: int = 0,
+    prog_depth: int = 2048,
+    vec: int = 1,
+    drain: int = 1,
+    preload: bool = True,
 ) -> dict:
     """Modelled cycles of every program of `cfg` compiled for an accelerator with `lanes` MAC lanes, `buf_depth`
     words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle (golden/program.py
@@ -45,7 +51,9 @@ def cost_report(
     the sequencer's, the MACs and their ideal (MACs / lanes), the contractions' cycles over the ideal by cause,
     and one row per op. Raises golden.program.ProgramError when the programs do not fit."""
     comp = compile_network(cfg)
-    params = P.params_for(comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain)
+    params = P.params_for(
+        comp, prog_depth=prog_depth, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain, preload=preload
+    )
     frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # cycles do not depend on the formats
     image = P.assemble(comp, params, frac, host_step=Machine(comp, seed=0).host_step())  # the first update's
     report: dict[str, Any] = {
@@ -55,6 +63,7 @@ def cost_report(
         "buf_depth": buf_depth,
         "vec": vec,
         "drain": drain,
+        "preload": preload,
         "mem_lat": MEM_LAT,
         "programs": {},
     }
@@ -106,6 +115,7 @@ def fit_ranks(
     drain: int = 1,
     program: str = "train",
     log=sys.stderr,
+    preload: bool = True,
 ) -> dict:
     """The ranks to recompile a pruned network at on one engine: per bond, between its live rank (`live`, as
     `--ranks` gives them) and the rank `cfg` builds, the rank set whose `program` takes the fewest modelled cycles
@@ -142,7 +152,8 @@ def fit_ranks(
 
     def cost(flat: tuple[int, ...]) -> tuple[int, int]:
         if flat not in seen:
-            progs = cost_report(with_ranks(cfg, nest(flat)), lanes, buf_depth, vec=vec, drain=drain)["programs"]
+            net = with_ranks(cfg, nest(flat))
+            progs = cost_report(net, lanes, buf_depth, vec=vec, drain=drain, preload=preload)["programs"]
             r = progs["train_sample" if program == "train" else program]
             extra = progs["update"]["cycles"] / cfg.train.batch if program == "train" else 0
             seen[flat] = (r["cycles"] + extra, r["macs"])
@@ -207,8 +218,8 @@ def _form_text(desc: ContractDesc) -> str:
 def format_report(report: dict, programs=P.PROGRAMS) -> str:
     lines = [
         f"{report['model']} (ranks {report['ranks']}) at {report['lanes']} MAC lanes, {report['buf_depth']} "
-        f"words per lane buffer, vector loads of {report['vec']} words, a drain of {report['drain']} "
-        f"elements a cycle (modelled: golden/cost.py)"
+        f"words per lane buffer{'' if report['preload'] else ' (one set: no preloads)'}, vector loads of "
+        f"{report['vec']} words, a drain of {report['drain']} elements a cycle (modelled: golden/cost.py)"
     ]
     for prog in programs:
         r = report["programs"][prog]

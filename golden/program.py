@@ -110,6 +110,9 @@ class AccelParams:
     acc_w: int = fxp.ACC_W  # the contraction engine's accumulator bits (the network's bound suffices: SPEC 1.2)
     lane_sum: bool = True  # with vec > 1: lane sums may be planned (the engine has them wherever it loads vectors)
     rows: bool = True  # with vec > 1: rows of lanes may be planned (likewise)
+    # two sets of lane buffer words (tt_contract PRELOAD): a contraction may load the next one's b during its own
+    # compute; one set halves the buffers' memory, and the assembler links no preloads
+    preload: bool = True
 
     @property
     def banks(self) -> tuple[str, ...]:
@@ -174,7 +177,13 @@ def cut_to_lanes(lanes: int, vec: int, drain: int) -> tuple[int, int]:
 
 
 def params_for(
-    comp: Compiled, prog_depth: int = 2048, lanes: int = 1, buf_depth: int = 0, vec: int = 1, drain: int = 1
+    comp: Compiled,
+    prog_depth: int = 2048,
+    lanes: int = 1,
+    buf_depth: int = 0,
+    vec: int = 1,
+    drain: int = 1,
+    preload: bool = True,
 ) -> AccelParams:
     """The smallest bank parameters that hold `comp` (power-of-two bank windows), the given program memory and
     contraction lanes, the Adam ops where the network trains with Adam, the rank unit where it adapts ranks. With
@@ -198,6 +207,7 @@ def params_for(
         bank_vec=(True,) * len(banks) if vec > 1 else (),
         drain=drain,
         acc_w=accumulator_bits(comp),
+        preload=preload,
     )
     if vec > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}  # the forms do not depend on the formats
@@ -439,7 +449,8 @@ def assemble(
                 lowered.append(lower_op(comp, p, op, frac, observes(comp, prog, op), host_step, slots, rank_constants))
             except ValueError as e:
                 raise ProgramError(f"{prog} op {i} ({op.kind} -> {op.out}): {e}") from None
-        linked = link_preloads([d if k == KIND_CONTRACT else None for k, _, d in lowered], p.bank_shift)
+        descs = [d if k == KIND_CONTRACT else None for k, _, d in lowered]
+        linked = link_preloads(descs, p.bank_shift) if p.preload else descs
         for i, (op, (kind, rec, desc), new) in enumerate(zip(getattr(comp, prog), lowered, linked)):
             if new is not None and new != desc:
                 desc = new

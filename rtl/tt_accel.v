@@ -62,6 +62,8 @@ module tt_accel #(
   // AccelParams lanes and buf_depth: the compiler uses lanes only where a contraction's b operand fits).
   parameter integer LANES        = 1,
   parameter integer BUF_DEPTH    = 1,
+  // 1: two buffer sets, a contraction preloads the next one's b (tt_contract PRELOAD); 0: one set, half the memory
+  parameter integer PRELOAD      = 1,
   // Vector loads (tt_contract VEC): the banks whose bit is set in VEC_BANKS (bit b: bank b) are built in rows of VEC
   // words, from which the contraction engine loads its lane buffers VEC words a cycle (golden/program.py AccelParams
   // vec and bank_vec: the banks the programs' vector loads read).
@@ -304,6 +306,7 @@ module tt_accel #(
   ) u_prog (
     .clk     (clk),
     .wr_en   (host_prog_wr),
+    .wr_part (1'b1),
     .wr_addr (bus_addr[PROG_AW-1:0]),
     .wr_data (bus_wdata),
     .rd_en   (prog_rd_en || host_prog_rd),
@@ -349,7 +352,7 @@ module tt_accel #(
   localparam integer CT_NOUT = 6;  // golden/arch.py MAX_OUT, MAX_RED
   localparam integer CT_NRED = 4;
   tt_contract #(.NOUT(CT_NOUT), .NRED(CT_NRED), .CNT_W(16), .ADDR_W(ADDR_W), .A_W(UNIT_W), .B_W(UNIT_W),
-                .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH),
+                .OUT_W(UNIT_W), .MEM_LAT(MEM_LAT), .LANES(LANES), .BUF_DEPTH(BUF_DEPTH), .PRELOAD(PRELOAD),
                 .BUF_W(CT_STRIDE_BUF_W / (CT_NOUT + CT_NRED)), .VEC(VEC), .DRAIN(DRAIN), .ACC_W(ACC_W),
                 .TECH(TECH)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
@@ -680,6 +683,7 @@ module tt_accel #(
       REG_P_SLOTS:          reg_rdata = 32'd1 << HDR_SLOT_W;
       REG_P_LANES:          reg_rdata = LANES;
       REG_P_BUF_DEPTH:      reg_rdata = BUF_DEPTH;
+      REG_P_PRELOAD:        reg_rdata = PRELOAD;
       REG_P_ADAM:           reg_rdata = ADAM;
       REG_P_MOMENT:         reg_rdata = (ADAM != 0) ? BANK_DEPTH[128 +: 32] : 32'd0;
       REG_P_MOMENT + 8'd1:  reg_rdata = (ADAM != 0) ? BANK_WIDTH[128 +: 32] : 32'd0;

@@ -54,6 +54,7 @@ module tt_accel_pins #(
   parameter integer RAM_BLOCK_BITS = 16384,
   parameter integer LANES        = 1,
   parameter integer BUF_DEPTH    = 1,
+  parameter integer PRELOAD      = 1,
   parameter integer VEC          = 1,
   parameter integer VEC_BANKS    = 0,
   parameter integer DRAIN        = 1,
@@ -237,7 +238,7 @@ module tt_accel_pins #(
     .STATE_DEPTH (STATE_DEPTH), .STATE_WIDTH (STATE_WIDTH), .STATE_PORTS (STATE_PORTS),
     .MOMENT_DEPTH (MOMENT_DEPTH), .MOMENT_WIDTH (MOMENT_WIDTH), .MOMENT_PORTS (MOMENT_PORTS),
     .PROG_AW (PROG_AW), .PROG_DEPTH (PROG_DEPTH), .RAM_BLOCK_BITS (RAM_BLOCK_BITS),
-    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ACC_W (ACC_W),
+    .LANES (LANES), .BUF_DEPTH (BUF_DEPTH), .PRELOAD (PRELOAD), .VEC (VEC), .VEC_BANKS (VEC_BANKS), .DRAIN (DRAIN), .ACC_W (ACC_W),
     .ADAM (ADAM), .RANK (RANK),
     .TECH (TECH)
   ) u_accel (

@@ -46,6 +46,7 @@ localparam [7:0] REG_P_VEC = 8'h36;
 localparam [7:0] REG_P_VEC_BANKS = 8'h37;
 localparam [7:0] REG_P_DRAIN = 8'h38;
 localparam [7:0] REG_P_ACC_W = 8'h39;
+localparam [7:0] REG_P_PRELOAD = 8'h3A;
 localparam [255:0] REG_WRITABLE = 256'hE00072;  // by word index
 localparam integer CTRL_W = 4;
 localparam integer CTRL_START_BIT = 0;

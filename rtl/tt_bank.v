@@ -195,6 +195,7 @@ module tt_bank #(
           ) u_ram (
             .clk     (clk),
             .wr_en   (col_wr && wa_blk == b[SW-1:0]),
+            .wr_part (1'b1),
             .wr_addr (wa_word[NW-1:0]),
             .wr_data (wr_data[WIDTH*c +: WIDTH]),
             .rd_en   (col_rd[c] && rd_blk == b[SW-1:0]),

@@ -19,7 +19,8 @@
 //   loads. A group's sums drain one element per cycle, lane 0 first (the output addresses stride_o of the lane
 //   loop apart; the draws go in the nest's order, the op's element order of SPEC 5.1); a group starts at least
 //   `lanes` cycles after the previous one so the drain never overruns.
-//   Preload: the buffers hold two sets of BUF_DEPTH words. An op that carries the next op's b walk (pre_* fields)
+//   Preload (PRELOAD = 1; a build without it has one set, half the buffer memory, and refuses preload fields): the
+//   buffers hold two sets of BUF_DEPTH words. An op that carries the next op's b walk (pre_* fields)
 //   walks it into the other set once its own walk is done (the load nest registers the walk's configuration from
 //   the descriptor the cycle after the own walk's last beat, and restarts the next cycle), on past this op's done. The next op, `preloaded`, computes from that set and lets the walk run on instead of
 //   starting its own: its groups wait only for words not yet loaded. The compiler pairs only ops where this op does
@@ -80,7 +81,7 @@
 // and the LFSR untouched: done and error rise the cycle after it with error_code 1 (shift outside -16..47, the
 // range tt_requant accepts; its own shift_err can then never fire), 2 (out_w outside 2..OUT_W), 3 (a loop
 // count of 0) or 4 (lanes 0 or above LANES, or a lane loop whose count is not lanes or whose a stride is not
-// 0, or pre_lanes above LANES, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
+// 0, or pre_lanes above LANES, or a preload or a preloaded op in a PRELOAD = 0 build, or a vector load that breaks vec_ok's rules or that a VEC = 1 build cannot do, or a
 // wide drain that breaks drain_ok's or that a DRAIN = 1 build cannot do, or a lane sum that breaks lane_sum_ok's, has
 // a sum loop the build's trees cannot take (R above VEC or not dividing LANES) or is not in the lane form, or rows
 // that break rows_ok's rules, are not all the lanes or have R the build cannot take, idle rows outside rows or not
@@ -99,6 +100,7 @@ module tt_contract #(
   parameter integer MAC_REG   = 2,   // registers in the MAC's multiply: 0, 1 (product), 2 (operands and product)
   parameter integer LANES     = 1,   // MAC lanes, 1..255 (golden/arch.py LANE_W)
   parameter integer BUF_DEPTH = 1,   // words per lane buffer (LANES > 1), 1..2^BUF_W
+  parameter integer PRELOAD   = 1,   // 1: the buffers hold two sets of BUF_DEPTH words and ops preload; 0: one set
   parameter integer BUF_W     = 12,  // buffer stride field width (golden/arch.py BUF_W), 1..ADDR_W
   parameter integer VEC       = 1,   // words a vector load reads into the buffers: 1 (none), 2, 4, 8 or 16 (<= LANES)
   parameter integer DRAIN     = 1,   // elements the drain writes a cycle: 1, 2, 4, 8 or 16 (<= VEC: a run is in a row)
@@ -204,6 +206,9 @@ module tt_contract #(
     end
     if (LANES > 1 && (BUF_DEPTH < 1 || BUF_DEPTH > (1 << BUF_W))) begin : g_bad_buf_depth
       error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W u_error ();
+    end
+    if (PRELOAD != 0 && PRELOAD != 1) begin : g_bad_preload
+      error_tt_contract_PRELOAD_must_be_0_or_1 u_error ();
     end
     if ((VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8 && VEC != 16) || (VEC > 1 && VEC > LANES)) begin : g_bad_vec
       error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES u_error ();
@@ -326,6 +331,7 @@ module tt_contract #(
                                  (lane_form && !lane_sum && ((!rows && {{(32-CNT_W){1'b0}}, lane_count} != lanes_u) ||
                                                              stride_a[ADDR_W*LANE +: ADDR_W] != {ADDR_W{1'b0}})) ||
                                  (lane_form && {24'd0, pre_lanes} > LANES_U) ||
+                                 (PRELOAD == 0 && (preloaded || pre_lanes != 8'd0)) ||
                                  (lane_sum && bad_sum) || (rows && bad_rows) || bad_idle ||
                                  (vec_load &&
                                   bad_vec(lane_sum, rows, lanes, lane_count, out_count, b_base, stride_b)) ||
@@ -806,6 +812,10 @@ module tt_contract #(
         assign buf_rd_addr = {cset_q, la_addr_b[BUF_AW-1:0]};
         assign buf_rd_en   = issue && lane_form_q;
       end
+      wire [LANES-1:0]     buf_take;   // the lanes whose buffers a load beat writes
+      wire [B_W*LANES-1:0] buf_wdata;  // each lane's word of the beat
+      wire [B_W*LANES-1:0] buf_rdata;  // each lane's buffer word read
+      wire [BUF_AW:0]      buf_wr_addr = {w_set, w_word[BUF_AW-1:0]};
       genvar g;
       genvar gr;
       for (g = 0; g < LANES; g = g + 1) begin : g_buf
@@ -822,34 +832,51 @@ module tt_contract #(
         localparam [31:0] VSUM_COL = VSUM ? g % (LANES / VEC) : 0;
         localparam [31:0] VSUM_WORD = VSUM ? g / (LANES / VEC) : 0;
         wire take_word = w_vsum ? w_lane == VSUM_COL[LANE_IW-1:0] : w_lane == (w_vec ? col >> VEC_SH : col);
-        wire [B_W-1:0] buf_data;
-        wire [B_W-1:0] unused_buf_row;  // a buffer has rows of one word
-        tt_bank #(
-          .WIDTH      (B_W),
-          .DEPTH      ((1 << BUF_AW) + BUF_DEPTH),  // two sets: {set, word}
-          .AW         (BUF_AW + 1),
-          .READ_PORTS (1),
-          .OUT_REG    (BUF_OUT_REG),
-          .TECH       (TECH)
-        ) u_buf (
-          .clk       (clk),
-          .wr_en     (w_valid && take_word),
-          .wr_addr   ({w_set, w_word[BUF_AW-1:0]}),
-          .wr_mask   (1'b1),
-          .wr_data   (w_vsum ? b_rd_vec_data[B_W*VSUM_WORD +: B_W] :
-                      w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data),
-          .rd_en     (buf_rd_en),
-          .rd_run_n1 (4'd0),
-          .rd_addr   (buf_rd_addr),
-          .rd_data   (buf_data),
-          .rd_vec    (unused_buf_row)
-        );
+        assign buf_take[g] = w_valid && take_word;
+        assign buf_wdata[B_W*g +: B_W] = w_vsum ? b_rd_vec_data[B_W*VSUM_WORD +: B_W] :
+                                         w_vec ? b_rd_vec_data[B_W*(g % VEC) +: B_W] : b_rd_data;
+        wire [B_W-1:0] buf_data = buf_rdata[B_W*g +: B_W];
         if (g == 0) begin : g_lane0  // the direct form's single lane takes b from the port
           assign mac_b[B_W-1:0] = lane_form_q ? buf_data : b_rd_data;
         end else begin : g_lane_n
           assign mac_b[B_W*g +: B_W] = buf_data;
         end
       end
+      // Lanes 2k and 2k + 1 share a memory of two parts: every lane reads its buffer at the same word, so a pair's
+      // buffers fit one block RAM where the part packs two (tt_prim_ram: ECP5's 36-bit shape).
+      genvar gp;
+      for (gp = 0; gp < (LANES + 1) / 2; gp = gp + 1) begin : g_pair
+        localparam integer N = (2 * gp + 1 < LANES) ? 2 : 1;  // lanes in the pair (the last of an odd count alone)
+        tt_prim_ram #(
+          .WIDTH   (N * B_W),
+          .DEPTH   ((PRELOAD != 0) ? (1 << BUF_AW) + BUF_DEPTH : BUF_DEPTH),  // {set, word}; one set: set 0
+          .AW      (BUF_AW + 1),
+          .OUT_REG (BUF_OUT_REG),
+          .PARTS   (N),
+          .TECH    (TECH)
+        ) u_buf (
+          .clk     (clk),
+          .wr_en   (|buf_take[2*gp +: N]),
+          .wr_part (buf_take[2*gp +: N]),
+          .wr_addr (buf_wr_addr),
+          .wr_data (buf_wdata[B_W*2*gp +: N*B_W]),
+          .rd_en   (buf_rd_en),
+          .rd_addr (buf_rd_addr),
+          .rd_data (buf_rdata[B_W*2*gp +: N*B_W])
+        );
+      end
+`ifndef SYNTHESIS
+      // the buffers' no_rw_check premise (tt_prim_ram), checked in every simulation: a load never writes the word the
+      // compute reads in that cycle (it loads the other set, or slices the compute does not read yet)
+      /* verilator coverage_off */
+      always @(posedge clk) begin
+        if (|buf_take && buf_rd_en && buf_wr_addr == buf_rd_addr) begin
+          $display("ERROR: tt_contract %m: buffer word %0d is read in the cycle it is written", buf_rd_addr);
+          $finish;
+        end
+      end
+      /* verilator coverage_on */
+`endif
       wire unused_buf_addr = ^{la_addr_b, ld_word, ld_lane, slice_last[LANE_IW], walk_outl9};
     end else begin : g_one_lane
       assign mac_b     = b_rd_data;

@@ -2,14 +2,15 @@
 
     python scripts/synth.py --target ice40-up5k|ecp5-85k|zynq-usplus [--top M] [--param K=V ...]
                             [--optimizer adam] [--rank-adaptation] [--update-baseline] [--bitstream] [--ooc]
-                            [--seeds N] [--lanes N] [--buf-depth N] [--vec N] [--drain N]
+                            [--seeds N] [--lanes N] [--buf-depth N] [--vec N] [--drain N] [--preload 0|1]
+                            [--no-pnr]
 
 Targets live in scripts/synth_targets.json (tool flow, part, top module, model, RTL files, constraint
 file, clocks and requested MHz, resource names, device capacity). The top's parameters come from the target's
-model: hdl_parameters(params_for(compile_network(load_config(model)), lanes=, buf_depth=, vec=, drain=)), with the
-target's "lanes", "buf_depth", "vec" and "drain" (the contraction engine; default 1 lane, no vector loads, one
-element drained a cycle), computed on every run (model_params);
-"params" in the target and --param override them; --lanes, --buf-depth, --vec and --drain build another engine for
+model: hdl_parameters(params_for(compile_network(load_config(model)), lanes=, buf_depth=, vec=, drain=, preload=)),
+with the target's "lanes", "buf_depth", "vec", "drain" and "preload" (the contraction engine; default 1 lane, no
+vector loads, one element drained a cycle, two buffer sets), computed on every run (model_params); "params" in the
+target and --param override them; --lanes, --buf-depth, --vec, --drain and --preload build another engine for
 the target's model. With the target's top and model, the report also gives the model's cycles per training sample on
 that engine (golden/cost.py, the RTL's exact timing) and the training samples/s at the achieved Fmax.
 Each run writes build/synth/<target>/:
@@ -879,6 +880,7 @@ def model_params(
     adapt_ranks: bool = False,
     vec: int = 1,
     drain: int = 1,
+    preload: int = 1,
 ) -> dict:
     """The accelerator top's parameters for a model (golden/configs) on a contraction engine of `lanes` MAC lanes
     with `buf_depth` words per lane buffer, vector loads of `vec` words and a drain of `drain` elements a cycle, trained
@@ -894,14 +896,15 @@ def model_params(
         from verif.top.accel_env import hdl_parameters, model_config
 
         comp = compile_network(model_config(model, optimizer=optimizer, adapt_ranks=adapt_ranks))
-        return dict(hdl_parameters(P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain)))
+        params = P.params_for(comp, lanes=lanes, buf_depth=buf_depth, vec=vec, drain=drain, preload=bool(preload))
+        return dict(hdl_parameters(params))
     except Exception as e:  # a missing model or a broken compiler is a configuration error
         raise ToolError(f"cannot derive the top's parameters from model {model!r}: {type(e).__name__}: {e}") from e
 
 
 # A target's contraction engine (golden/program.py params_for) and its defaults: MAC lanes, words per lane buffer,
-# vector load words, drain elements.
-ENGINE_DEFAULTS = {"lanes": 1, "buf_depth": 0, "vec": 1, "drain": 1}
+# vector load words, drain elements, two buffer sets for preloads (1) or one (0).
+ENGINE_DEFAULTS = {"lanes": 1, "buf_depth": 0, "vec": 1, "drain": 1, "preload": 1}
 
 
 def engine_of(cfg: dict) -> dict:
@@ -961,7 +964,8 @@ def model_throughput(cfg: dict, optimizer: str | None = None, adapt_ranks: bool 
 
     net = model_config(cfg["model"], optimizer=optimizer, adapt_ranks=adapt_ranks)
     try:
-        programs = cost_report(net, **engine_of(cfg))["programs"]
+        e = engine_of(cfg)
+        programs = cost_report(net, **{**e, "preload": bool(e["preload"])})["programs"]
     except Exception as e:  # the programs do not fit the engine's buffers or the program memory
         raise ToolError(
             f"cannot model the cycles of {cfg['model']!r} on {engine_of(cfg)}: {type(e).__name__}: {e}"
@@ -1010,7 +1014,7 @@ def out_dir(name: str, cfg: dict, engine: dict) -> Path:
     tag = ""
     if engine:
         e = engine_of(cfg)
-        tag += f"-lanes{e['lanes']}-vec{e['vec']}-drain{e['drain']}"
+        tag += f"-lanes{e['lanes']}-vec{e['vec']}-drain{e['drain']}" + ("" if e["preload"] else "-oneset")
     tag += "".join("-" + o.split("=", 1)[1] for o in cfg.get("pnr_options", []))
     return BUILD_DIR / f"{name}{tag}"
 
@@ -1024,6 +1028,7 @@ def run_target(
     ooc: bool = False,
     seeds: int = 1,
     out: Path | None = None,
+    no_pnr: bool = False,
 ) -> dict:
     """Synthesize (and place and route) one target; return the report dict (also written to disk).
 
@@ -1075,7 +1080,7 @@ def run_target(
     # ---- yosys ----
     yosys = find_tool(cfg["yosys"])
     report["tools"]["yosys"] = tool_version([yosys, "-V"])
-    pnr = cfg.get("pnr")
+    pnr = None if no_pnr else cfg.get("pnr")
     if ooc and pnr and cfg["family"] == "ice40":
         report["problems"].append("out of context: nextpnr-ice40 has no out-of-context mode; synthesis figures only")
         pnr = None
@@ -1241,6 +1246,8 @@ def run_target(
         report["timing"] = (
             "not measured (no open place and route for this part; see the XDC for Vivado)"
             if cfg.get("pnr") is None
+            else "not measured (--no-pnr: synthesis only)"
+            if no_pnr
             else "not measured"
         )
     elif report["status"] in ("does-not-fit", "error"):
@@ -1419,6 +1426,7 @@ def main(argv: list[str] | None = None) -> int:
         ("buf_depth", "words per lane buffer"),
         ("vec", "words a vector load reads (rows of that many words in the banks)"),
         ("drain", "elements the drain writes a cycle"),
+        ("preload", "lane buffer sets less one (1: two sets, contractions preload; 0: one set, half the memory)"),
     ):
         ap.add_argument(
             f"--{key.replace('_', '-')}",
@@ -1428,6 +1436,12 @@ def main(argv: list[str] | None = None) -> int:
             f"the baseline check reports such a run as not comparable)",
         )
     ap.add_argument("--update-baseline", action="store_true", help="write this run as the target's baseline")
+    ap.add_argument(
+        "--no-pnr",
+        action="store_true",
+        help="synthesis only: the mapped resources and fan-out in minutes, no place and route (no Fmax; the "
+        "baseline check reports such a run as not comparable)",
+    )
     ap.add_argument("--bitstream", action="store_true", help="also pack a bitstream (icepack / ecppack)")
     ap.add_argument(
         "--ooc",
@@ -1460,7 +1474,7 @@ def main(argv: list[str] | None = None) -> int:
     top = args.top or cfg["top"]
     engine = {k: getattr(args, k) for k in ENGINE_DEFAULTS if getattr(args, k) is not None}
     if engine and (top != cfg["top"] or not cfg.get("model")):
-        ap.error("--lanes, --buf-depth, --vec and --drain set the engine of the target's top and model")
+        ap.error("--lanes, --buf-depth, --vec, --drain and --preload set the engine of the target's top and model")
     cfg = {**cfg, **engine}
     pnr_options = [f"--{k}={getattr(args, k)}" for k in ("router", "placer") if getattr(args, k)]
     if pnr_options:
@@ -1471,7 +1485,7 @@ def main(argv: list[str] | None = None) -> int:
         throughput = model_throughput(cfg, args.optimizer, args.rank_adaptation) if modelled else None
         params.update(parse_params(args.param))
         out = out_dir(args.target, cfg, engine)
-        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds, out)
+        report = run_target(args.target, cfg, top, params, args.bitstream, args.ooc, args.seeds, out, args.no_pnr)
     except ToolError as e:
         print(f"synth: ERROR: {e}", file=sys.stderr)
         return 2
@@ -1497,6 +1511,9 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = report["status"] != "ok" or report["timing"] == "FAIL"
     base_path = BASELINE_DIR / f"{args.target}.json"
+    if args.update_baseline and args.no_pnr:
+        print("\nbaseline NOT written: --no-pnr measures no Fmax")
+        return 2
     if args.update_baseline:
         if report["status"] not in ("ok", "does-not-fit"):
             print(f"\nbaseline NOT written: the run is not usable ({report['status']})")
@@ -1510,6 +1527,8 @@ def main(argv: list[str] | None = None) -> int:
             f"\nbaseline written: {base_path.relative_to(ROOT)}"
             + (" (a does-not-fit baseline: resources only)" if report["status"] != "ok" else "")
         )
+    elif args.no_pnr:
+        print(f"\nbaseline {base_path.relative_to(ROOT)}: not compared (--no-pnr: synthesis only)")
     elif base_path.exists() and report["status"] in ("ok", "does-not-fit"):
         cmp = compare_to_baseline(report, json.loads(base_path.read_text()))
         print_comparison(cmp, base_path)

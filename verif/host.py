@@ -232,6 +232,7 @@ class AccelHost:
             bank_vec=tuple(bool(vec_banks >> b & 1) for b in range(len(depth))) if vec > 1 else (),
             drain=await self.rd(Reg.P_DRAIN),
             acc_w=await self.rd(Reg.P_ACC_W),
+            preload=bool(await self.rd(Reg.P_PRELOAD)),
         )
 
     async def _bank_registers(self, adam: bool) -> tuple[tuple[int, ...], ...]:

@@ -390,3 +390,22 @@ def test_paper_programs_fit_with_lanes(rank):
             lanes.append(f["lanes"])
             assert f["lanes"] == with_lanes(lower_contract(comp, rec.op, m.frac), 16, 512).lanes, rec
     assert max(lanes) == 16 and min(lanes) == 1
+
+
+def test_one_buffer_set_links_no_preloads():
+    """An engine with one set of lane buffer words (preload False, tt_contract PRELOAD = 0) gets the same lane forms
+    and no preload: no record carries a next op's walk or is marked preloaded, and the records are shorter."""
+    comp = compile_network(load_config("digits"))
+    m = Machine(comp, 1)
+    images = {
+        preload: P.assemble(
+            comp, P.params_for(comp, lanes=8, buf_depth=512, preload=preload), m.frac, host_step=m.sgd_step()
+        )
+        for preload in (True, False)
+    }
+    contract = {k: [r.desc for r in img.records if r.kind == KIND_CONTRACT] for k, img in images.items()}
+    assert any(d.preload is not None for d in contract[True]), "digits on 8 lanes links no preload: a vacuous test"
+    assert not any(d.preload is not None or d.preloaded for d in contract[False])
+    strip = [replace(d, preload=None, preloaded=False) for d in contract[True]]
+    assert strip == contract[False]
+    assert len(images[False].words) < len(images[True].words)

@@ -44,6 +44,8 @@ def hdl_parameters(p: P.AccelParams) -> dict:
         out |= {"VEC": p.vec, "VEC_BANKS": sum(1 << b for b, v in enumerate(p.bank_vec) if v)}
     if p.drain > 1:
         out |= {"DRAIN": p.drain}
+    if not p.preload:
+        out |= {"PRELOAD": 0}
     for b, d, w, n in zip(p.banks, p.bank_depth, p.bank_width, p.read_ports):
         out |= {f"{b.upper()}_DEPTH": d, f"{b.upper()}_WIDTH": w, f"{b.upper()}_PORTS": n}
     return out

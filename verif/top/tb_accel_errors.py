@@ -961,13 +961,13 @@ async def bad_register_accesses(dut):
         [Reg.ID, Reg.STATUS, Reg.ERROR, Reg.LFSR, Reg.PRED, Reg.P_LABEL, Reg.PC, Reg.OPS, Reg.SAT_TOTAL]
         + list(range(Reg.CYCLES, Reg.CYCLES + 8))
         + [Reg.RANK_CYCLES, Reg.RANK_CYCLES + 1]
-        + list(range(0x20, 0x3A))
+        + list(range(Reg.P_BANK_SHIFT, Reg.P_PRELOAD + 1))  # the build's parameters
     )
     regs = ro + [Reg.START_PC, Reg.LABEL, Reg.SEED] + stream_regs
     vals = {r: await host.rd(r) for r in regs}
     for r in ro:
         await env.slverr_wr(r, ~vals[r], what="read-only register")
-    for r in (0x1A, 0x1F, 0x3A, 0xFF):
+    for r in (0x1A, 0x1F, Reg.P_PRELOAD + 1, 0xFF):
         await env.slverr_wr(r, 0xFFFFFFFF, what="unmapped register")
         await env.slverr_rd(r, "unmapped register")
     for strb in (0x0, 0x1, 0x7, 0xE, 0x8):

@@ -28,6 +28,7 @@ CASES = {
     "paper-lanes": ("paper", 2, 1, 1, "direct"),
     "tiny-lanes-ecp5": ("tiny", None, 2, 4, "direct"),
     "tiny-lanes-ice40": ("tiny", None, 2, 4, "direct"),
+    "tiny-lanes-one-set": ("tiny", None, 2, 4, "direct"),
 }
 OPTIMIZER = {"tiny-adam": "adam"}
 # The cases built on a vendor technology (rtl/prim/: the block RAMs, multipliers of the MAC lanes and the program
@@ -46,14 +47,18 @@ LANES = {
     "paper-lanes": (128, 512, 16, 16),
     "tiny-lanes-ecp5": (4, 64, 4, 2),
     "tiny-lanes-ice40": (4, 64, 4, 2),
+    "tiny-lanes-one-set": (4, 64, 4, 2),
 }
+# The cases built with one set of lane buffer words (PRELOAD = 0): the assembler links no preloads, the engine refuses
+# them, and its lanes share memories in pairs.
+ONE_SET = {"tiny-lanes-one-set"}
 
 
 def accel_params(comp, case: str) -> P.AccelParams:
     """The case's accelerator parameters; with lanes (and vector loads, wide drains), the compiled train_sample must
     use them (a lane case whose every contraction stays in the direct form would test nothing new)."""
     lanes, depth, vec, drain = LANES.get(case, (1, 0, 1, 1))
-    params = P.params_for(comp, lanes=lanes, buf_depth=depth, vec=vec, drain=drain)
+    params = P.params_for(comp, lanes=lanes, buf_depth=depth, vec=vec, drain=drain, preload=case not in ONE_SET)
     if lanes > 1:
         frac = {n: t.fmt.frac for n, t in comp.tensors.items()}
         descs = [P.contract_desc(comp, params, op, frac) for op in comp.train_sample if op.kind == OpKind.CONTRACT]

@@ -22,6 +22,10 @@ SHAPES = {
     "lanes16_sums": {"MEM_LAT": 5, "LANES": 16, "BUF_DEPTH": 64, "VEC": 4, "DRAIN": 4},
     # lanes not a power of two: R = 2 (6 output lanes, vector loads of 4 along them) or 4 (3, one word a beat)
     "lanes12_sums": {"MEM_LAT": 5, "LANES": 12, "BUF_DEPTH": 64, "VEC": 4, "DRAIN": 2},
+    # one buffer set (no preloads), an odd lane count: two pairs of lanes in a memory each, the last lane alone
+    "lanes5_one_set": {"MEM_LAT": 2, "LANES": 5, "BUF_DEPTH": 24, "PRELOAD": 0},
+    # one buffer set with rows, lane sums, vector loads and a wide drain (the wide engines' buffers)
+    "lanes8_one_set": {"MEM_LAT": 5, "LANES": 8, "BUF_DEPTH": 32, "VEC": 4, "DRAIN": 4, "PRELOAD": 0},
 }
 
 
@@ -49,6 +53,7 @@ BAD_PARAMS = [
     ({"LANES": 256}, "error_tt_contract_LANES_must_be_1_to_255"),
     ({"LANES": 2, "BUF_DEPTH": 0}, "error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W"),
     ({"LANES": 2, "BUF_DEPTH": 4097}, "error_tt_contract_BUF_DEPTH_must_be_1_to_2_pow_BUF_W"),
+    ({"PRELOAD": 2}, "error_tt_contract_PRELOAD_must_be_0_or_1"),
     ({"BUF_W": 21}, "error_tt_contract_BUF_W_must_be_1_to_ADDR_W"),
     ({"LANES": 4, "BUF_DEPTH": 8, "VEC": 3}, "error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES"),
     ({"LANES": 4, "BUF_DEPTH": 8, "VEC": 8}, "error_tt_contract_VEC_must_be_1_2_4_8_or_16_and_at_most_LANES"),

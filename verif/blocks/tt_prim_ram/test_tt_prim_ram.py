@@ -21,6 +21,11 @@ SHAPES = {
     # deep and narrow: ECP5 16384 x 1 and 8192 x 2; iCE40 several block RAMs deep
     "w1_d16384": {"WIDTH": 1, "DEPTH": 16384, "AW": 14, "OUT_REG": 1},
     "w2_d5000": {"WIDTH": 2, "DEPTH": 5000, "AW": 13, "OUT_REG": 0},
+    # two lanes' buffers in one memory, written part by part (ECP5: the 36-bit shape, one block RAM)
+    "w32_d512_parts2_reg": {"WIDTH": 32, "DEPTH": 512, "AW": 9, "OUT_REG": 1, "PARTS": 2},
+    # parts the ECP5 shape cannot pack (too deep; four parts): one memory per part
+    "w16_d1024_parts2": {"WIDTH": 16, "DEPTH": 1024, "AW": 10, "OUT_REG": 0, "PARTS": 2},
+    "w12_d300_parts4": {"WIDTH": 12, "DEPTH": 300, "AW": 9, "OUT_REG": 0, "PARTS": 4},
 }
 
 
@@ -42,6 +47,7 @@ BAD_PARAMS = [
     ({"DEPTH": 9, "AW": 3}, "error_tt_prim_ram_DEPTH_must_be_1_to_2_pow_AW"),
     ({"OUT_REG": 2}, "error_tt_prim_ram_OUT_REG_must_be_0_or_1"),
     ({"TECH": '"xilinx"'}, "error_tt_prim_ram_TECH_must_be_generic_ecp5_or_ice40"),
+    ({"WIDTH": 16, "PARTS": 3}, "error_tt_prim_ram_PARTS_must_divide_WIDTH"),
     ({"TECH": '"ecp5"', "WIDTH": 1, "DEPTH": 20000, "AW": 15}, "error_tt_prim_ram_ecp5_DEPTH_must_be_at_most_16384"),
 ]
 

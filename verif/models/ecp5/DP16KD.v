@@ -2,7 +2,7 @@
 // DP16KD: a simulation model of the Lattice ECP5 true dual-port block RAM, written from the ECP5 sysMEM usage guide
 // (Lattice TN1264) and checked against yosys's mapping of inferred memories onto the cell (verif/models/tests). yosys
 // ships only a black box of it. It covers what this project's netlists use: both ports the same width (1, 2, 4, 9 or
-// 18 bits), NORMAL, WRITETHROUGH and READBEFOREWRITE write modes, the output register (REGMODE "OUTREG", clocked
+// 18 bits, or the 36-bit pseudo dual-port shape below), NORMAL, WRITETHROUGH and READBEFOREWRITE write modes, the output register (REGMODE "OUTREG", clocked
 // when OCE is high), synchronous or asynchronous reset of the output, chip selects against CSDECODE, and INITVAL contents. Anything
 // else stops the simulation instead of being modelled wrongly. A port reading a word that the other port writes at
 // the same edge gets X (the silicon leaves it undefined).
@@ -10,7 +10,10 @@
 // Address pins carry a bit address: the word address of a W-bit shape sits above log2 of (16,384 / depth) low bits;
 // at 18 bits those are AD[3:0], of which AD[1:0] enable the two 9-bit halves of a write. The array is kept as 1,024
 // rows of 18 bits (INITVAL's layout: 16 rows of 20 bits, 18 used, per parameter); a narrower shape's word is a field
-// of a row.
+// of a row. The 36-bit shape (DATA_WIDTH_A = DATA_WIDTH_B = 36, the primitive PDPW16KD's) is one way: port A writes,
+// its DIA pins the low half, DIB the high half, ADA[13:5] the word and ADA[3:0] the enables of its four 9-bit bytes
+// (low half first); port B reads, DOA the low half and DOB the high half, both through port B's clock enable,
+// register and reset. Word w is rows 2w (low half) and 2w + 1.
 `timescale 1ns / 1ps
 /* verilator lint_off WIDTHEXPAND */  // string parameters of any length from the instantiations
 module DP16KD (
@@ -111,21 +114,24 @@ module DP16KD (
   wire [13:0] adb = {ADB13, ADB12, ADB11, ADB10, ADB9, ADB8, ADB7, ADB6, ADB5, ADB4, ADB3, ADB2, ADB1, ADB0};
   reg  [17:0] doa;
   reg  [17:0] dob;
-  assign {DOA17, DOA16, DOA15, DOA14, DOA13, DOA12, DOA11, DOA10, DOA9, DOA8, DOA7, DOA6, DOA5, DOA4, DOA3, DOA2, DOA1, DOA0} = doa;
-  assign {DOB17, DOB16, DOB15, DOB14, DOB13, DOB12, DOB11, DOB10, DOB9, DOB8, DOB7, DOB6, DOB5, DOB4, DOB3, DOB2, DOB1, DOB0} = dob;
+  reg  [35:0] dow;  // the 36-bit shape's output: {DOB, DOA}
+  assign {DOA17, DOA16, DOA15, DOA14, DOA13, DOA12, DOA11, DOA10, DOA9, DOA8, DOA7, DOA6, DOA5, DOA4, DOA3, DOA2, DOA1, DOA0} = (DATA_WIDTH_A == 36) ? dow[17:0] : doa;
+  assign {DOB17, DOB16, DOB15, DOB14, DOB13, DOB12, DOB11, DOB10, DOB9, DOB8, DOB7, DOB6, DOB5, DOB4, DOB3, DOB2, DOB1, DOB0} = (DATA_WIDTH_A == 36) ? dow[35:18] : dob;
 
   localparam [20479:0] INITVALS = {INITVAL_3F, INITVAL_3E, INITVAL_3D, INITVAL_3C, INITVAL_3B, INITVAL_3A, INITVAL_39, INITVAL_38, INITVAL_37, INITVAL_36, INITVAL_35, INITVAL_34, INITVAL_33, INITVAL_32, INITVAL_31, INITVAL_30, INITVAL_2F, INITVAL_2E, INITVAL_2D, INITVAL_2C, INITVAL_2B, INITVAL_2A, INITVAL_29, INITVAL_28, INITVAL_27, INITVAL_26, INITVAL_25, INITVAL_24, INITVAL_23, INITVAL_22, INITVAL_21, INITVAL_20, INITVAL_1F, INITVAL_1E, INITVAL_1D, INITVAL_1C, INITVAL_1B, INITVAL_1A, INITVAL_19, INITVAL_18, INITVAL_17, INITVAL_16, INITVAL_15, INITVAL_14, INITVAL_13, INITVAL_12, INITVAL_11, INITVAL_10, INITVAL_0F, INITVAL_0E, INITVAL_0D, INITVAL_0C, INITVAL_0B, INITVAL_0A, INITVAL_09, INITVAL_08, INITVAL_07, INITVAL_06, INITVAL_05, INITVAL_04, INITVAL_03, INITVAL_02, INITVAL_01, INITVAL_00};
   localparam integer W = DATA_WIDTH_A;
+  localparam integer WIDE = (W == 36) ? 1 : 0;
   localparam integer LOW = (W == 18) ? 4 : (W == 9) ? 3 : (W == 4) ? 2 : (W == 2) ? 1 : 0;
   localparam integer PER_ROW = (W == 18) ? 1 : (W == 9) ? 2 : (W == 4) ? 4 : (W == 2) ? 8 : 16;
 
   reg [17:0] mem [0:1023];
   reg [17:0] latch_a;  // the read (or write-mode) data of each port before its output register
   reg [17:0] latch_b;
+  reg [35:0] latch_w;  // the 36-bit shape's read before its output register
   integer i;
   initial begin
-    if (DATA_WIDTH_A != DATA_WIDTH_B || !(W == 1 || W == 2 || W == 4 || W == 9 || W == 18)) begin
-      $display("ERROR: DP16KD model %m: widths %0d and %0d are not modelled (same width, 1, 2, 4, 9 or 18)",
+    if (DATA_WIDTH_A != DATA_WIDTH_B || !(W == 1 || W == 2 || W == 4 || W == 9 || W == 18 || W == 36)) begin
+      $display("ERROR: DP16KD model %m: widths %0d and %0d are not modelled (same width, 1, 2, 4, 9, 18 or 36)",
                DATA_WIDTH_A, DATA_WIDTH_B);
       $finish;
     end
@@ -140,6 +146,8 @@ module DP16KD (
     latch_b = 18'd0;
     doa = 18'd0;
     dob = 18'd0;
+    dow = 36'd0;
+    latch_w = 36'd0;
   end
 
   // The row and the field of a word address (a shape narrower than 18 bits keeps PER_ROW words in a row; a 9-bit
@@ -215,32 +223,73 @@ module DP16KD (
 
   reg [17:0] latch_a_prev;
   reg [17:0] latch_b_prev;
+  // the 36-bit shape: port A writes the two rows of a word by byte, port B reads both rows
+  reg [35:0] latch_w_prev;
+  wire [9:0] row_wa = {ada[13:5], 1'b0};
+  wire [9:0] row_wb = {adb[13:5], 1'b0};
   always @(posedge CLKA) begin
-    latch_a_prev = latch_a;
-    if (RSTA) begin
-      latch_a = 18'd0;
-    end else begin
-      port_edge(CEA, sel_a, WEA, ada, dia, WRITEMODE_A, wr_b, adb, latch_a);
-    end
-    if (REGMODE_A == "OUTREG") begin
-      if (RSTA) doa <= 18'd0;
-      else if (OCEA) doa <= latch_a_prev;
-    end else begin
-      doa <= latch_a;
+    if (WIDE != 0) begin
+      if (CEA && sel_a && WEA) begin
+        if (ada[0]) mem[row_wa][8:0] = dia[8:0];
+        if (ada[1]) mem[row_wa][17:9] = dia[17:9];
+        if (ada[2]) mem[row_wa + 10'd1][8:0] = dib[8:0];
+        if (ada[3]) mem[row_wa + 10'd1][17:9] = dib[17:9];
+      end else if (CEA && sel_a) begin
+        $display("ERROR: DP16KD model %m: a read on port A of the 36-bit shape is not modelled");
+        $finish;
+      end
     end
   end
   always @(posedge CLKB) begin
-    latch_b_prev = latch_b;
-    if (RSTB) begin
-      latch_b = 18'd0;
-    end else begin
-      port_edge(CEB, sel_b, WEB, adb, dib, WRITEMODE_B, wr_a, ada, latch_b);
+    if (WIDE != 0) begin
+      latch_w_prev = latch_w;
+      if (RSTB) begin
+        latch_w = 36'd0;
+      end else if (CEB && sel_b) begin
+        if (WEB) begin
+          $display("ERROR: DP16KD model %m: a write on port B of the 36-bit shape is not modelled");
+          $finish;
+        end
+        latch_w = (wr_a && ada[3:0] != 4'd0 && ada[13:5] == adb[13:5]) ? 36'bx : {mem[row_wb + 10'd1], mem[row_wb]};
+      end
+      if (REGMODE_B == "OUTREG") begin
+        if (RSTB) dow <= 36'd0;
+        else if (OCEB) dow <= latch_w_prev;
+      end else begin
+        dow <= latch_w;
+      end
     end
-    if (REGMODE_B == "OUTREG") begin
-      if (RSTB) dob <= 18'd0;
-      else if (OCEB) dob <= latch_b_prev;
-    end else begin
-      dob <= latch_b;
+  end
+  always @(posedge CLKA) begin
+    if (WIDE == 0) begin
+      latch_a_prev = latch_a;
+      if (RSTA) begin
+        latch_a = 18'd0;
+      end else begin
+        port_edge(CEA, sel_a, WEA, ada, dia, WRITEMODE_A, wr_b, adb, latch_a);
+      end
+      if (REGMODE_A == "OUTREG") begin
+        if (RSTA) doa <= 18'd0;
+        else if (OCEA) doa <= latch_a_prev;
+      end else begin
+        doa <= latch_a;
+      end
+    end
+  end
+  always @(posedge CLKB) begin
+    if (WIDE == 0) begin
+      latch_b_prev = latch_b;
+      if (RSTB) begin
+        latch_b = 18'd0;
+      end else begin
+        port_edge(CEB, sel_b, WEB, adb, dib, WRITEMODE_B, wr_a, ada, latch_b);
+      end
+      if (REGMODE_B == "OUTREG") begin
+        if (RSTB) dob <= 18'd0;
+        else if (OCEB) dob <= latch_b_prev;
+      end else begin
+        dob <= latch_b;
+      end
     end
   end
 
