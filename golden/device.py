@@ -4,7 +4,7 @@ A device executes what the accelerator executes: it takes the golden machine's s
 train_sample program for each sample of a mini-batch, the update program, the shift-control step, the rank programs,
 inference, and re-assembles its program when the formats or the step change. `Device` lists these operations; the
 golden Machine (`GoldenDevice`) and the co-simulated RTL (verif/rtl_device.py) implement them, with async methods
-because the RTL's run inside the simulator.
+because the RTL's operations wait on the simulator.
 
 The host decides the rest, and that is written here once for every device: a mini-batch is its samples, then the
 update, then shift control; calibration repeats a batch whose gradients it discards until the formats settle; a
@@ -24,7 +24,7 @@ from golden.machine import Machine
 from golden.program import AccelParams
 from golden.semantics import sce_loss
 
-CALIBRATION_ROUNDS = 48  # enough for every format to walk from its compiled fraction to any other in range
+CALIBRATION_ROUNDS = 48  # at most: a batch whose formats never settle must not hold the run
 T = TypeVar("T")
 
 
