@@ -4,6 +4,7 @@ whole program run) and by the benchmark (verif/top/tb_bench.py)."""
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -228,7 +229,7 @@ def test_op_rows_name_the_contraction_form():
     assert _form_text(matvec(4, 32)) == "direct"
 
 
-DIGITS_ENGINE = dict(lanes=8, buf_depth=512, vec=8, drain=8)  # the digits target's build
+DIGITS_ENGINE: dict[str, Any] = dict(lanes=8, buf_depth=512, vec=8, drain=8)  # the digits target's build
 
 
 def _train_costs(cfg, box) -> dict:
