@@ -909,6 +909,28 @@ module tt_contract #(
       // the columns before the first one a row further on), so the row rotates by run_m words.
       wire [2*A_W*VEC-1:0] row_twice = {a_rd_vec_data, a_rd_vec_data};
       wire [A_W*VEC-1:0]   run_row = row_twice[A_W*run_m +: A_W*VEC];
+      // The operand multiplexers' selects (run_q, sum_sh_q), registered from their next values once per group of
+      // A_GROUP lanes, as the drain's controls are: one select net to every lane spans the whole device on a wide
+      // engine. (* keep *): yosys would merge the identical flip-flops back into one.
+      localparam integer A_GROUP = 8;
+      wire       take_op  = start && !busy;
+      wire       run_next = take_op ? SUM_SH_MAX > 0 && (lane_sum || rows) : run_q;  // g_form_q's lrun_q
+      wire [3:0] sh_next  = take_op ? (rows ? row_sh : sum_sh) : sum_sh_q;          // and lsum_sh_q
+      localparam integer A_NGROUPS = (LANES + A_GROUP - 1) / A_GROUP;
+      wire [A_NGROUPS-1:0]   a_run_sel;  // each group's run_q
+      wire [4*A_NGROUPS-1:0] a_sh_sel;   // and sum_sh_q
+      genvar ga;
+      for (ga = 0; ga < A_NGROUPS; ga = ga + 1) begin : g_a_group
+        reg       sel_run_q;
+        reg [3:0] sel_sh_q;
+        (* keep *)
+        always @(posedge clk) begin
+          sel_run_q <= run_next;
+          sel_sh_q  <= sh_next;
+        end
+        assign a_run_sel[ga] = sel_run_q;
+        assign a_sh_sel[4*ga +: 4] = sel_sh_q;
+      end
       genvar gl;
       genvar gs;
       for (gl = 0; gl < LANES; gl = gl + 1) begin : g_lane_a
@@ -918,9 +940,9 @@ module tt_contract #(
           localparam [31:0] RUN_WORD = gl / (LANES >> gs);  // r of lane gl = c + (LANES >> gs) r
           assign run_words[VEC_SH*gs +: VEC_SH] = RUN_WORD[VEC_SH-1:0];
         end
-        wire [VEC_SH-1:0] word = run_words[VEC_SH*sum_sh_q +: VEC_SH];
+        wire [VEC_SH-1:0] word = run_words[VEC_SH*a_sh_sel[4*(gl/A_GROUP) +: 4] +: VEC_SH];
         always @* begin
-          mac_a[A_W*gl +: A_W] = run_q ? run_row[A_W*word +: A_W] : a_rd_data;
+          mac_a[A_W*gl +: A_W] = a_run_sel[gl/A_GROUP] ? run_row[A_W*word +: A_W] : a_rd_data;
         end
       end
     end else begin : g_one_a

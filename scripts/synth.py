@@ -491,7 +491,7 @@ def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> 
 # What a block RAM or a multiplier cell of the netlist is for, from its hierarchical name (rtl/tt_accel.v's
 # instances); the bank indices are golden/compiler.py's.
 _KIND_PATTERNS = (
-    (re.compile(r"u_contract\.g_lanes\.g_buf"), "lane buffers"),
+    (re.compile(r"u_contract\.g_lanes\.g_(buf|pair)"), "lane buffers"),
     (re.compile(r"u_contract\.u_mac\."), "MAC lanes"),
     (re.compile(r"u_banks\.g_bank\[(\d)\]"), "bank"),
     (re.compile(r"u_prog\b"), "program"),
