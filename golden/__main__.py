@@ -96,8 +96,8 @@ def main(argv=None) -> int:
         if args.rank_adaptation:
             cfg = replace(cfg, train=replace(cfg.train, rank=replace(cfg.train.rank, enabled=True)))
         if args.cmd == "cost":
-            from golden.cost import cost_report, fit_ranks, format_report
-            from golden.program import PROGRAMS, cut_to_lanes
+            from golden.cost import cost_report, cut_to_lanes, fit_ranks, format_report
+            from golden.program import PROGRAMS
 
             vec, drain = cut_to_lanes(args.lanes, args.vec, args.drain)
             engine = dict(lanes=args.lanes, buf_depth=args.buf_depth, vec=vec, drain=drain, preload=bool(args.preload))

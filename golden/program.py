@@ -161,21 +161,6 @@ class AccelParams:
             raise ProgramError(f"need a bank_vec flag for each of the banks {self.banks}")
 
 
-def cut_to_lanes(lanes: int, vec: int, drain: int) -> tuple[int, int]:
-    """The vector load and drain widths an engine of `lanes` lanes is built with when `vec` and `drain` are asked
-    for: a power-of-two vec is cut to the largest power of two within the lanes, a power-of-two drain to that vec
-    (so the defaults, 8 and 8, suit any lane count); any other value stays, for AccelParams.check to refuse."""
-
-    def power_of_two(v: int) -> bool:
-        return v >= 1 and not v & (v - 1)
-
-    if power_of_two(vec):
-        vec = min(vec, 1 << (max(lanes, 1).bit_length() - 1))
-    if power_of_two(drain) and power_of_two(vec):
-        drain = min(drain, vec)
-    return vec, drain
-
-
 def params_for(
     comp: Compiled,
     prog_depth: int = 2048,

@@ -36,6 +36,7 @@ from golden.checkpoint import CHECKPOINT, TrainError, load_checkpoint, locked
 from golden.compiler import CompileError
 from golden.config import ConfigError
 from golden.config_file import load_config
+from golden.cost import cut_to_lanes
 from golden.datasets import DatasetError, load_dataset
 from golden.run_report import summary
 from golden.train import CHECKPOINT_EVERY_S, GOLDEN_ONLY, Run, check_args, check_run
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
         data = load_dataset(a.dataset, a.data_dir)
         comp = check_run(cfg, data, cfg.train.epochs)
         if a.sim != "golden":
-            vec, drain = P.cut_to_lanes(a.lanes, a.vec, a.drain)
+            vec, drain = cut_to_lanes(a.lanes, a.vec, a.drain)
             params = P.params_for(comp, lanes=a.lanes, buf_depth=a.buf_depth, vec=vec, drain=drain)
             P.assemble(comp, params, {n: t.fmt.frac for n, t in comp.tensors.items()}, host_step=(1, 0))
     except (ConfigError, DatasetError, CompileError, P.ProgramError, TrainError, OSError) as e:

@@ -14,7 +14,7 @@ from golden.arch import KIND_CONTRACT, KIND_EWISE, KIND_SCE
 from golden.compiler import compile_network
 from golden.config import ConfigError
 from golden.config_file import load_config, with_ranks
-from golden.cost import LOSSES, cost_report, fit_ranks
+from golden.cost import LOSSES, cost_report, cut_to_lanes, fit_ranks
 from golden.ir import OpKind
 from golden.isa.contract import PAD, ContractDesc, Loop, check_desc
 from golden.isa.lanes import with_lanes
@@ -186,7 +186,7 @@ def test_cli(capsys):
 def test_cut_to_lanes(lanes, asked, built):
     """A power-of-two vec is cut to the largest power of two within the lanes and a power-of-two drain to that vec;
     other values stay as asked, for AccelParams.check to name them."""
-    assert P.cut_to_lanes(lanes, *asked) == built
+    assert cut_to_lanes(lanes, *asked) == built
 
 
 def test_cli_defaults_suit_any_lanes(capsys):
