@@ -87,6 +87,20 @@ def _use_ccache() -> None:
     os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime,include_file_ctime")
 
 
+def _compile_classes_apart() -> None:
+    """Compile a Verilator model's class files one by one (VM_PARALLEL_BUILDS), not as one file at -Os.
+
+    Compiled apart, the model's slow code (construction and the VPI symbol table of every signal, which
+    --public-flat-rw makes megabytes long at 128 MAC lanes) builds at verilated.mk's OPT_SLOW, without optimisation:
+    in one file at -Os it took most of the wide top's build. Only the per-cycle code keeps -Os. The PyPI wheel's
+    verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which this mode needs to include its precompiled headers;
+    make takes both from MAKEFLAGS.
+    """
+    flags = "VM_PARALLEL_BUILDS=1 CFG_CXXFLAGS_PCH_I=-include"
+    if flags not in os.environ.get("MAKEFLAGS", ""):
+        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} {flags}".strip()
+
+
 def _have_lz4() -> bool:
     return any(Path(d, "lz4.h").exists() for d in ("/usr/include", "/usr/local/include"))
 
@@ -154,9 +168,9 @@ def run_block(
         _use_ccache()
         # Randomise every register at time 0 (not all-zero), so a missing reset shows up as a mismatch.
         build_args += ["--x-assign", "unique", "--x-initial", "unique"]
-        # The PyPI wheel's verilated.mk has an empty CFG_CXXFLAGS_PCH_I, so a model split into several C++ files
-        # (the accelerator top) fails to use its precompiled header: keep every model in one file.
+        # One C++ file per class, not split further; _compile_classes_apart builds them one by one.
         build_args += ["--output-split", "0", "--output-split-cfuncs", "0"]
+        _compile_classes_apart()
         plusargs += ["+verilator+rand+reset+2", f"+verilator+seed+{seed + 1}"]
         if waves:
             if _have_lz4():
