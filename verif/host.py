@@ -375,7 +375,7 @@ class RamWords:
             self.tech = "ecp5"
             mode_w = next(w for w, d in ((18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384)) if self.depth <= d)
             per_row = {18: 1, 9: 2}.get(mode_w, 16 // mode_w)
-            tiles = [t.u_bram.mem for t in ram.g_ecp5.u_ram.g_tiles.g_tile]  # the banks' memories: one part
+            tiles = [t.u_bram.u_cell.mem for t in ram.g_ecp5.u_ram.g_tiles.g_tile]  # the banks' memories: one part
 
             def read(i: int) -> int:
                 row, k = divmod(i, per_row)

@@ -1,6 +1,6 @@
 `default_nettype none
-// tt_prim_ram_ecp5: tt_prim_ram on Lattice ECP5 DP16KD block RAMs (the ports and behaviour are tt_prim_ram's). Port A
-// writes, port B reads. yosys infers DP16KD without its output register; instantiated here, OUT_REG = 1 is the block
+// tt_prim_ram_ecp5: tt_prim_ram on Lattice ECP5 DP16KD block RAMs (tt_prim_dp16kd_ecp5; the ports and behaviour are
+// tt_prim_ram's). Port A writes, port B reads. yosys infers DP16KD without its output register; instantiated here, OUT_REG = 1 is the block
 // RAM's own register (REGMODE_B "OUTREG"), with a clock-to-out of about 1 ns instead of the read's 5.8 ns (ECP5 data sheet).
 //
 // One DP16KD holds 16,384 data bits in one of five shapes: 1024 x 18, 2048 x 9, 4096 x 4, 8192 x 2, 16384 x 1. The
@@ -56,44 +56,16 @@ module tt_prim_ram_ecp5 #(
       wire [17:0] dib = {{(18-PW){1'b0}}, wr_data[2*PW-1:PW]};
       wire [17:0] doa;
       wire [17:0] dob;
-      DP16KD #(
-        .DATA_WIDTH_A (36),
-        .DATA_WIDTH_B (36),
-        .REGMODE_A    ("NOREG"),
-        .REGMODE_B    ((OUT_REG != 0) ? "OUTREG" : "NOREG"),
-        .RESETMODE    ("SYNC"),
-        .CSDECODE_A   ("0b000"),
-        .CSDECODE_B   ("0b000"),
-        .WRITEMODE_A  ("NORMAL"),
-        .WRITEMODE_B  ("NORMAL"),
-        .GSR          ("DISABLED")
-      ) u_bram (
-        .DIA17(dia[17]), .DIA16(dia[16]), .DIA15(dia[15]), .DIA14(dia[14]), .DIA13(dia[13]),
-        .DIA12(dia[12]), .DIA11(dia[11]), .DIA10(dia[10]), .DIA9(dia[9]), .DIA8(dia[8]), .DIA7(dia[7]),
-        .DIA6(dia[6]), .DIA5(dia[5]), .DIA4(dia[4]), .DIA3(dia[3]), .DIA2(dia[2]), .DIA1(dia[1]),
-        .DIA0(dia[0]),
-        .ADA13(ada[13]), .ADA12(ada[12]), .ADA11(ada[11]), .ADA10(ada[10]), .ADA9(ada[9]),
-        .ADA8(ada[8]), .ADA7(ada[7]), .ADA6(ada[6]), .ADA5(ada[5]), .ADA4(ada[4]), .ADA3(ada[3]),
-        .ADA2(ada[2]), .ADA1(ada[1]), .ADA0(ada[0]),
-        .CEA(wr_en), .OCEA(1'b0), .CLKA(clk), .WEA(wr_en), .RSTA(1'b0), .CSA2(1'b0), .CSA1(1'b0),
-        .CSA0(1'b0),
-        .DOA17(doa[17]), .DOA16(doa[16]), .DOA15(doa[15]), .DOA14(doa[14]), .DOA13(doa[13]),
-        .DOA12(doa[12]), .DOA11(doa[11]), .DOA10(doa[10]), .DOA9(doa[9]), .DOA8(doa[8]),
-        .DOA7(doa[7]), .DOA6(doa[6]), .DOA5(doa[5]), .DOA4(doa[4]), .DOA3(doa[3]), .DOA2(doa[2]),
-        .DOA1(doa[1]), .DOA0(doa[0]),
-        .DIB17(dib[17]), .DIB16(dib[16]), .DIB15(dib[15]), .DIB14(dib[14]), .DIB13(dib[13]),
-        .DIB12(dib[12]), .DIB11(dib[11]), .DIB10(dib[10]), .DIB9(dib[9]), .DIB8(dib[8]), .DIB7(dib[7]),
-        .DIB6(dib[6]), .DIB5(dib[5]), .DIB4(dib[4]), .DIB3(dib[3]), .DIB2(dib[2]), .DIB1(dib[1]),
-        .DIB0(dib[0]),
-        .ADB13(adb[13]), .ADB12(adb[12]), .ADB11(adb[11]), .ADB10(adb[10]), .ADB9(adb[9]),
-        .ADB8(adb[8]), .ADB7(adb[7]), .ADB6(adb[6]), .ADB5(adb[5]), .ADB4(adb[4]), .ADB3(adb[3]),
-        .ADB2(adb[2]), .ADB1(adb[1]), .ADB0(adb[0]),
-        .CEB(rd_en), .OCEB(1'b1), .CLKB(clk), .WEB(1'b0), .RSTB(1'b0), .CSB2(1'b0), .CSB1(1'b0),
-        .CSB0(1'b0),
-        .DOB17(dob[17]), .DOB16(dob[16]), .DOB15(dob[15]), .DOB14(dob[14]), .DOB13(dob[13]),
-        .DOB12(dob[12]), .DOB11(dob[11]), .DOB10(dob[10]), .DOB9(dob[9]), .DOB8(dob[8]),
-        .DOB7(dob[7]), .DOB6(dob[6]), .DOB5(dob[5]), .DOB4(dob[4]), .DOB3(dob[3]), .DOB2(dob[2]),
-        .DOB1(dob[1]), .DOB0(dob[0])
+      tt_prim_dp16kd_ecp5 #(.DATA_WIDTH(36), .OUT_REG(OUT_REG)) u_bram (
+        .clk   (clk),
+        .wr_en (wr_en),
+        .ada   (ada),
+        .dia   (dia),
+        .dib   (dib),
+        .rd_en (rd_en),
+        .adb   (adb),
+        .doa   (doa),
+        .dob   (dob)
       );
       assign rd_data = {dob[PW-1:0], doa[PW-1:0]};
       wire unused_wide = ^{wr_addr, rd_addr, doa, dob};
@@ -128,7 +100,6 @@ module tt_prim_ram_ecp5 #(
         assign ada = wa;
         assign adb = ra;
       end
-      wire [17:0] zero18 = 18'd0;
       wire [TILES*MODE_W-1:0] wdata;
       wire [TILES*MODE_W-1:0] rdata;
       wire unused_addr = ^{wr_addr, rd_addr, wr_part};
@@ -148,45 +119,16 @@ module tt_prim_ram_ecp5 #(
         end
         wire [17:0] dob;
         wire [17:0] unused_doa;
-        DP16KD #(
-          .DATA_WIDTH_A (MODE_W),
-          .DATA_WIDTH_B (MODE_W),
-          .REGMODE_A    ("NOREG"),
-          .REGMODE_B    ((OUT_REG != 0) ? "OUTREG" : "NOREG"),
-          .RESETMODE    ("SYNC"),
-          .CSDECODE_A   ("0b000"),
-          .CSDECODE_B   ("0b000"),
-          .WRITEMODE_A  ("NORMAL"),
-          .WRITEMODE_B  ("NORMAL"),
-          .GSR          ("DISABLED")
-        ) u_bram (
-          .DIA17(di[17]), .DIA16(di[16]), .DIA15(di[15]), .DIA14(di[14]), .DIA13(di[13]),
-          .DIA12(di[12]), .DIA11(di[11]), .DIA10(di[10]), .DIA9(di[9]), .DIA8(di[8]), .DIA7(di[7]),
-          .DIA6(di[6]), .DIA5(di[5]), .DIA4(di[4]), .DIA3(di[3]), .DIA2(di[2]), .DIA1(di[1]),
-          .DIA0(di[0]),
-          .ADA13(ada[13]), .ADA12(ada[12]), .ADA11(ada[11]), .ADA10(ada[10]), .ADA9(ada[9]),
-          .ADA8(ada[8]), .ADA7(ada[7]), .ADA6(ada[6]), .ADA5(ada[5]), .ADA4(ada[4]), .ADA3(ada[3]),
-          .ADA2(ada[2]), .ADA1(ada[1]), .ADA0(ada[0]),
-          .CEA(wr_en), .OCEA(1'b0), .CLKA(clk), .WEA(wr_en), .RSTA(1'b0), .CSA2(1'b0), .CSA1(1'b0),
-          .CSA0(1'b0),
-          .DOA17(unused_doa[17]), .DOA16(unused_doa[16]), .DOA15(unused_doa[15]),
-          .DOA14(unused_doa[14]), .DOA13(unused_doa[13]), .DOA12(unused_doa[12]),
-          .DOA11(unused_doa[11]), .DOA10(unused_doa[10]), .DOA9(unused_doa[9]), .DOA8(unused_doa[8]),
-          .DOA7(unused_doa[7]), .DOA6(unused_doa[6]), .DOA5(unused_doa[5]), .DOA4(unused_doa[4]),
-          .DOA3(unused_doa[3]), .DOA2(unused_doa[2]), .DOA1(unused_doa[1]), .DOA0(unused_doa[0]),
-          .DIB17(zero18[17]), .DIB16(zero18[16]), .DIB15(zero18[15]), .DIB14(zero18[14]),
-          .DIB13(zero18[13]), .DIB12(zero18[12]), .DIB11(zero18[11]), .DIB10(zero18[10]),
-          .DIB9(zero18[9]), .DIB8(zero18[8]), .DIB7(zero18[7]), .DIB6(zero18[6]), .DIB5(zero18[5]),
-          .DIB4(zero18[4]), .DIB3(zero18[3]), .DIB2(zero18[2]), .DIB1(zero18[1]), .DIB0(zero18[0]),
-          .ADB13(adb[13]), .ADB12(adb[12]), .ADB11(adb[11]), .ADB10(adb[10]), .ADB9(adb[9]),
-          .ADB8(adb[8]), .ADB7(adb[7]), .ADB6(adb[6]), .ADB5(adb[5]), .ADB4(adb[4]), .ADB3(adb[3]),
-          .ADB2(adb[2]), .ADB1(adb[1]), .ADB0(adb[0]),
-          .CEB(rd_en), .OCEB(1'b1), .CLKB(clk), .WEB(1'b0), .RSTB(1'b0), .CSB2(1'b0), .CSB1(1'b0),
-          .CSB0(1'b0),
-          .DOB17(dob[17]), .DOB16(dob[16]), .DOB15(dob[15]), .DOB14(dob[14]), .DOB13(dob[13]),
-          .DOB12(dob[12]), .DOB11(dob[11]), .DOB10(dob[10]), .DOB9(dob[9]), .DOB8(dob[8]),
-          .DOB7(dob[7]), .DOB6(dob[6]), .DOB5(dob[5]), .DOB4(dob[4]), .DOB3(dob[3]), .DOB2(dob[2]),
-          .DOB1(dob[1]), .DOB0(dob[0])
+        tt_prim_dp16kd_ecp5 #(.DATA_WIDTH(MODE_W), .OUT_REG(OUT_REG)) u_bram (
+          .clk   (clk),
+          .wr_en (wr_en),
+          .ada   (ada),
+          .dia   (di),
+          .dib   (18'd0),
+          .rd_en (rd_en),
+          .adb   (adb),
+          .doa   (unused_doa),
+          .dob   (dob)
         );
         assign rdata[MODE_W*t +: MODE_W] = dob[MODE_W-1:0];
         wire unused_dob = ^{unused_doa, dob};

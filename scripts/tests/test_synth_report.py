@@ -587,16 +587,16 @@ def test_match_clocks_gives_the_slack_at_nextpnr_constraint():
     "name,kind",
     [
         # a pair of lanes' buffers in the 36-bit shape, one lane's in one memory per part
-        ("u_accel.u_contract.g_lanes.g_pair[3].u_buf.g_ecp5.u_ram.g_wide.u_bram", "lane buffers"),
+        ("u_accel.u_contract.g_lanes.g_pair[3].u_buf.g_ecp5.u_ram.g_wide.u_bram.u_cell", "lane buffers"),
         (
-            "u_accel.u_contract.g_lanes.g_pair[3].u_buf.g_ecp5_parts.g_part[1].u_ram.g_tiles.g_tile[0].u_bram",
+            "u_accel.u_contract.g_lanes.g_pair[3].u_buf.g_ecp5_parts.g_part[1].u_ram.g_tiles.g_tile[0].u_bram.u_cell",
             "lane buffers",
         ),
         (
-            "u_accel.u_banks.g_bank[3].u_bank.g_copy[1].g_col[5].g_blk[0].u_ram.g_ecp5.u_ram.g_tiles.g_tile[0].u_bram",
+            "u_accel.u_banks.g_bank[3].u_bank.g_copy[1].g_col[5].g_blk[0].u_ram.g_ecp5.u_ram.g_tiles.g_tile[0].u_bram.u_cell",
             "bank state",
         ),
-        ("u_accel.u_prog.g_ecp5.u_ram.g_tiles.g_tile[2].u_bram", "program"),
+        ("u_accel.u_prog.g_ecp5.u_ram.g_tiles.g_tile[2].u_bram.u_cell", "program"),
         ("u_accel.u_contract.u_mac.g_lane[7].u_mul.g_ecp5.u_mul.u_mult", "MAC lanes"),
         ("u_accel.u_sce.exp_rom.0.0", "sce"),
         ("x.y", "other"),
