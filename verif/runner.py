@@ -87,18 +87,33 @@ def _use_ccache() -> None:
     os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime,include_file_ctime")
 
 
-def _compile_classes_apart() -> None:
-    """Compile a Verilator model's class files one by one (VM_PARALLEL_BUILDS), not as one file at -Os.
+# MAC lanes from which a Verilator model is compiled class by class (_classes_apart)
+WIDE_LANES = 64
+
+
+@contextmanager
+def _classes_apart(enabled: bool):
+    """While building a wide model, compile its class files one by one (VM_PARALLEL_BUILDS), not as one file at -Os.
 
     Compiled apart, the model's slow code (construction and the VPI symbol table of every signal, which
     --public-flat-rw makes megabytes long at 128 MAC lanes) builds at verilated.mk's OPT_SLOW, without optimisation:
-    in one file at -Os it took most of the wide top's build. Only the per-cycle code keeps -Os. The PyPI wheel's
-    verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which this mode needs to include its precompiled headers;
-    make takes both from MAKEFLAGS.
+    in one file at -Os it takes most of the wide top's build. A small model builds faster in one file (two
+    precompiled headers and a compile per class cost more than its slow code), so only wide ones go apart. The PyPI
+    wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which this mode needs to include its precompiled headers;
+    make takes both settings from MAKEFLAGS, which is restored after the build.
     """
-    flags = "VM_PARALLEL_BUILDS=1 CFG_CXXFLAGS_PCH_I=-include"
-    if flags not in os.environ.get("MAKEFLAGS", ""):
-        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} {flags}".strip()
+    if not enabled:
+        yield
+        return
+    saved = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = f"{saved or ''} VM_PARALLEL_BUILDS=1 CFG_CXXFLAGS_PCH_I=-include".strip()
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = saved
 
 
 def _have_lz4() -> bool:
@@ -168,9 +183,8 @@ def run_block(
         _use_ccache()
         # Randomise every register at time 0 (not all-zero), so a missing reset shows up as a mismatch.
         build_args += ["--x-assign", "unique", "--x-initial", "unique"]
-        # One C++ file per class, not split further; _compile_classes_apart builds them one by one.
+        # One C++ file per class, not split further: fewer compiles (a wide model's classes go apart, _classes_apart)
         build_args += ["--output-split", "0", "--output-split-cfuncs", "0"]
-        _compile_classes_apart()
         plusargs += ["+verilator+rand+reset+2", f"+verilator+seed+{seed + 1}"]
         if waves:
             if _have_lz4():
@@ -182,20 +196,22 @@ def run_block(
     # The build's compiler lines go to a log, shown only when the build fails: they bury a run's first useful line
     build_log = build_dir / BUILD_LOG
     build_dir.mkdir(parents=True, exist_ok=True)
+    wide = sim == "verilator" and int(str(parameters.get("LANES", 1))) >= WIDE_LANES
     try:
-        runner.build(
-            sources=_for_simulator(sources, sim),
-            hdl_toplevel=toplevel,
-            parameters=parameters,
-            build_dir=build_dir,
-            build_args=build_args,
-            includes=[str(RTL)],  # the generated descriptor table rtl/tt_desc_fields.vh
-            # Icarus only checks source dates, not parameters; its build is < 1 s
-            always=(sim == "icarus") if always is None else always,
-            timescale=("1ns", "1ps"),
-            waves=waves,
-            log_file=build_log,
-        )
+        with _classes_apart(wide):
+            runner.build(
+                sources=_for_simulator(sources, sim),
+                hdl_toplevel=toplevel,
+                parameters=parameters,
+                build_dir=build_dir,
+                build_args=build_args,
+                includes=[str(RTL)],  # the generated descriptor table rtl/tt_desc_fields.vh
+                # Icarus only checks source dates, not parameters; its build is < 1 s
+                always=(sim == "icarus") if always is None else always,
+                timescale=("1ns", "1ps"),
+                waves=waves,
+                log_file=build_log,
+            )
     except RuntimeError as exc:  # cocotb's runner: a build command's non-zero exit
         print(build_log.read_text(errors="replace") if build_log.exists() else "", file=sys.stderr, end="")
         raise AssertionError(
