@@ -1,7 +1,8 @@
 `default_nettype none
 // tt_prim_ram_ecp5: tt_prim_ram on Lattice ECP5 DP16KD block RAMs (tt_prim_dp16kd_ecp5; the ports and behaviour are
-// tt_prim_ram's). Port A writes, port B reads. yosys infers DP16KD without its output register; instantiated here, OUT_REG = 1 is the block
-// RAM's own register (REGMODE_B "OUTREG"), with a clock-to-out of about 1 ns instead of the read's 5.8 ns (ECP5 data sheet).
+// tt_prim_ram's). Port A writes, port B reads. yosys infers DP16KD without its output register; instantiated here,
+// OUT_REG = 1 is the block RAM's own register (REGMODE_B "OUTREG"), with a clock-to-out of about 1 ns instead of the
+// read's 5.8 ns (ECP5 data sheet).
 //
 // One DP16KD holds 16,384 data bits in one of five shapes: 1024 x 18, 2048 x 9, 4096 x 4, 8192 x 2, 16384 x 1. The
 // memory takes the widest shape whose depth holds DEPTH words and as many block RAMs side by side as WIDTH needs.
