@@ -14,10 +14,12 @@ def test_classes_apart_reaches_make_and_is_undone(outer, monkeypatch, tmp_path):
         monkeypatch.delenv("MAKEFLAGS", raising=False)
     else:
         monkeypatch.setenv("MAKEFLAGS", outer)
+    monkeypatch.setenv("MAKELEVEL", "1")  # under `make regress`, where a nested make names its directory
     (tmp_path / "m.mk").write_text("all:\n\t@echo $(VM_PARALLEL_BUILDS) $(CFG_CXXFLAGS_PCH_I)\n")
     with _classes_apart(True):
         seen = subprocess.run(
-            ["make", "-f", "m.mk"], cwd=tmp_path, capture_output=True, text=True, check=True
+            ["make", "--no-print-directory", "-f", "m.mk"],
+            cwd=tmp_path, capture_output=True, text=True, check=True,
         ).stdout.split()
     assert seen == ["1", "-include"]
     assert os.environ.get("MAKEFLAGS") == outer
