@@ -410,21 +410,32 @@ module tt_seq #(
     end
   end
 
-  // The descriptor registers: the front end's is cleared with the header, so the words a short record does not carry
-  // read as 0, and payload word f_widx_q arrives in F_LOAD (enabled by its own bit of f_wsel_q: a decoder of
-  // f_widx_q for every word would sit on the path to DESC_BITS flip-flops); the op in flight's is copied from it when
-  // taken.
-  integer w;
-  always @(posedge clk) begin
-    for (w = 0; w < DESC_WORDS; w = w + 1) begin
-      if (f_state_q == F_HDR) begin
-        f_desc_q[32*w +: 32] <= 32'd0;
-      end else if (f_wsel_q[w]) begin
-        f_desc_q[32*w +: 32] <= prog_rd_data;
-      end
+  // The descriptor registers: the front end's is cleared as the header arrives, so the words a short record does
+  // not carry read as 0, and payload word f_widx_q arrives in F_LOAD (enabled by its own bit of f_wsel_q: a decoder
+  // of f_widx_q for every word would sit on the path to DESC_BITS flip-flops); the op in flight's is copied from it
+  // the cycle after the take (S_SEED: the units read it from S_START on, and the front end's clear comes a cycle
+  // later, in F_HDR). Each word has its own registered clear and copy enable: one enable net to DESC_BITS
+  // flip-flops beside every unit does not route on a full device. (* keep *): yosys would merge the identical
+  // flip-flops back into one.
+  wire f_clr_d = !rst && state_q != S_IDLE && state_q != S_ERR && f_state_q == F_FETCH;  // F_HDR next
+  genvar gw;
+  for (gw = 0; gw < DESC_WORDS; gw = gw + 1) begin : g_desc_word
+    reg clr_q;
+    reg copy_q;
+    (* keep *)
+    always @(posedge clk) begin
+      clr_q  <= f_clr_d;
+      copy_q <= take;
     end
-    if (take) begin
-      desc_q <= f_desc_q;
+    always @(posedge clk) begin
+      if (clr_q) begin
+        f_desc_q[32*gw +: 32] <= 32'd0;
+      end else if (f_wsel_q[gw]) begin
+        f_desc_q[32*gw +: 32] <= prog_rd_data;
+      end
+      if (copy_q) begin
+        desc_q[32*gw +: 32] <= f_desc_q[32*gw +: 32];
+      end
     end
   end
 
