@@ -56,7 +56,7 @@ class RtlDevice:
         self.cycles = {prog: 0 for prog in P.PROGRAMS}
         self.runs = {prog: 0 for prog in P.PROGRAMS}
         self.mem_lat = mem_lat  # the top's bank read latency (MEM_PIPE), for the cycle model
-        self._model = (None, {})  # (the image, its modelled cycles per program)
+        self._model: tuple[P.Image | None, dict[str, int]] = (None, {})  # (the image, its cycles per program)
         t = self.comp.tensors
         self.persistent = [n for n in self.comp.layout if not t[n].per_sample]
         self.sample_writes = sorted({op.out for op in self.comp.train_sample if not t[op.out].per_sample})
@@ -78,6 +78,13 @@ class RtlDevice:
         upload() makes the RTL's state that machine's."""
         return RtlDevice(self.host, self.backdoor, self.params, golden, check=self.check, mem_lat=self.mem_lat)
 
+    @property
+    def loaded(self) -> P.Image:
+        """The program image on the RTL (upload or refresh_program writes it)."""
+        if self.image is None:
+            raise RuntimeError("no program on the device: upload() first")
+        return self.image
+
     # --- state transfer -----------------------------------------------------------------------------------
     async def refresh_program(self) -> None:
         """Re-assemble for the current formats and step size; write the words that changed."""
@@ -98,7 +105,7 @@ class RtlDevice:
         for name in self.persistent:
             bank, base = self.comp.layout[name]
             await self.host.write_bank(bank, base, self.golden.mem[name])
-        for name, slot in self.image.slots.items():
+        for name, slot in self.loaded.slots.items():
             await self.host.write_stat(slot, self.golden.sat_by_tensor[name], self.golden.maxabs.get(name, 0))
         await self.host.set_lfsr_state(self.golden.stream.state)
         await self.compare(self.persistent, "upload")
@@ -124,7 +131,7 @@ class RtlDevice:
             )
 
     async def compare_stats(self, where: str) -> None:
-        for name, slot in self.image.slots.items():
+        for name, slot in self.loaded.slots.items():
             sat, mx = await self.host.read_stat(slot)
             want = (self.golden.sat_by_tensor[name], self.golden.maxabs.get(name, 0))
             if (sat, mx) != want:
@@ -145,11 +152,11 @@ class RtlDevice:
 
     async def _run(self, prog: str, where: str, label: int | None = None, trace: list | None = None) -> None:
         """Run program `prog` on the RTL; given the golden op trace, op by op, checking each op's output."""
-        c0 = await self.host.rd(0x0A)
+        c0 = await self.host.rd(Reg.CYCLES)
         if trace is None:
-            await self.host.run(self.image.entry[prog], self.budget[prog], label)
+            await self.host.run(self.loaded.entry[prog], self.budget[prog], label)
         else:
-            records = [r for r in self.image.records if r.program == prog]
+            records = [r for r in self.loaded.records if r.program == prog]
             assert len(records) == len(trace), (prog, len(records), len(trace))
             for k, (rec, (op, want)) in enumerate(zip(records, trace)):
                 nxt = records[k + 1].pc if k + 1 < len(records) else None  # the last op is followed by END
@@ -157,9 +164,9 @@ class RtlDevice:
                     await self.host.write_program([P.header(KIND_END)], base=nxt)
                 await self.host.run(rec.pc, self.budget[prog], label)
                 if nxt is not None:
-                    await self.host.write_program([self.image.words[nxt]], base=nxt)
+                    await self.host.write_program([self.loaded.words[nxt]], base=nxt)
                 await self.compare_tensor(op.out, want, f"{where} op {rec.index} ({op.kind} -> {op.out})")
-        busy = (await self.host.rd(0x0A) - c0) & 0xFFFF_FFFF
+        busy = (await self.host.rd(Reg.CYCLES) - c0) & 0xFFFF_FFFF
         if trace is None:  # a whole run: the cycle model (golden/cost.py) must be exact
             want = self.model_cycles(prog)
             assert busy == want, f"{where}: {prog} took {busy} cycles, the cycle model says {want}"
@@ -168,8 +175,9 @@ class RtlDevice:
 
     def model_cycles(self, prog: str) -> int:
         """golden/program.py program_cycles of `prog` in the current image (cached per image)."""
-        if self._model[0] is not self.image:
-            self._model = (self.image, {p: P.program_cycles(self.image, p, self.mem_lat)["cycles"] for p in P.PROGRAMS})
+        img = self.loaded
+        if self._model[0] is not img:
+            self._model = (img, {p: P.program_cycles(img, p, self.mem_lat)["cycles"] for p in P.PROGRAMS})
         return self._model[1][prog]
 
     async def train_sample(self, x: np.ndarray, label: int) -> tuple[int, int]:
@@ -206,7 +214,7 @@ class RtlDevice:
         bank, base = self.comp.layout["X0"]
         n = len(xq)
         await self.host.stream_setup(
-            (BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1], self.image.entry["train_sample"]
+            (BANKS.index(bank) << self.params.bank_shift) + base, xq.shape[1], self.loaded.entry["train_sample"]
         )
         c0 = await self.host.rd(Reg.CYCLES)
         for x, y in zip(xq, labels):
@@ -253,7 +261,7 @@ class RtlDevice:
             await self.compare_stats(f"shift control after update {self.golden.updates}")
         changed = self.golden.adapt()
         for name in self.golden.maxabs:
-            slot = self.image.slots[name]
+            slot = self.loaded.slots[name]
             await self.host.write_stat(slot, self.golden.sat_by_tensor[name], 0)
         await self.refresh_program()
         return changed
