@@ -734,29 +734,62 @@ module tt_contract #(
       // The beat that ends a slice (the last lane's last word of one index of the outer buffer loops: the buffer's
       // words below it are then in every lane; the last lane has the highest index) sets its set's loaded count. A
       // walk's start clears its set's count and flips the set's generation, so the tags of an earlier walk into that
-      // set still in the delay line count no more.
+      // set still in the delay line count no more. The delay's last stage is copied per group of LD_GROUP lanes
+      // (whole pairs), as the drain's controls are: one tag net to every lane's buffer write spans the whole device
+      // on a wide engine. (* keep *): yosys would merge the identical flip-flops back into one.
+      localparam integer LD_GROUP = 8;
+      localparam integer LD_NGROUPS = (LANES + LD_GROUP - 1) / LD_GROUP;
+      localparam integer LT_W = LANE_IW + 7;  // a group's {row_sh, vec, vsum, lane, valid}
       reg [1:0]         gen_q;
       wire              slice_end = ld_last_red && ld_lane[LANE_IW-1:0] == ld_last_lane_q;
-      wire              w_valid;
+      wire [LANE_IW+BUF_W+9:0] ld_tag = {ld_row_sh_q, lset_q, gen_q[lset_q], ld_vec_q, ld_vsum_q, ld_lane[LANE_IW-1:0],
+                                        ld_word[BUF_W-1:0], ld_valid && slice_end, ld_valid};
+      wire [3:0]        p_row_sh;  // the tag a cycle before its word arrives
+      wire              p_set;
+      wire              p_gen;
+      wire              p_vec;
+      wire              p_vsum;
+      wire [LANE_IW-1:0] p_lane;
+      wire [BUF_W-1:0]  p_word;
+      wire              p_slice_end;
+      wire              p_valid;
+      if (MEM_LAT > 1) begin : g_tag_pre
+        tt_delay #(
+          .WIDTH (LANE_IW + BUF_W + 10),
+          .DEPTH (MEM_LAT - 1),
+          .RESET (1)
+        ) u_load_tag (
+          .clk (clk),
+          .rst (rst),
+          .d   (ld_tag),
+          .q   ({p_row_sh, p_set, p_gen, p_vec, p_vsum, p_lane, p_word, p_slice_end, p_valid})
+        );
+      end else begin : g_tag_now
+        assign {p_row_sh, p_set, p_gen, p_vec, p_vsum, p_lane, p_word, p_slice_end, p_valid} = ld_tag;
+      end
+      reg  [BUF_W+2:0]  count_tag_q;  // the last stage's {set, gen, word, slice end}, for the loaded counts
       wire              w_slice_end;
       wire              w_set;
       wire              w_gen;
-      wire              w_vec;
-      wire              w_vsum;
-      wire [LANE_IW-1:0] w_lane;
       wire [BUF_W-1:0]  w_word;
-      wire [3:0]        w_row_sh;
-      tt_delay #(
-        .WIDTH (LANE_IW + BUF_W + 10),
-        .DEPTH (MEM_LAT),
-        .RESET (1)
-      ) u_load_tag (
-        .clk (clk),
-        .rst (rst),
-        .d   ({ld_row_sh_q, lset_q, gen_q[lset_q], ld_vec_q, ld_vsum_q, ld_lane[LANE_IW-1:0], ld_word[BUF_W-1:0],
-               ld_valid && slice_end, ld_valid}),
-        .q   ({w_row_sh, w_set, w_gen, w_vec, w_vsum, w_lane, w_word, w_slice_end, w_valid})
-      );
+      always @(posedge clk) begin
+        count_tag_q <= rst ? {(BUF_W+3){1'b0}} : {p_set, p_gen, p_word, p_slice_end};
+      end
+      assign {w_set, w_gen, w_word, w_slice_end} = count_tag_q;
+      wire [LT_W*LD_NGROUPS-1:0]       grp_tag;      // each group's copy of the lane fields
+      wire [(BUF_AW+1)*LD_NGROUPS-1:0] grp_wr_addr;  // and of the buffer word written, {set, word}
+      genvar gt;
+      for (gt = 0; gt < LD_NGROUPS; gt = gt + 1) begin : g_ld_group
+        reg [LT_W-1:0]   tag_q;
+        reg [BUF_AW:0]   wr_addr_q;
+        (* keep *)
+        always @(posedge clk) begin
+          tag_q     <= rst ? {LT_W{1'b0}} : {p_row_sh, p_vec, p_vsum, p_lane, p_valid};
+          wr_addr_q <= {p_set, p_word[BUF_AW-1:0]};
+        end
+        assign grp_tag[LT_W*gt +: LT_W] = tag_q;
+        assign grp_wr_addr[(BUF_AW+1)*gt +: BUF_AW+1] = wr_addr_q;
+      end
       localparam integer LD_W = BUF_W + 1;
       reg [2*LD_W-1:0] loaded_q;   // buffer words loaded into every lane, per set (set s in [LD_W*s +: LD_W])
       reg [2*LD_W-1:0] loaded_d;
@@ -815,10 +848,16 @@ module tt_contract #(
       wire [LANES-1:0]     buf_take;   // the lanes whose buffers a load beat writes
       wire [B_W*LANES-1:0] buf_wdata;  // each lane's word of the beat
       wire [B_W*LANES-1:0] buf_rdata;  // each lane's buffer word read
-      wire [BUF_AW:0]      buf_wr_addr = {w_set, w_word[BUF_AW-1:0]};
+      wire [BUF_AW:0]      buf_wr_addr = {w_set, w_word[BUF_AW-1:0]};  // the pairs' copies' value
       genvar g;
       genvar gr;
       for (g = 0; g < LANES; g = g + 1) begin : g_buf
+        wire [3:0]         w_row_sh;
+        wire               w_vec;
+        wire               w_vsum;
+        wire [LANE_IW-1:0] w_lane;
+        wire               w_valid;
+        assign {w_row_sh, w_vec, w_vsum, w_lane, w_valid} = grp_tag[LT_W*(g / LD_GROUP) +: LT_W];
         // the lane's column: the lane itself, or in rows of 2^s lanes c of c + (LANES >> s) r
         wire [LANE_IW*(SUM_SH_MAX+1)-1:0] cols;
         localparam [31:0] LANE_G = g;
@@ -858,7 +897,7 @@ module tt_contract #(
           .clk     (clk),
           .wr_en   (|buf_take[2*gp +: N]),
           .wr_part (buf_take[2*gp +: N]),
-          .wr_addr (buf_wr_addr),
+          .wr_addr (grp_wr_addr[(BUF_AW+1)*(2*gp / LD_GROUP) +: BUF_AW+1]),
           .wr_data (buf_wdata[B_W*2*gp +: N*B_W]),
           .rd_en   (buf_rd_en),
           .rd_addr (buf_rd_addr),
