@@ -19,7 +19,10 @@ def test_classes_apart_reaches_make_and_is_undone(outer, monkeypatch, tmp_path):
     with _classes_apart(True):
         seen = subprocess.run(
             ["make", "--no-print-directory", "-f", "m.mk"],
-            cwd=tmp_path, capture_output=True, text=True, check=True,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split()
     assert seen == ["1", "-include"]
     assert os.environ.get("MAKEFLAGS") == outer
