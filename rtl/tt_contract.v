@@ -558,18 +558,27 @@ module tt_contract #(
   end
   wire short_grp = idle_q && chunk_left_q == {CNT_W{1'b0}};
 
-  // ---- beat tags through the memory latency ----
+  // ---- beat tags through the memory latency: the flags reset, the address not (it counts only with valid) ----
   wire [TAG_W-1:0] tag_issue = {la_addr_o, short_grp, la_last, la_last_red, la_first, issue};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
-    .WIDTH (TAG_W),
+    .WIDTH (5),
     .DEPTH (MEM_LAT),
     .RESET (1)
   ) u_mem_tag (
     .clk (clk),
     .rst (rst),
-    .d   (tag_issue),
-    .q   (tag_m)
+    .d   (tag_issue[4:0]),
+    .q   (tag_m[4:0])
+  );
+  tt_delay #(
+    .WIDTH (ADDR_W),
+    .DEPTH (MEM_LAT)
+  ) u_mem_addr (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_issue[TAG_W-1:5]),
+    .q   (tag_m[TAG_W-1:5])
   );
   wire              m_valid    = tag_m[0];  // a beat's operands arrive
   wire              m_first    = tag_m[1];
@@ -755,14 +764,23 @@ module tt_contract #(
       wire              p_valid;
       if (MEM_LAT > 1) begin : g_tag_pre
         tt_delay #(
-          .WIDTH (LANE_IW + BUF_W + 10),
+          .WIDTH (2),
           .DEPTH (MEM_LAT - 1),
           .RESET (1)
         ) u_load_tag (
           .clk (clk),
           .rst (rst),
-          .d   (ld_tag),
-          .q   ({p_row_sh, p_set, p_gen, p_vec, p_vsum, p_lane, p_word, p_slice_end, p_valid})
+          .d   (ld_tag[1:0]),
+          .q   ({p_slice_end, p_valid})
+        );
+        tt_delay #(
+          .WIDTH (LANE_IW + BUF_W + 8),
+          .DEPTH (MEM_LAT - 1)
+        ) u_load_fields (
+          .clk (clk),
+          .rst (rst),
+          .d   (ld_tag[LANE_IW+BUF_W+9:2]),
+          .q   ({p_row_sh, p_set, p_gen, p_vec, p_vsum, p_lane, p_word})
         );
       end else begin : g_tag_now
         assign {p_row_sh, p_set, p_gen, p_vec, p_vsum, p_lane, p_word, p_slice_end, p_valid} = ld_tag;
@@ -773,7 +791,7 @@ module tt_contract #(
       wire              w_gen;
       wire [BUF_W-1:0]  w_word;
       always @(posedge clk) begin
-        count_tag_q <= rst ? {(BUF_W+3){1'b0}} : {p_set, p_gen, p_word, p_slice_end};
+        count_tag_q <= {p_set, p_gen, p_word, !rst && p_slice_end};
       end
       assign {w_set, w_gen, w_word, w_slice_end} = count_tag_q;
       wire [LT_W*LD_NGROUPS-1:0]       grp_tag;      // each group's copy of the lane fields
@@ -784,7 +802,7 @@ module tt_contract #(
         reg [BUF_AW:0]   wr_addr_q;
         (* keep *)
         always @(posedge clk) begin
-          tag_q     <= rst ? {LT_W{1'b0}} : {p_row_sh, p_vec, p_vsum, p_lane, p_valid};
+          tag_q     <= {p_row_sh, p_vec, p_vsum, p_lane, !rst && p_valid};
           wr_addr_q <= {p_set, p_word[BUF_AW-1:0]};
         end
         assign grp_tag[LT_W*gt +: LT_W] = tag_q;
@@ -1018,21 +1036,30 @@ module tt_contract #(
   generate
     if (MAC_LAT > 1) begin : g_mac_tag
       tt_delay #(
-        .WIDTH (ADDR_W + 3),
+        .WIDTH (3),
         .DEPTH (MAC_LAT - 1),
         .RESET (1)
       ) u_mac_tag (
         .clk (clk),
         .rst (rst),
-        .d   (tag_in),
-        .q   (tag_next)
+        .d   (tag_in[2:0]),
+        .q   (tag_next[2:0])
+      );
+      tt_delay #(
+        .WIDTH (ADDR_W),
+        .DEPTH (MAC_LAT - 1)
+      ) u_mac_addr (
+        .clk (clk),
+        .rst (rst),
+        .d   (tag_in[ADDR_W+2:3]),
+        .q   (tag_next[ADDR_W+2:3])
       );
     end else begin : g_mac_tag_direct
       assign tag_next = tag_in;
     end
   endgenerate
   always @(posedge clk) begin
-    tag_grp <= rst ? {(ADDR_W+3){1'b0}} : tag_next;
+    tag_grp <= {tag_next[ADDR_W+2:3], rst ? 3'b000 : tag_next[2:0]};
   end
   wire              grp_done  = tag_grp[0];
   wire              grp_last  = tag_grp[1];

@@ -419,18 +419,28 @@ module tt_ewise #(
   assign o_rd_en   = ia_valid && read_old;  // the old word waits in tt_writeback for its requantised increment
   assign o_rd_addr = ia_y;
 
-  // ---- element tags through the memory latency ----
+  // ---- element tags through the memory latency: the flags reset, the address and b not (they count only with
+  // valid) ----
   wire [TAG_W-1:0] tag_issue = {ia_y, b_issue, keep_issue, ia_last, ia_valid};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
-    .WIDTH (TAG_W),
+    .WIDTH (3),
     .DEPTH (MEM_LAT),
     .RESET (1)
   ) u_mem_tag (
     .clk (clk),
     .rst (rst),
-    .d   (tag_issue),
-    .q   (tag_m)
+    .d   (tag_issue[2:0]),
+    .q   (tag_m[2:0])
+  );
+  tt_delay #(
+    .WIDTH (TAG_W - 3),
+    .DEPTH (MEM_LAT)
+  ) u_mem_fields (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_issue[TAG_W-1:3]),
+    .q   (tag_m[TAG_W-1:3])
   );
   wire              m_valid = tag_m[0];
   wire              m_last  = tag_m[1];

@@ -168,18 +168,28 @@ module tt_sce #(
   assign z_rd_en   = (iss_ph_q != PH_NONE) && !iss_pad;
   assign z_rd_addr = z_base + {{(ADDR_W-N_W){1'b0}}, iss_idx_q};
 
-  // ---- read tags through the memory latency ----
+  // ---- read tags through the memory latency: the phase and flags reset, the index not (it counts only in a
+  // phase) ----
   wire [TAG_W-1:0] tag_issue = {iss_idx_q, iss_last, iss_pad, iss_ph_q};
   wire [TAG_W-1:0] tag_m;
   tt_delay #(
-    .WIDTH (TAG_W),
+    .WIDTH (4),
     .DEPTH (MEM_LAT),
     .RESET (1)
   ) u_mem_tag (
     .clk (clk),
     .rst (rst),
-    .d   (tag_issue),
-    .q   (tag_m)
+    .d   (tag_issue[3:0]),
+    .q   (tag_m[3:0])
+  );
+  tt_delay #(
+    .WIDTH (TAG_W - 4),
+    .DEPTH (MEM_LAT)
+  ) u_mem_idx (
+    .clk (clk),
+    .rst (rst),
+    .d   (tag_issue[TAG_W-1:4]),
+    .q   (tag_m[TAG_W-1:4])
   );
   wire [1:0]       m_ph   = tag_m[1:0];
   wire             m_pad  = tag_m[2];
