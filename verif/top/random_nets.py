@@ -133,9 +133,9 @@ def ragged_rows(cfg, params: P.AccelParams = LANE_PARAMS) -> list[str]:
 # story and a check that the network, as the test runs it (rank adaptation may be added), still has the property
 # that made it fail: a compiler change could otherwise take the test's point away silently.
 REGRESSION_NETWORKS = [
-    # Session 26: on LANE_PARAMS, train_sample's second contraction `cae,eda->cd` (a lane sum of R = 2 over its a at
+    # On LANE_PARAMS, train_sample's second contraction `cae,eda->cd` (a lane sum of R = 2 over its a at
     # act 18..29, output at act 30..41) read a's last run (words 28..29) as the whole bank row 28..31 while its drain
-    # wrote word 31: tt_bank's no_rw_check checker stopped the run. A read now takes only its run's columns.
+    # wrote word 31: tt_bank's no_rw_check checker stopped the run. A read takes only its run's columns.
     (
         {
             "name": "row_shared",
@@ -149,7 +149,7 @@ REGRESSION_NETWORKS = [
         },
         lambda cfg, params: bool(run_row_neighbours(cfg, params)),
     ),
-    # Session 29: rows over counts R does not divide (idle rows in the last chunk) over runs of a that start anywhere in
+    # Rows over counts R does not divide (idle rows in the last chunk) over runs of a that start anywhere in
     # a bank row (tt_bank reads the columns before the run's first one a row further on). Kept to test both in the
     # whole accelerator: `cae,ab->ebc` takes rows of 2 over b = 3 (one idle row) of the input X0, whose a steps by 3;
     # `hfj,fg->hjg` rows of 4 over the rank j = 2 (two idle rows, one chunk) of the core G1.0, whose f steps by 2.
