@@ -96,7 +96,7 @@ coverage: setup ## Verilator line and toggle coverage of rtl/ from the block tes
 
 mutate: setup ## plant known bugs (RANDOM=n: n drawn at random) in a copy of rtl/; the tests must kill each one
 	$(PY) scripts/mutate.py --seed $(SEED) $(foreach b,$(BLOCK),--block $(b)) \
-	    $(if $(RANDOM),--random $(RANDOM) $(if $(filter 1,$(PER_BLOCK)),--per-block))
+	    $(if $(RANDOM),--random $(RANDOM) $(if $(filter 1,$(PER_BLOCK)),--per-block),--jobs $(J))
 
 bench: setup ## measure the project's figures into results/
 	$(PY) scripts/bench.py $(if $(filter 1,$(QUICK)),--quick) $(if $(SECTIONS),--sections $(SECTIONS))

@@ -26,9 +26,10 @@ wrong and the run fails.
 Before the mutants, each selected block's tests are run once on an unmutated copy (the baseline; skip with
 --no-baseline): if they fail there, every mutant would look killed, so the run stops.
 
-Writes build/mutate/report.json and build/mutate/report.md (id, category, block, result, time); exits
+Writes build/mutate/report.json and build/mutate/report.md (id, category, block, result, time), and on a run
+over the whole catalogue results/mutation.md (the figures block by block, survivors and equivalents); exits
 non-zero if a mutant survived (listed at the end) or on a stillborn / error / refuted-equivalent mutant.
-Run under `nice -n 19` on a shared machine; it runs one simulation at a time.
+Run under `nice -n 19` on a shared machine; it runs one simulation at a time, or --jobs N mutants at once.
 
   python scripts/mutate.py [--block NAME] [--mutant ID ...] [--sim icarus|verilator] [--list]
   make mutate [BLOCK=name] [SIM=verilator] [SEED=n]
@@ -50,6 +51,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +61,7 @@ from verif.filelist import module_files, sources  # noqa: E402  (the repository 
 
 CATALOGUE = ROOT / "scripts" / "mutants.json"
 OUT = ROOT / "build" / "mutate"
+RESULTS = ROOT / "results" / "mutation.md"
 SIMS = ("icarus", "verilator")
 CATEGORIES = (
     "flipped operator",
@@ -270,6 +273,17 @@ def run_tests(
     return "error", failed
 
 
+def git_commit() -> str:
+    """HEAD's short hash, with '+changes' when rtl/, verif/ or scripts/ differ from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "rtl", "verif", "scripts"], cwd=ROOT, capture_output=True, text=True
+    )
+    if head.returncode != 0:
+        return "an unknown commit"
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def fmt_s(s: float) -> str:
     return f"{s / 60:.1f} min" if s >= 120 else f"{s:.0f} s"
 
@@ -317,6 +331,36 @@ def run_mutant_tests(
         if status != "passed":
             break
     return {"failed": "killed", "passed": "survived"}.get(status, status), failed, log
+
+
+def run_mutant(cat: dict, m: dict, sim: str, seed: int, timeouts: dict[str, float], keep_builds: bool) -> dict:
+    """Plant one mutant, elaborate it and run its block's tests: its report row."""
+    block = cat["blocks"][m["block"]]
+    mdir = OUT / m["id"]
+    tag = f"mutate-{m['id']}"
+    t0 = time.time()
+    rtl = plant(m, mdir)
+    ok, elab_log = elaborates(block, rtl, sim)
+    failed: list[str] = []
+    if not ok:
+        result = "stillborn"
+        (mdir / "elaborate.log").write_text(elab_log)
+    else:
+        result, failed, _ = run_mutant_tests(cat, [m["block"]], rtl, tag, sim, seed, timeouts, mdir)
+    if result in KILLED and not keep_builds:
+        shutil.rmtree(ROOT / "build" / f"sim-{tag}", ignore_errors=True)
+    return {
+        "id": m["id"],
+        "category": m["category"],
+        "block": m["block"],
+        "file": m["file"],
+        "result": result,
+        "equivalent": bool(m.get("equivalent")),
+        "seconds": round(time.time() - t0, 1),
+        "failed_tests": failed,
+        "first_failure": first_failure((mdir / "pytest.log").read_text()) if ok else "",
+        "log": str((mdir / ("pytest.log" if ok else "elaborate.log")).relative_to(ROOT)),
+    }
 
 
 def progress(i: int, n: int, t0: float, what: str) -> None:
@@ -373,6 +417,52 @@ def write_reports(rows: list[dict], meta: dict) -> None:
         )
     lines += ["", "Results: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
     (OUT / "report.md").write_text("\n".join(lines) + "\n")
+    if meta.get("whole_catalogue"):
+        RESULTS.write_text(catalogue_summary(rows, meta))
+
+
+def catalogue_summary(rows: list[dict], meta: dict) -> str:
+    """results/mutation.md: a run over the whole catalogue, block by block, then its survivors, equivalent and
+    unusable mutants. Written after every mutant of such a run, so an interrupted run says how far it got."""
+    per_block: dict[str, dict[str, int]] = {}
+    for r in rows:
+        b = per_block.setdefault(r["block"], {"mutants": 0, "killed": 0, "survived": 0, "equivalent": 0, "other": 0})
+        b["mutants"] += 1
+        if r.get("equivalent"):
+            b["equivalent"] += 1
+        elif r["result"] in KILLED:
+            b["killed"] += 1
+        elif r["result"] == "survived":
+            b["survived"] += 1
+        else:
+            b["other"] += 1
+    total = {k: sum(b[k] for b in per_block.values()) for k in ("mutants", "killed", "survived", "equivalent", "other")}
+    done = "" if total["mutants"] == meta["catalogue_size"] else f" (interrupted: {total['mutants']} run)"
+    lines = [
+        "# Mutation testing: the catalogue",
+        "",
+        "Written by `make mutate` (scripts/mutate.py) on each run over the whole catalogue (scripts/mutants.json and "
+        "scripts/mutants.d/): every mutant is a known bug planted in a copy of rtl/, and its block's tests must fail "
+        "on it. Runs of one block or of single mutants write build/mutate/ only.",
+        "",
+        f"Run: {meta['date']} at {meta['commit']}, {meta['sim']}, SEED={meta['seed']}, "
+        f"{meta['catalogue_size']} mutants{done}, wall {fmt_s(meta['wall_s'])}: **{total['killed']} killed, "
+        f"{total['survived']} survived, {total['equivalent']} equivalent, {total['other']} stillborn, error or "
+        "timeout**.",
+        "",
+        "| block | mutants | killed | survived | equivalent | other |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, b in per_block.items():
+        lines.append(f"| {name} | {' | '.join(str(v) for v in b.values())} |")
+    lines.append(f"| all | {' | '.join(str(v) for v in total.values())} |")
+    notable = [r for r in rows if r.get("equivalent") or r["result"] not in KILLED]
+    if notable:
+        lines += ["", "| mutant | block | result | log |", "|---|---|---|---|"]
+        for r in notable:
+            result = r["result"] + (" (marked equivalent)" if r.get("equivalent") else "")
+            lines.append(f"| {r['id']} | {r['block']} | {result} | {r['log']} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -394,6 +484,12 @@ def main(argv: list[str] | None = None) -> int:
         help="SEED for the tests and, with --random, for the draw (default: $SEED, else 1 as make regress)",
     )
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant before it is stopped (default 900)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="catalogue mutants tested at once (default 1; make mutate: J); each runs one simulation",
+    )
     ap.add_argument("--no-baseline", action="store_true", help="skip the tests on the unmutated RTL")
     ap.add_argument("--keep-builds", action="store_true", help="keep build/sim-mutate-<id> of killed mutants too")
     ap.add_argument("--list", action="store_true", help="list the selected mutants and exit")
@@ -450,49 +546,39 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[dict] = []
     n = len(muts)
+    whole = n == len(cat["mutants"])
+    commit = git_commit()
+    date = time.strftime("%Y-%m-%d", time.gmtime())
     t_run = time.time()
     timeouts = {b: block_timeout(args.timeout, baseline_s, b) for b in blocks}
-    for i, m in enumerate(muts, 1):
-        block = cat["blocks"][m["block"]]
-        mdir = OUT / m["id"]
-        tag = f"mutate-{m['id']}"
-        t0 = time.time()
-        rtl = plant(m, mdir)
-        ok, elab_log = elaborates(block, rtl, args.sim)
-        failed: list[str] = []
-        if not ok:
-            result = "stillborn"
-            (mdir / "elaborate.log").write_text(elab_log)
-        else:
-            result, failed, _ = run_mutant_tests(cat, [m["block"]], rtl, tag, args.sim, args.seed, timeouts, mdir)
-        secs = time.time() - t0
-        if result in KILLED and not args.keep_builds:
-            shutil.rmtree(ROOT / "build" / f"sim-{tag}", ignore_errors=True)
-        row = {
-            "id": m["id"],
-            "category": m["category"],
-            "block": m["block"],
-            "file": m["file"],
-            "result": result,
-            "equivalent": bool(m.get("equivalent")),
-            "seconds": round(secs, 1),
-            "failed_tests": failed,
-            "first_failure": first_failure((mdir / "pytest.log").read_text()) if ok else "",
-            "log": str((mdir / ("pytest.log" if ok else "elaborate.log")).relative_to(ROOT)),
-        }
-        rows.append(row)
-        label = result + (" [equivalent]" if row["equivalent"] else "")
-        by = f" by {failed[0].split('::', 1)[-1]}" if failed else ""
-        progress(i, n, t_run, f"{m['id']} ({m['block']}, {m['category']}): {label}{by} in {secs:.0f} s")
-        write_reports(
-            rows,
-            {
-                "sim": args.sim,
-                "seed": args.seed,
-                "wall_s": round(time.time() - t_start, 1),
-                "baseline_s": {k: round(v, 1) for k, v in baseline_s.items()},
-            },
-        )
+
+    def one(m: dict) -> dict:
+        return run_mutant(cat, m, args.sim, args.seed, timeouts, args.keep_builds)
+
+    # Each mutant has its own copy of rtl/ and its own build directory, so mutants run side by side; the
+    # reports keep the catalogue's order whatever order they finish in.
+    order = {m["id"]: k for k, m in enumerate(muts)}
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for i, row in enumerate((f.result() for f in as_completed([pool.submit(one, m) for m in muts])), 1):
+            rows.append(row)
+            rows.sort(key=lambda r: order[r["id"]])
+            label = row["result"] + (" [equivalent]" if row["equivalent"] else "")
+            by = f" by {row['failed_tests'][0].split('::', 1)[-1]}" if row["failed_tests"] else ""
+            what = f"{row['id']} ({row['block']}, {row['category']}): {label}{by} in {row['seconds']:.0f} s"
+            progress(i, n, t_run, what)
+            write_reports(
+                rows,
+                {
+                    "sim": args.sim,
+                    "seed": args.seed,
+                    "wall_s": round(time.time() - t_start, 1),
+                    "baseline_s": {k: round(v, 1) for k, v in baseline_s.items()},
+                    "whole_catalogue": whole,
+                    "catalogue_size": len(cat["mutants"]),
+                    "commit": commit,
+                    "date": date,
+                },
+            )
 
     survived = [r for r in rows if r["result"] == "survived" and not r["equivalent"]]
     equiv = [r for r in rows if r["equivalent"]]

@@ -162,3 +162,39 @@ def test_run_tests_classifies_pass_fail_and_timeout(tmp_path):
     assert got["ok"] == ("passed", [])
     assert got["bad"][0] == "failed" and got["bad"][1][0].endswith("test_bad.py::test_bad")
     assert got["hang"] == ("timeout", [])
+
+
+def _row(mid: str, block: str, result: str, equivalent: bool = False) -> dict:
+    return {"id": mid, "block": block, "result": result, "equivalent": equivalent, "log": f"build/mutate/{mid}/x.log"}
+
+
+def test_catalogue_summary_counts_by_block_and_lists_what_was_not_killed():
+    rows = [
+        _row("a1", "tt_a", "killed"),
+        _row("a2", "tt_a", "timeout"),
+        _row("a3", "tt_a", "survived", equivalent=True),
+        _row("b1", "tt_b", "survived"),
+        _row("b2", "tt_b", "stillborn"),
+    ]
+    meta = {"date": "2026-01-01", "commit": "abc1234", "sim": "icarus", "seed": 7, "catalogue_size": 6, "wall_s": 60}
+    text = mutate.catalogue_summary(rows, meta)
+    assert "| tt_a | 3 | 2 | 0 | 1 | 0 |" in text
+    assert "| tt_b | 2 | 0 | 1 | 0 | 1 |" in text
+    assert "| all | 5 | 2 | 1 | 1 | 1 |" in text
+    assert "6 mutants (interrupted: 5 run)" in text and "SEED=7" in text and "abc1234" in text
+    listed = [
+        line.split(" | ")[0].lstrip("| ") for line in text.splitlines() if line.startswith("| ") and "/x.log" in line
+    ]
+    assert listed == ["a3", "b1", "b2"]
+
+
+def test_only_a_whole_catalogue_run_writes_the_results_page(tmp_path, monkeypatch):
+    monkeypatch.setattr(mutate, "OUT", tmp_path / "out")
+    monkeypatch.setattr(mutate, "RESULTS", tmp_path / "mutation.md")
+    (tmp_path / "out").mkdir()
+    row = {**_row("a1", "tt_a", "killed"), "category": "c", "seconds": 1.0}
+    meta = {"date": "d", "commit": "c", "sim": "icarus", "seed": 1, "catalogue_size": 1, "wall_s": 1.0}
+    mutate.write_reports([row], {**meta, "whole_catalogue": False})
+    assert not (tmp_path / "mutation.md").exists()
+    mutate.write_reports([row], {**meta, "whole_catalogue": True})
+    assert "| all | 1 | 1 | 0 | 0 | 0 |" in (tmp_path / "mutation.md").read_text()
