@@ -39,12 +39,12 @@ TECH = {"tiny-lanes-ecp5": "ecp5", "tiny-lanes-ice40": "ice40"}
 # MAC lanes, lane buffer words, vector load words and drain elements of the cases built with several lanes (the others
 # have one): tiny loads its buffers 4 words a cycle, drains 2 a cycle (banks in rows of 4: runs of half a row) and sums
 # the lanes of four ops (one with 2 output lanes beside 2 sum lanes, drained 2 a cycle), digits loads one word a cycle.
-# paper-lanes: the default 128 lanes (rows of 16, a drain of 16): its lane sums with output lanes (loading along the sum
-# loop where R = 16) and its rows.
+# paper-lanes: the 64-lane engine of the ECP5 build (rows of 8, a drain of 8): its lane sums with output lanes (loading
+# along the sum loop where R = 8) and its rows. Sums of 16 lanes are swept in tt_contract's block tests.
 LANES = {
     "tiny-lanes": (4, 64, 4, 2),
     "digits-lanes": (8, 512, 1, 1),
-    "paper-lanes": (128, 512, 16, 16),
+    "paper-lanes": (64, 512, 8, 8),
     "tiny-lanes-ecp5": (4, 64, 4, 2),
     "tiny-lanes-ice40": (4, 64, 4, 2),
     "tiny-lanes-one-set": (4, 64, 4, 2),
@@ -94,8 +94,8 @@ RUNS = [(sim, case, 2) for sim, case in PAIRS] + [(SIMS[0], "tiny", p) for p in 
 # Icarus runs the variants of tiny (its lanes, vendor cells, bus stalls, Adam) one update and two test samples long:
 # the Verilator run of the same case goes the whole length, the Icarus run proves the build simulator-independent.
 ICARUS_SHORT = (1, 2)
-# The 128-lane case (Verilator's build of 128 MAC lanes and the run) takes most of the regression's 15-minute limit
-# per test on one core: it has a limit of its own, so that a slower machine does not fail it.
+# The 64-lane case (Verilator's build of 64 MAC lanes and the run) takes a large part of the regression's 15-minute
+# limit per test on one core: it has a limit of its own, so that a slower machine does not fail it.
 SLOW = {"paper-lanes": pytest.mark.timeout(1800)}
 
 
