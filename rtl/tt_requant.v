@@ -94,8 +94,13 @@ module tt_requant #(
       reg                     err_q;
       always @(posedge clk) begin
         sum_q <= sum_d;
-        rsh_q <= rsh_d;
         err_q <= err_d;
+      end
+      // Each lane's shift amount is its own register, beside its shifter: a drain's lanes share one shift, and
+      // yosys would merge their identical flip-flops into one net to every lane's shifter. (* keep *) stops that.
+      (* keep *)
+      always @(posedge clk) begin
+        rsh_q <= rsh_d;
       end
 
       // ---- stage 2: shift ----
