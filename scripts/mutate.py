@@ -57,7 +57,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from verif.filelist import module_files, sources  # noqa: E402  (the repository root on the path first)
+from scripts.synth import git_commit  # noqa: E402  (the repository root on the path first)
+from verif.filelist import module_files, sources  # noqa: E402
 
 CATALOGUE = ROOT / "scripts" / "mutants.json"
 OUT = ROOT / "build" / "mutate"
@@ -271,17 +272,6 @@ def run_tests(
     if rc == 1:
         return "failed", failed
     return "error", failed
-
-
-def git_commit() -> str:
-    """HEAD's short hash, with '+changes' when rtl/, verif/ or scripts/ differ from it."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "rtl", "verif", "scripts"], cwd=ROOT, capture_output=True, text=True
-    )
-    if head.returncode != 0:
-        return "an unknown commit"
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def fmt_s(s: float) -> str:
@@ -547,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     n = len(muts)
     whole = n == len(cat["mutants"])
-    commit = git_commit()
+    commit = git_commit(("rtl", "verif", "scripts")) or "an unknown commit"
     date = time.strftime("%Y-%m-%d", time.gmtime())
     t_run = time.time()
     timeouts = {b: block_timeout(args.timeout, baseline_s, b) for b in blocks}

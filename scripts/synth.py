@@ -863,13 +863,17 @@ tee -q -o {shlex.quote(tool_path(out / "stat.txt"))} stat
 """
 
 
-def git_commit() -> str | None:
+def git_commit(paths: tuple[str, ...] = ("rtl",)) -> str | None:
+    """HEAD's short hash, with '+<paths>-changes' (e.g. '+rtl-changes') when those paths differ from it; None
+    outside a git checkout."""
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rtl"], cwd=ROOT, capture_output=True, text=True)
-        return out.stdout.strip() + ("+rtl-changes" if dirty.stdout.strip() else "") if out.returncode == 0 else None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=ROOT, capture_output=True, text=True)
     except OSError:
         return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() + (f"+{'-'.join(paths)}-changes" if dirty.stdout.strip() else "")
 
 
 def model_params(
