@@ -108,7 +108,8 @@ def _tool(name: str) -> str:
 def ecp5_settings(fin: float, fout: float) -> dict:
     """yowasp-ecppll's EHXPLLL dividers for `fout` from `fin`: {"params": tt_prim_pll's ECP5_* parameters,
     "achieved_mhz", "vco_mhz"}; refuses a clock it cannot make exactly."""
-    # the WebAssembly tool writes files only under its working directory
+    # the WebAssembly tool writes files only under its working directory, and cannot reach /tmp
+    (ROOT / "build").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=ROOT / "build") as tmp:
         run = subprocess.run(
             [_tool("yowasp-ecppll"), "-i", f"{fin:g}", "-o", f"{fout:g}", "-f", "pll.v"],

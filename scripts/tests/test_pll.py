@@ -1,6 +1,8 @@
 """scripts/pll.py: the PLL settings come from the vendor calculators and make exactly the requested clock; a clock the
 PLL cannot make is refused, naming the nearest ones it can (by hand: ECP5 makes 25 MHz x CLKFB_DIV / CLKI_DIV)."""
 
+import shutil
+
 import pytest
 
 from scripts import pll
@@ -41,3 +43,15 @@ def test_every_achievable_clock_is_in_the_limits():
     clocks = pll.achievable("ecp5", 25.0)
     assert clocks == sorted(set(clocks)) and 100.0 in clocks and 125.0 in clocks
     assert min(clocks) >= pll.ECP5["out"][0] and max(clocks) <= pll.ECP5["out"][1]
+
+
+def test_a_clean_clone_without_build_gets_its_settings(monkeypatch):
+    """A fresh clone has no build/: the settings still come, and the scratch space is made for them."""
+    fresh = pll.ROOT / "build" / "test-pll-fresh-clone"
+    shutil.rmtree(fresh, ignore_errors=True)
+    monkeypatch.setattr(pll, "ROOT", fresh)
+    try:
+        assert pll.ecp5_settings(25.0, 100.0)["params"]["ECP5_CLKFB_DIV"] == 4
+        assert (fresh / "build").is_dir()
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
