@@ -346,6 +346,7 @@ def run_mutant(cat: dict, m: dict, sim: str, seed: int, timeouts: dict[str, floa
         "file": m["file"],
         "result": result,
         "equivalent": bool(m.get("equivalent")),
+        "reason": m.get("reason", ""),
         "seconds": round(time.time() - t0, 1),
         "failed_tests": failed,
         "first_failure": first_failure((mdir / "pytest.log").read_text()) if ok else "",
@@ -448,10 +449,11 @@ def catalogue_summary(rows: list[dict], meta: dict) -> str:
     lines.append(f"| all | {' | '.join(str(v) for v in total.values())} |")
     notable = [r for r in rows if r.get("equivalent") or r["result"] not in KILLED]
     if notable:
-        lines += ["", "| mutant | block | result | log |", "|---|---|---|---|"]
+        lines += ["", "| mutant | block | result | why equivalent, or the log |", "|---|---|---|---|"]
         for r in notable:
             result = r["result"] + (" (marked equivalent)" if r.get("equivalent") else "")
-            lines.append(f"| {r['id']} | {r['block']} | {result} | {r['log']} |")
+            why = r.get("reason") if r.get("equivalent") and r["result"] == "survived" else r["log"]
+            lines.append(f"| {r['id']} | {r['block']} | {result} | {why.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 

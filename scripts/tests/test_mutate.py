@@ -165,7 +165,15 @@ def test_run_tests_classifies_pass_fail_and_timeout(tmp_path):
 
 
 def _row(mid: str, block: str, result: str, equivalent: bool = False) -> dict:
-    return {"id": mid, "block": block, "result": result, "equivalent": equivalent, "log": f"build/mutate/{mid}/x.log"}
+    reason = "same output: x | 0 is x" if equivalent else ""
+    return {
+        "id": mid,
+        "block": block,
+        "result": result,
+        "equivalent": equivalent,
+        "reason": reason,
+        "log": f"build/mutate/{mid}/x.log",
+    }
 
 
 def test_catalogue_summary_counts_by_block_and_lists_what_was_not_killed():
@@ -173,19 +181,22 @@ def test_catalogue_summary_counts_by_block_and_lists_what_was_not_killed():
         _row("a1", "tt_a", "killed"),
         _row("a2", "tt_a", "timeout"),
         _row("a3", "tt_a", "survived", equivalent=True),
+        _row("a4", "tt_a", "killed", equivalent=True),
         _row("b1", "tt_b", "survived"),
         _row("b2", "tt_b", "stillborn"),
     ]
-    meta = {"date": "2026-01-01", "commit": "abc1234", "sim": "icarus", "seed": 7, "catalogue_size": 6, "wall_s": 60}
+    meta = {"date": "2026-01-01", "commit": "abc1234", "sim": "icarus", "seed": 7, "catalogue_size": 7, "wall_s": 60}
     text = mutate.catalogue_summary(rows, meta)
-    assert "| tt_a | 3 | 2 | 0 | 1 | 0 |" in text
+    assert "| tt_a | 4 | 2 | 0 | 2 | 0 |" in text
     assert "| tt_b | 2 | 0 | 1 | 0 | 1 |" in text
-    assert "| all | 5 | 2 | 1 | 1 | 1 |" in text
-    assert "6 mutants (interrupted: 5 run)" in text and "SEED=7" in text and "abc1234" in text
+    assert "| all | 6 | 2 | 1 | 2 | 1 |" in text
+    assert "7 mutants (interrupted: 6 run)" in text and "SEED=7" in text and "abc1234" in text
     listed = [
         line.split(" | ")[0].lstrip("| ") for line in text.splitlines() if line.startswith("| ") and "/x.log" in line
     ]
-    assert listed == ["a3", "b1", "b2"]
+    # an equivalent that survived gives its reason (a table-safe copy); one a test killed gives its log
+    assert listed == ["a4", "b1", "b2"]
+    assert "| a3 | tt_a | survived (marked equivalent) | same output: x / 0 is x |" in text
 
 
 def test_only_a_whole_catalogue_run_writes_the_results_page(tmp_path, monkeypatch):
