@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cocotb
 import numpy as np
+from cocotb.task import Task
 from cocotb.triggers import FallingEdge, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
@@ -84,19 +85,19 @@ class AxilHost:
         slave's valid high, ready low), so a test can prove its stalls happened."""
         if self.stalled is None:
             self.stalled = dict.fromkeys(self.channels, 0)
-            cocotb.start_soon(self._count_stalls())
+            cocotb.start_soon(self._count_stalls(self.stalled))
         for name, ch in self.channels.items():
             p = probs.get(name, 0.0)
             ch.set_pause_generator(pauses(rng, p) if p > 0 else None)
             if p == 0:
                 ch.pause = False  # a generator stopped mid-run leaves the channel paused
 
-    async def _count_stalls(self) -> None:
+    async def _count_stalls(self, stalled: dict[str, int]) -> None:
         while True:
             await RisingEdge(self.clk)
             for name, ch in self.channels.items():
                 if ch.pause and (ch.count() > 0 if name in ("aw", "w", "ar") else ch.valid.value == 1):
-                    self.stalled[name] += 1
+                    stalled[name] += 1
 
     async def write32(self, addr: int, value: int, strb: int = 0xF) -> int:
         """Write the strobed bytes of `value` to the word at byte address `addr` (aligned); returns bresp.
@@ -152,7 +153,7 @@ class BusResponder:
         self.writes = self.reads = self.errors = 0
         self.log: list | None = None
         self._delay = 0  # the ack delay drawn for the transaction in progress
-        self._task = None
+        self._task: Task[None] | None = None
 
     def peek(self, addr: int) -> int:
         return self.mem.get(addr, word_init(addr, self.salt))

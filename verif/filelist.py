@@ -103,6 +103,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--lint-plan"]:
         print("\n".join(f"{top} {tech}" for top, tech in lint_plan()))
     elif len(sys.argv) in (2, 3):
-        print("\n".join(str(p) for p in sources(*sys.argv[1:])))
+        tech = sys.argv[2] if len(sys.argv) == 3 else "generic"
+        print("\n".join(str(p) for p in sources(sys.argv[1], tech)))
     else:
         sys.exit("usage: python -m verif.filelist TOP [TECH] | --lint-plan")

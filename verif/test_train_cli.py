@@ -2,6 +2,7 @@
 exit 2, and the engine it builds from make's defaults. The simulation itself is replaced by a stand-in that records
 its call (the co-simulated runs: verif/top/test_train_resume.py)."""
 
+import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from golden.checkpoint import CHECKPOINT, locked
 from golden.config_file import config_to_dict, load_config
+from golden.program import AccelParams
 from verif import train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,10 +20,15 @@ TINY = ["--model", "tiny", "--dataset", "tiny", "--epochs", "1", "--seed", "1"]
 
 
 @pytest.fixture
-def simulations(monkeypatch) -> list:
+def simulations(monkeypatch) -> list[tuple[AccelParams, Path]]:
     """The (accelerator parameters, OUT) of every co-simulation verif/train.py would have started."""
-    started = []
-    monkeypatch.setattr(train, "cosimulate", lambda a, cfg, params, out, suffix: started.append((params, out)) or 0)
+    started: list[tuple[AccelParams, Path]] = []
+
+    def cosimulate(a: argparse.Namespace, cfg, params: AccelParams, out: Path, suffix: str) -> int:
+        started.append((params, out))
+        return 0
+
+    monkeypatch.setattr(train, "cosimulate", cosimulate)
     return started
 
 

@@ -115,6 +115,9 @@ class Coverage(uvm_subscriber):
         self._sampler = f
         self.n_samples = 0
 
+    def _items(self) -> list[_Point | _Cross]:
+        return [*self._points, *self._crosses]
+
     def _full(self, name: str) -> str:
         return f"{self.root}.{name}"
 
@@ -126,7 +129,7 @@ class Coverage(uvm_subscriber):
     def holes(self) -> dict[str, list]:
         """{item name: [bins with fewer than at_least hits]} for every point and cross that has any."""
         out = {}
-        for it in [*self._points, *self._crosses]:
+        for it in self._items():
             cov = coverage_db[self._full(it.name)]
             missing = [b for b, h in cov.detailed_coverage.items() if h < it.at_least]
             if missing:
@@ -137,7 +140,7 @@ class Coverage(uvm_subscriber):
         out = results_dir()
         coverage_db.export_to_yaml(str(out / f"{self.REPORT_NAME}.yml"))
         coverage_db.export_to_xml(str(out / f"{self.REPORT_NAME}.xml"))
-        for it in [*self._points, *self._crosses]:
+        for it in self._items():
             cov = coverage_db[self._full(it.name)]
             self.logger.info(f"coverage {it.name}: {cov.coverage}/{cov.size} bins ({cov.cover_percentage:.1f} %)")
         top = coverage_db[self.root]

@@ -57,8 +57,8 @@ class Scoreboard(uvm_component):
 
     # --- check ----------------------------------------------------------------------------------------
     @staticmethod
-    def _drain(port) -> list:
-        out = []
+    def _drain(port) -> list[object]:
+        out: list[object] = []
         while True:
             ok, txn = port.try_get()
             if not ok:
