@@ -33,11 +33,13 @@ from pyuvm import (
     uvm_driver,
     uvm_env,
     uvm_monitor,
+    uvm_sequence,
     uvm_sequencer,
     uvm_subscriber,
     uvm_test,
 )
 
+from verif.uvm.coverage import Coverage
 from verif.uvm.scoreboard import Scoreboard
 
 
@@ -192,12 +194,12 @@ class BlockEnv(uvm_env):
     DRAIN_QUIET: int | None = None
     DRAIN_TIMEOUT = 10_000
 
-    driver_type = None
-    input_monitor_type = None
-    output_monitor_type = None
-    predictor_type = None
-    scoreboard_type = Scoreboard
-    coverage_type = None
+    driver_type: type[ClockedDriver] | None = None
+    input_monitor_type: type[ClockedMonitor] | None = None
+    output_monitor_type: type[ClockedMonitor] | None = None
+    predictor_type: type[Predictor] | None = None
+    scoreboard_type: type[Scoreboard] = Scoreboard
+    coverage_type: type[Coverage] | None = None
 
     def build_phase(self):
         self.dut = cocotb.top
@@ -270,8 +272,8 @@ class BlockTest(uvm_test):
         uvm_factory().set_type_override_by_type(RandomSeq, CornerSeq)
     """
 
-    env_type = None
-    sequence_type = None
+    env_type: type[BlockEnv] | None = None
+    sequence_type: type[uvm_sequence] | None = None
 
     def build_phase(self):
         if self.env_type is None or self.sequence_type is None:

@@ -171,7 +171,7 @@ def corner_elements(p, rng: np.random.Generator) -> list[tuple[int, int, int, in
     qmin, qmax = -(1 << (p.OUT_W - 1)), (1 << (p.OUT_W - 1)) - 1
     illegal = [fxp.SHIFT_MIN - 1, fxp.SHIFT_MAX + 1, -(1 << (SHIFT_W - 1)), (1 << (SHIFT_W - 1)) - 1]
     shifts = [fxp.SHIFT_MIN, -p.OUT_W, -1, 0, 1, 2, 7, 8, 9, p.OUT_W, fxp.SHIFT_MAX - 1, fxp.SHIFT_MAX] + illegal
-    elems = []
+    elems: list[tuple[int, int, int, int]] = []
     for s in dict.fromkeys(shifts):
         sl = min(max(s, fxp.SHIFT_MIN), fxp.SHIFT_MAX)
         accs = {acc_min, acc_max, 0, 1, -1, acc_min + 1, acc_max - 1}
