@@ -16,6 +16,7 @@ import sys
 import tempfile
 from fractions import Fraction
 from pathlib import Path
+from typing import TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 EXACT = 1e-6  # MHz: a clock the PLL makes "exactly"
@@ -25,9 +26,31 @@ class PllError(ValueError):
     """A clock the PLL cannot make, or a calculator that failed."""
 
 
+class Ecp5Limits(TypedDict):
+    """Divider ranges and frequency limits (MHz, low and high) of ECP5's EHXPLLL."""
+
+    ref_div: range
+    fb_div: range
+    out_div: range
+    pfd: tuple[float, float]
+    vco: tuple[float, float]
+    out: tuple[float, float]
+
+
+class Ice40Limits(TypedDict):
+    """Divider ranges and frequency limits (MHz, low and high) of iCE40's SB_PLL40."""
+
+    divr: range
+    divf: range
+    divq: range
+    pfd: tuple[float, float]
+    vco: tuple[float, float]
+    out: tuple[float, float]
+
+
 # ECP5 EHXPLLL (Lattice FPGA-TN-02200 and yowasp-ecppll): CLKOP = CLKI * CLKFB_DIV / CLKI_DIV with feedback from
 # CLKOP; VCO = CLKOP * CLKOP_DIV.
-ECP5 = {
+ECP5: Ecp5Limits = {
     "ref_div": range(1, 129),
     "fb_div": range(1, 81),
     "out_div": range(1, 129),
@@ -36,7 +59,7 @@ ECP5 = {
     "out": (10.0, 400.0),
 }
 # iCE40 SB_PLL40 in SIMPLE feedback (Lattice TN1251 and icepll): out = in * (DIVF + 1) / ((DIVR + 1) * 2^DIVQ).
-ICE40 = {
+ICE40: Ice40Limits = {
     "divr": range(0, 16),
     "divf": range(0, 128),
     "divq": range(1, 7),
@@ -51,30 +74,30 @@ def achievable(family: str, fin: float) -> list[float]:
     out: set[Fraction] = set()
     fin_q = Fraction(fin).limit_denominator(10**6)
     if family == "ecp5":
-        lim = ECP5
-        for r in lim["ref_div"]:
+        lim5 = ECP5
+        for r in lim5["ref_div"]:
             pfd = fin_q / r
-            if not lim["pfd"][0] <= pfd <= lim["pfd"][1]:
+            if not lim5["pfd"][0] <= pfd <= lim5["pfd"][1]:
                 continue
-            for fb in lim["fb_div"]:
+            for fb in lim5["fb_div"]:
                 f = pfd * fb
-                if lim["out"][0] <= f <= lim["out"][1] and any(
-                    lim["vco"][0] <= f * d <= lim["vco"][1] for d in lim["out_div"]
+                if lim5["out"][0] <= f <= lim5["out"][1] and any(
+                    lim5["vco"][0] <= f * d <= lim5["vco"][1] for d in lim5["out_div"]
                 ):
                     out.add(f)
     elif family == "ice40":
-        lim = ICE40
-        for r in lim["divr"]:
+        lim40 = ICE40
+        for r in lim40["divr"]:
             pfd = fin_q / (r + 1)
-            if not lim["pfd"][0] <= pfd <= lim["pfd"][1]:
+            if not lim40["pfd"][0] <= pfd <= lim40["pfd"][1]:
                 continue
-            for f_ in lim["divf"]:
+            for f_ in lim40["divf"]:
                 vco = pfd * (f_ + 1)
-                if not lim["vco"][0] <= vco <= lim["vco"][1]:
+                if not lim40["vco"][0] <= vco <= lim40["vco"][1]:
                     continue
-                for q in lim["divq"]:
+                for q in lim40["divq"]:
                     f = vco / (1 << q)
-                    if lim["out"][0] <= f <= lim["out"][1]:
+                    if lim40["out"][0] <= f <= lim40["out"][1]:
                         out.add(f)
     else:
         raise PllError(f"no PLL model for family {family!r}")

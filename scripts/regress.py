@@ -18,6 +18,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
+from typing import Literal, TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "build" / "regress"
@@ -54,11 +55,24 @@ def run_pytest(jobs: int, seed: int, extra: list[str]) -> int:
     return subprocess.run(cmd, cwd=ROOT, env={**os.environ, "SEED": str(seed)}).returncode
 
 
-def summarise(seed: int, wall: float) -> dict:
+class SuiteRow(TypedDict):
+    """One suite's line of the summary: test counts by outcome and the summed test time."""
+
+    tests: int
+    passed: int
+    failed: int
+    skipped: int
+    time_s: float
+
+
+COUNTS: tuple[Literal["tests", "passed", "failed", "skipped"], ...] = ("tests", "passed", "failed", "skipped")
+
+
+def summarise(seed: int, wall: float) -> dict[str, object]:
     junit = OUT / "junit.xml"
     if not junit.exists():
         return {"tests": 0}
-    rows = defaultdict(lambda: {"tests": 0, "passed": 0, "failed": 0, "skipped": 0, "time_s": 0.0})
+    rows: defaultdict[str, SuiteRow] = defaultdict(lambda: SuiteRow(tests=0, passed=0, failed=0, skipped=0, time_s=0.0))
     for case in ET.parse(junit).getroot().iter("testcase"):
         group = case.get("classname", "?").rsplit(".", 1)[0]
         r = rows[group]
@@ -70,7 +84,7 @@ def summarise(seed: int, wall: float) -> dict:
             r["skipped"] += 1
         else:
             r["passed"] += 1
-    total = {k: sum(r[k] for r in rows.values()) for k in ("tests", "passed", "failed", "skipped")}
+    total: dict[str, int] = {k: sum(r[k] for r in rows.values()) for k in COUNTS}
     print(f"\n{'suite':48s} {'tests':>6s} {'pass':>6s} {'fail':>6s} {'skip':>6s} {'time s':>8s}")
     for name in sorted(rows):
         r = rows[name]
@@ -79,7 +93,7 @@ def summarise(seed: int, wall: float) -> dict:
         f"{'total':48s} {total['tests']:6d} {total['passed']:6d} {total['failed']:6d} {total['skipped']:6d}"
         f"   wall {wall:.0f} s, SEED={seed}"
     )
-    summary = {"seed": seed, "wall_s": round(wall, 1), **total, "suites": rows}
+    summary: dict[str, object] = {"seed": seed, "wall_s": round(wall, 1), **total, "suites": rows}
     (OUT / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 

@@ -42,6 +42,7 @@ import shutil
 import subprocess
 import sys
 from collections import OrderedDict, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,9 +213,9 @@ def run_verilator_coverage(tool: str, dats: list[Path]) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 # 4. Summary
 # ---------------------------------------------------------------------------------------------------------
-def summarise(points) -> dict:
+def summarise(points: Mapping[str, int]) -> dict:
     """{file: {"lines": [hit, total], "toggles": [hit, total]}} plus "_total"."""
-    per = defaultdict(lambda: {"lines": [0, 0], "toggles": [0, 0]})
+    per: defaultdict[str, dict[str, list[int]]] = defaultdict(lambda: {"lines": [0, 0], "toggles": [0, 0]})
     for k, v in points.items():
         f = fields(k)
         kind = "toggles" if f.get("t") == TOGGLE else "lines"
