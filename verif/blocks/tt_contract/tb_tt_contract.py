@@ -60,7 +60,7 @@ class Memories:
         self.vec, self.drain = int(dut.VEC.value), int(dut.DRAIN.value)
         self.mem = {"a": None, "b": None, "o": None}
         self.pipe = {p: [None] * lat for p in "abouvw"}  # u, v, w: the rows of a, b and the old words
-        self.rows = Counter()  # run reads by (port, words)
+        self.rows: Counter[tuple[str, int]] = Counter()  # run reads by (port, words)
         self.runs = 0  # run writes
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.accesses = 0
@@ -271,11 +271,11 @@ class Tb:
         short = sum(live_lanes(desc, g) < desc.lanes for g in range(desc.groups)) * desc.red_count
         for p in ports:
             got = {n: k for (q, n), k in (self.mems.rows - rows).items() if q == p}
-            want = Counter({run_words[p]: want_reads[p]} if run_words[p] > 1 and want_reads[p] else {})
+            want_runs = Counter({run_words[p]: want_reads[p]} if run_words[p] > 1 and want_reads[p] else {})
             if p == "a" and short:
-                want[run_words[p]] -= short
-                want[run_words[p] - desc.idle_rows] += short
-            want = {n: k for n, k in want.items() if n > 1 and k}
+                want_runs[run_words[p]] -= short
+                want_runs[run_words[p] - desc.idle_rows] += short
+            want = {n: k for n, k in want_runs.items() if n > 1 and k}
             assert got == want, f"{what}: run reads of {p} (words: reads) {got}, want {want}"
         assert self.mems.writes - writes == beats, f"{what}: writes"
         assert self.mems.runs - runs == (beats if desc.drain > 1 else 0), f"{what}: run writes"

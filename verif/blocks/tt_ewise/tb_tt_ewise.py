@@ -11,6 +11,7 @@ reproduces a run.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TypeVar
 
 import cocotb
 import numpy as np
@@ -55,14 +56,26 @@ CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then do
 PORTS = ("x", "z", "o")
 
 
-def tables_on_x(desc: EwiseDesc, x: np.ndarray, mem_tab: np.ndarray) -> tuple[EwiseDesc, np.ndarray]:
+# An op's x memory: None for an op that reads no x (which tables_on_x passes through).
+_X = TypeVar("_X", np.ndarray, None)
+
+
+def tables_on_x(desc: EwiseDesc, x: _X, mem_tab: np.ndarray | None) -> tuple[EwiseDesc, _X]:
     """A MASK or PENALTY descriptor and an x memory that holds its tables too (the unit reads them on its x port):
-    the tables copied from `mem_tab` after x's words, the descriptor pointing there. Other ops: unchanged."""
+    the tables copied from `mem_tab` (None: no tables) after x's words, the descriptor pointing there. Other ops:
+    unchanged."""
     if desc.opcode not in EW_CORE_OPS:
         return desc, x
+    if x is None:
+        raise ValueError(f"{desc}: a MASK or PENALTY op reads x")
     r0, _, r1 = desc.shape
-    left = [int(mem_tab[desc.tab_left + r]) for r in range(r0)] if desc.tab_on & 1 else []
-    right = [int(mem_tab[desc.tab_right + r]) for r in range(r1)] if desc.tab_on & 2 else []
+    left: list[int] = []
+    right: list[int] = []
+    if desc.tab_on & 3:
+        if mem_tab is None:
+            raise ValueError(f"{desc}: tables on (tab_on {desc.tab_on}) but no table memory")
+        left = [int(mem_tab[desc.tab_left + r]) for r in range(r0)] if desc.tab_on & 1 else []
+        right = [int(mem_tab[desc.tab_right + r]) for r in range(r1)] if desc.tab_on & 2 else []
     out = np.concatenate([np.asarray(x, dtype=np.int64), np.array(left + right, dtype=np.int64)])
     return replace(desc, tab_left=len(x) if left else 0, tab_right=len(x) + len(left) if right else 0), out
 
@@ -90,7 +103,7 @@ class Memories:
         self.gen = np.random.default_rng(cocotb.RANDOM_SEED + 1)
         self.reads = {p: 0 for p in PORTS}
         self.writes = 0
-        self.bad = []
+        self.bad: list[str] = []
 
     def junk(self, w: int) -> int:
         return int(self.gen.integers(0, 1 << w))
@@ -335,10 +348,13 @@ def _random_desc(gen: np.random.Generator, ports: tuple[int, int, int], adam: bo
     if opcode == EwOpcode.ADAM_STEP:  # beta is eps_q >= 1, align_z is F_v; the x term is m * RSQRT
         beta = int(gen.choice([1, EW_EPS_MAX, int(gen.integers(1, 300))]))
         align_x, align_z = align(x_w + EW_RSQRT_W), int(gen.integers(-4, 2 * z_w))
+    x_base, z_base, y_base = bases
     desc = EwiseDesc(
         opcode,
         count,
-        *bases,
+        x_base,
+        z_base,
+        y_base,
         const(),
         beta,
         align_x,

@@ -90,7 +90,8 @@ class Tb:
             for i in range(self.nloops):
                 st[i] = int(g.choice([0, 1, st[i]], p=[0.3, 0.2, 0.5]))
         bases = [int(x) for x in g.integers(0, amax, size=3)]
-        return Nest(counts, *strides, bases, self.nred, self.walk_w)
+        sa, sb, so = strides
+        return Nest(counts, sa, sb, so, bases, self.nred, self.walk_w)
 
     def observe(self):
         d = self.dut

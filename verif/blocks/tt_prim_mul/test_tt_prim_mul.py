@@ -27,7 +27,7 @@ def test_tt_prim_mul(sim, tech, shape):
     )
 
 
-BAD_PARAMS = [
+BAD_PARAMS: list[tuple[dict[str, int | str], str]] = [
     ({"A_W": 1}, "error_tt_prim_mul_A_W_and_B_W_must_be_2_to_32"),
     ({"OUT_REG": 2}, "error_tt_prim_mul_IN_REG_and_OUT_REG_must_be_0_or_1"),
     ({"TECH": '"xilinx"'}, "error_tt_prim_mul_TECH_must_be_generic_ecp5_or_ice40"),

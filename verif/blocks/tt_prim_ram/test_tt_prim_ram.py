@@ -42,7 +42,7 @@ def test_tt_prim_ram(sim, tech, shape):
     )
 
 
-BAD_PARAMS = [
+BAD_PARAMS: list[tuple[dict[str, int | str], str]] = [
     ({"WIDTH": 65, "DEPTH": 4, "AW": 2}, "error_tt_prim_ram_WIDTH_must_be_1_to_64"),
     ({"DEPTH": 9, "AW": 3}, "error_tt_prim_ram_DEPTH_must_be_1_to_2_pow_AW"),
     ({"OUT_REG": 2}, "error_tt_prim_ram_OUT_REG_must_be_0_or_1"),

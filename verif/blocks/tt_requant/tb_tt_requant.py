@@ -6,6 +6,7 @@ RTL's LATENCY localparam. numpy is seeded from cocotb.RANDOM_SEED so SEED=n repr
 """
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 
 import cocotb
 import numpy as np
@@ -16,6 +17,8 @@ from golden import fxp
 from verif.lanes import pack, unpack
 
 SHIFT_W = 7  # width of each lane's shift field (signed)
+Elem = tuple[int, int, int, int]  # one lane's input: (acc, shift, mode, rnd)
+Result = tuple[int, int, int]  # its golden output: (y, sat, shift_err)
 ILLEGAL_SHIFTS = [fxp.SHIFT_MIN - 1, fxp.SHIFT_MAX + 1, -(1 << (SHIFT_W - 1)), (1 << (SHIFT_W - 1)) - 1]
 
 
@@ -55,7 +58,7 @@ class Dut:
             unpack(int(d.shift_err.value), 1, self.lanes, False),
         )
 
-    def expect(self, elem):
+    def expect(self, elem: Elem) -> Result:
         """Golden (y, sat, shift_err) of one element."""
         acc, shift, mode, rnd = elem
         try:
@@ -103,30 +106,31 @@ async def start(dut) -> Dut:
     return h
 
 
-async def stream(h: Dut, cycles, stats: Stats | None = None):
+async def stream(h: Dut, cycles: Iterable[tuple[int, Sequence[Elem]]], stats: Stats | None = None):
     """Drive (valid, elems) per cycle; check every cycle's outputs against the golden model."""
-    # Expected outputs, oldest first: an input driven now is sampled LATENCY falling edges later, and one
-    # falling edge passes per loop iteration before the pop.
-    pending = deque([(0, None)] * (h.latency - 1))
+    # Expected outputs, oldest first, as each lane's (element, golden result), None for a cycle with out_valid
+    # low: an input driven now is sampled LATENCY falling edges later, and one falling edge passes per loop
+    # iteration before the pop.
+    pending: deque[list[tuple[Elem, Result]] | None] = deque([None] * (h.latency - 1))
     qmax = h.fmt.qmax
-    idle = [(0, [])] * h.latency  # drain the pipeline at the end
-    for i, (valid, elems) in enumerate(list(cycles) + idle):
+    idle: list[tuple[int, Sequence[Elem]]] = [(0, [])] * h.latency  # drain the pipeline at the end
+    for i, (valid, elems) in enumerate([*cycles, *idle]):
         h.drive(valid, elems)
-        exp = None
+        lanes = None
         if valid:
-            elems = list(elems) + [(0, 0, 0, 0)] * (h.lanes - len(elems))
-            exp = [h.expect(e) for e in elems]
+            padded = list(elems) + [(0, 0, 0, 0)] * (h.lanes - len(elems))
+            lanes = [(e, h.expect(e)) for e in padded]
             if stats is not None:
-                for e, x in zip(elems, exp):
+                for e, x in lanes:
                     stats.add(e, x, qmax)
-        pending.append((valid, (elems, exp)))
+        pending.append(lanes)
         await FallingEdge(h.dut.clk)
-        exp_valid, item = pending.popleft()
+        want = pending.popleft()
+        exp_valid = int(want is not None)
         got_valid, y, sat, err = h.sample()
         assert got_valid == exp_valid, f"cycle {i}: out_valid {got_valid} != {exp_valid}"
-        if exp_valid:
-            elems_in, exp = item
-            for lane, (e, (ey, es, ee)) in enumerate(zip(elems_in, exp)):
+        if want is not None:
+            for lane, (e, (ey, es, ee)) in enumerate(want):
                 got = (y[lane], sat[lane], err[lane])
                 assert got == (ey, es, ee), (
                     f"cycle {i} lane {lane}: acc={e[0]} shift={e[1]} mode={e[2]} rnd={e[3]}: "
@@ -155,8 +159,7 @@ def corner_elements(h: Dut, gen: np.random.Generator):
             else:
                 base = q >> -legal_s  # floor: the largest acc whose left shift is <= q * 2^0
                 accs |= {base, base + 1, base - 1}
-        accs = sorted(a for a in accs if h.acc_min <= a <= h.acc_max)
-        for acc in accs:
+        for acc in sorted(a for a in accs if h.acc_min <= a <= h.acc_max):
             for mode in (fxp.NEAREST, fxp.STOCHASTIC):
                 for rnd in (0x80,) if mode == fxp.NEAREST else (0, 0x7F, 0x80, 0xFF, int(gen.integers(256))):
                     elems.append((acc, s, mode, rnd))
