@@ -71,11 +71,15 @@ def signed(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) & 1 else v
 
 
-def unit_tables() -> tuple[list[int], list[int]]:
-    """The tables the element-wise unit read for its last MASK or PENALTY op (rtl/tt_ewise.v tab_l_q, tab_r_q:
-    entry r in bits 16 r .. 16 r + 15; an absent side holds ones for MASK, zeros for PENALTY)."""
-    ew = cocotb.top.u_ewise.g_tables
-    return tuple([int(reg.value) >> (16 * r) & 0xFFFF for r in range(EW_MASK_N)] for reg in (ew.tab_l_q, ew.tab_r_q))
+def unit_tables(dut) -> tuple[list[int], list[int]]:
+    """The tables the element-wise unit of `dut` (tt_accel) read for its last MASK or PENALTY op (rtl/tt_ewise.v
+    tab_l_q, tab_r_q: entry r in bits 16 r .. 16 r + 15; an absent side holds ones for MASK, zeros for PENALTY)."""
+    ew = dut.u_ewise.g_tables
+
+    def entries(reg) -> list[int]:
+        return [int(reg.value) >> (16 * r) & 0xFFFF for r in range(EW_MASK_N)]
+
+    return entries(ew.tab_l_q), entries(ew.tab_r_q)
 
 
 def mask_state(d: dict, tables: tuple[list[int], list[int]]) -> str:
@@ -134,7 +138,7 @@ class OpMonitor(uvm_component):
                 )
             elif unit == 1:
                 d = P.unpack_fields(EWISE_FIELDS, desc)
-                tables = unit_tables()
+                tables = unit_tables(cocotb.top)
                 txn = SimpleNamespace(
                     kind=OpKind[EwOpcode(d["opcode"]).name],
                     size=size_class(d["count"]),
