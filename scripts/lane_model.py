@@ -90,7 +90,7 @@ def plan_op(
     """The cheapest lane shape (LA a power of two <= width and <= max_la, LB = lanes / LA) and operand
     assignment. max_la 1: a one-dimensional array."""
     k, only_a, only_b = split(spec, sizes)
-    best = None
+    best: Plan | None = None
     for rows, cols in ((only_a, only_b), (only_b, only_a)):
         la = 1
         while la <= min(width, lanes, max_la or lanes):
@@ -100,6 +100,8 @@ def plan_op(
             if best is None or p.cycles < best.cycles:
                 best = p
             la *= 2
+    if best is None:  # no power of two fits under width, lanes and max_la
+        raise ValueError(f"{spec}: no lane shape for {lanes} lanes, width {width}, max_la {max_la}")
     return best
 
 
@@ -279,16 +281,16 @@ def main() -> int:
             raise SystemExit(
                 "error: --reduction-lanes must be a power of two >= 2 that divides --lanes, at most --width"
             )
-        plans = plan_split(a.model, a.lanes, r, a.width, a.rows, a.requant)
+        splits = plan_split(a.model, a.lanes, r, a.width, a.rows, a.requant)
         print(
             f"{a.model}: {a.lanes // r} output lanes x {r} reduction lanes{' or rows' if a.rows else ''}, compiled "
             f"layouts (a model, not a measurement)"
         )
         print("| contraction | second dimension | lanes used | model cycles | ideal MACs/lanes |")
         print("|---|---|---|---|---|")
-        for p in plans:
-            print(f"| {p.spec} | {p.kind} | {p.lanes} | {p.cycles:.0f} | {p.macs / a.lanes:.0f} |")
-        total, ideal = sum(p.cycles for p in plans), sum(p.macs for p in plans) / a.lanes
+        for s in splits:
+            print(f"| {s.spec} | {s.kind} | {s.lanes} | {s.cycles:.0f} | {s.macs / a.lanes:.0f} |")
+        total, ideal = sum(s.cycles for s in splits), sum(s.macs for s in splits) / a.lanes
         print(f"contractions: {total:.0f} model cycles against {ideal:.0f} ideal ({total / ideal:.3f}x)")
         return 0
     plans = plan_program(a.model, a.lanes, a.width, a.requant, 1 if a.one_dimensional else None)
