@@ -506,10 +506,10 @@ def markdown(r: dict) -> str:
     ]
     for v in r.get("pruning", {}).values():
         f, p = v["full"], v["pruned"]
-        rows = [(f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)]
+        variants = [(f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)]
         if "fitted" in v:
-            rows.append((f"{v['fitted']['ranks']} ({v['row']}, fitted to the engine)", v["fitted"]))
-        for ranks, c in rows:
+            variants.append((f"{v['fitted']['ranks']} ({v['row']}, fitted to the engine)", v["fitted"]))
+        for ranks, c in variants:
             lines.append(
                 f"| {v['model']} | {tuple(v.get('engine', ()))} | {ranks} | {c['train_macs']} | "
                 f"{c['train_cycles']} | {c['train_cycles'] / f['train_cycles']:.3f} | "
@@ -562,17 +562,18 @@ def plot(r: dict) -> None:
     fig.savefig(OUT / "memory.png", dpi=100)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(8, 4))
-    labels, vals = [], []
+    labels: list[str] = []
+    rates: list[float] = []
     for m in ("digits", "paper"):
         c = r["cpu"][m]
         labels += [f"{m}\nfloat TT b1", f"{m}\nfloat TT b64", f"{m}\ngolden"]
-        vals += [c["float_tt_batch1"], c["float_tt_batch64"], c["golden"]["samples_per_cpu_s"]]
+        rates += [c["float_tt_batch1"], c["float_tt_batch64"], c["golden"]["samples_per_cpu_s"]]
     for t, v in r["work"]["targets"].items():
         if v["samples_per_s"]:
             labels.append(f"{v['model']}\n{t} RTL")
-            vals.append(v["samples_per_s"])
-    ax.bar(range(len(vals)), vals)
-    ax.set_xticks(range(len(vals)), labels, fontsize=6, rotation=60)
+            rates.append(v["samples_per_s"])
+    ax.bar(range(len(rates)), rates)
+    ax.set_xticks(range(len(rates)), labels, fontsize=6, rotation=60)
     ax.set(yscale="log", ylabel="training samples/s", title="CPU vs accelerator at Fmax (measured cycles, 1 lane)")
     fig.tight_layout()
     fig.savefig(OUT / "throughput.png", dpi=100)
@@ -585,7 +586,8 @@ def plot_pruning(pruning: dict, plt) -> None:
     """results/pruning.png: per model and engine, the train cycles and MACs of the pruned and fitted ranks relative
     to the full ranks' (1.0: no gain; the section's table)."""
     fig, ax = plt.subplots(figsize=(12, 4.5))
-    labels, bars = [], {"train cycles": [], "train MACs": []}
+    labels: list[str] = []
+    bars: dict[str, list[float]] = {"train cycles": [], "train MACs": []}
     for v in pruning.values():
         f = v["full"]
         for name, c in [("live", v["pruned"])] + ([("fitted", v["fitted"])] if "fitted" in v else []):
