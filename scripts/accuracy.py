@@ -32,11 +32,12 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -260,17 +261,74 @@ def parse_seeds(text: str) -> list[int]:
 # The rank target: rank adaptation must remove at least 25 % of the core parameters for at most 0.5 points of
 # accuracy against the same run without it. Checked on the mean over seeds of the golden pair, so that one seed's
 # luck does not decide it.
-TARGET = {"base": "golden", "ranked": "golden_rank", "min_reduction": 0.25, "max_gap_points": 0.5}
+class Target(TypedDict):
+    base: str
+    ranked: str
+    min_reduction: float
+    max_gap_points: float
+
+
+TARGET: Target = {"base": "golden", "ranked": "golden_rank", "min_reduction": 0.25, "max_gap_points": 0.5}
 PAIRS = (("golden", "golden_rank"), ("float", "float_rank"))  # each row without and with rank adaptation
 
 
-def _mean_std(values: list[float]) -> tuple[float, float]:
+class RowStats(TypedDict):
+    """One row over the seeds (core parameters: None for a row without TT cores, e.g. the dense reference)."""
+
+    test_acc: list[float]
+    core_params: list[int | None]
+    mean_test_acc: float
+    std_test_acc: float
+    mean_core_params: float | None
+    std_core_params: float | None
+
+
+class PairStats(TypedDict):
+    """A row against its rank-adapted twin over the seeds."""
+
+    base: str
+    ranked: str
+    gap_points: list[float]
+    mean_gap_points: float
+    std_gap_points: float
+    sem_gap_points: float
+    reduction: list[float]
+    mean_reduction: float
+    std_reduction: float
+    reduction_of_mean_params: float
+
+
+class Verdict(Target):
+    """The rank target and whether the mean of its pair meets it."""
+
+    pair: str
+    mean_reduction: float
+    mean_gap_points: float
+    reduction_met: bool
+    gap_met: bool
+    met: bool
+
+
+class Aggregate(TypedDict):
+    seeds: list[int]
+    rows: dict[str, RowStats]
+    pairs: dict[str, PairStats]
+    target: NotRequired[Verdict]  # only when the target's pair ran
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof 1; 0 for a single value)."""
     a = np.asarray(values, dtype=float)
     return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
 
 
-def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> dict:
+def _counted(params: list[int | None]) -> list[int] | None:
+    """The core parameters of every seed, or None if a seed has none."""
+    counted = [p for p in params if p is not None]
+    return counted if len(counted) == len(params) else None
+
+
+def aggregate(per_seed: dict[int, dict[str, dict]], target: Target = TARGET) -> Aggregate:
     """Statistics over seeds of {seed: {row name: row}} (rows as run_row returns them; only `test_acc` and
     `core_params` are read). Per row present in every seed: the per-seed accuracies and core parameters, their
     means and sample stds. Per pair (a row and its rank-adapted twin): the per-seed gap in accuracy points
@@ -280,12 +338,13 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
     if not seeds:
         raise ValueError("no seeds")
     names = [n for n in LABELS if all(n in per_seed[s] for s in seeds)]
-    rows = {}
+    rows: dict[str, RowStats] = {}
     for n in names:
         acc = [float(per_seed[s][n]["test_acc"]) for s in seeds]
-        params = [per_seed[s][n]["core_params"] for s in seeds]
+        params: list[int | None] = [per_seed[s][n]["core_params"] for s in seeds]
         m, sd = _mean_std(acc)
-        pm = None if None in params else _mean_std(params)
+        counted = _counted(params)
+        pm = None if counted is None else _mean_std(counted)
         rows[n] = {
             "test_acc": acc,
             "core_params": params,
@@ -294,13 +353,17 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
             "mean_core_params": None if pm is None else pm[0],
             "std_core_params": None if pm is None else pm[1],
         }
-    pairs = {}
+    pairs: dict[str, PairStats] = {}
     for base, ranked in PAIRS:
         if base not in rows or ranked not in rows:
             continue
         b, r = rows[base], rows[ranked]
+        b_params, r_params = _counted(b["core_params"]), _counted(r["core_params"])
+        b_mean, r_mean = b["mean_core_params"], r["mean_core_params"]
+        if b_params is None or r_params is None or b_mean is None or r_mean is None:
+            raise ValueError(f"{base}, {ranked}: a row without core parameters in some seed has no reduction")
         gap = [100 * (x - y) for x, y in zip(b["test_acc"], r["test_acc"])]
-        red = [1 - y / x for x, y in zip(b["core_params"], r["core_params"])]
+        red = [1 - y / x for x, y in zip(b_params, r_params)]
         g, gsd = _mean_std(gap)
         rm, rsd = _mean_std(red)
         pairs[f"{base}-{ranked}"] = {
@@ -313,9 +376,9 @@ def aggregate(per_seed: dict[int, dict[str, dict]], target: dict = TARGET) -> di
             "reduction": red,
             "mean_reduction": rm,
             "std_reduction": rsd,
-            "reduction_of_mean_params": 1 - r["mean_core_params"] / b["mean_core_params"],
+            "reduction_of_mean_params": 1 - r_mean / b_mean,
         }
-    out = {"seeds": seeds, "rows": rows, "pairs": pairs}
+    out: Aggregate = {"seeds": seeds, "rows": rows, "pairs": pairs}
     key = f"{target['base']}-{target['ranked']}"
     if key in pairs:
         p = pairs[key]
