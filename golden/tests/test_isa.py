@@ -8,6 +8,7 @@ The helpers `contract_case` and `machine_contract` are also the reference of the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,8 +44,8 @@ def bank_width(comp: Compiled, bank: str) -> int:
 class Case:
     """One contract op with its operands: the inputs of both references."""
 
-    comp: Compiled
-    op: Op
+    comp: Compiled | None  # None, with op: a hand-built descriptor, no network behind it
+    op: Op | None
     frac: dict[str, int]
     values: dict[str, np.ndarray]  # a, b and (when accumulating) the initial output
     banks: dict[str, np.ndarray]  # flat bank memories holding the values at their layout addresses
@@ -87,6 +88,8 @@ def contract_case(
 def machine_contract(case: Case) -> tuple[np.ndarray, int, int]:
     """The Machine's result of the op for a batch of one sample: (output tensor, saturations, max |y|)."""
     comp, op = case.comp, case.op
+    if comp is None or op is None:
+        raise ValueError(f"{case.desc}: a hand-built case has no op for the Machine")
     m = Machine(comp, seed=0)
     m.frac.update(case.frac)
     env = {}
@@ -113,14 +116,16 @@ def desc_contract(case: Case) -> tuple[np.ndarray, int, int, np.ndarray]:
 def _check(case: Case) -> tuple[int, int]:
     want, want_sat, want_max = machine_contract(case)
     got, sat, mx, mem_o = desc_contract(case)
-    what = f"{case.op.out} ({case.op.spec}, shift {case.desc.shift}, mode {case.op.mode})"
+    op = case.op
+    assert op is not None  # machine_contract ran it
+    what = f"{op.out} ({op.spec}, shift {case.desc.shift}, mode {op.mode})"
     assert np.array_equal(got, want), what
     assert (sat, mx) == (want_sat, want_max), what
     d = case.desc
     outside = np.ones(len(mem_o), dtype=bool)
     outside[d.o_base : d.o_base + d.out_count] = False
     assert np.array_equal(mem_o[outside], case.banks[d.banks[2]][outside]), f"{what}: wrote outside the output"
-    return sat, int(case.op.accumulate and sat > 0)
+    return sat, int(op.accumulate and sat > 0)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -167,26 +172,27 @@ def synthetic(
     rng: np.random.Generator,
     n_out: int,
     n_red: int,
-    sizes=(1, 4),
-    widths=(4, 16, 16),
-    accumulate=False,
-    mode=STOCHASTIC,
-    base=(0, 0, 0),
-):
+    sizes: tuple[int, int] = (1, 4),
+    widths: Sequence[int] = (4, 16, 16),
+    accumulate: bool = False,
+    mode: int = STOCHASTIC,
+    base: Sequence[int] = (0, 0, 0),
+) -> tuple[Compiled, Op]:
     """A Compiled with one random contraction over n_out output and n_red contracted letters."""
     letters = "abcdefghijklmnop"[: n_out + n_red]
     out_idx = "".join(rng.permutation(list(letters[:n_out])))
     red = list(letters[n_out:])
     ls = {c: int(rng.integers(*sizes, endpoint=True)) for c in letters}
     # every contracted letter in at least one operand; output letters in one or both
-    ia, ib = [], []
+    in_a: list[str] = []
+    in_b: list[str] = []
     for c in red + list(out_idx):
         where = rng.integers(0, 3)
         if where in (0, 2):
-            ia.append(c)
+            in_a.append(c)
         if where in (1, 2):
-            ib.append(c)
-    ia, ib = "".join(rng.permutation(ia)), "".join(rng.permutation(ib))
+            in_b.append(c)
+    ia, ib = "".join(rng.permutation(in_a)), "".join(rng.permutation(in_b))
     tensors, layout = {}, {}
     banks = ("core", BANK_ACT, "state" if accumulate else BANK_ACT)
     for name, idx, w, bank, b in zip("ABO", (ia, ib, out_idx), widths, banks, base):

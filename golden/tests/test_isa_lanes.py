@@ -43,7 +43,8 @@ BUF_DEPTHS = (16, 512, 4096)
 
 def run(case: Case, desc: ContractDesc, via_lanes: bool = False) -> tuple[np.ndarray, int, int]:
     """execute_desc of `desc` on the case's banks: (the whole output bank after the op, saturations, max |y|)."""
-    return execute_desc(desc, *(case.banks[b] for b in desc.banks), case.rand, via_lanes=via_lanes)
+    mem_a, mem_b, mem_o = (case.banks[b] for b in desc.banks)
+    return execute_desc(desc, mem_a, mem_b, mem_o, case.rand, via_lanes=via_lanes)
 
 
 def direct(case: Case) -> tuple[tuple[np.ndarray, int, int], list[int]]:

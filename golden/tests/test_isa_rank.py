@@ -55,7 +55,9 @@ def bond_memory(m: Machine, op, gap: int = 3) -> tuple[RankDesc, np.ndarray]:
     for base, p in zip(bases, parts):
         mem[base : base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
-    desc = RankDesc(*bases, **fields, names=(w_left, w_right))
+    left_base, right_base, lam_base, mask_base, tau_base = bases
+    flat = ("",) * 5  # one flat memory, no banks
+    desc = RankDesc(left_base, right_base, lam_base, mask_base, tau_base, **fields, banks=flat, names=(w_left, w_right))
     assert len(m.mem[op.out]) == 2 * r
     return check_rank(desc), mem
 
@@ -99,8 +101,20 @@ def random_rank(
     for base, p in zip(bases, parts):
         mem[base : base + len(p)] = p
     mem = np.where(mem >= 1 << 15, mem - (1 << 16), mem)
+    left_base, right_base, lam_base, mask_base, tau_base = bases
     desc = RankDesc(
-        *bases, rank=r, left_rows=rows, right_cols=cols, inv_d=inv_d, q_shift=q_shift, threshold=thr, tau_num=num
+        left_base,
+        right_base,
+        lam_base,
+        mask_base,
+        tau_base,
+        rank=r,
+        left_rows=rows,
+        right_cols=cols,
+        inv_d=inv_d,
+        q_shift=q_shift,
+        threshold=thr,
+        tau_num=num,
     )
     return check_rank(desc), mem
 
