@@ -620,6 +620,7 @@ module tt_contract #(
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
       reg                     pre_start_q;    // the load nest restarts with the preload's configuration
+      reg                     load_start_q;   // own_start || pre_start_q, a flip-flop of its own (see below)
       reg                     lset_q;         // the set the load nest writes
       reg                     cset_q;         // the set the compute nest reads
       wire                    take = start && !busy;
@@ -674,10 +675,13 @@ module tt_contract #(
           own_walk_q    <= 1'b0;
           pre_pending_q <= 1'b0;
           pre_start_q   <= 1'b0;
+          load_start_q  <= 1'b0;
           lset_q        <= 1'b0;
           cset_q        <= 1'b0;
         end else begin
           pre_start_q <= pre_go;
+          // run (tt_op_ctrl) follows a take of a legal op, and own_walk_q is loaded with that take
+          load_start_q <= (take && lane_form && !preloaded && err_d == ERR_NONE) || pre_go;
           if (take) begin
             own_walk_q    <= lane_form && !preloaded;
             pre_pending_q <= lane_form && pre_lanes != 8'd0 && err_d == ERR_NONE;  // an illegal op loads nothing
@@ -717,7 +721,7 @@ module tt_contract #(
       ) u_load (
         .clk       (clk),
         .rst       (rst),
-        .start     (own_start || pre_start_q),
+        .start     (load_start_q),  // restarts every index and mark register of the walk: no gate in front
         .counts    (load_counts),
         .stride_a  (load_sa),
         .stride_b  (load_sb),

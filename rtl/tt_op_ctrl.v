@@ -5,6 +5,9 @@
 // done) is registered in that cycle, and the datapath starts in the next one (run) only if the code is 0: the
 // descriptor checks have a cycle of their own instead of running into the start enables of the datapath. An
 // illegal op raises done with its code in the cycle after the check, before any memory access or draw.
+// run is a flip-flop of its own, loaded beside check_q and legal_q rather than decoded from them: it starts
+// every wide datapath enable of a unit, and a gate between those registers and that fan-out would sit on the
+// unit's longest path.
 // busy is high from the cycle after start until done; a start while busy is ignored.
 module tt_op_ctrl (
   input  wire       clk,
@@ -21,7 +24,8 @@ module tt_op_ctrl (
   reg       busy_q;
   reg       done_q;
   reg [3:0] err_q;
-  reg       legal_q;  // err_q == 0, registered with it: run starts the datapath's wide enables
+  reg       legal_q;  // err_q == 0, registered with it
+  reg       run_q;    // check_q && legal_q
   wire      go = start && !busy_q;
 
   always @(posedge clk) begin
@@ -31,8 +35,10 @@ module tt_op_ctrl (
       done_q  <= 1'b0;
       err_q   <= 4'd0;
       legal_q <= 1'b1;
+      run_q   <= 1'b0;
     end else begin
       check_q <= go;
+      run_q   <= go && err_d == 4'd0;
       if (go) begin
         busy_q <= 1'b1;
         done_q <= 1'b0;
@@ -45,7 +51,7 @@ module tt_op_ctrl (
     end
   end
 
-  assign run = check_q && legal_q;
+  assign run = run_q;
   assign busy = busy_q;
   assign done = done_q;
   assign error_code = err_q;
