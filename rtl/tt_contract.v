@@ -619,8 +619,7 @@ module tt_contract #(
       reg [3:0]               ld_row_sh_q;    // rows: log2 R (each word into R lanes); 0 otherwise
       reg                     own_walk_q;    // the op walks its own b from run
       reg                     pre_pending_q;  // a preload waits for the current walk's end
-      reg                     pre_start_q;    // the load nest restarts with the preload's configuration
-      reg                     load_start_q;   // own_start || pre_start_q, a flip-flop of its own (see below)
+      reg                     load_start_q;   // the load nest restarts: the own walk from run, or the preload's
       reg                     lset_q;         // the set the load nest writes
       reg                     cset_q;         // the set the compute nest reads
       wire                    take = start && !busy;
@@ -674,13 +673,12 @@ module tt_contract #(
         if (rst) begin
           own_walk_q    <= 1'b0;
           pre_pending_q <= 1'b0;
-          pre_start_q   <= 1'b0;
           load_start_q  <= 1'b0;
           lset_q        <= 1'b0;
           cset_q        <= 1'b0;
         end else begin
-          pre_start_q <= pre_go;
-          // run (tt_op_ctrl) follows a take of a legal op, and own_walk_q is loaded with that take
+          // own_start, a cycle early: run (tt_op_ctrl) follows a take of a legal op, and own_walk_q is loaded with
+          // that take; the preload's walk starts the cycle after pre_go
           load_start_q <= (take && lane_form && !preloaded && err_d == ERR_NONE) || pre_go;
           if (take) begin
             own_walk_q    <= lane_form && !preloaded;
