@@ -53,6 +53,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -88,6 +89,22 @@ KILLED = ("killed", "timeout")
 
 class MutantError(Exception):
     pass
+
+
+class MutantRow(TypedDict):
+    """A mutant's row of the reports (run_mutant)."""
+
+    id: str
+    category: str
+    block: str
+    file: str
+    result: str  # "killed" | "survived" | "timeout" | "error" | "stillborn"
+    equivalent: bool
+    reason: str  # why it is equivalent ("" when it is not marked so)
+    seconds: float
+    failed_tests: list[str]
+    first_failure: str
+    log: str  # relative to the repository root
 
 
 # ---- catalogue ---------------------------------------------------------------------------------------------
@@ -313,7 +330,8 @@ def run_mutant_tests(
 ) -> tuple[str, list[str], Path]:
     """Run the tests of `blocks` on the mutated copy `rtl`, one block after the other until one fails:
     ("killed" | "survived" | "timeout" | "error", the failing tests, the last log)."""
-    status, failed = "passed", []
+    status = "passed"
+    failed: list[str] = []
     log = mdir / "pytest.log"
     for b in blocks:
         log = mdir / ("pytest.log" if len(blocks) == 1 else f"pytest-{b}.log")
@@ -323,7 +341,7 @@ def run_mutant_tests(
     return {"failed": "killed", "passed": "survived"}.get(status, status), failed, log
 
 
-def run_mutant(cat: dict, m: dict, sim: str, seed: int, timeouts: dict[str, float], keep_builds: bool) -> dict:
+def run_mutant(cat: dict, m: dict, sim: str, seed: int, timeouts: dict[str, float], keep_builds: bool) -> MutantRow:
     """Plant one mutant, elaborate it and run its block's tests: its report row."""
     block = cat["blocks"][m["block"]]
     mdir = OUT / m["id"]
@@ -369,9 +387,9 @@ def select(cat: dict, blocks: list[str] | None, ids: list[str] | None) -> list[d
         muts = [m for m in muts if m["block"] in blocks]
     if ids:
         by_id = {m["id"]: m for m in cat["mutants"]}
-        unknown = [i for i in ids if i not in by_id]
-        if unknown:
-            raise MutantError(f"unknown mutant(s) {unknown} (--list shows them)")
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise MutantError(f"unknown mutant(s) {missing} (--list shows them)")
         muts = [m for m in muts if m["id"] in ids]
     return muts
 
@@ -385,7 +403,7 @@ def list_mutants(muts: list[dict]) -> None:
     print(f"{len(muts)} mutants")
 
 
-def write_reports(rows: list[dict], meta: dict) -> None:
+def write_reports(rows: list[MutantRow], meta: dict) -> None:
     counts: dict[str, int] = {}
     for r in rows:
         key = r["result"] + (" (equivalent)" if r.get("equivalent") else "")
@@ -412,7 +430,7 @@ def write_reports(rows: list[dict], meta: dict) -> None:
         RESULTS.write_text(catalogue_summary(rows, meta))
 
 
-def catalogue_summary(rows: list[dict], meta: dict) -> str:
+def catalogue_summary(rows: list[MutantRow], meta: dict) -> str:
     """results/mutation.md: a run over the whole catalogue, block by block, then its survivors, equivalent and
     unusable mutants. Written after every mutant of such a run, so an interrupted run says how far it got."""
     per_block: dict[str, dict[str, int]] = {}
@@ -452,7 +470,7 @@ def catalogue_summary(rows: list[dict], meta: dict) -> str:
         lines += ["", "| mutant | block | result | why equivalent, or the log |", "|---|---|---|---|"]
         for r in notable:
             result = r["result"] + (" (marked equivalent)" if r.get("equivalent") else "")
-            why = r.get("reason") if r.get("equivalent") and r["result"] == "survived" else r["log"]
+            why = r["reason"] if r.get("equivalent") and r["result"] == "survived" else r["log"]
             lines.append(f"| {r['id']} | {r['block']} | {result} | {why.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
@@ -536,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         baseline_s = got
 
-    rows: list[dict] = []
+    rows: list[MutantRow] = []
     n = len(muts)
     whole = n == len(cat["mutants"])
     commit = git_commit(("rtl", "verif", "scripts")) or "an unknown commit"
@@ -544,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     t_run = time.time()
     timeouts = {b: block_timeout(args.timeout, baseline_s, b) for b in blocks}
 
-    def one(m: dict) -> dict:
+    def one(m: dict) -> MutantRow:
         return run_mutant(cat, m, args.sim, args.seed, timeouts, args.keep_builds)
 
     # Each mutant has its own copy of rtl/ and its own build directory, so mutants run side by side; the

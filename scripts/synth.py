@@ -45,6 +45,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_FILE = ROOT / "scripts" / "synth_targets.json"
@@ -366,13 +367,32 @@ def _is_const(bits: list) -> bool:
     return all(isinstance(b, str) for b in bits)
 
 
-def inventory_from_netlist(netlist: dict) -> dict:
-    """Multipliers and memories in a coarse (pre-technology-mapping) yosys JSON netlist.
+class Multiplier(TypedDict):
+    cell: str
+    a_width: int
+    b_width: int
+    y_width: int
+    const: bool  # one operand is a constant (address arithmetic)
 
-    Returns {"multipliers": [{"cell", "a_width", "b_width", "y_width", "const"}],
-             "memories": [{"name", "width", "depth", "bits", "rd_ports", "wr_ports"}]}.
-    """
-    muls, mems = [], []
+
+class Memory(TypedDict):
+    name: str
+    width: int
+    depth: int
+    bits: int
+    rd_ports: int
+    wr_ports: int
+
+
+class Inventory(TypedDict):
+    multipliers: list[Multiplier]
+    memories: list[Memory]
+
+
+def inventory_from_netlist(netlist: dict) -> Inventory:
+    """Multipliers and memories in a coarse (pre-technology-mapping) yosys JSON netlist."""
+    muls: list[Multiplier] = []
+    mems: list[Memory] = []
     for mod in netlist.get("modules", {}).values():
         for name, cell in mod.get("cells", {}).items():
             t, p, c = cell.get("type", ""), cell.get("parameters", {}), cell.get("connections", {})
@@ -429,7 +449,7 @@ def _mem_key(name: str) -> str:
     return name.replace("\\", "")
 
 
-def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> dict:
+def mapping_verdict(inventory: Inventory, post: dict[str, float], yosys_log: str) -> dict:
     """Say whether multipliers went to DSPs and memories to block RAM.
 
     inventory: from inventory_from_netlist; post: post-synthesis resources (DSP, BRAM, LUTRAM keys);
@@ -456,7 +476,8 @@ def mapping_verdict(inventory: dict, post: dict[str, float], yosys_log: str) -> 
             notes.append(f"{len(muls)} multipliers ({', '.join(shapes)}) -> {dsp:g} DSP")
     if consts:
         notes.append(f"{len(consts)} multiplications by a constant (address arithmetic) left to logic")
-    via, via_short = {}, {}
+    via: dict[str, str] = {}
+    via_short: dict[str, str] = {}
     for m in _MEM_VIA.finditer(yosys_log):
         full = _mem_key(m.group(1).split(".", 1)[-1])  # drop the module name
         via[full] = m.group(2)
@@ -534,7 +555,7 @@ def high_fanout_nets(netlist: dict, top: str, n: int = 8) -> list[dict]:
     """The `n` nets of the mapped top with the most cell inputs (sinks), clock inputs not counted: nextpnr-ecp5 neither
     buffers nor replicates a net, so a net that reaches thousands of flip-flops is routed as one long tree and
     bounds Fmax. Each net is named by its shortest name (the register or wire it is in the source)."""
-    mod = netlist.get("modules", {}).get(top) or next(iter(netlist.get("modules", {}).values()), {})
+    mod: dict = netlist.get("modules", {}).get(top) or next(iter(netlist.get("modules", {}).values()), {})
     sinks: dict[int, int] = {}
     for cell in mod.get("cells", {}).values():
         dirs = cell.get("port_directions", {})
@@ -1124,7 +1145,7 @@ def run_target(
             res_y[res] = stat["num_port_bits"]
     report["resources_yosys"] = res_y
 
-    inventory = {"multipliers": [], "memories": []}
+    inventory: Inventory = {"multipliers": [], "memories": []}
     if (out / "pre_map.json").exists():
         inventory = inventory_from_netlist(json.loads((out / "pre_map.json").read_text()))
     report["mapping"] = mapping_verdict(inventory, res_y, ylog)
@@ -1199,7 +1220,7 @@ def run_target(
             o["bel"], o["resource"] = o["resource"], resource_name(o["resource"], res_spec)
         if rc != 0:
             errs = parse_nextpnr_errors(plog) or plog.splitlines()[-5:]
-            short = [resource_of_error(e) for e in errs if resource_of_error(e)]
+            short = [r for e in errs if (r := resource_of_error(e))]
             if over:
                 report["status"] = "does-not-fit"
                 report["does_not_fit"] = over
