@@ -127,6 +127,9 @@ module tt_accel #(
   localparam integer MAX_W = UNIT_W;  // the max |x| registers: adaptive tensors are at most 16 bits
   localparam integer N_W = SCE_N_W;
   localparam integer DESC_BITS = 32 * DESC_WORDS;
+  // the element-wise, softmax and rank units' descriptor copy: their longest payload
+  localparam integer UNIT_WORDS = (EW_WORDS > SCE_WORDS && EW_WORDS > RK_WORDS) ? EW_WORDS :
+                                  (SCE_WORDS > RK_WORDS) ? SCE_WORDS : RK_WORDS;
   // tt_banks takes the bank parameters packed, bank 0 in the LSBs; the moment bank is bank 4, with ADAM only
   localparam integer NBANK = (ADAM != 0) ? 5 : 4;
   localparam integer BB = (ADAM != 0) ? 3 : 2;  // bank field of a global address (tt_banks)
@@ -233,7 +236,8 @@ module tt_accel #(
   wire                 prog_rd_en;
   wire [PROG_AW-1:0]   prog_rd_addr;
   wire [31:0]          prog_rd_data;  // the program memory's read, behind its output register (tt_seq: latency 2)
-  wire [DESC_BITS-1:0] desc;
+  wire [DESC_BITS-1:0] ct_desc;  // the contraction engine's copy of its op's descriptor (tt_seq)
+  wire [32*UNIT_WORDS-1:0] desc;  // the other units'
   wire [1:0]           unit;
   wire [3:0]           unit_start;
   wire                 unit_seed_load;
@@ -271,14 +275,16 @@ module tt_accel #(
     end
   end
 
-  tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS), .RANK(RANK)) u_seq (
+  tt_seq #(.PROG_AW(PROG_AW), .PROG_DEPTH(PROG_DEPTH), .MAX_W(MAX_W), .DESC_BITS(DESC_BITS), .RANK(RANK),
+          .UNIT_WORDS(UNIT_WORDS)) u_seq (
     .clk (clk), .rst (rst),
     .start (ctrl_q[CTRL_START_BIT]), .start_pc (start_pc_q), .clear_error (ctrl_q[CTRL_CLEAR_ERROR_BIT]),
     .clear_counters (ctrl_q[CTRL_CLEAR_COUNTERS_BIT]), .seed_load (ctrl_q[CTRL_SEED_BIT]), .seed (seed_q),
     .lfsr_state (lfsr_state), .busy (seq_busy), .done (seq_done), .error (seq_error),
     .error_code (seq_error_code), .error_unit_code (seq_error_unit_code), .error_pc (seq_error_pc), .pc (seq_pc),
     .prog_rd_en (prog_rd_en), .prog_rd_addr (prog_rd_addr), .prog_rd_data (prog_rd_data),
-    .desc (desc), .unit (unit), .unit_start (unit_start), .unit_seed_load (unit_seed_load), .unit_seed (unit_seed),
+    .ct_desc (ct_desc), .desc (desc), .unit (unit), .unit_start (unit_start), .unit_seed_load (unit_seed_load),
+    .unit_seed (unit_seed),
     .unit_done (unit_done), .unit_error (unit_error), .unit_error_code (unit_error_code), .unit_sat (unit_sat),
     .unit_maxabs (unit_maxabs), .unit_lfsr (unit_lfsr), .mem_addr_err (mem_addr_err), .mem_port_err (mem_port_err),
     .stat_rd_en (bus_go && !bus_we && win_stat), .stat_rd_addr (stat_slot), .stat_rd_sat (stat_rd_sat),
@@ -357,20 +363,23 @@ module tt_accel #(
                 .TECH(TECH)) u_contract (
     .clk (clk), .rst (rst), .seed_load (unit_seed_load), .seed (unit_seed), .lfsr_state (ct_lfsr),
     .start (unit_start[0]),
-    .a_base (desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
-    .o_base (desc[CT_O_BASE_LSB +: CT_O_BASE_W]), .counts (desc[CT_COUNTS_LSB +: CT_COUNTS_W]),
-    .stride_a (desc[CT_STRIDE_A_LSB +: CT_STRIDE_A_W]), .stride_b (desc[CT_STRIDE_B_LSB +: CT_STRIDE_B_W]),
-    .stride_o (desc[CT_STRIDE_O_LSB +: CT_STRIDE_O_W]), .shift (desc[CT_SHIFT_LSB +: CT_SHIFT_W]),
-    .mode (desc[CT_MODE_LSB]), .accumulate (desc[CT_ACCUMULATE_LSB]), .out_w (desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
-    .lanes (desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
-    .preloaded (desc[CT_PRELOADED_LSB]), .vec_load (desc[CT_VEC_LOAD_LSB]), .vec_store (desc[CT_VEC_STORE_LSB]),
-    .pre_vec_load (desc[CT_PRE_VEC_LOAD_LSB]), .lane_sum (desc[CT_LANE_SUM_LSB]),
-    .pre_lane_sum (desc[CT_PRE_LANE_SUM_LSB]), .rows (desc[CT_ROWS_LSB]),
-    .idle_rows (desc[CT_IDLE_ROWS_LSB +: CT_IDLE_ROWS_W]), .pre_rows (desc[CT_PRE_ROWS_LSB]),
-    .pre_lanes (desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
-    .pre_b_base (desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]), .pre_counts (desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
-    .pre_stride_b (desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
-    .pre_stride_buf (desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
+    .a_base (ct_desc[CT_A_BASE_LSB +: CT_A_BASE_W]), .b_base (ct_desc[CT_B_BASE_LSB +: CT_B_BASE_W]),
+    .o_base (ct_desc[CT_O_BASE_LSB +: CT_O_BASE_W]), .counts (ct_desc[CT_COUNTS_LSB +: CT_COUNTS_W]),
+    .stride_a (ct_desc[CT_STRIDE_A_LSB +: CT_STRIDE_A_W]), .stride_b (ct_desc[CT_STRIDE_B_LSB +: CT_STRIDE_B_W]),
+    .stride_o (ct_desc[CT_STRIDE_O_LSB +: CT_STRIDE_O_W]), .shift (ct_desc[CT_SHIFT_LSB +: CT_SHIFT_W]),
+    .mode (ct_desc[CT_MODE_LSB]), .accumulate (ct_desc[CT_ACCUMULATE_LSB]),
+    .out_w (ct_desc[CT_OUT_W_LSB +: CT_OUT_W_W]),
+    .lanes (ct_desc[CT_LANES_LSB +: CT_LANES_W]), .stride_buf (ct_desc[CT_STRIDE_BUF_LSB +: CT_STRIDE_BUF_W]),
+    .preloaded (ct_desc[CT_PRELOADED_LSB]), .vec_load (ct_desc[CT_VEC_LOAD_LSB]),
+    .vec_store (ct_desc[CT_VEC_STORE_LSB]),
+    .pre_vec_load (ct_desc[CT_PRE_VEC_LOAD_LSB]), .lane_sum (ct_desc[CT_LANE_SUM_LSB]),
+    .pre_lane_sum (ct_desc[CT_PRE_LANE_SUM_LSB]), .rows (ct_desc[CT_ROWS_LSB]),
+    .idle_rows (ct_desc[CT_IDLE_ROWS_LSB +: CT_IDLE_ROWS_W]), .pre_rows (ct_desc[CT_PRE_ROWS_LSB]),
+    .pre_lanes (ct_desc[CT_PRE_LANES_LSB +: CT_PRE_LANES_W]),
+    .pre_b_base (ct_desc[CT_PRE_B_BASE_LSB +: CT_PRE_B_BASE_W]),
+    .pre_counts (ct_desc[CT_PRE_COUNTS_LSB +: CT_PRE_COUNTS_W]),
+    .pre_stride_b (ct_desc[CT_PRE_STRIDE_B_LSB +: CT_PRE_STRIDE_B_W]),
+    .pre_stride_buf (ct_desc[CT_PRE_STRIDE_BUF_LSB +: CT_PRE_STRIDE_BUF_W]),
     .busy (ct_busy), .done (ct_done), .error (ct_error), .error_code (ct_error_code), .sat_count (ct_sat),
     .maxabs (ct_maxabs),
     .a_rd_en (ct_a_en), .a_rd_addr (ct_a_addr), .a_rd_data (rd0[UNIT_W-1:0]), .a_rd_n1 (ct_a_n1),

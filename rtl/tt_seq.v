@@ -28,7 +28,9 @@ module tt_seq #(
   parameter integer PROG_DEPTH = 2048,  // program words, <= 2^PROG_AW
   parameter integer MAX_W      = 16,    // width of the units' max |x| outputs
   parameter integer DESC_BITS  = 1504,  // descriptor register: 32 x DESC_WORDS of tt_desc_fields.vh
-  parameter integer RANK       = 0      // 1: the rank unit (unit 3) is built, RANK records are legal
+  parameter integer RANK       = 0,     // 1: the rank unit (unit 3) is built, RANK records are legal
+  // the words of the element-wise, softmax and rank units' descriptor copy: their longest payload (tt_desc_fields.vh)
+  parameter integer UNIT_WORDS = 8
 ) (
   input  wire                    clk,
   input  wire                    rst,
@@ -51,8 +53,9 @@ module tt_seq #(
   output reg                     prog_rd_en,
   output reg  [PROG_AW-1:0]      prog_rd_addr,
   input  wire [31:0]             prog_rd_data,
-  // the op in flight
-  output wire [DESC_BITS-1:0]    desc,
+  // the op in flight's descriptor: the contraction engine's copy, and the other units' (their longest payload)
+  output wire [DESC_BITS-1:0]    ct_desc,
+  output wire [32*UNIT_WORDS-1:0] desc,
   output wire [1:0]              unit,            // 0 contract, 1 element-wise, 2 softmax cross-entropy, 3 rank
   output wire [3:0]              unit_start,      // one-hot by unit
   output wire                    unit_seed_load,
@@ -108,6 +111,10 @@ module tt_seq #(
     if (DESC_BITS != 32 * DESC_WORDS) begin : g_bad_desc_bits
       error_tt_seq_DESC_BITS_must_be_32_times_DESC_WORDS u_error ();
     end
+    if (UNIT_WORDS < EW_WORDS || UNIT_WORDS < SCE_WORDS || UNIT_WORDS < RK_WORDS || UNIT_WORDS > DESC_WORDS)
+    begin : g_bad_unit_words
+      error_tt_seq_UNIT_WORDS_must_hold_the_ewise_sce_and_rank_payloads u_error ();
+    end
     if (MAX_W < 2 || MAX_W > 32) begin : g_bad_max_w
       error_tt_seq_MAX_W_must_be_2_to_32 u_error ();
     end
@@ -119,7 +126,8 @@ module tt_seq #(
   reg [2:0]         state_q;
   reg [PROG_AW-1:0] pc_q;
   reg [31:0]        hdr_q;
-  reg [DESC_BITS-1:0] desc_q;
+  reg [DESC_BITS-1:0] ct_desc_q;     // the contraction engine's copy of its op's descriptor
+  reg [32*UNIT_WORDS-1:0] desc_q;    // the other units' copy
   reg [1:0]         unit_q;
   reg               done_q;
   reg [3:0]         err_q;
@@ -414,18 +422,20 @@ module tt_seq #(
   // not carry read as 0, and payload word f_widx_q arrives in F_LOAD (enabled by its own bit of f_wsel_q: a decoder
   // of f_widx_q for every word would sit on the path to DESC_BITS flip-flops); the op in flight's is copied from it
   // the cycle after the take (S_SEED: the units read it from S_START on, and the front end's clear comes a cycle
-  // later, in F_HDR). Each word has its own registered clear and copy enable: one enable net to DESC_BITS
-  // flip-flops, placed beside the units that read them, spans the device. (* keep *): yosys would merge the
+  // later, in F_HDR). The contraction engine has a copy of its own, loaded with its ops only, so that its
+  // descriptor sits beside it: its configuration and legality decode from these flip-flops in its take cycle, and a
+  // register shared with the other units lay across the device from it. Each word has its own registered clear and
+  // copy enables: one enable net to DESC_BITS flip-flops spans the device. (* keep *): yosys would merge the
   // identical flip-flops back into one.
   wire f_clr_d = !rst && state_q != S_IDLE && state_q != S_ERR && f_state_q == F_FETCH;  // F_HDR next
   genvar gw;
   for (gw = 0; gw < DESC_WORDS; gw = gw + 1) begin : g_desc_word
     reg clr_q;
-    reg copy_q;
+    reg ct_copy_q;
     (* keep *)
     always @(posedge clk) begin
-      clr_q  <= f_clr_d;
-      copy_q <= take;
+      clr_q     <= f_clr_d;
+      ct_copy_q <= take && f_unit_q == 2'd0;
     end
     always @(posedge clk) begin
       if (clr_q) begin
@@ -433,8 +443,20 @@ module tt_seq #(
       end else if (f_wsel_q[gw]) begin
         f_desc_q[32*gw +: 32] <= prog_rd_data;
       end
-      if (copy_q) begin
-        desc_q[32*gw +: 32] <= f_desc_q[32*gw +: 32];
+      if (ct_copy_q) begin
+        ct_desc_q[32*gw +: 32] <= f_desc_q[32*gw +: 32];
+      end
+    end
+    if (gw < UNIT_WORDS) begin : g_unit_word
+      reg copy_q;
+      (* keep *)
+      always @(posedge clk) begin
+        copy_q <= take && f_unit_q != 2'd0;
+      end
+      always @(posedge clk) begin
+        if (copy_q) begin
+          desc_q[32*gw +: 32] <= f_desc_q[32*gw +: 32];
+        end
       end
     end
   end
@@ -486,6 +508,7 @@ module tt_seq #(
   assign error_unit_code = err_unit_q;
   assign error_pc = pc_q;
   assign pc = pc_q;
+  assign ct_desc = ct_desc_q;
   assign desc = desc_q;
   assign unit = unit_q;
   assign unit_start = (state_q == S_START) ? (4'b0001 << unit_q) : 4'b0000;

@@ -118,7 +118,7 @@ class OpMonitor(uvm_component):
             if not seq.state_q.value.is_resolvable or int(seq.state_q.value) != s_stat:
                 continue
             unit = int(seq.unit_q.value)
-            desc = int(seq.desc_q.value)
+            desc = int((seq.ct_desc_q if unit == 0 else seq.desc_q).value)  # the contraction engine's own copy
             sat = int(seq.unit_sat.value) >> (32 * unit) & 0xFFFFFFFF
             if unit == 0:
                 d = P.unpack_fields(CONTRACT_FIELDS, desc)
