@@ -423,10 +423,10 @@ module tt_seq #(
   // of f_widx_q for every word would sit on the path to DESC_BITS flip-flops); the op in flight's is copied from it
   // the cycle after the take (S_SEED: the units read it from S_START on, and the front end's clear comes a cycle
   // later, in F_HDR). The contraction engine has a copy of its own, loaded with its ops only, so that its
-  // descriptor sits beside it: its configuration and legality decode from these flip-flops in its take cycle, and a
-  // register shared with the other units lay across the device from it. Each word has its own registered clear and
-  // copy enables: one enable net to DESC_BITS flip-flops spans the device. (* keep *): yosys would merge the
-  // identical flip-flops back into one.
+  // descriptor sits beside it: its configuration and legality decode from these flip-flops in its take cycle, and
+  // a register shared with the other units is placed between them, far from it. Each word has its own registered
+  // clear and copy enables: one enable net to DESC_BITS flip-flops spans the device. (* keep *): yosys would merge
+  // the identical flip-flops back into one.
   wire f_clr_d = !rst && state_q != S_IDLE && state_q != S_ERR && f_state_q == F_FETCH;  // F_HDR next
   genvar gw;
   for (gw = 0; gw < DESC_WORDS; gw = gw + 1) begin : g_desc_word
