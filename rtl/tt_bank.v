@@ -7,7 +7,8 @@
 // is written (a unit reads ahead of its writes at other addresses, the host only while no program runs), so the
 // RAMs carry no_rw_check: synthesis builds them without read-during-write logic (on ECP5 a comparator, a copy of
 // the write data and a multiplexer behind every block RAM); a simulation stops with an error if such a read
-// happens. The words are not reset: a reset of the accelerator leaves the state readable.
+// happens once a reset has ended (rst serves that check alone: before a reset, the simulator's random initial
+// values drive the ports). The words are not reset: a reset of the accelerator leaves the state readable.
 // Each memory is a tt_prim_ram of the build's technology (TECH). OUT_REG = 1 adds its output register (data valid two
 // cycles after rd_en), which takes the block RAM's slow read clock-to-out off the paths behind it: on ECP5 the
 // DP16KD's own register, elsewhere a fabric register. OUT_REG = 2 adds a fabric register behind each block RAM's
@@ -33,6 +34,7 @@ module tt_bank #(
   parameter [63:0] TECH       = "generic"  // the block RAMs' technology (rtl/prim/tt_prim_ram.v)
 ) (
   input  wire                            clk,
+  input  wire                            rst,       // the read-during-write check's only: the words are never reset
   input  wire                            wr_en,
   input  wire [AW-1:0]                   wr_addr,   // the row of wr_addr (with VEC = 1 the word)
   input  wire [VEC-1:0]                  wr_mask,   // the columns written
@@ -95,6 +97,17 @@ module tt_bank #(
 
   localparam [RW-1:0] ROW_ONE = 1;
   localparam [31:0]   VEC_U = VEC;  // VEC as a vector: its low bits offset a column into the next row
+
+`ifndef SYNTHESIS
+  // Set by the first cycle of a reset: until then the read-during-write check below looks at random values.
+  reg reset_seen_q;
+  initial reset_seen_q = 1'b0;
+  always @(posedge clk) begin
+    reset_seen_q <= reset_seen_q || rst;
+  end
+`else
+  wire unused_rst = rst;
+`endif
 
   genvar p;
   genvar c;
@@ -221,7 +234,7 @@ module tt_bank #(
       // reads the row written into it in the same cycle.
       /* verilator coverage_off */
       always @(posedge clk) begin
-        if (wr_en && |(col_rd & wr_mask & col_on_wr_row)) begin
+        if (reset_seen_q && !rst && wr_en && |(col_rd & wr_mask & col_on_wr_row)) begin
           $display("ERROR: tt_bank %m: port %0d reads word %0d in the cycle it is written", p, wa);
           $finish;
         end

@@ -333,6 +333,7 @@ module tt_banks #(
         .TECH       (TECH)
       ) u_bank (
         .clk       (clk),
+        .rst       (rst),
         .wr_en     (ram_wr_en && ram_wr_addr[BANK_SHIFT +: BB] == g[BB-1:0]),
         .wr_addr   (ram_wr_addr[AW-1:0]),
         .wr_mask   (wr_mask),
