@@ -926,10 +926,14 @@ module tt_contract #(
       end
 `ifndef SYNTHESIS
       // the buffers' no_rw_check premise (tt_prim_ram), checked in every simulation: a load never writes the word the
-      // compute reads in that cycle (it loads the other set, or slices the compute does not read yet)
+      // compute reads in that cycle (it loads the other set, or slices the compute does not read yet). Only once a
+      // reset has ended: before it, the simulator's random initial values drive the buffers.
       /* verilator coverage_off */
+      reg reset_seen_q;
+      initial reset_seen_q = 1'b0;
       always @(posedge clk) begin
-        if (|buf_take && buf_rd_en && buf_wr_addr == buf_rd_addr) begin
+        reset_seen_q <= reset_seen_q || rst;
+        if (reset_seen_q && !rst && |buf_take && buf_rd_en && buf_wr_addr == buf_rd_addr) begin
           $display("ERROR: tt_contract %m: buffer word %0d is read in the cycle it is written", buf_rd_addr);
           $finish;
         end
