@@ -95,8 +95,8 @@ module tt_ewise #(
   output wire               done,
   output wire               error,
   output wire [3:0]         error_code,
-  output wire [31:0]        sat_count,   // this op's saturations, saturating
-  output wire [OUT_W-1:0]   maxabs,      // this op's max |word written|
+  output wire [31:0]        sat_count,   // this op's saturations, saturating (from the cycle after done)
+  output wire [OUT_W-1:0]   maxabs,      // this op's max |word written| (from the cycle after done)
   // memory ports
   output wire               x_rd_en,
   output wire [ADDR_W-1:0]  x_rd_addr,

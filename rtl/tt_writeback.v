@@ -10,10 +10,11 @@
 // TAG_DELAY cycles before its requantised value and the old destination word as it comes from the memory,
 // OLD_DELAY cycles before; tt_writeback delays them to meet the value. Latency: two cycles from in_valid to
 // wr_en (the first clamp is registered before the accumulate, and the out_w limits come from registers, so
-// neither the requantiser's output nor the descriptor field reaches the write data in one cycle), four to the statistics (|y| is formed
-// from the registered write word and registered, then compared with the max: neither the negation nor the
-// compare sits on the write path). fin pulses the cycle after the last write; the statistics are complete at
-// the end of that cycle, and the units raise done in the next. out_w must be stable from the op's start, at
+// neither the requantiser's output nor the descriptor field reaches the write data in one cycle), five to the
+// statistics (|y| is formed from the registered write word and registered, then its max is taken in two stages:
+// neither the negation nor the compares sit on the write path). fin pulses the cycle after the last write, and the
+// units raise done in the next; the statistics are complete at the end of done's cycle, so a reader takes them
+// from the cycle after done (the sequencer does, in its STAT state). out_w must be stable from the op's start, at
 // least two cycles before its first element.
 // LANES > 1 (the contraction engine's wide drain): with `wide` high an arrival is a run of LANES elements (lane l's
 // in [OUT_W*l +: OUT_W] of rq_y, old_data and wr_data) for the LANES consecutive words from tag_addr, written at
@@ -215,41 +216,67 @@ module tt_writeback #(
     st_sat_q <= wr_sat_c;
   end
 
-  // ---- stage 4: the op's statistics ----
-  // The largest |y| of the write, by a balanced tree of compares (log2 LANES deep, not a chain of LANES): node k of
-  // max_tree is the max of nodes 2k + 1 and 2k + 2, the leaves (nodes TREE_N - 1 ..) the lanes' |y| (0 past LANES).
-  localparam integer TREE_N = (LANES > 1) ? (1 << $clog2(LANES)) : 1;
-  reg [(2*TREE_N-1)*OUT_W-1:0] max_tree;  // node k in [OUT_W*k +: OUT_W]
-  reg [OUT_W-1:0] st_max;
+  // ---- stages 4 and 5: the op's statistics ----
+  // The largest |y| of a write, by a balanced tree of compares (log2 LANES deep, not a chain of LANES), then the
+  // compare with the op's max so far: log2 LANES + 1 compares in all, split by a register into two stages of at most
+  // half of them each (rounded up), so no stage chains more than two compares at eight lanes. Node k of a tree is the
+  // max of nodes 2k + 1 and 2k + 2; the leaves of stage 4's tree are the lanes' |y| (0 past LANES), those of stage
+  // 5's the nodes stage 4 registers (the nodes MID_LVL levels up from the leaves).
+  localparam integer TREE_N  = (LANES > 1) ? (1 << $clog2(LANES)) : 1;
+  localparam integer TREE_LVL = (LANES > 1) ? $clog2(LANES) : 0;
+  localparam integer MID_LVL = (TREE_LVL + 1) / 2;  // tree levels in stage 4
+  localparam integer MID_N   = TREE_N >> MID_LVL;   // nodes between the stages
+  reg [(2*TREE_N-1)*OUT_W-1:0] low_tree;  // node k in [OUT_W*k +: OUT_W]
+  reg [(2*MID_N-1)*OUT_W-1:0]  high_tree;
   reg [SAT_IW-1:0] st_inc;  // the write's saturations
   integer i;
   integer k;
   always @* begin
     st_inc = {SAT_IW{1'b0}};
-    max_tree = {((2*TREE_N-1)*OUT_W){1'b0}};
+    low_tree = {((2*TREE_N-1)*OUT_W){1'b0}};
     for (i = 0; i < LANES; i = i + 1) begin
-      max_tree[OUT_W*(TREE_N - 1 + i) +: OUT_W] = st_abs_q[OUT_W*i +: OUT_W];
+      low_tree[OUT_W*(TREE_N - 1 + i) +: OUT_W] = st_abs_q[OUT_W*i +: OUT_W];
     end
-    for (k = TREE_N - 2; k >= 0; k = k - 1) begin
-      max_tree[OUT_W*k +: OUT_W] = (max_tree[OUT_W*(2*k + 1) +: OUT_W] > max_tree[OUT_W*(2*k + 2) +: OUT_W]) ?
-                                   max_tree[OUT_W*(2*k + 1) +: OUT_W] : max_tree[OUT_W*(2*k + 2) +: OUT_W];
+    for (k = TREE_N - 2; k >= MID_N - 1; k = k - 1) begin
+      low_tree[OUT_W*k +: OUT_W] = (low_tree[OUT_W*(2*k + 1) +: OUT_W] > low_tree[OUT_W*(2*k + 2) +: OUT_W]) ?
+                                   low_tree[OUT_W*(2*k + 1) +: OUT_W] : low_tree[OUT_W*(2*k + 2) +: OUT_W];
     end
-    st_max = max_tree[0 +: OUT_W];
     for (i = 0; i < LANES; i = i + 1) begin
       st_inc = st_inc + {{(SAT_IW-2){1'b0}}, st_sat_q[2*i +: 2]};
     end
   end
+  reg                   mid_valid_q;
+  reg [MID_N*OUT_W-1:0] mid_max_q;
+  reg [SAT_IW-1:0]      mid_inc_q;
+  always @(posedge clk) begin
+    if (rst || clear) begin
+      mid_valid_q <= 1'b0;
+    end else begin
+      mid_valid_q <= st_valid_q;
+    end
+    mid_max_q <= low_tree[OUT_W*(MID_N - 1) +: MID_N*OUT_W];
+    mid_inc_q <= st_inc;
+  end
+  always @* begin
+    high_tree = {((2*MID_N-1)*OUT_W){1'b0}};
+    high_tree[OUT_W*(MID_N - 1) +: MID_N*OUT_W] = mid_max_q;
+    for (k = MID_N - 2; k >= 0; k = k - 1) begin
+      high_tree[OUT_W*k +: OUT_W] = (high_tree[OUT_W*(2*k + 1) +: OUT_W] > high_tree[OUT_W*(2*k + 2) +: OUT_W]) ?
+                                    high_tree[OUT_W*(2*k + 1) +: OUT_W] : high_tree[OUT_W*(2*k + 2) +: OUT_W];
+    end
+  end
+  wire [OUT_W-1:0] write_max = high_tree[0 +: OUT_W];
   reg [31:0]       sat_cnt_q;
   reg [OUT_W-1:0]  maxabs_q;
-  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {{(33-SAT_IW){1'b0}}, st_inc};
+  wire [32:0]      sat_sum = {1'b0, sat_cnt_q} + {{(33-SAT_IW){1'b0}}, mid_inc_q};
   always @(posedge clk) begin
     if (rst || clear) begin
       sat_cnt_q <= 32'd0;
       maxabs_q  <= {OUT_W{1'b0}};
-    end else if (st_valid_q) begin
+    end else if (mid_valid_q) begin
       sat_cnt_q <= sat_sum[32] ? 32'hFFFF_FFFF : sat_sum[31:0];
-      if (st_max > maxabs_q) begin
-        maxabs_q <= st_max;
+      if (write_max > maxabs_q) begin
+        maxabs_q <= write_max;
       end
     end
   end

@@ -31,6 +31,9 @@ from golden.tests.test_isa_lanes import matmul_case
 from verif.unit_stimulus import busy_restarts, start_and_wait
 
 ERR_SHIFT, ERR_OUT_W, ERR_COUNT, ERR_LANES = 1, 2, 3, 4
+# execute returns in the cycle after done, where tt_writeback's statistics are complete (the sequencer reads them
+# there too): the next op starts that many cycles after done at the earliest.
+AFTER_DONE = 1
 CHECK_CYCLES = 2  # an illegal op: start, the registered legality check, then done with the error (tt_op_ctrl)
 
 
@@ -184,8 +187,8 @@ class Tb:
     async def execute(
         self, desc: ContractDesc, mem_a, mem_b, mem_o, limit: int, restarts: frozenset = frozenset(), gap: int = 0
     ) -> int:
-        """Start the op `gap` cycles after the current one, wait for done (at most `limit` cycles); returns the
-        cycles from start to done.
+        """Start the op `gap` cycles after the current one, wait for done (at most `limit` cycles) and AFTER_DONE
+        cycles more; returns the cycles from start to done.
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the engine must ignore them."""
@@ -194,7 +197,9 @@ class Tb:
             await FallingEdge(d.clk)
         self.mems.mem.update(a=mem_a, b=mem_b, o=mem_o)
         self.drive(pack_ports(desc))
-        return await start_and_wait(d, limit, restarts)
+        cycles = await start_and_wait(d, limit, restarts)
+        await FallingEdge(d.clk)  # AFTER_DONE: the statistics are complete in the cycle after done
+        return cycles
 
     def cycles(self, desc: ContractDesc, head: int = 0) -> int:
         return contract_cycles(desc, self.lat, self.mac_reg, head)
@@ -203,7 +208,7 @@ class Tb:
         """Whether, with no gaps, some op of a preload chain starts while its preload walk still runs."""
         head = 0
         for desc, nxt in zip(descs, descs[1:]):
-            head = self.cycles(desc, head) - preload_start(desc, head)
+            head = self.cycles(desc, head) + AFTER_DONE - preload_start(desc, head)
             if head < load_beats(nxt):
                 return True
         return False
@@ -541,7 +546,7 @@ async def test_preload(dut):
         for case, desc in zip(cases, descs):
             gap = int(tb.gen.integers(0, 61)) if prev and not seek_running and tb.gen.integers(0, 2) else 0
             if prev:
-                head = prev[1] + gap - preload_start(prev[0], prev[2])
+                head = prev[1] + AFTER_DONE + gap - preload_start(prev[0], prev[2])
                 running += head < load_beats(desc)
                 ended += head >= load_beats(desc) + tb.lat
             cycles = await tb.check_case(replace(case, desc=desc), machine=False, gap=gap, head=head)
@@ -578,7 +583,7 @@ async def test_preload_abandoned(dut):
             [second.banks[second.desc.banks[1]], float("inf")],
         ]
         cycles = await tb.check_case(replace(first, desc=d1), machine=False)
-        in_flight += cycles - preload_start(d1) < load_beats(second.desc) + tb.lat
+        in_flight += cycles + AFTER_DONE - preload_start(d1) < load_beats(second.desc) + tb.lat
         await tb.check_case(second, machine=False)
         tb.mems.walks = []
         runs += 1

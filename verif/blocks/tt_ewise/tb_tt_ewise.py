@@ -178,13 +178,16 @@ class Tb:
             getattr(self.dut, name).value = v
 
     async def execute(self, desc: EwiseDesc, mems: dict, limit: int, restarts: frozenset = frozenset()) -> int:
-        """Start the op, wait for done (at most `limit` cycles); returns the cycles from start to done.
+        """Start the op, wait for done (at most `limit` cycles) and one cycle more; returns the cycles from start to
+        done.
 
         `restarts`: cycles after the start (1 = the next cycle) in which start is driven high again while the
         op runs (busy high), with the descriptor ports unchanged; the unit must ignore them."""
         self.mems.mem.update(mems)
         self.drive(pack_ewise_ports(desc))
-        return await start_and_wait(self.dut, limit, restarts)
+        cycles = await start_and_wait(self.dut, limit, restarts)
+        await FallingEdge(self.dut.clk)  # the statistics are complete in the cycle after done (tt_writeback)
+        return cycles
 
     async def expect_refused(self, desc: EwiseDesc, mems: dict, code: int, what: str):
         """The op stops with `code` after the start-time check and stays stopped, without a memory access or a
