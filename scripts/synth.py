@@ -22,6 +22,8 @@ pnr_report.json. It prints a short table and:
   - compares with scripts/qor_baselines/<target>.json and fails when Fmax drops or a resource grows beyond
     the tolerances stated in that file. --update-baseline writes the baseline from this run instead;
     a run that does not fit writes a does-not-fit baseline (resources, no Fmax; later runs still fail on the fit).
+    It refuses a run that misses its requested clock, and one that builds other than the target's own build
+    (engine, top, parameter, model or nextpnr options).
 --seeds N (place-and-route targets) places and routes the same netlist again with nextpnr seeds 2..N (in
 build/synth/<target>/seed<k>/) and reports each Fmax and their spread: placement noise, to tell a real gain
 from a lucky seed. The verdict and the baseline stay those of seed 1.
@@ -584,6 +586,27 @@ def fmax_of(report: dict) -> dict[str, tuple[float, int]]:
         elif c.get("fmax_mhz") is not None:
             out[port] = (c["fmax_mhz"], 1)
     return out
+
+
+def baseline_refusal(report: dict, no_pnr: bool, variant: list[str]) -> tuple[int, str] | None:
+    """Why a run may not become its target's baseline, as (exit status, reason), or None when it may. `variant`: the
+    options by which the run builds something other than the target's own build (another engine, top, parameters,
+    model options or nextpnr options)."""
+    if no_pnr:
+        return 2, "--no-pnr measures no Fmax"
+    if variant:
+        return 2, (
+            f"{', '.join(variant)} build other than the target's own build, which the baseline guards; drop them, "
+            "or change the target in scripts/synth_targets.json"
+        )
+    if report["status"] not in ("ok", "does-not-fit"):
+        return 2, f"the run is not usable ({report['status']})"
+    if report["status"] == "ok" and report["timing"] == "FAIL":
+        return 1, (
+            "the run misses its requested clock, and a baseline must meet it; lower the clock in "
+            "scripts/synth_targets.json or shorten the failing path"
+        )
+    return None
 
 
 def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
@@ -1556,13 +1579,22 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = report["status"] != "ok" or report["timing"] == "FAIL"
     base_path = BASELINE_DIR / f"{args.target}.json"
-    if args.update_baseline and args.no_pnr:
-        print("\nbaseline NOT written: --no-pnr measures no Fmax")
-        return 2
     if args.update_baseline:
-        if report["status"] not in ("ok", "does-not-fit"):
-            print(f"\nbaseline NOT written: the run is not usable ({report['status']})")
-            return 2
+        variant = [f"--{k.replace('_', '-')}" for k in engine] + [
+            opt
+            for opt, given in (
+                ("--top", args.top and args.top != cfg["top"]),
+                ("--param", args.param),
+                ("--optimizer", args.optimizer),
+                ("--rank-adaptation", args.rank_adaptation),
+                ("--router/--placer", cfg["pnr_variant"]),
+            )
+            if given
+        ]
+        refusal = baseline_refusal(report, args.no_pnr, variant)
+        if refusal:
+            print(f"\nbaseline NOT written: {refusal[1]}")
+            return refusal[0]
         old_tol = None
         if base_path.exists():
             old_tol = json.loads(base_path.read_text()).get("tolerances")

@@ -338,6 +338,18 @@ def test_does_not_fit_baseline_keeps_the_resources():
     assert synth.make_baseline(_report())["status"] == "ok" and synth.make_baseline(_report())["fits"]
 
 
+def test_baseline_refuses_a_run_that_misses_its_clock_or_builds_something_else():
+    ok = _report(status="ok", timing="pass")
+    assert synth.baseline_refusal(ok, no_pnr=False, variant=[]) is None
+    assert synth.baseline_refusal(_report(status="does-not-fit", timing="not measured"), False, []) is None
+    code, why = synth.baseline_refusal(_report(status="ok", timing="FAIL"), False, [])
+    assert code == 1 and "misses its requested clock" in why
+    code, why = synth.baseline_refusal(ok, False, ["--lanes", "--vec"])
+    assert code == 2 and why.startswith("--lanes, --vec build other than the target's own build")
+    assert synth.baseline_refusal(ok, True, [])[0] == 2
+    assert synth.baseline_refusal(_report(status="error", timing="not measured"), False, [])[0] == 2
+
+
 def _swept(rep, fmaxes):
     ok = sorted(f for f in fmaxes if f is not None)
     rep["seed_sweep"] = {
