@@ -137,6 +137,23 @@ def table_setup(model, dataset, data_dir, epochs, rank_options, rows, subset=(No
     return cfg, ranked.train.rank, data, f"{cfg.name}-{data.name}", row_names(rows), row_cfg
 
 
+def version_span(start: str) -> str | dict:
+    """The golden version that runs started under: `start`, or both ends when the golden model's modules changed
+    while they ran (with a warning)."""
+    end = golden_version()
+    if end == start:
+        return start
+    print(f"warning: the golden model's modules changed during the runs (golden version {start} -> {end})")
+    return {"start": start, "end": end}
+
+
+def version_text(v: str | dict | None) -> str:
+    """A golden_version field for a results page."""
+    if v is None:
+        return "(not recorded)"
+    return v if isinstance(v, str) else f"{v['start']} (changed to {v['end']} during the runs)"
+
+
 def accuracy_table(
     model: str,
     dataset: str,
@@ -154,7 +171,8 @@ def accuracy_table(
     rank adaptation that are not run now are taken from the existing results file (same model, dataset, seed,
     epochs and recipe)."""
     cfg, rank, data, tag, names, row_cfg = table_setup(model, dataset, data_dir, epochs, rank_options, rows, subset)
-    row_out = golden_dirs(tag, seed, golden_version(), rank)
+    version = golden_version()
+    row_out = golden_dirs(tag, seed, version, rank)
     order = sorted(names, key=lambda n: n not in LONG_ROWS)
     with worker_pool(jobs) as pool:
         futures = {
@@ -177,6 +195,7 @@ def accuracy_table(
         "dense_mlp": "-".join(map(str, dense_sizes(comp))),
         "core_params_full": sum(l.n_core_params for l in comp.cfg.layers),
         "rows": results,
+        "golden_version": version_span(version),
         "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
     }
     if "golden_rank" in results:
@@ -421,7 +440,6 @@ def seeds_table(
             (s, n): pool.submit(run_row, n, row_cfg[n], dataset, data_dir, s, dirs[s].get(n), subset) for s, n in order
         }
         per_seed = {s: {n: futures[s, n].result() for n in names} for s in seeds}
-    after = golden_version()
     result = {
         "model": cfg.name,
         "dataset": data.name,
@@ -429,7 +447,7 @@ def seeds_table(
         "epochs": cfg.train.epochs,
         "recipe": recipe_of(cfg),
         "rank": rank_settings(rank),
-        "golden_version": version if after == version else {"start": version, "end": after},
+        "golden_version": version_span(version),
         "golden_dirs": {str(s): {n: str(p.relative_to(ROOT)) for n, p in dirs[s].items() if n in names} for s in seeds},
         "core_params_full": sum(l.n_core_params for l in compile_network(row_cfg["golden"]).cfg.layers),
         "per_seed": {
@@ -446,8 +464,6 @@ def seeds_table(
         "stats": aggregate(per_seed),
         "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
     }
-    if after != version:
-        print(f"warning: the golden model's modules changed during the runs (golden version {version} -> {after})")
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
     stem = f"accuracy-{tag}-seeds"
@@ -626,7 +642,8 @@ def markdown(r: dict) -> str:
         "",
         f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
         f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note(r) + ". "
-        f"Full TT core parameters: {r['core_params_full']}. Dense reference: {r['dense_mlp']}."
+        f"Full TT core parameters: {r['core_params_full']}. Dense reference: {r['dense_mlp']}. "
+        f"Golden version {version_text(r.get('golden_version'))}."
         + (
             ""
             if not r.get("kept_rows")
@@ -667,7 +684,7 @@ def markdown_seeds(r: dict) -> str:
         "",
         f"Rank adaptation: prior {r['rank']['prior']:g}, threshold {r['rank']['threshold']:g}, "
         f"warm-up {r['rank']['warmup_epochs']} epochs" + end_note({**r, "rows": st["rows"]}) + ". "
-        f"Full TT core parameters: {r['core_params_full']}. Golden version {r['golden_version']}. "
+        f"Full TT core parameters: {r['core_params_full']}. Golden version {version_text(r['golden_version'])}. "
         f"std: sample standard deviation over the seeds (ddof 1).",
         "",
         "Test accuracy:",

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from golden.checkpoint import golden_version
 from golden.compiler import compile_network
 from golden.config_file import load_config
 from golden.cost import fit_ranks
@@ -38,7 +39,7 @@ from golden.machine import Machine
 from golden.memory import memory_report
 from golden.planner import PLAN_ENGINES
 from golden.train import init_float_params
-from scripts.accuracy import accuracy_table
+from scripts.accuracy import accuracy_table, version_text
 from scripts.bits import bits_table
 from verif.top.bench_rtl import measure as measure_rtl
 
@@ -184,6 +185,8 @@ def section_pruning(accuracy: dict, rtl: dict) -> dict:
                 "ranks": ranks,
                 "full_ranks": full_ranks,
                 "engine": engine,
+                "ranks_golden_version": table.get("golden_version"),  # the accuracy run the ranks come from
+                "golden_version": golden_version(),  # the compiler of the measured programs
                 "full": program_costs(full),
                 "pruned": program_costs(measure_rtl(model, "verilator", ranks, *engine)),
             }
@@ -504,7 +507,9 @@ def markdown(r: dict) -> str:
         "cycles vs full | MACs vs full | inference cycles | update cycles |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    versions: dict = {}
     for v in r.get("pruning", {}).values():
+        versions.setdefault(v["model"], (v.get("ranks_golden_version"), v.get("golden_version")))
         f, p = v["full"], v["pruned"]
         variants = [(f"{v['full_ranks']} (full)", f), (f"{v['ranks']} ({v['row']})", p)]
         if "fitted" in v:
@@ -516,6 +521,12 @@ def markdown(r: dict) -> str:
                 f"{c['train_macs'] / f['train_macs']:.3f} | "
                 f"{c['infer_cycles']} | {c['update_cycles']} |"
             )
+    if versions:
+        lines += [""] + [
+            f"- {model}: the ranks come from an accuracy run of golden version {version_text(ranks_v)}, and the "
+            f"programs were compiled and measured under golden version {version_text(measured_v)}."
+            for model, (ranks_v, measured_v) in versions.items()
+        ]
     lines += ["", "## Accuracy", ""]
     a = r.get("accelerator_accuracy")
     if a:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from golden.checkpoint import golden_version
 from scripts import accuracy
 
 FULL = 14272  # the paper model's full TT core parameters
@@ -173,4 +174,11 @@ def test_seeds_table_runs_every_seed_in_its_directory_and_writes_the_files(tmp_p
     assert md == accuracy.markdown_seeds(saved)  # the markdown is reproducible from the JSON
     assert "| low-precision TT + rank adaptation | 86.43% | 86.75% | 86.60% | 86.593% |" in md
     assert "mean 0.353 " in md and "**met**" in md
+    assert saved["golden_version"] == golden_version() and f"Golden version {golden_version()}." in md
     assert not (tmp_path / "results" / "accuracy-tiny-tiny.json").exists()  # single-seed files untouched
+
+
+def test_golden_version_text_names_a_change_during_the_runs_and_a_missing_record():
+    assert accuracy.version_text("abc") == "abc"
+    assert accuracy.version_text({"start": "abc", "end": "def"}) == "abc (changed to def during the runs)"
+    assert accuracy.version_text(None) == "(not recorded)"
