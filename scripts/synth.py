@@ -18,6 +18,8 @@ report.json (the figures), synth.ys and yosys.log, stat.json/stat.txt (cell coun
 (multipliers and memories before technology mapping), and for place-and-route targets pnr.log and
 pnr_report.json. It prints a short table and:
   - says whether every multiplier went to a DSP and every memory to block RAM, and what did not;
+  - gives the area of each unit (the cells of each instance two levels down, scripts/netlist_units.py), which the
+    baseline guards like the totals;
   - fails when the design does not fit (which resource, by how much) or misses a requested clock;
   - compares with scripts/qor_baselines/<target>.json and fails when Fmax drops or a resource grows beyond
     the tolerances stated in that file. --update-baseline writes the baseline from this run instead;
@@ -635,6 +637,7 @@ def make_baseline(report: dict, tolerances: dict | None = None) -> dict:
             "fmax_mhz": {p: f for p, (f, _) in fmax_of(report).items()},
             "fmax_seeds": {p: n for p, (_, n) in fmax_of(report).items()},
             "resources": dict(report.get("resources", {})),
+            "unit_resources": dict(report.get("unit_resources", {})),
         },
         "tools": report.get("tools", {}),
         "recorded": report.get("date"),
@@ -696,21 +699,32 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
     base_r = baseline.get("metrics", {}).get("resources", {})
     now_r = report.get("resources", {})
     for res in sorted(set(base_r) | set(now_r)):
-        base, now = base_r.get(res, 0) or 0, now_r.get(res, 0) or 0
-        ceiling = base + max(base * tol["resource_growth_pct"] / 100.0, tol["resource_abs_slack"])
-        verdict = "REGRESSION" if now > ceiling else "better" if now < base else "ok"
-        ok &= verdict != "REGRESSION"
-        rows.append(
-            {
-                "metric": res,
-                "baseline": base,
-                "now": now,
-                "delta_pct": round(100.0 * (now - base) / base, 1) if base else None,
-                "limit": f"<= {ceiling:g}",
-                "verdict": verdict,
-            }
-        )
+        row = resource_row(res, base_r.get(res, 0) or 0, now_r.get(res, 0) or 0, tol)
+        ok &= row["verdict"] != "REGRESSION"
+        rows.append(row)
+    # each unit's yosys cells (scripts/netlist_units.py), by the same rule: a unit that grows is named
+    base_u = baseline.get("metrics", {}).get("unit_resources", {})
+    now_u = report.get("unit_resources", {})
+    for unit in base_u:
+        for res in sorted(set(base_u[unit]) | set(now_u.get(unit, {}))):
+            base, now = base_u[unit].get(res, 0), now_u.get(unit, {}).get(res, 0)
+            row = resource_row(f"{unit} {res}", base, now, tol)
+            ok &= row["verdict"] != "REGRESSION"
+            rows.append(row)
     return {"comparable": True, "ok": ok, "rows": rows, "reason": ""}
+
+
+def resource_row(metric: str, base: float, now: float, tol: dict) -> dict:
+    """One resource's comparison row: a regression past base + max(growth %, absolute slack)."""
+    ceiling = base + max(base * tol["resource_growth_pct"] / 100.0, tol["resource_abs_slack"])
+    return {
+        "metric": metric,
+        "baseline": base,
+        "now": now,
+        "delta_pct": round(100.0 * (now - base) / base, 1) if base else None,
+        "limit": f"<= {ceiling:g}",
+        "verdict": "REGRESSION" if now > ceiling else "better" if now < base else "ok",
+    }
 
 
 def xdc_clock_periods(xdc_text: str) -> dict[str, float]:
@@ -1179,8 +1193,10 @@ def run_target(
         report["high_fanout"] = high_fanout_nets(netlist, top)
         project_imports()
         from scripts.logic_depth import deepest_paths
+        from scripts.netlist_units import unit_resources
 
         report["deepest_paths"] = deepest_paths(netlist, top)
+        report["unit_resources"] = unit_resources(netlist, top, res_spec)
 
     # ---- place and route ----
     res_p: dict = {}
@@ -1428,6 +1444,11 @@ def print_report(report: dict) -> None:
             f"multipliers: {use['macs_per_s'] / 1e9:.2f} G MAC/s of training at {use['clock_mhz']:g} MHz, "
             f"{100 * use['fraction']:.1f} % of the part's {use['multipliers']} multipliers x that clock"
         )
+    units = report.get("unit_resources", {})
+    if units:
+        print("area by unit (yosys cells; scripts/netlist_units.py):")
+        for unit, counts in units.items():
+            print(f"  {unit:32s} " + ", ".join(f"{r} {n:,}" for r, n in counts.items()))
     for note in report.get("mapping", {}).get("notes", []):
         print(f"mapping: {note}")
     for o in report.get("does_not_fit", []):

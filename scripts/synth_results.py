@@ -144,6 +144,13 @@ def details(name: str, r: dict) -> list[str]:
             + ", ".join(f"{p['levels']:g} `{p['start']}` -> `{p['end']}`" for p in r["deepest_paths"][:3])
             + "."
         )
+    units = r.get("unit_resources", {})
+    if units:
+        out.append(
+            "- Area by unit (yosys cells by the instance they are named in, scripts/netlist_units.py): "
+            + "; ".join(f"`{u}` " + ", ".join(f"{res} {n:,}" for res, n in c.items()) for u, c in units.items())
+            + "."
+        )
     use = r.get("dsp_use")
     if use:
         at = "" if use.get("at", "clock") == "clock" else " (the Fmax: timing fails at the requested clock)"

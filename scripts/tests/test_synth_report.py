@@ -267,6 +267,7 @@ def test_baseline_identical_passes():
         "fmax_mhz": {"clk": 20.0},
         "fmax_seeds": {"clk": 1},
         "resources": {"LC": 2000, "DSP": 8, "BRAM": 8, "IO": 17},
+        "unit_resources": {},
     }
     cmp = synth.compare_to_baseline(_report(), base)
     assert cmp["comparable"] and cmp["ok"]
@@ -336,6 +337,19 @@ def test_does_not_fit_baseline_keeps_the_resources():
     assert synth.compare_to_baseline(rep, base)["ok"]
     assert not synth.compare_to_baseline(_with(rep, BRAM=80), base)["ok"]
     assert synth.make_baseline(_report())["status"] == "ok" and synth.make_baseline(_report())["fits"]
+
+
+def test_baseline_guards_each_unit_like_the_totals():
+    units = {"u_accel": {"LUT": 1000, "FF": 800}, "u_accel.u_contract": {"LUT": 700, "FF": 500}}
+    base = synth.make_baseline(_report(unit_resources=units))
+    assert base["metrics"]["unit_resources"] == units
+    grown = {"u_accel": {"LUT": 1000, "FF": 800}, "u_accel.u_contract": {"LUT": 780, "FF": 500}}  # +11 %
+    cmp = synth.compare_to_baseline(_report(unit_resources=grown), base)
+    assert not cmp["ok"] and _verdicts(cmp)["u_accel.u_contract LUT"] == "REGRESSION"
+    assert _verdicts(cmp)["u_accel FF"] == "ok"
+    gone = synth.compare_to_baseline(_report(unit_resources={}), base)  # a unit the run lacks counts as 0: better
+    assert gone["ok"] and _verdicts(gone)["u_accel.u_contract LUT"] == "better"
+    assert synth.compare_to_baseline(_report(unit_resources=grown), synth.make_baseline(_report()))["ok"]
 
 
 def test_baseline_refuses_a_run_that_misses_its_clock_or_builds_something_else():
