@@ -124,6 +124,18 @@ def details(name: str, r: dict) -> list[str]:
             + ("" if c.get("constraint_mhz") is None else f"; nextpnr timed `{net}` at {c['constraint_mhz']} MHz")
             + "."
         )
+    sweep = r.get("seed_sweep", {})
+    for clk, sw in sweep.get("clocks", {}).items():
+        out.append(
+            f"- nextpnr seeds {', '.join(map(str, sweep['seeds']))}: `{clk}` Fmax "
+            + ", ".join("-" if f is None else f"{f:g}" for f in sw["fmax_mhz"])
+            + (
+                " MHz (no seed routed)"
+                if sw.get("median") is None
+                else f" MHz (median {sw['median']:g}, which the QoR baseline compares)"
+            )
+            + "; the table gives seed 1's."
+        )
     crit = r.get("critical_paths", {}).get(c.get("net") or "")
     if crit:
         out.append(

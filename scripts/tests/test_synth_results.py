@@ -69,3 +69,14 @@ def test_a_run_that_fails_timing_gives_its_samples_per_s_at_the_fmax():
     assert synth_results._samples_per_s(tp, None, "clk") == "458 at the Fmax"
     assert synth_results._samples_per_s({**tp, "samples_per_s_at_clock": 433.6}, 433.6, "clk") == "434"
     assert synth_results._samples_per_s({}, None, "clk") == ""
+
+
+def test_details_give_the_seed_sweep_and_the_area_by_unit():
+    r = _report()
+    r["seed_sweep"] = {"seeds": [1, 2, 3], "clocks": {"clk": {"fmax_mhz": [78.9, 88.04, None], "median": 83.47}}}
+    r["unit_resources"] = {"u_accel": {"LUT": 12583, "BRAM": 131}, "u_accel.u_contract": {"LUT": 6553}}
+    text = "\n".join(synth_results.details("ecp5-85k", r))
+    assert "- nextpnr seeds 1, 2, 3: `clk` Fmax 78.9, 88.04, - MHz (median 83.47, which the QoR baseline" in text
+    assert "`u_accel` LUT 12,583, BRAM 131; `u_accel.u_contract` LUT 6,553." in text
+    r["seed_sweep"]["clocks"]["clk"] = {"fmax_mhz": [None, None], "median": None}
+    assert "MHz (no seed routed); the table gives seed 1's." in "\n".join(synth_results.details("ecp5-85k", r))
