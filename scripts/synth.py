@@ -702,10 +702,11 @@ def compare_to_baseline(report: dict, baseline: dict) -> dict:
         row = resource_row(res, base_r.get(res, 0) or 0, now_r.get(res, 0) or 0, tol)
         ok &= row["verdict"] != "REGRESSION"
         rows.append(row)
-    # each unit's yosys cells (scripts/netlist_units.py), by the same rule: a unit that grows is named
+    # each unit's yosys cells (scripts/netlist_units.py), by the same rule: a unit that grows is named. A run
+    # without the figures (no mapped netlist) has no unit rows rather than every unit "better" at 0.
     base_u = baseline.get("metrics", {}).get("unit_resources", {})
     now_u = report.get("unit_resources", {})
-    for unit in base_u:
+    for unit in base_u if now_u else ():
         for res in sorted(set(base_u[unit]) | set(now_u.get(unit, {}))):
             base, now = base_u[unit].get(res, 0), now_u.get(unit, {}).get(res, 0)
             row = resource_row(f"{unit} {res}", base, now, tol)

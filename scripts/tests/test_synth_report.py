@@ -347,8 +347,10 @@ def test_baseline_guards_each_unit_like_the_totals():
     cmp = synth.compare_to_baseline(_report(unit_resources=grown), base)
     assert not cmp["ok"] and _verdicts(cmp)["u_accel.u_contract LUT"] == "REGRESSION"
     assert _verdicts(cmp)["u_accel FF"] == "ok"
-    gone = synth.compare_to_baseline(_report(unit_resources={}), base)  # a unit the run lacks counts as 0: better
-    assert gone["ok"] and _verdicts(gone)["u_accel.u_contract LUT"] == "better"
+    gone = synth.compare_to_baseline(_report(unit_resources={"u_accel": {"LUT": 900, "FF": 800}}), base)
+    assert gone["ok"] and _verdicts(gone)["u_accel.u_contract LUT"] == "better"  # a unit the run lacks counts as 0
+    unmeasured = synth.compare_to_baseline(_report(), base)  # no unit figures at all: no unit rows
+    assert unmeasured["ok"] and not any(r["metric"].startswith("u_accel") for r in unmeasured["rows"])
     assert synth.compare_to_baseline(_report(unit_resources=grown), synth.make_baseline(_report()))["ok"]
 
 
